@@ -1,0 +1,15 @@
+//! `ferret-agent` holds the search strategies: a single pass, and the refine loop of seed 001
+//! (search, grade, and while results are weak search again with a broadened or narrowed query,
+//! at most `Budget::max_attempts` times, stopping early when an attempt brings nothing new).
+//! It wires the stages together — guardrail, analysis, decomposition, rewriting, execution,
+//! grading, synthesis — and enforces the query's one [`Budget`](ferret_core::Budget) throughout.
+//! Every step is recorded in the trace and streamed as an [`Event`](ferret_core::Event).
+//!
+//! It must not depend on a concrete backend: it sees backends only through the executor.
+
+mod recorder;
+mod refine;
+mod stages;
+
+pub use refine::{Agent, AgentConfig, Strategy};
+pub use stages::Stages;

@@ -1,0 +1,253 @@
+use std::collections::HashSet;
+use std::time::Instant;
+
+use ferret_core::{
+    Event, FerretError, Hit, HitId, Query, Response, ResponseType, StopReason, TraceStep, Usage,
+};
+use ferret_exec::{dedup_and_fuse, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
+use ferret_grading::{Grades, Quality};
+use ferret_query_intel::{Analysis, Complexity, Intent};
+use tokio::sync::mpsc::UnboundedSender;
+use tracing::Instrument;
+
+use crate::recorder::Recorder;
+use crate::Stages;
+
+/// How hard the agent tries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// One attempt: search, grade, answer.
+    SinglePass,
+    /// Seed 001's loop: retry with a refined query while results are weak, within the budget.
+    #[default]
+    Refine,
+}
+
+/// Settings of the agent that are not part of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentConfig {
+    /// Which strategy runs.
+    pub strategy: Strategy,
+    /// Hits asked of each backend per query; more than the answer shows, so fusion has material.
+    pub hits_per_call: usize,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self { strategy: Strategy::Refine, hits_per_call: 20 }
+    }
+}
+
+const NOTHING_FOUND: &str = "I couldn't find relevant material matching your question. Try describing what you're \
+                             looking for in different words.";
+
+/// Runs a strategy over the stages and the executor.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    stages: Stages,
+    executor: Executor,
+    config: AgentConfig,
+}
+
+/// One attempt's graded results.
+struct Attempt {
+    hits: Vec<Hit>,
+    grades: Grades,
+}
+
+impl Agent {
+    /// An agent running `stages` over `executor`.
+    pub fn new(stages: Stages, executor: Executor, config: AgentConfig) -> Self {
+        Self { stages, executor, config }
+    }
+
+    /// Answer `query`, sending every step to `events` as it happens when a sender is given.
+    ///
+    /// Fails only when the search cannot start (an unusable budget); backend failures are listed
+    /// in `Response::failures`.
+    pub async fn run(&self, query: &Query, events: Option<UnboundedSender<Event>>) -> Result<Response, FerretError> {
+        query.budget.validate()?;
+        let span = tracing::info_span!("search", question = %query.text());
+        self.run_inner(query, Recorder::new(events)).instrument(span).await
+    }
+
+    async fn run_inner(&self, query: &Query, mut rec: Recorder) -> Result<Response, FerretError> {
+        let started = Instant::now();
+        let question = query.text();
+        let budget = &query.budget;
+
+        let intent = self.stages.classifier.classify(question).instrument(tracing::info_span!("intent")).await;
+        rec.step(TraceStep::Intent {
+            outcome: intent.value.intent.as_str().to_owned(),
+            reason: intent.value.reason.clone(),
+            implementation: intent.implementation,
+        });
+        if intent.value.intent != Intent::Search {
+            let message = self.stages.guardrail.message_for(intent.value.intent).unwrap_or(NOTHING_FOUND).to_owned();
+            rec.emit(Event::Message { text: message.clone() });
+            let mut response = Response::message(message, StopReason::Guardrail, rec.trace.clone());
+            response.usage.elapsed_ms = elapsed_ms(started);
+            rec.emit(Event::Done { response: Box::new(response.clone()) });
+            return Ok(response);
+        }
+
+        let analysis = self.stages.analyzer.analyze(question).instrument(tracing::info_span!("analysis")).await;
+        rec.step(TraceStep::Analysis {
+            query_type: analysis.value.query_type.as_str().to_owned(),
+            entities: analysis.value.entities.iter().map(|e| e.label()).collect(),
+            complexity: analysis.value.complexity.as_str().to_owned(),
+            implementation: analysis.implementation,
+        });
+        let analysis = analysis.value;
+
+        let calls = CallBudget::new(budget.max_backend_calls, budget.wall_time);
+        let mut usage = Usage::default();
+        let mut failures = Vec::new();
+        let mut attempts: Vec<Attempt> = Vec::new();
+        let mut seen_hits: HashSet<HitId> = HashSet::new();
+        let mut searched: HashSet<String> = HashSet::new();
+        let mut queries = self.first_queries(question, &analysis, budget.max_sub_queries as usize, &mut rec).await;
+        let max_attempts = match self.config.strategy {
+            Strategy::SinglePass => 1,
+            Strategy::Refine => budget.max_attempts,
+        };
+
+        let stop_reason = loop {
+            let number = attempts.len() as u32 + 1;
+            searched.extend(queries.iter().map(|q| normalize_query(q)));
+            let outcome: ExecOutcome = self
+                .executor
+                .execute(&queries, &query.filters, self.config.hits_per_call.max(query.limit), &calls, budget.call_deadline)
+                .instrument(tracing::info_span!("exec", attempt = number))
+                .await;
+            for step in outcome.calls {
+                rec.step(step);
+            }
+            for failure in outcome.failures {
+                rec.emit(Event::Failure { failure: failure.clone() });
+                failures.push(failure);
+            }
+            usage.backend_calls += outcome.backend_calls;
+            usage.cache_hits += outcome.cache_hits;
+            usage.coalesced += outcome.coalesced;
+            rec.emit(Event::Hits { attempt: number, hits: outcome.hits.clone() });
+
+            let new_hits = outcome.hits.iter().filter(|h| seen_hits.insert(h.id.clone())).count();
+            let grades = self.stages.grader.grade(question, &outcome.hits).instrument(tracing::info_span!("grading")).await;
+            rec.step(TraceStep::Grading {
+                attempt: number,
+                graded: grades.value.per_hit.len(),
+                kept: grades.value.kept(),
+                good: grades.value.good(),
+                quality: grades.value.quality.as_str().to_owned(),
+                retry_suggestion: grades.value.suggestion.as_ref().map(|s| format!("{}: {}", s.strategy.as_str(), s.query)),
+                implementation: grades.implementation,
+            });
+            let grades = grades.value;
+            let good_enough = grades.quality != Quality::Low;
+            let suggestion = grades.suggestion.clone();
+            attempts.push(Attempt { hits: outcome.hits, grades });
+
+            let (decision, stop) = if good_enough {
+                ("stop: answered".to_owned(), Some(StopReason::Answered))
+            } else if number > 1 && new_hits == 0 {
+                ("stop: no new results".to_owned(), Some(StopReason::NoProgress))
+            } else if number >= max_attempts {
+                ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
+            } else if outcome.budget_exhausted || calls.is_exhausted() || started.elapsed() >= budget.wall_time {
+                ("stop: budget spent".to_owned(), Some(StopReason::BudgetExhausted))
+            } else {
+                match suggestion.filter(|s| !searched.contains(&normalize_query(&s.query))) {
+                    Some(s) => {
+                        let rewritten = self.stages.rewriter.rewrite(&s.query, &analysis).await;
+                        queries = vec![rewritten.value];
+                        rec.step(TraceStep::Queries {
+                            attempt: number + 1,
+                            queries: queries.clone(),
+                            reason: format!("refined: {}", s.strategy.as_str()),
+                            implementation: rewritten.implementation,
+                        });
+                        (format!("retry: {}", s.strategy.as_str()), None)
+                    }
+                    None => ("stop: no new query to try".to_owned(), Some(StopReason::NoProgress)),
+                }
+            };
+            rec.step(TraceStep::Attempt { attempt: number, new_hits, decision });
+            if let Some(stop) = stop {
+                break stop;
+            }
+        };
+
+        let hits = best_hits(&attempts, query.limit);
+        let mut response = if hits.is_empty() {
+            rec.emit(Event::Message { text: NOTHING_FOUND.into() });
+            Response::message(NOTHING_FOUND, stop_reason, rec.trace.clone())
+        } else {
+            let answer = self.stages.synthesizer.synthesize(question, &hits).instrument(tracing::info_span!("synthesis")).await;
+            rec.step(TraceStep::Synthesis {
+                sentences: answer.value.sentences,
+                citations: answer.value.citations.len(),
+                dropped_markers: answer.value.dropped_markers,
+                implementation: answer.implementation,
+            });
+            let answer = answer.value;
+            rec.emit(Event::Answer { text: answer.text.clone(), citations: answer.citations.clone() });
+            Response {
+                response_type: ResponseType::Results,
+                message: None,
+                answer: Some(answer.text),
+                citations: answer.citations,
+                hits,
+                failures: Vec::new(),
+                trace: rec.trace.clone(),
+                usage: Usage::default(),
+                stop_reason,
+            }
+        };
+        response.failures = failures;
+        usage.elapsed_ms = elapsed_ms(started);
+        response.usage = usage;
+        rec.emit(Event::Done { response: Box::new(response.clone()) });
+        Ok(response)
+    }
+
+    /// The first attempt's queries: the question itself, plus sub-queries when it is complex,
+    /// each rewritten for search engines. The whole question is always searched, so decomposition
+    /// can only add evidence.
+    async fn first_queries(&self, question: &str, analysis: &Analysis, max_sub_queries: usize, rec: &mut Recorder) -> Vec<String> {
+        let (parts, mut implementation, reason) = if analysis.complexity == Complexity::Complex {
+            let parts = self.stages.decomposer.decompose(question, analysis, max_sub_queries).await;
+            (parts.value, Some(parts.implementation), "decomposed, the whole question kept")
+        } else {
+            (Vec::new(), None, "simple question: searched as asked, rewritten")
+        };
+        let mut queries = Vec::new();
+        for text in std::iter::once(question.to_owned()).chain(parts) {
+            let rewritten = self.stages.rewriter.rewrite(&text, analysis).await;
+            implementation.get_or_insert(rewritten.implementation);
+            if !queries.iter().any(|q: &String| normalize_query(q) == normalize_query(&rewritten.value)) {
+                queries.push(rewritten.value);
+            }
+        }
+        let implementation = implementation.unwrap_or_else(ferret_core::Implementation::heuristic_default);
+        rec.step(TraceStep::Queries { attempt: 1, queries: queries.clone(), reason: reason.into(), implementation });
+        queries
+    }
+}
+
+/// The hits to answer from: every attempt's kept hits, fused in attempt order (seed 001 returns
+/// the best results of all attempts). Empty when no attempt kept anything: the caller then says
+/// that nothing relevant was found rather than answering from noise.
+fn best_hits(attempts: &[Attempt], limit: usize) -> Vec<Hit> {
+    let kept: Vec<Vec<Hit>> = attempts
+        .iter()
+        .map(|a| a.hits.iter().zip(&a.grades.per_hit).filter(|(_, g)| g.kept).map(|(h, _)| h.clone()).collect())
+        .collect();
+    let mut fused = dedup_and_fuse(&kept, RRF_K);
+    fused.truncate(limit);
+    fused
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,244 @@
+//! Turning files into documents: JSONL records (BEIR `corpus.jsonl` included) and Markdown or
+//! plain-text files chunked on headings and paragraphs.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use chrono::NaiveDate;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+/// One unit of retrieval, as stored in the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// Stable id: the record's own id, or the file path and chunk number.
+    pub id: String,
+    /// Title: the record's title, or the file and section heading.
+    pub title: String,
+    /// The text that is searched and shown.
+    pub text: String,
+    /// Where the content lives, when it has an address.
+    pub url: Option<String>,
+    /// The file it came from.
+    pub source: String,
+    /// Date of the content, when known.
+    pub date: Option<NaiveDate>,
+}
+
+impl Document {
+    /// A digest of everything stored for the document; re-ingesting the same digest is a no-op.
+    pub fn content_hash(&self) -> String {
+        let mut h = Sha256::new();
+        for part in [&self.id, &self.title, &self.text, self.url.as_deref().unwrap_or(""), &self.source] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        h.update(self.date.map(|d| d.to_string()).unwrap_or_default().as_bytes());
+        format!("{:x}", h.finalize())
+    }
+}
+
+/// A line or file that could not be ingested; the rest of the input still is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IngestIssue {
+    /// The file at fault.
+    pub file: PathBuf,
+    /// 1-based line number, for JSONL input.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for IngestIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file.display(), self.message),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Record {
+    #[serde(alias = "_id")]
+    id: Option<IdValue>,
+    #[serde(default)]
+    title: Option<String>,
+    text: String,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    date: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum IdValue {
+    Text(String),
+    Number(i64),
+}
+
+/// Parse a date given as `YYYY-MM-DD` or as an RFC 3339 timestamp.
+pub fn parse_date(s: &str) -> Result<NaiveDate, String> {
+    let s = s.trim();
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .or_else(|_| chrono::DateTime::parse_from_rfc3339(s).map(|t| t.date_naive()))
+        .map_err(|_| format!("date `{s}` is neither YYYY-MM-DD nor RFC 3339"))
+}
+
+/// Read a JSONL file of records `{"_id"|"id", "title", "text", "url", "date"}` (BEIR corpus
+/// layout included). A malformed line becomes an [`IngestIssue`] and the other lines still load.
+pub fn read_jsonl(path: &Path, mut each: impl FnMut(Document)) -> std::io::Result<Vec<IngestIssue>> {
+    let file = std::fs::File::open(path)?;
+    let source = path.display().to_string();
+    let mut issues = Vec::new();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let issue = |message: String| IngestIssue { file: path.to_owned(), line: Some(n + 1), message };
+        let record: Record = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            Err(e) => {
+                issues.push(issue(format!("not a valid record: {e}")));
+                continue;
+            }
+        };
+        if record.text.trim().is_empty() && record.title.as_deref().is_none_or(|t| t.trim().is_empty()) {
+            issues.push(issue("the record has no text and no title".into()));
+            continue;
+        }
+        let date = match record.date.as_deref().map(parse_date).transpose() {
+            Ok(d) => d,
+            Err(e) => {
+                issues.push(issue(e));
+                continue;
+            }
+        };
+        let id = match record.id {
+            Some(IdValue::Text(s)) if !s.trim().is_empty() => s,
+            Some(IdValue::Number(n)) => n.to_string(),
+            _ => short_hash(&record.text),
+        };
+        let title = record.title.filter(|t| !t.trim().is_empty()).unwrap_or_else(|| first_words(&record.text, 8));
+        each(Document { id, title, text: record.text, url: record.url, source: source.clone(), date });
+    }
+    Ok(issues)
+}
+
+/// Split a Markdown or plain-text file into chunks on headings and paragraphs.
+///
+/// Paragraphs are merged up to `max_chars` so that a chunk carries enough context to be found;
+/// a heading starts a new chunk and becomes part of its title.
+pub fn chunk_text_file(path: &Path, source: &str, content: &str, max_chars: usize) -> Vec<Document> {
+    let file_title = content
+        .lines()
+        .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_owned()))
+        .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+    let mut chunks: Vec<(String, String)> = Vec::new();
+    let mut section = String::new();
+    let mut current = String::new();
+    let flush = |chunks: &mut Vec<(String, String)>, section: &str, current: &mut String| {
+        if !current.trim().is_empty() {
+            chunks.push((section.to_owned(), std::mem::take(current).trim().to_owned()));
+        }
+        current.clear();
+    };
+    for paragraph in content.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
+        let mut body = String::new();
+        for line in paragraph.lines() {
+            if let Some(heading) = heading_text(line) {
+                flush(&mut chunks, &section, &mut current);
+                section = heading;
+            } else {
+                body.push_str(line.trim_end());
+                body.push('\n');
+            }
+        }
+        let body = body.trim();
+        if body.is_empty() {
+            continue;
+        }
+        if !current.is_empty() && current.len() + body.len() > max_chars {
+            flush(&mut chunks, &section, &mut current);
+        }
+        if !current.is_empty() {
+            current.push_str("\n\n");
+        }
+        current.push_str(body);
+    }
+    flush(&mut chunks, &section, &mut current);
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(i, (section, text))| Document {
+            id: format!("{source}#{i}"),
+            title: if section.is_empty() || section == file_title { file_title.clone() } else { format!("{file_title}: {section}") },
+            text,
+            url: None,
+            source: source.to_owned(),
+            date: None,
+        })
+        .collect()
+}
+
+fn heading_text(line: &str) -> Option<String> {
+    let trimmed = line.trim_start();
+    let hashes = trimmed.chars().take_while(|&c| c == '#').count();
+    (1..=6).contains(&hashes).then(|| trimmed[hashes..].trim().to_owned()).filter(|t| !t.is_empty())
+}
+
+fn first_words(text: &str, n: usize) -> String {
+    text.split_whitespace().take(n).collect::<Vec<_>>().join(" ")
+}
+
+fn short_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_line_is_reported_with_file_and_line_and_the_rest_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("records.jsonl");
+        std::fs::write(
+            &path,
+            "{\"_id\":\"a\",\"title\":\"A\",\"text\":\"alpha\"}\n{not json\n\n{\"id\":7,\"text\":\"seven\",\"date\":\"2024-03-01\"}\n{\"id\":\"d\",\"text\":\"bad date\",\"date\":\"yesterday\"}\n",
+        )
+        .unwrap();
+        let mut docs = Vec::new();
+        let issues = read_jsonl(&path, |d| docs.push(d)).unwrap();
+        assert_eq!(docs.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), ["a", "7"]);
+        assert_eq!(docs[1].date, NaiveDate::from_ymd_opt(2024, 3, 1));
+        assert_eq!(issues.iter().map(|i| i.line).collect::<Vec<_>>(), [Some(2), Some(5)]);
+        assert!(issues[0].to_string().starts_with(&format!("{}:2: ", path.display())));
+    }
+
+    #[test]
+    fn markdown_is_chunked_on_headings_with_the_section_in_the_title() {
+        let md = "# Guide\n\nIntro text.\n\n## Install\n\nRun the installer.\n\nThen restart.\n\n## Use\n\nType a question.";
+        let docs = chunk_text_file(Path::new("guide.md"), "guide.md", md, 1000);
+        let view: Vec<_> = docs.iter().map(|d| (d.id.as_str(), d.title.as_str(), d.text.as_str())).collect();
+        assert_eq!(
+            view,
+            [
+                ("guide.md#0", "Guide", "Intro text."),
+                ("guide.md#1", "Guide: Install", "Run the installer.\n\nThen restart."),
+                ("guide.md#2", "Guide: Use", "Type a question."),
+            ]
+        );
+    }
+
+    #[test]
+    fn long_sections_split_on_paragraphs() {
+        let text = (0..6).map(|i| format!("Paragraph {i} {}", "word ".repeat(30))).collect::<Vec<_>>().join("\n\n");
+        let docs = chunk_text_file(Path::new("notes.txt"), "notes.txt", &text, 400);
+        assert!(docs.len() >= 3, "{} chunks", docs.len());
+        assert!(docs.iter().all(|d| d.text.len() <= 400 && d.title == "notes"));
+    }
+}

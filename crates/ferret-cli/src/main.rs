@@ -1,0 +1,127 @@
+//! The `ferret` command: `ferret ingest` fills an embedded index from files, `ferret search`
+//! answers a question with citations, from that index or from the built-in default corpus.
+
+mod render;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use ferret::{AgentConfig, DateRange, Ferret, Filters, IngestOptions, LocalIndex, Query, Strategy};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(Parser)]
+#[command(name = "ferret", version, about = "Agentic search with cited answers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Add files to an embedded index: BEIR corpus.jsonl, JSONL records, or folders of .md / .txt.
+    Ingest {
+        /// A file or a folder.
+        path: PathBuf,
+        /// The index directory; created if missing.
+        #[arg(long, default_value = "ferret-index")]
+        index: PathBuf,
+    },
+    /// Answer a question with citations.
+    Search {
+        /// The question.
+        question: String,
+        /// Search this index instead of the built-in Wikipedia slice.
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// Print the whole response as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also print the trace: intent, queries, backend calls, grading, attempts.
+        #[arg(short, long)]
+        verbose: bool,
+        /// Sources listed at most.
+        #[arg(long, default_value_t = 5)]
+        limit: usize,
+        /// Only results dated on or after this day (YYYY-MM-DD).
+        #[arg(long)]
+        since: Option<chrono::NaiveDate>,
+        /// Only results dated on or before this day (YYYY-MM-DD).
+        #[arg(long)]
+        until: Option<chrono::NaiveDate>,
+        /// Only the N most recent dated entries.
+        #[arg(long)]
+        recent: Option<usize>,
+        /// One search attempt, no refinement.
+        #[arg(long)]
+        single_pass: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+    }
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Ingest { path, index } => ingest(&path, &index),
+        Command::Search { question, index, json, verbose, limit, since, until, recent, single_pass } => {
+            let date_range = (since.is_some() || until.is_some()).then_some(DateRange { from: since, to: until });
+            let query = Query::new(question)?.with_limit(limit)?.with_filters(Filters { date_range, most_recent: recent })?;
+            let builder = match &index {
+                Some(dir) => Ferret::builder().local_index(dir),
+                None => Ferret::builder().default_corpus(),
+            };
+            let strategy = if single_pass { Strategy::SinglePass } else { Strategy::Refine };
+            let ferret = builder.agent(AgentConfig { strategy, ..AgentConfig::default() }).build()?;
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let response = runtime.block_on(ferret.search(query))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&response)?);
+            } else {
+                print!("{}", render::response(&response, verbose));
+            }
+            for failure in &response.failures {
+                eprintln!("warning: {} (query: {:?})", failure.error, failure.query);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn ingest(path: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let mut index = LocalIndex::open_or_create(dir).with_context(|| format!("opening the index at {}", dir.display()))?;
+    let bar = ProgressBar::new(0);
+    bar.set_style(ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} documents ({per_sec}, {eta} left)")?);
+    let started = std::time::Instant::now();
+    let report = index.ingest_path(path, IngestOptions::default(), &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    for issue in &report.issues {
+        eprintln!("skipped {issue}");
+    }
+    println!(
+        "{} files: {} added, {} updated, {} unchanged, {} skipped; {} documents in {} ({:.1}s)",
+        report.files,
+        report.added,
+        report.updated,
+        report.unchanged,
+        report.issues.len(),
+        index.len(),
+        dir.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(if report.issues.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

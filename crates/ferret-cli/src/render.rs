@@ -1,0 +1,75 @@
+//! Plain-text rendering of a response for people.
+
+use std::fmt::Write as _;
+
+use ferret::{Implementation, Response, ResponseType, TraceStep};
+
+pub fn response(response: &Response, verbose: bool) -> String {
+    let mut out = String::new();
+    match response.response_type {
+        ResponseType::Message => {
+            let _ = writeln!(out, "{}", response.message.as_deref().unwrap_or_default());
+        }
+        ResponseType::Results => {
+            let _ = writeln!(out, "{}\n\nSources:", response.answer.as_deref().unwrap_or_default());
+            for c in &response.citations {
+                let _ = writeln!(out, "  [{}] {}{}", c.marker, c.title, c.url.as_deref().map(|u| format!(" — {u}")).unwrap_or_default());
+            }
+            let cited: Vec<_> = response.citations.iter().map(|c| &c.hit_id).collect();
+            let others: Vec<_> = response.hits.iter().filter(|h| !cited.contains(&&h.id)).collect();
+            if !others.is_empty() {
+                let _ = writeln!(out, "\nAlso found:");
+                for h in others {
+                    let _ = writeln!(out, "  - {}{}", h.title, h.url.as_deref().map(|u| format!(" — {u}")).unwrap_or_default());
+                }
+            }
+        }
+    }
+    if verbose {
+        let _ = writeln!(out, "\nTrace:");
+        for step in &response.trace.steps {
+            let _ = writeln!(out, "  {}", trace_step(step));
+        }
+        let u = &response.usage;
+        let _ = writeln!(
+            out,
+            "  stop: {:?}; {} backend calls, {} cache hits, {} coalesced; {} ms",
+            response.stop_reason, u.backend_calls, u.cache_hits, u.coalesced, u.elapsed_ms
+        );
+    }
+    out
+}
+
+fn by(implementation: &Implementation) -> String {
+    match implementation {
+        Implementation::Heuristic { why } => format!("heuristic: {why}"),
+        Implementation::Llm { model } => format!("llm: {model}"),
+    }
+}
+
+fn trace_step(step: &TraceStep) -> String {
+    match step {
+        TraceStep::Intent { outcome, reason, implementation } => format!("intent: {outcome} ({reason}) [{}]", by(implementation)),
+        TraceStep::Analysis { query_type, entities, complexity, implementation } => {
+            format!("analysis: {query_type}, {complexity}, entities [{}] [{}]", entities.join(", "), by(implementation))
+        }
+        TraceStep::Queries { attempt, queries, reason, implementation } => {
+            format!("attempt {attempt} queries ({reason}): {queries:?} [{}]", by(implementation))
+        }
+        TraceStep::BackendCall { backend, query, duration_ms, cache_hit, coalesced, hits, error } => {
+            let source = if *cache_hit { ", cache hit" } else if *coalesced { ", coalesced" } else { "" };
+            let error = error.as_deref().map(|e| format!(", error: {e}")).unwrap_or_default();
+            format!("call {backend} {query:?}: {hits} hits in {duration_ms} ms{source}{error}")
+        }
+        TraceStep::Grading { attempt, graded, kept, good, quality, retry_suggestion, implementation } => {
+            let suggestion = retry_suggestion.as_deref().map(|s| format!(", suggest {s}")).unwrap_or_default();
+            format!("attempt {attempt} grading: {graded} graded, {kept} kept, {good} good, quality {quality}{suggestion} [{}]", by(implementation))
+        }
+        TraceStep::Attempt { attempt, new_hits, decision } => format!("attempt {attempt}: {new_hits} new hits, {decision}"),
+        TraceStep::Synthesis { sentences, citations, dropped_markers, implementation } => format!(
+            "synthesis: {sentences} sentences, {citations} sources, {dropped_markers} markers dropped [{}]",
+            by(implementation)
+        ),
+        other => format!("{other:?}"),
+    }
+}

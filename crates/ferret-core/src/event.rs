@@ -1,0 +1,46 @@
+use serde::{Deserialize, Serialize};
+
+use crate::{BackendFailure, Citation, Hit, Response, TraceStep};
+
+/// The streamed form of a search: the same facts as the [`Response`] and its trace, as they happen.
+///
+/// A stream always ends with exactly one `Done`, or an error if the search was refused outright.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+#[non_exhaustive]
+pub enum Event {
+    /// A stage reported a step; the same step ends up in `Response::trace`.
+    Step {
+        /// The step.
+        step: TraceStep,
+    },
+    /// A backend call failed; the search goes on without it.
+    Failure {
+        /// The failure.
+        failure: BackendFailure,
+    },
+    /// The fused results of one attempt, best first.
+    Hits {
+        /// Attempt number, from 1.
+        attempt: u32,
+        /// The hits.
+        hits: Vec<Hit>,
+    },
+    /// The search will not show results; the message says why (seed 001's "message" event).
+    Message {
+        /// The message.
+        text: String,
+    },
+    /// The answer and its citations.
+    Answer {
+        /// The answer with `[n]` markers.
+        text: String,
+        /// What the markers point at.
+        citations: Vec<Citation>,
+    },
+    /// The search is over; the complete response.
+    Done {
+        /// The response `search` would have returned.
+        response: Box<Response>,
+    },
+}

@@ -1,0 +1,31 @@
+//! `ferret-core` holds Ferret's vocabulary: the domain types that flow through the pipeline
+//! ([`Query`], [`Hit`], [`Citation`], [`Response`], [`Event`], [`Budget`], [`StopReason`]), the errors
+//! with their [`RetryClass`], and the three traits the outer layers implement: [`SearchBackend`],
+//! [`LanguageModel`] and [`Embedder`].
+//!
+//! It must not depend on any HTTP client, LLM SDK, vector store or async runtime: every other crate
+//! depends on this one, and a team implementing a backend should pull in nothing but these types.
+
+mod backend;
+mod budget;
+mod error;
+mod event;
+mod hit;
+mod llm;
+mod query;
+mod response;
+mod trace;
+
+pub use backend::{BackendCapabilities, SearchBackend, SearchRequest};
+pub use budget::{Budget, BudgetError};
+pub use error::{BackendError, BackendErrorKind, FerretError, RetryClass};
+pub use event::Event;
+pub use hit::{Hit, HitId};
+pub use llm::{
+    ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder, LanguageModel, LlmError,
+    TokenUsage,
+};
+pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
+pub use response::{BackendFailure, Citation, Response, ResponseType, StopReason, Usage};
+pub use trace::{Implementation, StageOutput, Trace, TraceStep};
+pub mod text;

@@ -1,0 +1,99 @@
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::RetryClass;
+
+/// Who speaks in a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    /// Instructions.
+    System,
+    /// The request.
+    User,
+    /// The model's earlier replies.
+    Assistant,
+}
+
+/// One message of a chat prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who speaks.
+    pub role: ChatRole,
+    /// What is said.
+    pub content: String,
+}
+
+/// A request to a language model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompletionRequest {
+    /// The prompt.
+    pub messages: Vec<ChatMessage>,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+    /// Sampling temperature; 0 for the most deterministic output the model offers.
+    pub temperature: f32,
+    /// JSON Schema the output must follow, when structured output is wanted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_schema: Option<serde_json::Value>,
+}
+
+/// Tokens counted for one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenUsage {
+    /// Tokens in the prompt.
+    pub prompt_tokens: u64,
+    /// Tokens generated.
+    pub completion_tokens: u64,
+}
+
+/// What a model answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Completion {
+    /// The generated text.
+    pub text: String,
+    /// Tokens used.
+    pub usage: TokenUsage,
+    /// The model that answered.
+    pub model: String,
+}
+
+/// A model call that failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("language model call failed: {message}")]
+pub struct LlmError {
+    /// What happened.
+    pub message: String,
+    /// Whether and when to retry.
+    pub retry: RetryClass,
+}
+
+/// A chat model: a remote OpenAI-compatible server, an embedded local model, or a scripted replay.
+#[async_trait]
+pub trait LanguageModel: Send + Sync {
+    /// The model's name, for traces and usage accounting.
+    fn name(&self) -> &str;
+
+    /// Generate one completion.
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError>;
+}
+
+/// An embedding call that failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("embedding failed: {message}")]
+pub struct EmbedError {
+    /// What happened.
+    pub message: String,
+    /// Whether and when to retry.
+    pub retry: RetryClass,
+}
+
+/// Turns text into dense vectors of a fixed dimension.
+#[async_trait]
+pub trait Embedder: Send + Sync {
+    /// Length of every vector this embedder returns.
+    fn dimension(&self) -> usize;
+
+    /// Embed a batch of texts; the result has one vector per input, in order.
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}

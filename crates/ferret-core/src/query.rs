@@ -1,0 +1,224 @@
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+
+use crate::Budget;
+
+/// Longest question accepted, in characters. Longer input is refused, never truncated silently.
+pub const MAX_QUESTION_CHARS: usize = 10_000;
+
+/// Why a question was refused before any search ran.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// The question was empty or only whitespace.
+    #[error("the question is empty: give Ferret something to search for")]
+    Empty,
+    /// The question was longer than [`MAX_QUESTION_CHARS`].
+    #[error("the question is {chars} characters long; the limit is {limit}: shorten it or split it")]
+    TooLong {
+        /// Length of the question that was given.
+        chars: usize,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// A limit or filter made no sense (for example a date range that ends before it starts).
+    #[error("invalid {field}: {reason}")]
+    InvalidField {
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// An inclusive range of calendar dates; either end may be open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct DateRange {
+    /// First day included.
+    pub from: Option<NaiveDate>,
+    /// Last day included.
+    pub to: Option<NaiveDate>,
+}
+
+impl DateRange {
+    /// Does `date` fall inside the range?
+    pub fn contains(&self, date: NaiveDate) -> bool {
+        self.from.is_none_or(|from| date >= from) && self.to.is_none_or(|to| date <= to)
+    }
+}
+
+/// Restrictions a backend applies to what it returns.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Filters {
+    /// Only results dated inside this range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date_range: Option<DateRange>,
+    /// Only the N most recent dated results (seed 004's "recent entries"), newest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub most_recent: Option<usize>,
+}
+
+impl Filters {
+    /// True when no restriction is set.
+    pub fn is_empty(&self) -> bool {
+        self.date_range.is_none() && self.most_recent.is_none()
+    }
+}
+
+/// A question as it enters Ferret: its text, the conversation it belongs to, filters and limits.
+///
+/// The text is validated on construction, so a `Query` in hand is always searchable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawQuery")]
+pub struct Query {
+    text: String,
+    /// Conversation this question belongs to, for follow-up resolution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// Restrictions passed to every backend.
+    #[serde(default)]
+    pub filters: Filters,
+    /// How many hits the response lists at most.
+    pub limit: usize,
+    /// Limits on attempts, sub-queries, tokens and time.
+    #[serde(default)]
+    pub budget: Budget,
+}
+
+#[derive(Deserialize)]
+struct RawQuery {
+    text: String,
+    #[serde(default)]
+    thread_id: Option<String>,
+    #[serde(default)]
+    filters: Filters,
+    #[serde(default = "default_limit")]
+    limit: usize,
+    #[serde(default)]
+    budget: Budget,
+}
+
+fn default_limit() -> usize {
+    Query::DEFAULT_LIMIT
+}
+
+impl TryFrom<RawQuery> for Query {
+    type Error = QueryError;
+
+    fn try_from(raw: RawQuery) -> Result<Self, Self::Error> {
+        Query::new(raw.text)?
+            .with_filters(raw.filters)?
+            .with_limit(raw.limit)
+            .map(|q| Query { thread_id: raw.thread_id, budget: raw.budget, ..q })
+    }
+}
+
+impl Query {
+    /// Hits listed in a response unless the caller asks otherwise.
+    pub const DEFAULT_LIMIT: usize = 10;
+    /// Most hits one query may ask for.
+    pub const MAX_LIMIT: usize = 1_000;
+
+    /// A query for `text`, refused when it is empty, only whitespace or over [`MAX_QUESTION_CHARS`].
+    pub fn new(text: impl Into<String>) -> Result<Self, QueryError> {
+        let text = text.into();
+        if text.trim().is_empty() {
+            return Err(QueryError::Empty);
+        }
+        let chars = text.chars().count();
+        if chars > MAX_QUESTION_CHARS {
+            return Err(QueryError::TooLong { chars, limit: MAX_QUESTION_CHARS });
+        }
+        Ok(Self {
+            text: text.trim().to_owned(),
+            thread_id: None,
+            filters: Filters::default(),
+            limit: Self::DEFAULT_LIMIT,
+            budget: Budget::default(),
+        })
+    }
+
+    /// The question, trimmed.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Attach the query to a conversation.
+    pub fn with_thread(mut self, thread_id: impl Into<String>) -> Self {
+        self.thread_id = Some(thread_id.into());
+        self
+    }
+
+    /// Set the filters, refusing a date range that ends before it starts or a zero "most recent".
+    pub fn with_filters(mut self, filters: Filters) -> Result<Self, QueryError> {
+        if let Some(DateRange { from: Some(from), to: Some(to) }) = filters.date_range {
+            if to < from {
+                return Err(QueryError::InvalidField {
+                    field: "date_range",
+                    reason: format!("it ends ({to}) before it starts ({from})"),
+                });
+            }
+        }
+        if filters.most_recent == Some(0) {
+            return Err(QueryError::InvalidField {
+                field: "most_recent",
+                reason: "asking for the 0 most recent entries returns nothing".into(),
+            });
+        }
+        self.filters = filters;
+        Ok(self)
+    }
+
+    /// Set how many hits the response lists, between 1 and [`Query::MAX_LIMIT`].
+    pub fn with_limit(mut self, limit: usize) -> Result<Self, QueryError> {
+        if limit == 0 || limit > Self::MAX_LIMIT {
+            return Err(QueryError::InvalidField {
+                field: "limit",
+                reason: format!("{limit} is outside 1..={}", Self::MAX_LIMIT),
+            });
+        }
+        self.limit = limit;
+        Ok(self)
+    }
+
+    /// Replace the budget.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_whitespace_questions_are_refused() {
+        assert_eq!(Query::new(""), Err(QueryError::Empty));
+        assert_eq!(Query::new(" \n\t "), Err(QueryError::Empty));
+    }
+
+    #[test]
+    fn an_oversized_question_is_refused_not_truncated() {
+        let err = Query::new("a".repeat(MAX_QUESTION_CHARS + 1)).unwrap_err();
+        assert_eq!(err, QueryError::TooLong { chars: MAX_QUESTION_CHARS + 1, limit: MAX_QUESTION_CHARS });
+        assert!(Query::new("é".repeat(MAX_QUESTION_CHARS)).is_ok(), "the limit counts characters, not bytes");
+    }
+
+    #[test]
+    fn a_backwards_date_range_is_refused() {
+        let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
+        let filters = Filters { date_range: Some(DateRange { from: d("2024-02-01"), to: d("2024-01-01") }), ..Default::default() };
+        assert!(matches!(
+            Query::new("x").unwrap().with_filters(filters),
+            Err(QueryError::InvalidField { field: "date_range", .. })
+        ));
+    }
+
+    #[test]
+    fn deserialising_validates_like_the_constructor() {
+        assert!(serde_json::from_str::<Query>(r#"{"text":"   "}"#).is_err());
+        let q: Query = serde_json::from_str(r#"{"text":" why? ","limit":3}"#).unwrap();
+        assert_eq!((q.text(), q.limit), ("why?", 3));
+    }
+}

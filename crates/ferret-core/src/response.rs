@@ -1,0 +1,117 @@
+use serde::{Deserialize, Serialize};
+
+use crate::{BackendError, Hit, HitId, Trace};
+
+/// What kind of reply a search produced (seed 001): results to show, or a message instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseType {
+    /// Hits were found; `answer` and `hits` are set.
+    Results,
+    /// No search ran, or nothing relevant was found; `message` says why.
+    Message,
+}
+
+/// Why the search stopped. Every search ends with exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The results were good enough and an answer was written.
+    Answered,
+    /// The last attempt brought no result that earlier attempts had not already found.
+    NoProgress,
+    /// The refine loop used all its attempts without reaching good results.
+    MaxAttempts,
+    /// Time, backend calls or tokens ran out; the response holds what was found until then.
+    BudgetExhausted,
+    /// The guardrail decided not to search (greeting, unclear or unrelated question).
+    Guardrail,
+}
+
+/// One `[n]` marker of the answer and the hit it points at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Citation {
+    /// The number inside the marker, starting at 1.
+    pub marker: usize,
+    /// The hit the marker points at; always one of `Response::hits`.
+    pub hit_id: HitId,
+    /// The hit's title, for rendering a source list.
+    pub title: String,
+    /// The hit's address, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// A backend call that failed while the search went on without it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackendFailure {
+    /// The query that was sent.
+    pub query: String,
+    /// What failed, and whether a retry could help.
+    pub error: BackendError,
+}
+
+/// Counters for what a search spent.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Backend calls actually made (cache hits and coalesced waits excluded).
+    pub backend_calls: u32,
+    /// Requests answered from the cache.
+    pub cache_hits: u32,
+    /// Requests that waited on an identical call already in flight.
+    pub coalesced: u32,
+    /// LLM calls made.
+    pub llm_calls: u32,
+    /// Prompt tokens sent to LLMs.
+    pub prompt_tokens: u64,
+    /// Completion tokens received from LLMs.
+    pub completion_tokens: u64,
+    /// Wall time of the whole search, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// The outcome of a search.
+///
+/// With `response_type == Results`, `answer` is set and every `[n]` in it has a matching
+/// [`Citation`] whose hit is in `hits`. With `Message`, `message` says why there are no results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// Results, or a message instead.
+    pub response_type: ResponseType,
+    /// The message to show when there are no results to show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The answer, with `[n]` markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// What each marker of the answer points at, in marker order.
+    pub citations: Vec<Citation>,
+    /// The results, best first.
+    pub hits: Vec<Hit>,
+    /// Backend calls that failed; the search went on without them.
+    pub failures: Vec<BackendFailure>,
+    /// What each stage did and why.
+    pub trace: Trace,
+    /// What the search spent.
+    pub usage: Usage,
+    /// Why the search stopped.
+    pub stop_reason: StopReason,
+}
+
+impl Response {
+    /// A reply that carries a message and no results.
+    pub fn message(message: impl Into<String>, stop_reason: StopReason, trace: Trace) -> Self {
+        Self {
+            response_type: ResponseType::Message,
+            message: Some(message.into()),
+            answer: None,
+            citations: Vec::new(),
+            hits: Vec::new(),
+            failures: Vec::new(),
+            trace,
+            usage: Usage::default(),
+            stop_reason,
+        }
+    }
+}

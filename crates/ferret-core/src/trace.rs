@@ -1,0 +1,153 @@
+use serde::{Deserialize, Serialize};
+
+/// Which implementation of a stage ran, and why that one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Implementation {
+    /// The deterministic rules ran.
+    Heuristic {
+        /// Why the rules ran rather than a model (no model configured, model failed, ...).
+        why: String,
+    },
+    /// A language model ran.
+    Llm {
+        /// The model's name.
+        model: String,
+    },
+}
+
+impl Implementation {
+    /// The heuristic ran because no model is configured.
+    pub fn heuristic_default() -> Self {
+        Self::Heuristic { why: "no language model configured".into() }
+    }
+}
+
+/// One fact about one stage of a search. The trace is the list of these, in order; the stream
+/// of [`Event`](crate::Event)s carries the same steps as they happen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "stage")]
+#[non_exhaustive]
+pub enum TraceStep {
+    /// The guardrail classified the question.
+    Intent {
+        /// `search`, `unclear`, `unrelated` or `greeting`.
+        outcome: String,
+        /// Why this outcome.
+        reason: String,
+        /// Which classifier ran.
+        implementation: Implementation,
+    },
+    /// The analyzer described the question.
+    Analysis {
+        /// Query type (seed 002: error_diagnosis, version_compatibility, how_to, api_usage, ...).
+        query_type: String,
+        /// Entities found, as `kind: value`.
+        entities: Vec<String>,
+        /// `simple` or `complex`.
+        complexity: String,
+        /// Which analyzer ran.
+        implementation: Implementation,
+    },
+    /// The queries sent to the backends for one attempt, after decomposition and rewriting.
+    Queries {
+        /// Attempt number, from 1.
+        attempt: u32,
+        /// The queries.
+        queries: Vec<String>,
+        /// How they were derived (decomposed, rewritten, refined: broaden / narrow).
+        reason: String,
+        /// Which stage produced them.
+        implementation: Implementation,
+    },
+    /// One request to one backend.
+    BackendCall {
+        /// Backend name.
+        backend: String,
+        /// Query sent.
+        query: String,
+        /// Wall time in milliseconds (for a cache hit, the lookup time).
+        duration_ms: u64,
+        /// Answered from the cache.
+        cache_hit: bool,
+        /// Waited on an identical call already in flight instead of calling.
+        coalesced: bool,
+        /// Hits returned (0 on error).
+        hits: usize,
+        /// The error, when the call failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// Results were fused and graded.
+    Grading {
+        /// Attempt number, from 1.
+        attempt: u32,
+        /// Hits graded.
+        graded: usize,
+        /// Hits at or above the keep threshold.
+        kept: usize,
+        /// Hits at or above the good threshold.
+        good: usize,
+        /// `high`, `medium` or `low`.
+        quality: String,
+        /// Suggested refinement when quality is low (`broaden` / `narrow` and the query).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_suggestion: Option<String>,
+        /// Which grader ran.
+        implementation: Implementation,
+    },
+    /// The refine loop finished an attempt.
+    Attempt {
+        /// Attempt number, from 1.
+        attempt: u32,
+        /// Hits this attempt found that no earlier attempt had.
+        new_hits: usize,
+        /// What the loop decided (`stop: answered`, `retry: broaden`, ...).
+        decision: String,
+    },
+    /// The answer was written.
+    Synthesis {
+        /// Sentences in the answer.
+        sentences: usize,
+        /// Distinct sources cited.
+        citations: usize,
+        /// Markers removed because they pointed at no source.
+        dropped_markers: usize,
+        /// Which synthesizer ran.
+        implementation: Implementation,
+    },
+}
+
+/// Everything the stages of one search reported, in order.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Trace {
+    /// The steps, in the order they happened.
+    pub steps: Vec<TraceStep>,
+}
+
+impl Trace {
+    /// Append a step.
+    pub fn push(&mut self, step: TraceStep) {
+        self.steps.push(step);
+    }
+}
+
+/// What a pipeline stage returns: its result and which implementation produced it.
+///
+/// Stages do not fail: an LLM stage that cannot get a usable answer falls back to its heuristic
+/// twin and says so in `implementation`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageOutput<T> {
+    /// The stage's result.
+    pub value: T,
+    /// Which implementation produced it, and why that one.
+    pub implementation: Implementation,
+}
+
+impl<T> StageOutput<T> {
+    /// A result from the heuristic implementation, run because no model is configured.
+    pub fn heuristic(value: T) -> Self {
+        Self { value, implementation: Implementation::heuristic_default() }
+    }
+}

@@ -1,0 +1,100 @@
+use std::collections::HashMap;
+
+use ferret_core::Hit;
+
+use crate::canonical_url;
+
+/// The usual RRF constant (Cormack et al.): damps the advantage of the very first ranks.
+pub const RRF_K: f32 = 60.0;
+
+/// Fuse ranked lists by reciprocal rank fusion, merging hits that share an id or a canonical URL.
+///
+/// A merged hit keeps the fields of its first occurrence (lists earlier in `lists` win) and its
+/// score becomes the fused score. Ties are broken by first appearance, so the order is
+/// deterministic for the same input.
+pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
+    let mut slot_of_key: HashMap<String, usize> = HashMap::new();
+    let mut fused: Vec<(Hit, f32, usize)> = Vec::new();
+    let mut appearance = 0;
+    for list in lists {
+        for (rank, hit) in list.iter().enumerate() {
+            let contribution = 1.0 / (k + rank as f32 + 1.0);
+            let id_key = format!("id:{}", hit.id);
+            let url_key = hit.url.as_deref().map(|u| format!("url:{}", canonical_url(u)));
+            let existing = slot_of_key.get(&id_key).or_else(|| url_key.as_ref().and_then(|u| slot_of_key.get(u))).copied();
+            let slot = match existing {
+                Some(slot) => {
+                    fused[slot].1 += contribution;
+                    slot
+                }
+                None => {
+                    fused.push((hit.clone(), contribution, appearance));
+                    appearance += 1;
+                    fused.len() - 1
+                }
+            };
+            slot_of_key.insert(id_key, slot);
+            if let Some(u) = url_key {
+                slot_of_key.insert(u, slot);
+            }
+        }
+    }
+    // A hit may appear twice in one list under two keys; the sum above still counts it once per list
+    // position, which is what RRF asks for.
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+    fused
+        .into_iter()
+        .map(|(mut hit, score, _)| {
+            hit.score = score;
+            hit
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn hit(id: &str, url: Option<&str>) -> Hit {
+        let mut h = Hit::new(id, id, "text", 1.0, "b");
+        h.url = url.map(str::to_owned);
+        h
+    }
+
+    #[test]
+    fn hits_found_by_several_queries_rise_and_duplicates_merge() {
+        let a = vec![hit("x", None), hit("y", None)];
+        let b = vec![hit("y", None), hit("z", Some("https://e.com/z#top"))];
+        let c = vec![hit("z-copy", Some("https://E.com/z"))];
+        let fused = dedup_and_fuse(&[a, b, c], RRF_K);
+        let ids: Vec<_> = fused.iter().map(|h| h.id.0.as_str()).collect();
+        assert_eq!(ids, ["y", "z", "x"]);
+    }
+
+    #[test]
+    fn one_list_keeps_its_order() {
+        let list: Vec<_> = ["c", "a", "b"].iter().map(|id| hit(id, None)).collect();
+        let ids: Vec<_> = dedup_and_fuse(&[list], RRF_K).into_iter().map(|h| h.id.0).collect();
+        assert_eq!(ids, ["c", "a", "b"]);
+    }
+
+    proptest! {
+        #[test]
+        fn fused_ids_are_unique_and_nothing_is_lost(lists in proptest::collection::vec(proptest::collection::vec(0u8..20, 0..15), 0..5)) {
+            let lists: Vec<Vec<Hit>> = lists.iter().map(|l| l.iter().map(|i| hit(&i.to_string(), None)).collect()).collect();
+            let fused = dedup_and_fuse(&lists, RRF_K);
+            let mut ids: Vec<_> = fused.iter().map(|h| h.id.clone()).collect();
+            let before = ids.len();
+            ids.sort();
+            ids.dedup();
+            prop_assert_eq!(before, ids.len());
+            let mut expected: Vec<_> = lists.iter().flatten().map(|h| h.id.clone()).collect();
+            expected.sort();
+            expected.dedup();
+            prop_assert_eq!(ids, expected);
+            prop_assert!(fused.windows(2).all(|w| w[0].score >= w[1].score));
+        }
+    }
+}

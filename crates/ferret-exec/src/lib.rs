@@ -1,0 +1,19 @@
+//! `ferret-exec` runs a set of queries against a set of backends concurrently and returns one
+//! fused, deduplicated list. Every backend call passes through the same layers, outermost first:
+//! a moka cache with a TTL (keyed by backend, normalised query, filters and limit) that also
+//! coalesces concurrent identical calls into one, a governor rate limit per backend, a deadline,
+//! and at most one retry for transient failures, honouring `Retry-After`. Results are deduplicated
+//! by hit id and canonical URL and fused by reciprocal rank fusion.
+//!
+//! Failures are values: a backend that errors or misses its deadline becomes a
+//! [`BackendFailure`](ferret_core::BackendFailure) while the others' results are used.
+//!
+//! It must not depend on any LLM crate, nor on a concrete backend.
+
+mod executor;
+mod fusion;
+mod normalize;
+
+pub use executor::{CallBudget, ExecOutcome, Executor, ExecutorBuilder, ExecutorConfig, RetryPolicy};
+pub use fusion::{dedup_and_fuse, RRF_K};
+pub use normalize::{canonical_url, normalize_query};

@@ -1,0 +1,229 @@
+//! The executor's layers, checked against scripted backends.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ferret_core::{
+    BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, RetryClass, SearchBackend,
+    SearchRequest, TraceStep,
+};
+use ferret_exec::{CallBudget, Executor, ExecutorConfig, RetryPolicy};
+
+/// A backend whose answers are scripted per call number; it counts its calls.
+struct Scripted {
+    name: &'static str,
+    calls: AtomicU32,
+    delay: Duration,
+    failures: Mutex<Vec<BackendError>>,
+    hits: Vec<&'static str>,
+}
+
+impl Scripted {
+    fn new(name: &'static str, hits: &[&'static str]) -> Self {
+        Self { name, calls: AtomicU32::new(0), delay: Duration::ZERO, failures: Mutex::new(Vec::new()), hits: hits.to_vec() }
+    }
+    fn slow(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+    fn failing_first(self, errors: Vec<BackendError>) -> Self {
+        *self.failures.lock().unwrap() = errors;
+        self
+    }
+    fn calls(&self) -> u32 {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl SearchBackend for Scripted {
+    fn name(&self) -> &str {
+        self.name
+    }
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(self.delay).await;
+        let failure = {
+            let mut failures = self.failures.lock().unwrap();
+            (!failures.is_empty()).then(|| failures.remove(0))
+        };
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(self.hits.iter().take(request.limit).map(|id| Hit::new(*id, *id, request.query.clone(), 1.0, self.name)).collect()),
+        }
+    }
+}
+
+fn executor(backends: Vec<Arc<Scripted>>) -> Executor {
+    let config = ExecutorConfig { retry: RetryPolicy { max_retries: 1, backoff: Duration::from_millis(5) }, ..Default::default() };
+    backends.into_iter().fold(Executor::builder().config(config), |b, s| b.backend(s)).build().unwrap()
+}
+
+fn budget() -> CallBudget {
+    CallBudget::new(100, Duration::from_secs(30))
+}
+
+const DEADLINE: Duration = Duration::from_secs(5);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_concurrent_identical_queries_make_one_backend_call() {
+    let backend = Arc::new(Scripted::new("local", &["a", "b"]).slow(Duration::from_millis(100)));
+    let exec = executor(vec![backend.clone()]);
+    let budget = budget();
+    let queries = vec!["solar power".to_owned()];
+    let filters = Filters::default();
+    let runs = (0..16).map(|_| exec.execute(&queries, &filters, 10, &budget, DEADLINE));
+    let outcomes = futures::future::join_all(runs).await;
+    assert_eq!(backend.calls(), 1);
+    assert!(outcomes.iter().all(|o| o.hits.len() == 2 && o.failures.is_empty()));
+    assert_eq!(outcomes.iter().map(|o| o.backend_calls).sum::<u32>(), 1);
+    assert_eq!(outcomes.iter().map(|o| o.coalesced + o.cache_hits).sum::<u32>(), 15);
+}
+
+#[tokio::test]
+async fn a_repeat_in_other_word_order_is_served_from_the_cache() {
+    let backend = Arc::new(Scripted::new("local", &["a"]));
+    let exec = executor(vec![backend.clone()]);
+    let budget = budget();
+    exec.execute(&["Solar  Power".into()], &Filters::default(), 10, &budget, DEADLINE).await;
+    let second = exec.execute(&["power solar".into()], &Filters::default(), 10, &budget, DEADLINE).await;
+    assert_eq!(backend.calls(), 1);
+    assert_eq!(second.cache_hits, 1);
+    assert!(matches!(second.calls[0], TraceStep::BackendCall { cache_hit: true, .. }));
+    // Different filters are a different request.
+    let filters = Filters { most_recent: Some(3), ..Default::default() };
+    let third = exec.execute(&["power solar".into()], &filters, 10, &budget, DEADLINE).await;
+    assert_eq!(third.failures.len(), 1, "the scripted backend cannot list recent entries");
+    assert_eq!(backend.calls(), 1, "an unsupported filter is refused before the call");
+}
+
+#[tokio::test]
+async fn a_failing_backend_is_a_failure_and_the_others_still_answer() {
+    let broken = Arc::new(Scripted::new("broken", &[]).failing_first(vec![BackendError::permanent(
+        "broken",
+        BackendErrorKind::Unavailable,
+        "index missing",
+    )]));
+    let healthy = Arc::new(Scripted::new("healthy", &["a", "b"]));
+    let exec = executor(vec![broken, healthy]);
+    let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    assert_eq!(outcome.hits.len(), 2);
+    assert_eq!(outcome.failures.len(), 1);
+    assert_eq!(outcome.failures[0].error.backend, "broken");
+    assert_eq!(outcome.failures[0].error.retry, RetryClass::Permanent);
+}
+
+#[tokio::test]
+async fn a_backend_past_its_deadline_is_cut_off_and_named() {
+    let slow = Arc::new(Scripted::new("slow", &["late"]).slow(Duration::from_secs(30)));
+    let fast = Arc::new(Scripted::new("fast", &["a"]));
+    let exec = executor(vec![slow.clone(), fast]);
+    let started = std::time::Instant::now();
+    let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), Duration::from_millis(200)).await;
+    assert!(started.elapsed() < Duration::from_secs(10), "the deadline bounds the call");
+    assert_eq!(outcome.hits.iter().map(|h| h.id.0.as_str()).collect::<Vec<_>>(), ["a"]);
+    assert_eq!(outcome.failures[0].error.kind, BackendErrorKind::DeadlineExceeded);
+    assert_eq!(slow.calls(), 1, "a call that missed its deadline is not retried");
+}
+
+#[tokio::test]
+async fn a_transient_failure_is_retried_once_and_a_permanent_one_never() {
+    let flaky = Arc::new(Scripted::new("flaky", &["a"]).failing_first(vec![BackendError::transient(
+        "flaky",
+        BackendErrorKind::Internal,
+        "503",
+    )]));
+    let exec = executor(vec![flaky.clone()]);
+    let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    assert_eq!((flaky.calls(), outcome.hits.len(), outcome.backend_calls), (2, 1, 2));
+
+    let down = Arc::new(Scripted::new("down", &["a"]).failing_first(vec![
+        BackendError::transient("down", BackendErrorKind::Internal, "503"),
+        BackendError::transient("down", BackendErrorKind::Internal, "503"),
+        BackendError::transient("down", BackendErrorKind::Internal, "503"),
+    ]));
+    let exec = executor(vec![down.clone()]);
+    let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    assert_eq!(down.calls(), 2, "one retry, no more");
+    assert_eq!(outcome.failures.len(), 1);
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured_and_never_exceeds_the_deadline() {
+    let limited = |after| {
+        Arc::new(Scripted::new("limited", &["a"]).failing_first(vec![BackendError {
+            backend: "limited".into(),
+            kind: BackendErrorKind::RateLimited,
+            message: "429".into(),
+            retry: RetryClass::RateLimited { retry_after: Some(after) },
+        }]))
+    };
+    let soon = limited(Duration::from_millis(50));
+    let started = std::time::Instant::now();
+    let outcome = executor(vec![soon.clone()]).execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    assert!(started.elapsed() >= Duration::from_millis(50), "waited as asked");
+    assert_eq!((soon.calls(), outcome.hits.len()), (2, 1));
+
+    let much_later = limited(Duration::from_secs(60));
+    let outcome = executor(vec![much_later.clone()]).execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    assert_eq!(much_later.calls(), 1, "a wait past the deadline is not attempted");
+    assert_eq!(outcome.failures[0].error.kind, BackendErrorKind::RateLimited);
+}
+
+#[tokio::test]
+async fn calls_stop_when_the_budget_is_spent() {
+    let backend = Arc::new(Scripted::new("local", &["a"]));
+    let exec = executor(vec![backend.clone()]);
+    let budget = CallBudget::new(2, Duration::from_secs(30));
+    let queries: Vec<String> = ["one", "two", "three"].map(String::from).to_vec();
+    let outcome = exec.execute(&queries, &Filters::default(), 10, &budget, DEADLINE).await;
+    assert_eq!(backend.calls(), 2);
+    assert!(outcome.budget_exhausted);
+    assert!(outcome.failures.is_empty(), "running out of budget is not a backend failure");
+}
+
+#[tokio::test]
+async fn sub_queries_fan_out_to_every_backend_and_fuse() {
+    let a = Arc::new(Scripted::new("a", &["x", "y"]));
+    let b = Arc::new(Scripted::new("b", &["y", "z"]));
+    let exec = executor(vec![a.clone(), b.clone()]);
+    let outcome = exec.execute(&["one".into(), "two".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    assert_eq!((a.calls(), b.calls()), (2, 2));
+    assert_eq!(outcome.calls.len(), 4);
+    assert_eq!(outcome.hits[0].id.0, "y", "found by every call, so fused first");
+    assert_eq!(outcome.hits.len(), 3);
+}
+
+struct Dated;
+
+#[async_trait]
+impl SearchBackend for Dated {
+    fn name(&self) -> &str {
+        "dated"
+    }
+    fn capabilities(&self) -> BackendCapabilities {
+        BackendCapabilities { date_range: true, most_recent: true }
+    }
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        Ok(vec![Hit::new(format!("{:?}", request.filters.date_range.map(|r| r.from)), "t", "x", 1.0, "dated")])
+    }
+}
+
+#[tokio::test]
+async fn filters_reach_backends_that_support_them() {
+    let exec = Executor::builder().backend(Arc::new(Dated)).build().unwrap();
+    let from = chrono::NaiveDate::from_ymd_opt(2024, 1, 1);
+    let filters = Filters { date_range: Some(DateRange { from, to: None }), most_recent: None };
+    let outcome = exec.execute(&["q".into()], &filters, 10, &budget(), DEADLINE).await;
+    assert!(outcome.failures.is_empty());
+    assert_eq!(outcome.hits[0].id.0, "Some(Some(2024-01-01))");
+}
+
+#[test]
+fn an_executor_needs_a_backend_and_distinct_names() {
+    assert!(Executor::builder().build().is_err());
+    let twice = Executor::builder().backend(Arc::new(Scripted::new("x", &[]))).backend(Arc::new(Scripted::new("x", &[]))).build();
+    assert!(twice.unwrap_err().to_string().contains("two backends are named `x`"));
+}

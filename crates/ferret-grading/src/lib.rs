@@ -1,0 +1,21 @@
+//! `ferret-grading` judges what a search brought back: a relevance in `0..=1` for every hit, whether
+//! each hit is worth keeping and whether it is good, an overall quality verdict (`high`, `medium`,
+//! `low`), and, when the quality is low, a suggestion for the next query (broaden when too little
+//! matched, narrow when much matched loosely). The [`RelevanceGrader`] trait is the stage; the
+//! [`HeuristicGrader`] implements it with deterministic term-overlap rules so the pipeline runs
+//! without a language model, and [`grades_from_judgements`] turns anyone's per-hit relevance (an
+//! LLM's, later) into the same verdict.
+//!
+//! It depends on `ferret-core` only for types and text helpers. It must not depend on any backend
+//! crate (it grades hits, whoever found them), nor on the executor or an LLM provider.
+
+mod config;
+mod grades;
+mod grader;
+mod relevance;
+mod suggest;
+
+pub use config::{GradingConfig, GradingConfigError, HIGH_RELEVANCE};
+pub use grader::{grades_from_judgements, HeuristicGrader, RelevanceGrader};
+pub use grades::{Grades, HitGrade, Quality, RetryStrategy, RetrySuggestion};
+pub use relevance::{heuristic_relevance, Judgement, COVERAGE_WEIGHT, PHRASE_WEIGHT, SCORE_WEIGHT};

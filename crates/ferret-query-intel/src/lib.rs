@@ -1,0 +1,23 @@
+//! `ferret-query-intel` works out what a question asks before anything is searched: the intent
+//! guardrail (search, unclear, unrelated or greeting, with the reply for each non-search outcome),
+//! the analyzer (query type, entities, intent, complexity), the decomposer (focused sub-queries
+//! for complex questions) and the rewriter (a short, noise-free query per backend).
+//!
+//! Each stage is a trait returning a [`ferret_core::StageOutput`], with a deterministic heuristic
+//! implementation here so the pipeline runs without a language model; a model-backed version
+//! implements the same trait and falls back to the heuristic. This crate must not depend on
+//! `ferret-exec` or on any backend crate: it only reads text and produces text.
+
+mod analyzer;
+mod decomposer;
+mod guardrail;
+mod rewriter;
+mod util;
+
+pub use analyzer::{Analysis, Complexity, Entity, EntityKind, HeuristicAnalyzer, QueryAnalyzer, QueryType};
+pub use decomposer::{HeuristicDecomposer, QueryDecomposer};
+pub use guardrail::{
+    GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier, IntentVerdict,
+    DEFAULT_UNRELATED_TOPICS,
+};
+pub use rewriter::{HeuristicRewriter, QueryRewriter};

@@ -1,0 +1,291 @@
+//! The query rewriter (seed 002, "Query Rewriter"): turn a pasted error log or a question into
+//! one search query of at most 100 characters, without stack-trace noise.
+//!
+//! A plain question passes through with its words in order: keyword backends (BM25) score the
+//! user's own words best, so the rewriter only removes what is noise.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use ferret_core::StageOutput;
+use regex::Regex;
+
+use crate::analyzer::{Analysis, EntityKind};
+use crate::util::{collapse_whitespace, cut_to_chars, is_error_class};
+
+/// Rewrites a query for the backends.
+#[async_trait::async_trait]
+pub trait QueryRewriter: Send + Sync {
+    /// A search query for `query`: at most 100 characters, never empty for non-blank input.
+    async fn rewrite(&self, query: &str, analysis: &Analysis) -> StageOutput<String>;
+}
+
+/// The deterministic rewriter: strips log and stack-trace noise, no model.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeuristicRewriter;
+
+impl HeuristicRewriter {
+    /// Longest rewritten query, in characters.
+    pub const MAX_CHARS: usize = 100;
+
+    /// Rewrite synchronously; [`QueryRewriter::rewrite`] wraps this.
+    ///
+    /// Drops stack frames ("at ..."), "... N more", Python traceback lines, timestamps, log
+    /// levels, file:line references and hex addresses; reduces package paths to the class and
+    /// "Caused by:" lines to the class name; collapses whitespace and drops a trailing '?'. When
+    /// the result is too long, error class names move to the front so the cut keeps them. Blank
+    /// input gives an empty string; any other input gives a non-empty one.
+    pub fn rewritten(&self, query: &str, analysis: &Analysis) -> String {
+        let mut classes: Vec<String> = analysis.entities_of(EntityKind::ErrorClass).map(|e| e.text.clone()).collect();
+        let mut pieces = Vec::new();
+        for line in query.lines() {
+            let line = line.trim();
+            if line.is_empty() || is_trace_noise(line) {
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("Caused by:") {
+                if let Some(class) = class_name(rest) {
+                    classes.push(class.clone());
+                    pieces.push(class);
+                }
+                continue;
+            }
+            pieces.push(clean_line(line));
+        }
+        let text = drop_repeated_classes(&collapse_whitespace(&pieces.join(" ")));
+        let text = classes_first_if_cut(&text, &classes);
+        let out = trim_question(&cut_to_chars(trim_question(&text), Self::MAX_CHARS)).to_owned();
+        if out.is_empty() {
+            cut_to_chars(query, Self::MAX_CHARS)
+        } else {
+            out
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryRewriter for HeuristicRewriter {
+    async fn rewrite(&self, query: &str, analysis: &Analysis) -> StageOutput<String> {
+        StageOutput::heuristic(self.rewritten(query, analysis))
+    }
+}
+
+fn regex(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("valid regex")
+}
+
+const LEVELS: &str = "TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE|CRITICAL";
+
+static FRAME: LazyLock<Regex> = LazyLock::new(|| regex(r"^at\s+(?:[\w$<>.]+\.[\w$<>]+|.*\(.*\))"));
+static MORE_FRAMES: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^\.\.\.\s*\d+\s+(?:more|common frames omitted)"));
+static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"\[?\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
+});
+static LEADING_LEVEL: LazyLock<Regex> = LazyLock::new(|| regex(&format!(r"^\s*\[?(?:{LEVELS})\]?:?\s+")));
+static BRACKETED_LEVEL: LazyLock<Regex> = LazyLock::new(|| regex(&format!(r"\[(?:{LEVELS})\]")));
+static PID_AND_THREAD: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*(?:\d+\s+---\s+)?(?:\[[^\]\s]{1,60}\]\s*)?"));
+static THREAD_HEADER: LazyLock<Regex> = LazyLock::new(|| regex(r#"Exception in thread "[^"]*"\s*"#));
+static NO_SOURCE: LazyLock<Regex> = LazyLock::new(|| regex(r"\((?:Unknown Source|Native Method)\)"));
+static FILE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"\(?[\w$.-]+\.(?:java|kt|kts|scala|groovy|py|rb|rs|go|js|mjs|cjs|ts|tsx|jsx|cs|cpp|cc|c|h|hpp|php|swift):\d+(?::\d+)?\)?")
+});
+static HEX: LazyLock<Regex> = LazyLock::new(|| regex(r"\b0x[0-9a-fA-F]{6,}\b|@[0-9a-fA-F]{6,}\b"));
+static PACKAGE_PATH: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?:[a-z_][a-z0-9_]*[./]){2,}([A-Z][\w$]*)(?:\.[a-z_][\w$]*)*"));
+static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| regex(r"[A-Za-z_$][\w$]*(?:[./][A-Za-z_$][\w$]*)*"));
+
+/// Whole lines that are only stack-trace plumbing.
+fn is_trace_noise(line: &str) -> bool {
+    FRAME.is_match(line)
+        || MORE_FRAMES.is_match(line)
+        || line.starts_with("Traceback (most recent call last)")
+        || (line.starts_with("File \"") && line.contains(", line "))
+        || line.chars().all(|c| matches!(c, '^' | '~' | ' '))
+}
+
+/// The class a "Caused by:" line names, without its package.
+fn class_name(rest: &str) -> Option<String> {
+    let qualified = QUALIFIED.find(rest)?.as_str();
+    let class = qualified.rsplit(['.', '/']).next().unwrap_or(qualified);
+    (!class.is_empty()).then(|| class.to_owned())
+}
+
+/// One line without timestamps, log levels, thread headers, file:line refs, addresses and
+/// package paths.
+fn clean_line(line: &str) -> String {
+    let mut text = TIMESTAMP.replace_all(line, " ").into_owned();
+    let mut is_log = text != line;
+    let without_level = LEADING_LEVEL.replace(&text, "").into_owned();
+    is_log |= without_level != text;
+    text = BRACKETED_LEVEL.replace_all(&without_level, " ").into_owned();
+    if is_log {
+        text = PID_AND_THREAD.replace(&text, "").into_owned();
+    }
+    text = THREAD_HEADER.replace_all(&text, "").into_owned();
+    text = NO_SOURCE.replace_all(&text, "").into_owned();
+
+    let mut tokens = Vec::new();
+    for token in text.split_whitespace() {
+        if token.contains("://") {
+            tokens.push(token.to_owned());
+            continue;
+        }
+        let cleaned = FILE_LINE.replace_all(token, "");
+        let cleaned = HEX.replace_all(&cleaned, "");
+        let cleaned = PACKAGE_PATH.replace_all(&cleaned, "${1}").into_owned();
+        let has_word = cleaned.chars().any(char::is_alphanumeric);
+        // A token left as bare punctuation by a removal, or log punctuation (":" "---"), goes.
+        if has_word || (cleaned == token && !is_log) {
+            tokens.push(cleaned);
+        }
+    }
+    tokens.join(" ")
+}
+
+/// Later copies of an error class (a trace repeats it) go; the first stays where it is.
+fn drop_repeated_classes(text: &str) -> String {
+    let mut seen = HashSet::new();
+    text.split_whitespace()
+        .filter(|tok| {
+            let core = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '$');
+            !is_error_class(core) || seen.insert(core.to_owned())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// When cutting to the limit would lose an error class, put the classes first.
+fn classes_first_if_cut(text: &str, classes: &[String]) -> String {
+    let kept = cut_to_chars(trim_question(text), HeuristicRewriter::MAX_CHARS);
+    let mut lost: Vec<&str> = Vec::new();
+    for class in classes {
+        if text.contains(class.as_str()) && !kept.contains(class.as_str()) && !lost.contains(&class.as_str()) {
+            lost.push(class);
+        }
+    }
+    if lost.is_empty() {
+        return text.to_owned();
+    }
+    let rest = text.split_whitespace().filter(|tok| {
+        let core = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '$');
+        !lost.contains(&core)
+    });
+    lost.iter().copied().chain(rest).collect::<Vec<_>>().join(" ")
+}
+
+fn trim_question(text: &str) -> &str {
+    text.trim_end_matches(|c: char| c == '?' || c.is_whitespace()).trim_start()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyzer::HeuristicAnalyzer;
+    use proptest::prelude::*;
+
+    fn rewrite(q: &str) -> String {
+        HeuristicRewriter.rewritten(q, &HeuristicAnalyzer.analysis(q))
+    }
+
+    #[test]
+    fn plain_questions_keep_their_words_in_order() {
+        let cases = [
+            "What is the capital of France?",
+            "How did the Roman Empire fall?",
+            "Who wrote 'Pride and Prejudice'?",
+            "Is Python 3.12 faster than Python 3.11?",
+            "At what temperature does water boil?",
+            "at what time did the Titanic sink?",
+            "What does e.g. mean in Latin?",
+            "What happened on 2024-01-01?",
+            "café culture in Paris",
+            "Were Scott Derrickson and Ed Wood of the same nationality?",
+            "Spring Boot 1.1.9 NoClassDefFoundError with Java 21",
+            "what is 0x1F in decimal",
+        ];
+        for q in cases {
+            assert_eq!(rewrite(q), q.trim_end_matches('?'), "{q}");
+        }
+        assert_eq!(rewrite("  why   is the\n sky blue ??  "), "why is the sky blue");
+    }
+
+    #[test]
+    fn stack_trace_noise_goes_and_error_classes_stay() {
+        let log = "2024-05-01 12:00:00.123 ERROR 4242 --- [main] o.s.boot.SpringApplication : Application run failed
+java.lang.NoClassDefFoundError: net/sf/cglib/proxy/Enhancer
+\tat org.springframework.context.support.AbstractApplicationContext.invokeBeanFactoryPostProcessors(AbstractApplicationContext.java:686)
+\tat org.springframework.boot.SpringApplication.run(SpringApplication.java:320)
+\t... 42 more
+Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
+\tat java.base/jdk.internal.loader.BuiltinClassLoader.loadClass(BuiltinClassLoader.java:641)";
+        assert_eq!(
+            rewrite(log),
+            "SpringApplication Application run failed NoClassDefFoundError: Enhancer ClassNotFoundException"
+        );
+    }
+
+    #[test]
+    fn each_kind_of_noise_is_removed() {
+        let cases = [
+            ("Exception in thread \"main\" java.lang.NullPointerException", "NullPointerException"),
+            ("NullPointerException at Foo.bar(Foo.java:42)", "NullPointerException at Foo.bar"),
+            ("segfault at 0x7ffd5e8c3a10 in libfoo", "segfault at in libfoo"),
+            ("com.example.Widget@1a2b3c4d is null", "Widget is null"),
+            ("[ERROR] build failed", "build failed"),
+            ("WARN 12:01:02 disk almost full", "disk almost full"),
+            ("see https://example.com/a/b/Page for details", "see https://example.com/a/b/Page for details"),
+            (
+                "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    main()\nValueError: bad input",
+                "main() ValueError: bad input",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(rewrite(input), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn long_input_is_cut_on_a_word_boundary_keeping_error_classes() {
+        let long = format!("{} IllegalStateException", "word ".repeat(40));
+        let out = rewrite(&long);
+        assert!(out.chars().count() <= 100);
+        assert!(out.starts_with("IllegalStateException word"), "{out}");
+        assert!(!out.ends_with(' ') && out.split(' ').all(|w| w == "word" || w == "IllegalStateException"));
+
+        let question = "Why ".to_owned() + &"very ".repeat(30) + "long question?";
+        let out = rewrite(&question);
+        assert!(out.chars().count() <= 100 && out.starts_with("Why very very"), "{out}");
+    }
+
+    #[test]
+    fn never_empty_for_non_blank_input() {
+        assert_eq!(rewrite("?"), "?", "falls back to the trimmed input");
+        assert_eq!(rewrite("\tat a.b(C.java:1)"), "at a.b(C.java:1)");
+        assert_eq!(rewrite("   "), "");
+    }
+
+    #[tokio::test]
+    async fn the_trait_reports_the_heuristic() {
+        let analysis = HeuristicAnalyzer.analysis("x");
+        let out = (&HeuristicRewriter as &dyn QueryRewriter).rewrite("What is BM25?", &analysis).await;
+        assert_eq!(out.value, "What is BM25");
+        assert_eq!(out.implementation, ferret_core::Implementation::heuristic_default());
+    }
+
+    proptest! {
+        #[test]
+        fn output_is_short_and_non_empty(q in "\\PC{0,300}|(\\PC{0,40}\n\tat \\PC{0,40}){0,5}") {
+            let out = rewrite(&q);
+            prop_assert!(out.chars().count() <= HeuristicRewriter::MAX_CHARS, "{:?}", out);
+            prop_assert_eq!(out.is_empty(), q.trim().is_empty());
+        }
+
+        #[test]
+        fn plain_word_sequences_pass_through(ws in proptest::collection::vec("[a-zA-Z]{1,10}", 1..12)) {
+            let q = ws.join(" ");
+            prop_assume!(q.chars().count() <= 100);
+            prop_assert_eq!(rewrite(&q), q);
+        }
+    }
+}

@@ -1,0 +1,40 @@
+use ferret_core::{Citation, Hit, Implementation, StageOutput, TraceStep};
+use serde::{Deserialize, Serialize};
+
+/// A written answer and the sources its markers point at.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Answer {
+    /// The answer, with `[n]` markers (or `[n, m]` for several sources). Empty when there was
+    /// nothing to answer from; the caller then replies with a message instead.
+    pub text: String,
+    /// One citation per marker number, in marker order `1..=k`; each points at one of the hits.
+    pub citations: Vec<Citation>,
+    /// Sentences in `text`.
+    pub sentences: usize,
+    /// Marker numbers removed because they pointed at no hit.
+    pub dropped_markers: usize,
+}
+
+impl Answer {
+    /// The trace step recording this answer.
+    pub fn trace_step(&self, implementation: Implementation) -> TraceStep {
+        TraceStep::Synthesis {
+            sentences: self.sentences,
+            citations: self.citations.len(),
+            dropped_markers: self.dropped_markers,
+            implementation,
+        }
+    }
+}
+
+/// The synthesis stage: turns the hits (best first) into a cited answer (seed 002's synthesizer).
+///
+/// Implementations do not fail: one that cannot write (a model that returns nothing usable) falls
+/// back to the extractive answer and says so in the [`StageOutput`]. With no hits, or no hit with
+/// any text, the answer is empty, with no citations: the caller must handle that case (reply with
+/// a message rather than an answer).
+#[async_trait::async_trait]
+pub trait AnswerSynthesizer: Send + Sync {
+    /// Answer `question` from `hits`. Every marker of the answer resolves to one of `hits`.
+    async fn synthesize(&self, question: &str, hits: &[Hit]) -> StageOutput<Answer>;
+}

@@ -1,0 +1,21 @@
+//! `ferret-synthesis` writes the answer: text whose every `[n]` marker resolves to a [`Citation`]
+//! of one of the hits it was given. The [`AnswerSynthesizer`] trait is the stage; the
+//! [`ExtractiveSynthesizer`] implements it without a model by picking the sentences of the best
+//! hits that share the most terms with the question. [`check_citations`] validates and renumbers
+//! the markers of an answer written elsewhere (an LLM, later), so both paths give the same
+//! guarantee: never a marker without a source. [`split_sentences`] is the sentence splitter both use.
+//!
+//! It depends on `ferret-core` only for types and text helpers. It must not depend on any backend
+//! crate (it writes from hits, whoever found them), nor on the executor or an LLM provider.
+//!
+//! [`Citation`]: ferret_core::Citation
+
+mod answer;
+mod citations;
+mod extractive;
+mod sentences;
+
+pub use answer::{Answer, AnswerSynthesizer};
+pub use citations::{check_citations, strip_markers};
+pub use extractive::{ExtractiveSynthesizer, SynthesisConfig, SynthesisConfigError};
+pub use sentences::split_sentences;

@@ -1,0 +1,224 @@
+//! The synthesizer and the citation checker through their public API.
+
+use std::collections::HashSet;
+
+use ferret_core::{Hit, Implementation};
+use ferret_synthesis::{check_citations, split_sentences, Answer, AnswerSynthesizer, ExtractiveSynthesizer, SynthesisConfig};
+use proptest::prelude::*;
+
+fn hit(id: &str, title: &str, text: &str) -> Hit {
+    let mut h = Hit::new(id, title, text, 1.0, "test");
+    h.url = Some(format!("https://example.org/{id}"));
+    h
+}
+
+fn batik_hits() -> Vec<Hit> {
+    vec![
+        hit(
+            "kelantan-batik",
+            "Batik of Kelantan",
+            "Kelantan batik is known for bold floral motifs. Dr. Aziz of the state museum dated the oldest \
+             pieces to c. 1910, i.e. before the war. Artisans apply hot wax with a canting tool.",
+        ),
+        hit(
+            "batik-dyes",
+            "Natural dyes",
+            "Early batik used indigo and soga dyes. The dyes are fixed by boiling the cloth[3]. Prices rose 3.5 times.",
+        ),
+        hit("weather", "Weather in Kota Bharu", "Rain is expected on the east coast this week."),
+        hit(
+            "batik-java",
+            "Javanese batik",
+            "Javanese batik motifs follow court rules. Kelantan motifs are freer and use brighter dyes.",
+        ),
+    ]
+}
+
+fn cited_hits(answer: &Answer, hits: &[Hit]) -> Vec<Hit> {
+    answer.citations.iter().map(|c| hits.iter().find(|h| h.id == c.hit_id).unwrap().clone()).collect()
+}
+
+/// Every `[n]` in the text, as numbers.
+fn markers(text: &str) -> Vec<usize> {
+    let re = regex::Regex::new(r"\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]").unwrap();
+    re.captures_iter(text).flat_map(|c| c[1].split(',').map(|n| n.trim().parse().unwrap()).collect::<Vec<usize>>()).collect()
+}
+
+#[tokio::test]
+async fn extractive_answer_snapshot() {
+    let out = ExtractiveSynthesizer::default().synthesize("What motifs and dyes does Kelantan batik use?", &batik_hits()).await;
+    assert!(matches!(out.implementation, Implementation::Heuristic { .. }));
+    insta::assert_json_snapshot!(out.value);
+    let step = serde_json::to_value(out.value.trace_step(out.implementation)).unwrap();
+    assert_eq!((step["stage"].as_str(), step["sentences"].as_u64(), step["citations"].as_u64()), (Some("synthesis"), Some(3), Some(3)));
+}
+
+#[test]
+fn answer_cites_in_order_of_first_use_and_covers_different_terms() {
+    let hits = batik_hits();
+    let a = ExtractiveSynthesizer::default().answer("What motifs and dyes does Kelantan batik use?", &hits);
+    assert_eq!(a.sentences, 3);
+    let numbers: Vec<usize> = a.citations.iter().map(|c| c.marker).collect();
+    assert_eq!(numbers, (1..=a.citations.len()).collect::<Vec<_>>());
+    let first_use: Vec<usize> = markers(&a.text).into_iter().fold(Vec::new(), |mut v, n| {
+        if !v.contains(&n) {
+            v.push(n);
+        }
+        v
+    });
+    assert_eq!(first_use, numbers);
+    assert!(a.text.contains("dyes"), "a dye sentence covers a term the motif sentences miss: {}", a.text);
+    assert!(!a.citations.iter().any(|c| c.hit_id.0 == "weather"));
+}
+
+#[test]
+fn a_sources_own_footnotes_are_not_carried_over() {
+    let a = ExtractiveSynthesizer::default().answer("How are dyes fixed by boiling cloth?", &batik_hits());
+    assert!(a.text.starts_with("The dyes are fixed by boiling the cloth [1]."), "{}", a.text);
+}
+
+#[test]
+fn extractive_output_passes_the_checker_unchanged() {
+    let hits = batik_hits();
+    let a = ExtractiveSynthesizer::default().answer("Kelantan batik dyes and motifs", &hits);
+    assert_eq!(check_citations(&a.text, &cited_hits(&a, &hits)), a);
+}
+
+#[test]
+fn no_overlap_falls_back_to_the_first_sentence_of_the_top_hit() {
+    let a = ExtractiveSynthesizer::default().answer("quantum chromodynamics", &batik_hits());
+    assert_eq!(a.text, "Kelantan batik is known for bold floral motifs [1].");
+    assert_eq!(a.citations[0].hit_id.0, "kelantan-batik");
+    assert_eq!(a.citations[0].url.as_deref(), Some("https://example.org/kelantan-batik"));
+}
+
+#[test]
+fn empty_hits_give_an_empty_answer() {
+    assert_eq!(ExtractiveSynthesizer::default().answer("batik", &[]), Answer::default());
+    let blank = [hit("a", "Title only", ""), hit("b", "", " \n ")];
+    assert_eq!(ExtractiveSynthesizer::default().answer("batik", &blank), Answer::default());
+}
+
+#[test]
+fn limits_on_sentences_sources_and_length_hold() {
+    let config = SynthesisConfig { max_sentences: 5, max_sources: 2, max_sentence_chars: 30 };
+    let a = ExtractiveSynthesizer::new(config).answer("Kelantan batik motifs dyes wax museum", &batik_hits());
+    assert!(a.citations.len() <= 2, "{a:?}");
+    assert!(a.sentences <= 4, "two per hit at most: {a:?}");
+    for s in split_sentences(&a.text) {
+        let without_marker = s.split(" [").next().unwrap();
+        assert!(without_marker.chars().count() <= 30, "{s}");
+    }
+    assert!(a.text.contains('\u{2026}'));
+}
+
+#[test]
+fn the_same_sentence_from_two_hits_is_used_once() {
+    let hits = [hit("a", "", "Batik uses wax."), hit("b", "", "Batik uses wax."), hit("c", "", "Batik dyes are natural.")];
+    let a = ExtractiveSynthesizer::default().answer("batik wax dyes", &hits);
+    assert_eq!(a.text.matches("Batik uses wax").count(), 1, "{}", a.text);
+}
+
+#[test]
+fn checker_drops_bad_markers_and_renumbers_in_first_use_order() {
+    let hits = batik_hits();
+    let text = "Motifs are bold [4]. Dyes are natural [2, 9][4]. Wax is hot [0][1,4]. Again [2].";
+    let a = check_citations(text, &hits);
+    assert_eq!(a.text, "Motifs are bold [1]. Dyes are natural [2][1]. Wax is hot [3, 1]. Again [2].");
+    assert_eq!(a.dropped_markers, 2);
+    assert_eq!(a.sentences, 4);
+    let cited: Vec<(&str, usize)> = a.citations.iter().map(|c| (c.hit_id.0.as_str(), c.marker)).collect();
+    assert_eq!(cited, [("batik-java", 1), ("batik-dyes", 2), ("kelantan-batik", 3)]);
+    assert_eq!(a.citations[0].title, "Javanese batik");
+    // Checked once, the answer is stable.
+    let again = check_citations(&a.text, &cited_hits(&a, &hits));
+    assert_eq!((&again.text, &again.citations, again.dropped_markers), (&a.text, &a.citations, 0));
+}
+
+#[test]
+fn checker_merges_repeats_and_hits_sharing_an_id() {
+    let mut hits = batik_hits();
+    hits.push(hits[0].clone());
+    let a = check_citations("One [5, 1, 1]. Two [ 5 ].", &hits);
+    assert_eq!(a.text, "One [1]. Two [1].");
+    assert_eq!(a.citations.len(), 1);
+}
+
+#[test]
+fn checker_with_no_hits_removes_every_marker() {
+    let a = check_citations("Claim [1]. Other [2, 3].", &[]);
+    assert_eq!((a.text.as_str(), a.dropped_markers, a.citations.len()), ("Claim. Other.", 3, 0));
+}
+
+/// Text that looks like passages: words, abbreviations, numbers, footnotes, odd punctuation.
+fn passage() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        "[a-z]{1,8}",
+        "[A-Z][a-z]{1,8}",
+        Just("batik".to_owned()),
+        Just("Kelantan".to_owned()),
+        Just("dyes".to_owned()),
+        Just("Dr.".to_owned()),
+        Just("e.g.".to_owned()),
+        Just("U.S.".to_owned()),
+        Just("3.5".to_owned()),
+        Just("[2]".to_owned()),
+        Just("[1, 9]".to_owned()),
+        Just("[[1]2]".to_owned()),
+        Just("\"quoted.\"".to_owned()),
+        Just("(aside.)".to_owned()),
+        Just("...".to_owned()),
+        Just("\u{2026}".to_owned()),
+        "[.!?,;]",
+        Just("\n\n".to_owned()),
+        Just("é".to_owned()),
+    ];
+    proptest::collection::vec(piece, 0..60).prop_map(|p| p.join(" "))
+}
+
+proptest! {
+    #[test]
+    fn every_marker_resolves_for_passage_like_text(
+        question in "(batik|Kelantan|dyes|what|motifs| ){0,6}",
+        texts in proptest::collection::vec((passage(), ".{0,20}"), 0..6),
+        max_chars in prop_oneof![Just(400usize), 20usize..60],
+    ) {
+        let hits: Vec<Hit> = texts.iter().enumerate().map(|(i, (t, title))| hit(&format!("h{i}"), title, t)).collect();
+        let config = SynthesisConfig { max_sentence_chars: max_chars, ..Default::default() };
+        let a = ExtractiveSynthesizer::new(config).answer(&question, &hits);
+        assert_resolves(&a, &hits)?;
+        prop_assert_eq!(&check_citations(&a.text, &cited_hits(&a, &hits)), &a);
+    }
+
+    #[test]
+    fn every_marker_resolves_for_arbitrary_text(
+        question in ".{0,40}",
+        texts in proptest::collection::vec(".{0,300}", 0..6),
+    ) {
+        let hits: Vec<Hit> = texts.iter().enumerate().map(|(i, t)| hit(&format!("h{i}"), "", t)).collect();
+        let a = ExtractiveSynthesizer::default().answer(&question, &hits);
+        assert_resolves(&a, &hits)?;
+        prop_assert_eq!(&check_citations(&a.text, &cited_hits(&a, &hits)).text, &a.text);
+    }
+
+    #[test]
+    fn checked_text_only_has_markers_with_citations(text in "([a-z .]|\\[|\\]|[0-9]|, ){0,80}", n in 0usize..4) {
+        let hits: Vec<Hit> = (0..n).map(|i| hit(&format!("h{i}"), "", "")).collect();
+        let a = check_citations(&text, &hits);
+        assert_resolves(&a, &hits)?;
+    }
+}
+
+fn assert_resolves(a: &Answer, hits: &[Hit]) -> Result<(), TestCaseError> {
+    let ids: HashSet<_> = hits.iter().map(|h| &h.id).collect();
+    let numbers: HashSet<usize> = a.citations.iter().map(|c| c.marker).collect();
+    for n in markers(&a.text) {
+        prop_assert!(numbers.contains(&n), "marker [{}] has no citation in {:?}", n, a);
+    }
+    for (i, c) in a.citations.iter().enumerate() {
+        prop_assert_eq!(c.marker, i + 1);
+        prop_assert!(ids.contains(&c.hit_id));
+    }
+    prop_assert_eq!(a.citations.is_empty(), markers(&a.text).is_empty());
+    Ok(())
+}

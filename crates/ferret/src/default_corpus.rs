@@ -1,0 +1,57 @@
+use std::path::PathBuf;
+
+use ferret_backends_local::{IngestOptions, IngestReport, LocalIndex};
+use ferret_core::FerretError;
+use sha2::{Digest, Sha256};
+
+use crate::builder::index_error;
+
+/// The default corpus (a slice of Wikipedia, see `fixtures/corpora/wikipedia-slice/README.md`),
+/// built into the binary so the first search works offline with no setup.
+pub const DEFAULT_CORPUS_JSONL: &str = include_str!("../../../fixtures/corpora/wikipedia-slice/corpus.jsonl");
+
+/// Where the default corpus is indexed: `$FERRET_HOME`, else `$XDG_CACHE_HOME/ferret`, else
+/// `~/.cache/ferret`, in a folder named after the corpus's digest so a new corpus gets a new index.
+pub fn default_index_dir() -> PathBuf {
+    let base = std::env::var_os("FERRET_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("ferret")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("ferret")))
+        .unwrap_or_else(|| std::env::temp_dir().join("ferret"));
+    let digest = Sha256::digest(DEFAULT_CORPUS_JSONL.as_bytes());
+    let tag: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    base.join(format!("default-index-{tag}"))
+}
+
+/// Open the default corpus's index, indexing it first if this is the first use.
+///
+/// The index is built in a temporary sibling folder and renamed into place, so two first runs at
+/// once never see a half-built index.
+pub fn open_default_index() -> Result<LocalIndex, FerretError> {
+    let dir = default_index_dir();
+    if dir.exists() {
+        if let Ok(index) = LocalIndex::open(&dir) {
+            return Ok(index);
+        }
+        // A damaged default index is only a cache of the built-in corpus: rebuild it.
+        std::fs::remove_dir_all(&dir).map_err(|source| FerretError::Io { context: format!("removing {}", dir.display()), source })?;
+    }
+    let parent = dir.parent().unwrap_or(&dir).to_owned();
+    std::fs::create_dir_all(&parent).map_err(|source| FerretError::Io { context: format!("creating {}", parent.display()), source })?;
+    let building = parent.join(format!(".building-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&building);
+    {
+        let mut index = LocalIndex::open_or_create(&building).map_err(|e| index_error(&building, e))?;
+        let file = building.join("corpus.jsonl");
+        std::fs::write(&file, DEFAULT_CORPUS_JSONL).map_err(|source| FerretError::Io { context: format!("writing {}", file.display()), source })?;
+        let report: IngestReport =
+            index.ingest_path(&file, IngestOptions::default(), &mut |_, _| {}).map_err(|e| index_error(&building, e))?;
+        std::fs::remove_file(&file).map_err(|source| FerretError::Io { context: format!("removing {}", file.display()), source })?;
+        debug_assert!(report.issues.is_empty(), "the built-in corpus is well formed");
+    }
+    if std::fs::rename(&building, &dir).is_err() {
+        // Another process finished first; its index is as good as ours.
+        let _ = std::fs::remove_dir_all(&building);
+    }
+    LocalIndex::open(&dir).map_err(|e| index_error(&dir, e))
+}

@@ -1,0 +1,34 @@
+//! Ferret answers questions by agentic search, with citations that resolve to real results.
+//!
+//! This crate is the facade: a [`FerretBuilder`] that wires backends, stages and the executor
+//! together, [`Ferret::search`] returning a [`Response`], [`Ferret::search_stream`] yielding the same
+//! facts as [`Event`]s, and re-exports of the types a caller needs. It adds no behaviour of its own
+//! beyond wiring and the embedded default corpus; teams that want one layer depend on that crate
+//! directly (`ferret-exec`, `ferret-backends-local`, ...).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ferret::FerretError> {
+//! let ferret = ferret::Ferret::builder().default_corpus().build()?;
+//! let response = ferret.search(ferret::Query::new("Who were the members of the Final Five?")?).await?;
+//! println!("{}", response.answer.unwrap_or_default());
+//! for citation in &response.citations {
+//!     println!("[{}] {}", citation.marker, citation.title);
+//! }
+//! # Ok(()) }
+//! ```
+
+mod builder;
+mod default_corpus;
+
+pub use builder::{Ferret, FerretBuilder};
+pub use default_corpus::{default_index_dir, open_default_index, DEFAULT_CORPUS_JSONL};
+pub use ferret_agent::{AgentConfig, Strategy};
+pub use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
+pub use ferret_core::{
+    BackendError, BackendFailure, Budget, Citation, DateRange, Event, FerretError, Filters, Hit, HitId,
+    Implementation, Query, QueryError, Response, ResponseType, RetryClass, SearchBackend, SearchRequest, StopReason,
+    Trace, TraceStep, Usage,
+};
+pub use ferret_exec::{ExecutorConfig, RetryPolicy};
+pub use ferret_grading::GradingConfig;
+pub use ferret_query_intel::{GuardrailConfig, GuardrailMessages};

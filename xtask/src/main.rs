@@ -1,0 +1,37 @@
+//! `cargo xtask`: Ferret's automation in Rust. `eval` measures retrieval quality and speed on any
+//! BEIR-layout dataset and writes a JSON and a Markdown report.
+
+mod eval;
+mod tidy;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure nDCG@10, Recall@100 and queries per second on a BEIR-layout dataset.
+    Eval(eval::EvalArgs),
+    /// Check the crate dependency rules and crate docs.
+    Tidy,
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Eval(args) => eval::run(args),
+        Command::Tidy => {
+            let problems: Vec<String> = tidy::dependency_violations()?.into_iter().chain(tidy::missing_crate_docs()?).collect();
+            if problems.is_empty() {
+                println!("dependency rules and crate docs: ok");
+                Ok(())
+            } else {
+                anyhow::bail!("{}", problems.join("\n"))
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Repository rules checked by tests: the crate dependency rules of the brief, and the house
+//! style that every crate opens with a `//!` paragraph.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+
+/// A rule of the brief's crate table: `crate` must not reach any of `forbidden`, directly or not.
+pub struct Rule {
+    pub krate: &'static str,
+    pub forbidden: &'static [&'static str],
+    pub why: &'static str,
+}
+
+const HTTP_LLM_STORE_RUNTIME: &[&str] = &[
+    "reqwest", "hyper", "axum", "async-openai", "qdrant-edge", "qdrant-client", "tokio", "candle-core", "ort", "moka",
+    "governor", "ferret-llm", "ferret-embed",
+];
+const BACKENDS: &[&str] = &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"];
+const LLM: &[&str] = &["ferret-llm", "async-openai", "candle-core", "candle-transformers"];
+
+pub const RULES: &[Rule] = &[
+    Rule { krate: "ferret-core", forbidden: HTTP_LLM_STORE_RUNTIME, why: "core is vocabulary only" },
+    Rule { krate: "ferret-llm", forbidden: BACKENDS, why: "models know nothing of backends" },
+    Rule { krate: "ferret-embed", forbidden: BACKENDS, why: "embedders know nothing of backends" },
+    Rule { krate: "ferret-query-intel", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "query understanding never runs searches" },
+    Rule { krate: "ferret-exec", forbidden: LLM, why: "the executor runs searches, not models" },
+    Rule { krate: "ferret-grading", forbidden: BACKENDS, why: "grading judges hits, whoever found them" },
+    Rule { krate: "ferret-synthesis", forbidden: BACKENDS, why: "synthesis writes from hits, whoever found them" },
+    Rule { krate: "ferret-agent", forbidden: BACKENDS, why: "strategies see backends only through the executor" },
+    Rule { krate: "ferret-backends-local", forbidden: &["ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub", "ferret-exec", "ferret-llm"], why: "a backend stands alone" },
+    Rule { krate: "ferret-backends-qdrant", forbidden: &["ferret-backends-local", "ferret-backends-web", "ferret-backends-hub"], why: "a backend stands alone" },
+    Rule { krate: "ferret-backends-web", forbidden: &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-hub"], why: "a backend stands alone" },
+    Rule { krate: "ferret-backends-hub", forbidden: &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web"], why: "a backend stands alone" },
+];
+
+/// Libraries report typed errors; `anyhow` belongs to binaries and xtask.
+const ANYHOW_ALLOWED: &[&str] = &["ferret-cli", "xtask"];
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_owned()
+}
+
+/// The normal (non-dev) dependency graph of the workspace, by package name.
+fn dependency_graph() -> anyhow::Result<(HashSet<String>, HashMap<String, Vec<String>>)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1"])
+        .current_dir(workspace_root())
+        .output()
+        .context("running cargo metadata")?;
+    if !output.status.success() {
+        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let name_of: HashMap<&str, &str> = meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Some((p["id"].as_str()?, p["name"].as_str()?)))
+        .collect();
+    let members: HashSet<String> = meta["workspace_members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|id| name_of.get(id.as_str()?).map(|n| n.to_string()))
+        .collect();
+    let mut graph: HashMap<String, Vec<String>> = HashMap::new();
+    for node in meta["resolve"]["nodes"].as_array().into_iter().flatten() {
+        let Some(name) = node["id"].as_str().and_then(|id| name_of.get(id)) else { continue };
+        let deps = node["deps"].as_array().into_iter().flatten().filter(|d| {
+            d["dep_kinds"].as_array().into_iter().flatten().any(|k| k["kind"].is_null() || k["kind"] == "build")
+        });
+        let entry = graph.entry(name.to_string()).or_default();
+        entry.extend(deps.filter_map(|d| name_of.get(d["pkg"].as_str()?).map(|n| n.to_string())));
+    }
+    Ok((members, graph))
+}
+
+fn reachable(graph: &HashMap<String, Vec<String>>, from: &str) -> HashSet<String> {
+    let mut seen = HashSet::new();
+    let mut stack = vec![from.to_owned()];
+    while let Some(next) = stack.pop() {
+        for dep in graph.get(&next).into_iter().flatten() {
+            if seen.insert(dep.clone()) {
+                stack.push(dep.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// Every violation of the dependency rules, as sentences.
+pub fn dependency_violations() -> anyhow::Result<Vec<String>> {
+    let (members, graph) = dependency_graph()?;
+    let mut violations = Vec::new();
+    for rule in RULES.iter().filter(|r| members.contains(r.krate)) {
+        let deps = reachable(&graph, rule.krate);
+        for forbidden in rule.forbidden.iter().filter(|f| deps.contains(**f)) {
+            violations.push(format!("{} depends on {forbidden}: {}", rule.krate, rule.why));
+        }
+    }
+    for member in members.iter().filter(|m| !ANYHOW_ALLOWED.contains(&m.as_str())) {
+        if graph.get(member).is_some_and(|deps| deps.iter().any(|d| d == "anyhow")) {
+            violations.push(format!("{member} depends on anyhow: libraries return typed errors"));
+        }
+    }
+    if let Some(facade_deps) = graph.get("ferret-server") {
+        for backend in BACKENDS.iter().filter(|b| facade_deps.iter().any(|d| d == *b)) {
+            violations.push(format!("ferret-server depends on {backend} directly: it goes through the facade"));
+        }
+    }
+    violations.sort();
+    Ok(violations)
+}
+
+/// Crates whose `lib.rs` does not open with a `//!` paragraph.
+pub fn missing_crate_docs() -> anyhow::Result<Vec<String>> {
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(workspace_root().join("crates"))? {
+        let lib = entry?.path().join("src/lib.rs");
+        if lib.is_file() && !std::fs::read_to_string(&lib)?.starts_with("//!") {
+            missing.push(lib.display().to_string());
+        }
+    }
+    Ok(missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crates_keep_the_dependency_rules_of_the_brief() {
+        let violations = dependency_violations().unwrap();
+        assert!(violations.is_empty(), "dependency rules broken:\n{}", violations.join("\n"));
+    }
+
+    #[test]
+    fn the_rules_cover_the_crates_that_exist() {
+        let (members, _) = dependency_graph().unwrap();
+        for rule in RULES {
+            let folder = workspace_root().join("crates").join(rule.krate);
+            assert_eq!(members.contains(rule.krate), folder.is_dir(), "{} is not a workspace member", rule.krate);
+        }
+        assert!(members.contains("ferret-core"));
+    }
+
+    #[test]
+    fn reachability_follows_transitive_dependencies() {
+        let graph: HashMap<String, Vec<String>> =
+            [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec![])].into_iter().map(|(k, v)| (k.into(), v.into_iter().map(String::from).collect())).collect();
+        assert!(reachable(&graph, "a").contains("c"));
+        assert!(!reachable(&graph, "b").contains("a"));
+    }
+
+    #[test]
+    fn every_crate_opens_with_a_doc_paragraph() {
+        let missing = missing_crate_docs().unwrap();
+        assert!(missing.is_empty(), "lib.rs without a leading //! paragraph: {missing:?}");
+    }
+}
