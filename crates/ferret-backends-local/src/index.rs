@@ -29,7 +29,7 @@ const FORMAT_VERSION: u32 = 1;
 #[non_exhaustive]
 pub enum IndexError {
     /// The directory does not hold an index.
-    #[error("no Ferret index at {path}: create one with `ferret ingest <files> --index {path}`")]
+    #[error("no Ferret index there; create one with `ferret ingest <files> --index {path}`")]
     Missing {
         /// The directory asked for.
         path: PathBuf,

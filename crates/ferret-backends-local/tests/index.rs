@@ -1,0 +1,163 @@
+//! The embedded index, end to end on small corpora written by the tests.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
+use ferret_core::{DateRange, Filters, SearchBackend, SearchRequest};
+
+fn ingest(index: &mut LocalIndex, path: &Path) -> IngestReport {
+    index.ingest_path(path, IngestOptions::default(), &mut |_, _| {}).unwrap()
+}
+
+fn request(query: &str, filters: Filters) -> SearchRequest {
+    SearchRequest { query: query.into(), limit: 10, filters }
+}
+
+fn ids(index: &LocalIndex, query: &str, filters: Filters) -> Vec<String> {
+    index.search_blocking(&request(query, filters), "local").unwrap().into_iter().map(|h| h.id.0).collect()
+}
+
+const JOURNAL: &str = r#"{"id":"j1","title":"Garden","text":"Planted tomatoes and basil in the garden.","date":"2024-03-02"}
+{"id":"j2","title":"Run","text":"Ran ten kilometres along the river, legs tired.","date":"2024-05-10"}
+{"id":"j3","title":"Garden again","text":"The tomatoes are flowering; watered the garden twice.","date":"2024-06-21"}
+{"id":"j4","title":"Undated","text":"A note about gardening with no date."}
+"#;
+
+#[test]
+fn bm25_finds_stemmed_terms_and_ranks_the_better_match_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("journal.jsonl");
+    std::fs::write(&file, JOURNAL).unwrap();
+    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    let report = ingest(&mut index, &file);
+    assert_eq!((report.added, report.issues.len()), (4, 0));
+    let found = ids(&index, "watering the tomato garden", Filters::default());
+    assert_eq!(found.first().map(String::as_str), Some("j3"), "{found:?}");
+    assert!(!found.contains(&"j2".to_owned()), "no shared term, no hit");
+    assert!(ids(&index, "the of and", Filters::default()).is_empty(), "stop words alone match nothing");
+}
+
+#[test]
+fn date_range_and_most_recent_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("journal.jsonl");
+    std::fs::write(&file, JOURNAL).unwrap();
+    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    ingest(&mut index, &file);
+    let day = |s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
+    let spring = Filters { date_range: Some(DateRange { from: day("2024-03-01"), to: day("2024-05-31") }), most_recent: None };
+    assert_eq!(ids(&index, "garden tomatoes", spring), ["j1"]);
+    let recent = Filters { most_recent: Some(2), ..Default::default() };
+    assert_eq!(ids(&index, "anything", recent), ["j3", "j2"], "newest first, undated entries excluded");
+    let recent_in_range = Filters { most_recent: Some(5), date_range: Some(DateRange { from: None, to: day("2024-05-31") }) };
+    assert_eq!(ids(&index, "", recent_in_range), ["j2", "j1"]);
+    let hits = index.search_blocking(&request("garden", Filters::default()), "local").unwrap();
+    let j1 = hits.iter().find(|h| h.id.0 == "j1").unwrap();
+    assert_eq!(j1.date, day("2024-03-02"));
+    assert_eq!(j1.title, "Garden");
+}
+
+#[test]
+fn reingesting_the_same_content_writes_nothing_and_changes_update_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("journal.jsonl");
+    std::fs::write(&file, JOURNAL).unwrap();
+    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    ingest(&mut index, &file);
+    let again = ingest(&mut index, &file);
+    assert_eq!((again.added, again.updated, again.unchanged), (0, 0, 4));
+    assert_eq!(index.len(), 4);
+
+    std::fs::write(&file, JOURNAL.replace("basil", "parsley")).unwrap();
+    let changed = ingest(&mut index, &file);
+    assert_eq!((changed.added, changed.updated, changed.unchanged), (0, 1, 3));
+    assert_eq!(index.len(), 4);
+    assert_eq!(ids(&index, "parsley", Filters::default()), ["j1"]);
+    assert!(ids(&index, "basil", Filters::default()).is_empty());
+}
+
+#[test]
+fn the_index_reopens_from_disk_with_its_contents() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("journal.jsonl");
+    std::fs::write(&file, JOURNAL).unwrap();
+    let index_dir = dir.path().join("index");
+    {
+        let mut index = LocalIndex::open_or_create(&index_dir).unwrap();
+        ingest(&mut index, &file);
+    }
+    let reopened = LocalIndex::open(&index_dir).unwrap();
+    assert_eq!(reopened.len(), 4);
+    assert_eq!(ids(&reopened, "kilometres river", Filters::default()), ["j2"]);
+    let recent = Filters { most_recent: Some(1), ..Default::default() };
+    assert_eq!(ids(&reopened, "", recent), ["j3"], "the date index survives a reopen");
+}
+
+#[test]
+fn a_folder_of_markdown_is_chunked_and_searchable() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(docs.join("ops")).unwrap();
+    std::fs::write(docs.join("ops/keys.md"), "# Key rotation\n\nRotate API keys every 90 days.\n\n## Emergency\n\nRevoke a leaked key at once.").unwrap();
+    std::fs::write(docs.join("readme.txt"), "Welcome to the handbook.").unwrap();
+    std::fs::write(docs.join("logo.png"), [0u8, 1, 2]).unwrap();
+    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    let report = ingest(&mut index, &docs);
+    assert_eq!((report.files, report.added), (2, 3), "the .png is not walked");
+    let hits = index.search_blocking(&request("leaked key", Filters::default()), "local").unwrap();
+    assert_eq!(hits[0].title, "Key rotation: Emergency");
+    assert_eq!(hits[0].payload["source"], "ops/keys.md");
+}
+
+#[test]
+fn a_malformed_line_is_skipped_with_its_location_and_the_rest_ingests() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("corpus.jsonl");
+    std::fs::write(&file, "{\"_id\":\"1\",\"title\":\"A\",\"text\":\"alpha\"}\n{\"_id\":\"2\",\"text\":\n{\"_id\":\"3\",\"title\":\"C\",\"text\":\"gamma\"}\n").unwrap();
+    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    let report = ingest(&mut index, &file);
+    assert_eq!(report.added, 2);
+    assert_eq!(report.issues.len(), 1);
+    assert_eq!(report.issues[0].line, Some(2));
+    assert!(report.issues[0].to_string().contains("corpus.jsonl:2:"));
+}
+
+#[test]
+fn a_missing_or_unreadable_index_is_an_error_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere");
+    let err = LocalIndex::open(&missing).unwrap_err();
+    assert!(matches!(err, IndexError::Missing { .. }));
+    assert!(err.to_string().contains(&missing.display().to_string()), "{err}");
+
+    let not_a_dir = dir.path().join("file");
+    std::fs::write(&not_a_dir, "x").unwrap();
+    let err = LocalIndex::open(&not_a_dir).unwrap_err();
+    assert!(err.to_string().contains(&not_a_dir.display().to_string()), "{err}");
+
+    let corrupt = dir.path().join("corrupt");
+    std::fs::create_dir_all(&corrupt).unwrap();
+    std::fs::write(corrupt.join("ferret-index.json"), "{ not json").unwrap();
+    let err = LocalIndex::open(&corrupt).unwrap_err();
+    assert!(matches!(err, IndexError::Unreadable { .. }), "{err}");
+    assert!(err.to_string().contains(&corrupt.display().to_string()));
+
+    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    let err = index.ingest_path(&dir.path().join("absent.jsonl"), IngestOptions::default(), &mut |_, _| {}).unwrap_err();
+    assert!(err.to_string().contains("absent.jsonl"), "{err}");
+}
+
+#[tokio::test]
+async fn the_backend_serves_the_index_with_its_capabilities() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("journal.jsonl");
+    std::fs::write(&file, JOURNAL).unwrap();
+    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    ingest(&mut index, &file);
+    let backend = LocalBackend::new("journal", Arc::new(index));
+    assert!(backend.capabilities().date_range && backend.capabilities().most_recent);
+    let hits = backend.search(&request("river", Filters::default())).await.unwrap();
+    assert_eq!((hits[0].id.0.as_str(), hits[0].backend.as_str()), ("j2", "journal"));
+}
