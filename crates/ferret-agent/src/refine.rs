@@ -5,7 +5,7 @@ use ferret_core::{
     Event, FerretError, Hit, HitId, Query, Response, ResponseType, StopReason, TraceStep, Usage,
 };
 use ferret_exec::{dedup_and_fuse, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
-use ferret_grading::{Grades, Quality};
+use ferret_grading::{Grades, Quality, RetrySuggestion};
 use ferret_query_intel::{Analysis, Complexity, Intent};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
@@ -157,7 +157,15 @@ impl Agent {
             } else if outcome.budget_exhausted || calls.is_exhausted() || started.elapsed() >= budget.wall_time {
                 ("stop: budget spent".to_owned(), Some(StopReason::BudgetExhausted))
             } else {
-                match suggestion.filter(|s| !searched.contains(&normalize_query(&s.query))) {
+                let fresh = |s: &RetrySuggestion| !searched.contains(&normalize_query(&s.query));
+                let mut suggestion = suggestion.filter(fresh);
+                if suggestion.is_none() && number > 1 {
+                    // The question's own refinement was tried already: refine the last query instead.
+                    let last_query = queries.join(" ");
+                    let hits = &attempts[attempts.len() - 1].hits;
+                    suggestion = self.stages.grader.grade(&last_query, hits).await.value.suggestion.filter(fresh);
+                }
+                match suggestion {
                     Some(s) => {
                         let rewritten = self.stages.rewriter.rewrite(&s.query, &analysis).await;
                         queries = vec![rewritten.value];

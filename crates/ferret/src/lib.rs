@@ -25,7 +25,7 @@ pub use default_corpus::{default_index_dir, open_default_index, DEFAULT_CORPUS_J
 pub use ferret_agent::{AgentConfig, Strategy};
 pub use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
 pub use ferret_core::{
-    BackendError, BackendFailure, Budget, Citation, DateRange, Event, FerretError, Filters, Hit, HitId,
+    BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, Event, FerretError, Filters, Hit, HitId,
     Implementation, Query, QueryError, Response, ResponseType, RetryClass, SearchBackend, SearchRequest, StopReason,
     Trace, TraceStep, Usage,
 };

@@ -1,0 +1,212 @@
+//! The whole pipeline through the facade: default corpus, partial failures, the refine loop,
+//! streaming, and refused input.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ferret::{
+    BackendError, Budget, Event, Ferret, FerretError, Hit, Query, Response, ResponseType, SearchBackend, SearchRequest,
+    StopReason, TraceStep,
+};
+use futures::StreamExt;
+
+fn use_temporary_ferret_home() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let home = std::env::temp_dir().join(format!("ferret-facade-tests-{}", std::process::id()));
+        std::env::set_var("FERRET_HOME", home);
+    });
+}
+
+/// Every marker in the answer has a citation, and every citation points at a listed hit.
+fn assert_citations_resolve(response: &Response) {
+    let answer = response.answer.as_deref().expect("an answer");
+    let markers: Vec<usize> = answer
+        .match_indices('[')
+        .filter_map(|(i, _)| answer[i + 1..].split(']').next()?.parse().ok())
+        .collect();
+    assert!(!markers.is_empty(), "an answer cites its sources: {answer}");
+    for marker in markers {
+        let citation = response.citations.iter().find(|c| c.marker == marker).unwrap_or_else(|| panic!("[{marker}] has no source"));
+        assert!(response.hits.iter().any(|h| h.id == citation.hit_id), "[{marker}] points at no listed hit");
+    }
+}
+
+#[tokio::test]
+async fn the_default_corpus_answers_with_citations_offline() {
+    use_temporary_ferret_home();
+    let ferret = Ferret::builder().default_corpus().build().unwrap();
+    let response = ferret.search(Query::new("Who were the members of the Final Five gymnastics team?").unwrap()).await.unwrap();
+    assert_eq!(response.response_type, ResponseType::Results);
+    assert_citations_resolve(&response);
+    assert!(response.answer.as_deref().unwrap().contains("Simone Biles"), "{:?}", response.answer);
+    assert_eq!(response.citations[0].title, "Final Five (gymnastics)");
+    assert!(response.failures.is_empty());
+    assert_eq!(response.stop_reason, StopReason::Answered);
+}
+
+/// A backend that answers each query from a script: the hits for the first script entry whose
+/// key the query contains, or nothing.
+struct Scripted {
+    name: &'static str,
+    calls: AtomicU32,
+    script: Vec<(&'static str, Vec<Hit>)>,
+    failure: Option<BackendError>,
+    delay: Duration,
+}
+
+impl Scripted {
+    fn new(name: &'static str, script: Vec<(&'static str, Vec<Hit>)>) -> Self {
+        Self { name, calls: AtomicU32::new(0), script, failure: None, delay: Duration::ZERO }
+    }
+}
+
+#[async_trait]
+impl SearchBackend for Scripted {
+    fn name(&self) -> &str {
+        self.name
+    }
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(self.delay).await;
+        if let Some(e) = &self.failure {
+            return Err(e.clone());
+        }
+        let query = request.query.to_lowercase();
+        Ok(self.script.iter().find(|(key, _)| query.contains(key)).map(|(_, hits)| hits.clone()).unwrap_or_default())
+    }
+}
+
+fn hit(id: &str, title: &str, text: &str) -> Hit {
+    Hit::new(id, title, text, 1.0, "scripted")
+}
+
+fn volcano_hits() -> Vec<Hit> {
+    vec![
+        hit("v1", "Mount Etna", "Mount Etna is an active volcano in Sicily. Etna erupts often."),
+        hit("v2", "Volcano", "A volcano is a rupture in the crust where lava erupts."),
+    ]
+}
+
+#[tokio::test]
+async fn a_failing_backend_and_a_slow_one_are_named_while_the_search_answers() {
+    let healthy = Scripted::new("healthy", vec![("volcano", volcano_hits())]);
+    let mut broken = Scripted::new("broken", vec![]);
+    broken.failure = Some(BackendError::permanent("broken", ferret::BackendErrorKind::Unavailable, "index gone"));
+    let mut slow = Scripted::new("slow", vec![("volcano", volcano_hits())]);
+    slow.delay = Duration::from_secs(60);
+    let ferret = Ferret::builder().backend(Arc::new(healthy)).backend(Arc::new(broken)).backend(Arc::new(slow)).build().unwrap();
+    let budget = Budget { call_deadline: Duration::from_millis(300), ..Budget::default() };
+    let response = ferret.search(Query::new("Which volcano erupts in Sicily?").unwrap().with_budget(budget)).await.unwrap();
+    assert_eq!(response.response_type, ResponseType::Results);
+    assert_citations_resolve(&response);
+    let mut failed: Vec<_> = response.failures.iter().map(|f| (f.error.backend.as_str(), f.error.kind.clone())).collect();
+    failed.sort_by_key(|(name, _)| *name);
+    assert_eq!(
+        failed,
+        [("broken", ferret::BackendErrorKind::Unavailable), ("slow", ferret::BackendErrorKind::DeadlineExceeded)]
+    );
+}
+
+#[tokio::test]
+async fn weak_results_are_refined_until_good_ones_arrive() {
+    // The full question finds only an off-topic page; the broadened query (without the year) finds the answer.
+    let backend = Arc::new(Scripted::new(
+        "wiki",
+        vec![
+            ("1998", vec![hit("x", "Cooking", "How to boil rice in a pot of water.")]),
+            ("volcano", volcano_hits()),
+        ],
+    ));
+    let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
+    let response = ferret.search(Query::new("Etna volcano eruption in 1998").unwrap()).await.unwrap();
+    let attempts: Vec<_> = response.trace.steps.iter().filter(|s| matches!(s, TraceStep::Attempt { .. })).collect();
+    assert_eq!(attempts.len(), 2, "{:#?}", response.trace);
+    assert_eq!(response.stop_reason, StopReason::Answered);
+    assert!(response.hits.iter().any(|h| h.id.0 == "v1"));
+    assert!(response.hits.iter().all(|h| h.id.0 != "x"), "the off-topic page was not kept");
+    assert_citations_resolve(&response);
+}
+
+#[tokio::test]
+async fn a_refinement_that_brings_nothing_new_stops_with_no_progress() {
+    let weak = vec![hit("w", "Weather", "Rain is expected tomorrow in the north.")];
+    let backend = Arc::new(Scripted::new("wiki", vec![("", weak)]));
+    let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
+    let response = ferret.search(Query::new("Etna volcano eruption history").unwrap()).await.unwrap();
+    assert_eq!(response.stop_reason, StopReason::NoProgress);
+    assert_eq!(response.response_type, ResponseType::Message, "nothing relevant: a message, not noise");
+    assert!(response.message.as_deref().unwrap().contains("couldn't find"));
+    assert!(backend.calls.load(Ordering::SeqCst) <= 3);
+}
+
+#[tokio::test]
+async fn the_refine_loop_never_exceeds_its_attempts() {
+    // Each call returns a fresh weak hit, so every attempt brings something new.
+    struct Fresh(AtomicU32);
+    #[async_trait]
+    impl SearchBackend for Fresh {
+        fn name(&self) -> &str {
+            "fresh"
+        }
+        async fn search(&self, _: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+            let n = self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(vec![hit(&format!("w{n}"), "Weather", "Rain is expected tomorrow.")])
+        }
+    }
+    let backend = Arc::new(Fresh(AtomicU32::new(0)));
+    let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
+    let response = ferret.search(Query::new("Etna volcano eruption history").unwrap()).await.unwrap();
+    assert_eq!(response.stop_reason, StopReason::MaxAttempts, "{:#?}", response.trace);
+    let attempts = response.trace.steps.iter().filter(|s| matches!(s, TraceStep::Attempt { .. })).count();
+    assert_eq!(attempts, 3);
+}
+
+#[tokio::test]
+async fn greetings_and_unrelated_requests_get_a_message_and_no_search() {
+    let backend = Arc::new(Scripted::new("wiki", vec![("", volcano_hits())]));
+    let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
+    for question in ["hello there!", "tell me a joke"] {
+        let response = ferret.search(Query::new(question).unwrap()).await.unwrap();
+        assert_eq!((response.response_type, response.stop_reason), (ResponseType::Message, StopReason::Guardrail));
+        assert!(response.message.is_some() && response.hits.is_empty());
+    }
+    assert_eq!(backend.calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn the_stream_carries_the_same_facts_and_ends_with_the_response() {
+    let backend = Arc::new(Scripted::new("wiki", vec![("volcano", volcano_hits())]));
+    let ferret = Ferret::builder().backend(backend).build().unwrap();
+    let query = Query::new("Which volcano erupts in Sicily?").unwrap();
+    let events: Vec<Event> = ferret.search_stream(query.clone()).unwrap().collect().await;
+    let Some(Event::Done { response }) = events.last() else { panic!("the stream ends with Done: {events:#?}") };
+    let steps: Vec<&TraceStep> = events.iter().filter_map(|e| if let Event::Step { step } = e { Some(step) } else { None }).collect();
+    assert_eq!(steps, response.trace.steps.iter().collect::<Vec<_>>());
+    assert!(events.iter().any(|e| matches!(e, Event::Answer { .. })));
+    assert!(matches!(steps[0], TraceStep::Intent { .. }));
+    let direct = ferret.search(query).await.unwrap();
+    assert_eq!(direct.answer, response.answer);
+}
+
+#[tokio::test]
+async fn bad_configuration_and_budgets_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-index");
+    match Ferret::builder().local_index(&missing).build() {
+        Err(FerretError::Index { path, reason }) => {
+            assert_eq!(path, missing);
+            assert!(reason.contains("ferret ingest"), "the message says how to make one: {reason}");
+        }
+        other => panic!("expected an index error, got {other:?}"),
+    }
+    assert!(matches!(Ferret::builder().build(), Err(FerretError::Config(_))));
+
+    let ferret = Ferret::builder().backend(Arc::new(Scripted::new("wiki", vec![]))).build().unwrap();
+    let no_attempts = Budget { max_attempts: 0, ..Budget::default() };
+    let err = ferret.search(Query::new("volcano").unwrap().with_budget(no_attempts)).await.unwrap_err();
+    assert!(matches!(err, FerretError::Budget(_)), "{err}");
+    assert!(ferret.search_stream(Query::new("volcano").unwrap().with_budget(no_attempts)).is_err());
+}
