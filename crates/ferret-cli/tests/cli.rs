@@ -1,0 +1,62 @@
+//! The `ferret` binary as a user runs it.
+
+use std::process::Command;
+
+fn ferret(home: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferret"));
+    cmd.env("FERRET_HOME", home).env_remove("RUST_LOG");
+    cmd
+}
+
+#[test]
+fn ingest_then_search_with_json_and_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("keys.md"), "# Key rotation\n\nRotate the API keys every 90 days from the admin console.").unwrap();
+    std::fs::write(notes.join("bad.jsonl"), "{\"text\":\"fine line\"}\nnot json\n").unwrap();
+    let index = dir.path().join("index");
+
+    let out = ferret(dir.path()).arg("ingest").arg(&notes).arg("--index").arg(&index).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "a skipped line is reported in the exit code");
+    assert!(stdout.contains("2 added"), "{stdout}");
+    assert!(stderr.contains("bad.jsonl:2:"), "{stderr}");
+
+    let out = ferret(dir.path()).args(["search", "how often should API keys be rotated?", "--json", "--index"]).arg(&index).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(response["response_type"], "results");
+    assert_eq!(response["citations"][0]["title"], "Key rotation");
+
+    let out = ferret(dir.path()).args(["search", "how often should API keys be rotated?", "-v", "--index"]).arg(&index).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for expected in ["Sources:", "[1] Key rotation", "Trace:", "intent: search", "call local", "grading:", "stop: Answered"] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn bad_input_exits_with_a_message_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["search", "   "], "the question is empty"),
+        (&["search", "x", "--index", "/definitely/not/here"], "/definitely/not/here"),
+        (&["ingest", "/no/such/corpus.jsonl", "--index"], "/no/such/corpus.jsonl"),
+    ];
+    for (args, expected) in cases {
+        let mut cmd = ferret(dir.path());
+        cmd.args(args);
+        if args.last() == Some(&"--index") {
+            cmd.arg(dir.path().join("idx"));
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected) && !stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let long = "a".repeat(10_001);
+    let out = ferret(dir.path()).args(["search", &long]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("10001 characters"));
+}
