@@ -43,8 +43,11 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_owned()
 }
 
-/// The normal (non-dev) dependency graph of the workspace, by package name.
-fn dependency_graph() -> anyhow::Result<(HashSet<String>, HashMap<String, Vec<String>>)> {
+/// Package name to the names of its normal and build dependencies.
+type Graph = HashMap<String, Vec<String>>;
+
+/// The workspace members and the normal (non-dev) dependency graph, by package name.
+fn dependency_graph() -> anyhow::Result<(HashSet<String>, Graph)> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
         .args(["metadata", "--format-version", "1"])
@@ -67,7 +70,7 @@ fn dependency_graph() -> anyhow::Result<(HashSet<String>, HashMap<String, Vec<St
         .flatten()
         .filter_map(|id| name_of.get(id.as_str()?).map(|n| n.to_string()))
         .collect();
-    let mut graph: HashMap<String, Vec<String>> = HashMap::new();
+    let mut graph = Graph::new();
     for node in meta["resolve"]["nodes"].as_array().into_iter().flatten() {
         let Some(name) = node["id"].as_str().and_then(|id| name_of.get(id)) else { continue };
         let deps = node["deps"].as_array().into_iter().flatten().filter(|d| {
@@ -79,7 +82,7 @@ fn dependency_graph() -> anyhow::Result<(HashSet<String>, HashMap<String, Vec<St
     Ok((members, graph))
 }
 
-fn reachable(graph: &HashMap<String, Vec<String>>, from: &str) -> HashSet<String> {
+fn reachable(graph: &Graph, from: &str) -> HashSet<String> {
     let mut seen = HashSet::new();
     let mut stack = vec![from.to_owned()];
     while let Some(next) = stack.pop() {
@@ -150,7 +153,7 @@ mod tests {
 
     #[test]
     fn reachability_follows_transitive_dependencies() {
-        let graph: HashMap<String, Vec<String>> =
+        let graph: Graph =
             [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec![])].into_iter().map(|(k, v)| (k.into(), v.into_iter().map(String::from).collect())).collect();
         assert!(reachable(&graph, "a").contains("c"));
         assert!(!reachable(&graph, "b").contains("a"));

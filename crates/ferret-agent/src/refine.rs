@@ -186,7 +186,10 @@ impl Agent {
             }
         };
 
-        let hits = best_hits(&attempts, query.limit);
+        // Seed 001: when no attempt found a relevant (good) result, say so instead of answering
+        // from results that merely share a word with the question.
+        let relevant_found = attempts.iter().any(|a| a.grades.quality != Quality::Low);
+        let hits = if relevant_found { best_hits(&attempts, query.limit) } else { Vec::new() };
         let mut response = if hits.is_empty() {
             rec.emit(Event::Message { text: NOTHING_FOUND.into() });
             Response::message(NOTHING_FOUND, stop_reason, rec.trace.clone())
