@@ -2,7 +2,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use ferret_core::{
-    Event, FerretError, Hit, HitId, Query, Response, ResponseType, StopReason, TraceStep, Usage,
+    Event, FerretError, Hit, HitId, Query, Response, ResponseType, StageOutput, StopReason, TraceStep, Usage,
 };
 use ferret_exec::{dedup_and_fuse, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
 use ferret_grading::{Grades, Quality, RetrySuggestion};
@@ -47,12 +47,6 @@ pub struct Agent {
     stages: Stages,
     executor: Executor,
     config: AgentConfig,
-}
-
-/// One attempt's graded results.
-struct Attempt {
-    hits: Vec<Hit>,
-    grades: Grades,
 }
 
 impl Agent {
@@ -103,17 +97,18 @@ impl Agent {
         let calls = CallBudget::new(budget.max_backend_calls, budget.wall_time);
         let mut usage = Usage::default();
         let mut failures = Vec::new();
-        let mut attempts: Vec<Attempt> = Vec::new();
+        let mut lists: Vec<Vec<Hit>> = Vec::new();
         let mut seen_hits: HashSet<HitId> = HashSet::new();
         let mut searched: HashSet<String> = HashSet::new();
-        let mut queries = self.first_queries(question, &analysis, budget.max_sub_queries as usize, &mut rec).await;
+        let (mut queries, aspects) =
+            self.first_queries(question, &analysis, budget.max_sub_queries as usize, &mut rec).await;
         let max_attempts = match self.config.strategy {
             Strategy::SinglePass => 1,
             Strategy::Refine => budget.max_attempts,
         };
 
-        let stop_reason = loop {
-            let number = attempts.len() as u32 + 1;
+        let (stop_reason, accumulated, grades) = loop {
+            let number = lists.len() as u32 + 1;
             searched.extend(queries.iter().map(|q| normalize_query(q)));
             let outcome: ExecOutcome = self
                 .executor
@@ -131,9 +126,13 @@ impl Agent {
             usage.cache_hits += outcome.cache_hits;
             usage.coalesced += outcome.coalesced;
             rec.emit(Event::Hits { attempt: number, hits: outcome.hits.clone() });
-
             let new_hits = outcome.hits.iter().filter(|h| seen_hits.insert(h.id.clone())).count();
-            let grades = self.stages.grader.grade(question, &outcome.hits).instrument(tracing::info_span!("grading")).await;
+            lists.push(outcome.hits);
+
+            // Results accumulate over attempts (seed 001 returns the best of all attempts), so the
+            // verdict is on everything found so far, earlier attempts ranking first.
+            let accumulated = dedup_and_fuse(&lists, RRF_K);
+            let grades = self.grade(question, &aspects, &accumulated).instrument(tracing::info_span!("grading")).await;
             rec.step(TraceStep::Grading {
                 attempt: number,
                 graded: grades.value.per_hit.len(),
@@ -144,11 +143,8 @@ impl Agent {
                 implementation: grades.implementation,
             });
             let grades = grades.value;
-            let good_enough = grades.quality != Quality::Low;
-            let suggestion = grades.suggestion.clone();
-            attempts.push(Attempt { hits: outcome.hits, grades });
 
-            let (decision, stop) = if good_enough {
+            let (decision, stop) = if grades.quality != Quality::Low {
                 ("stop: answered".to_owned(), Some(StopReason::Answered))
             } else if number > 1 && new_hits == 0 {
                 ("stop: no new results".to_owned(), Some(StopReason::NoProgress))
@@ -158,12 +154,11 @@ impl Agent {
                 ("stop: budget spent".to_owned(), Some(StopReason::BudgetExhausted))
             } else {
                 let fresh = |s: &RetrySuggestion| !searched.contains(&normalize_query(&s.query));
-                let mut suggestion = suggestion.filter(fresh);
+                let mut suggestion = grades.suggestion.clone().filter(fresh);
                 if suggestion.is_none() && number > 1 {
                     // The question's own refinement was tried already: refine the last query instead.
                     let last_query = queries.join(" ");
-                    let hits = &attempts[attempts.len() - 1].hits;
-                    suggestion = self.stages.grader.grade(&last_query, hits).await.value.suggestion.filter(fresh);
+                    suggestion = self.stages.grader.grade(&last_query, &accumulated).await.value.suggestion.filter(fresh);
                 }
                 match suggestion {
                     Some(s) => {
@@ -182,19 +177,24 @@ impl Agent {
             };
             rec.step(TraceStep::Attempt { attempt: number, new_hits, decision });
             if let Some(stop) = stop {
-                break stop;
+                break (stop, accumulated, grades);
             }
         };
 
-        // Seed 001: when no attempt found a relevant (good) result, say so instead of answering
-        // from results that merely share a word with the question.
-        let relevant_found = attempts.iter().any(|a| a.grades.quality != Quality::Low);
-        let hits = if relevant_found { best_hits(&attempts, query.limit) } else { Vec::new() };
+        // Seed 001: when nothing relevant (good) was found, say so instead of answering from
+        // results that merely share a word with the question.
+        let hits: Vec<Hit> = if grades.quality == Quality::Low {
+            Vec::new()
+        } else {
+            accumulated.into_iter().zip(&grades.per_hit).filter(|(_, g)| g.kept).map(|(h, _)| h).take(query.limit).collect()
+        };
         let mut response = if hits.is_empty() {
             rec.emit(Event::Message { text: NOTHING_FOUND.into() });
             Response::message(NOTHING_FOUND, stop_reason, rec.trace.clone())
         } else {
-            let answer = self.stages.synthesizer.synthesize(question, &hits).instrument(tracing::info_span!("synthesis")).await;
+            // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
+            let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
+            let answer = self.stages.synthesizer.synthesize(&asked, &hits).instrument(tracing::info_span!("synthesis")).await;
             rec.step(TraceStep::Synthesis {
                 sentences: answer.value.sentences,
                 citations: answer.value.citations.len(),
@@ -224,41 +224,80 @@ impl Agent {
 
     /// The first attempt's queries: the question itself, plus sub-queries when it is complex,
     /// each rewritten for search engines. The whole question is always searched, so decomposition
-    /// can only add evidence.
-    async fn first_queries(&self, question: &str, analysis: &Analysis, max_sub_queries: usize, rec: &mut Recorder) -> Vec<String> {
+    /// can only add evidence. Also returns the sub-queries alone: the aspects grading must cover.
+    async fn first_queries(
+        &self,
+        question: &str,
+        analysis: &Analysis,
+        max_sub_queries: usize,
+        rec: &mut Recorder,
+    ) -> (Vec<String>, Vec<String>) {
         let (parts, mut implementation, reason) = if analysis.complexity == Complexity::Complex {
             let parts = self.stages.decomposer.decompose(question, analysis, max_sub_queries).await;
             (parts.value, Some(parts.implementation), "decomposed, the whole question kept")
         } else {
             (Vec::new(), None, "simple question: searched as asked, rewritten")
         };
-        let mut queries = Vec::new();
-        for text in std::iter::once(question.to_owned()).chain(parts) {
+        let mut queries: Vec<String> = Vec::new();
+        let mut aspects = Vec::new();
+        for (i, text) in std::iter::once(question.to_owned()).chain(parts).enumerate() {
             let rewritten = self.stages.rewriter.rewrite(&text, analysis).await;
             implementation.get_or_insert(rewritten.implementation);
-            if !queries.iter().any(|q: &String| normalize_query(q) == normalize_query(&rewritten.value)) {
+            if !queries.iter().any(|q| normalize_query(q) == normalize_query(&rewritten.value)) {
+                if i > 0 {
+                    aspects.push(rewritten.value.clone());
+                }
                 queries.push(rewritten.value);
             }
         }
         let implementation = implementation.unwrap_or_else(ferret_core::Implementation::heuristic_default);
         rec.step(TraceStep::Queries { attempt: 1, queries: queries.clone(), reason: reason.into(), implementation });
-        queries
+        (queries, aspects)
     }
-}
 
-/// The hits to answer from: every attempt's kept hits, fused in attempt order (seed 001 returns
-/// the best results of all attempts). Empty when no attempt kept anything: the caller then says
-/// that nothing relevant was found rather than answering from noise.
-fn best_hits(attempts: &[Attempt], limit: usize) -> Vec<Hit> {
-    let kept: Vec<Vec<Hit>> = attempts
-        .iter()
-        .map(|a| a.hits.iter().zip(&a.grades.per_hit).filter(|(_, g)| g.kept).map(|(h, _)| h.clone()).collect())
-        .collect();
-    let mut fused = dedup_and_fuse(&kept, RRF_K);
-    fused.truncate(limit);
-    fused
+    /// Grade `hits` against the question and, for a decomposed question, against each aspect.
+    ///
+    /// A comparison is rarely answered by one document: a hit counts as relevant when it answers
+    /// the question or one aspect, and the results are good only when every aspect is covered
+    /// (or some hit answers the whole question). A weak aspect's refinement comes first, so the
+    /// next attempt looks for what is missing.
+    async fn grade(&self, question: &str, aspects: &[String], hits: &[Hit]) -> StageOutput<Grades> {
+        let whole = self.stages.grader.grade(question, hits).await;
+        if aspects.is_empty() {
+            return whole;
+        }
+        let mut per_aspect = Vec::with_capacity(aspects.len());
+        for aspect in aspects {
+            per_aspect.push(self.stages.grader.grade(aspect, hits).await.value);
+        }
+        let StageOutput { value: mut merged, implementation } = whole;
+        for grades in &per_aspect {
+            for (best, other) in merged.per_hit.iter_mut().zip(&grades.per_hit) {
+                if other.relevance > best.relevance {
+                    *best = other.clone();
+                }
+            }
+        }
+        let weakest = per_aspect.iter().min_by_key(|g| quality_rank(g.quality)).expect("aspects is not empty");
+        if quality_rank(weakest.quality) > quality_rank(merged.quality) {
+            merged.quality = weakest.quality;
+            merged.should_retry = weakest.should_retry;
+            merged.suggestion = weakest.suggestion.clone();
+        } else if merged.quality == Quality::Low && weakest.suggestion.is_some() {
+            merged.suggestion = weakest.suggestion.clone();
+        }
+        StageOutput { value: merged, implementation }
+    }
 }
 
 fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn quality_rank(quality: Quality) -> u8 {
+    match quality {
+        Quality::Low => 0,
+        Quality::Medium => 1,
+        Quality::High => 2,
+    }
 }

@@ -227,3 +227,19 @@ fn an_executor_needs_a_backend_and_distinct_names() {
     let twice = Executor::builder().backend(Arc::new(Scripted::new("x", &[]))).backend(Arc::new(Scripted::new("x", &[]))).build();
     assert!(twice.unwrap_err().to_string().contains("two backends are named `x`"));
 }
+
+#[tokio::test]
+async fn a_rate_limited_backend_is_never_called_faster_than_its_quota() {
+    let backend = Arc::new(Scripted::new("web", &["a"]));
+    let exec = Executor::builder()
+        .rate_limited_backend(backend.clone(), std::num::NonZeroU32::new(2).unwrap())
+        .build()
+        .unwrap();
+    let queries: Vec<String> = ["one", "two", "three", "four"].map(String::from).to_vec();
+    let started = std::time::Instant::now();
+    let outcome = exec.execute(&queries, &Filters::default(), 10, &budget(), DEADLINE).await;
+    // A quota of 2 per second allows a burst of 2, then one call every 500 ms: the fourth call
+    // cannot start before 1 s. Only a lower bound is asserted, which a slow machine cannot break.
+    assert!(started.elapsed() >= Duration::from_millis(950), "{:?}", started.elapsed());
+    assert_eq!((backend.calls(), outcome.hits.len()), (4, 1));
+}
