@@ -23,6 +23,7 @@ const META_FILE: &str = "ferret-index.json";
 const SPARSE_VECTOR: &str = "bm25";
 const DATE_FIELD: &str = "date_days";
 const FORMAT_VERSION: u32 = 1;
+const TIE_MARGIN: usize = 10;
 
 /// Why the index could not be opened, read or written.
 #[derive(Debug, thiserror::Error)]
@@ -375,7 +376,8 @@ impl LocalIndex {
                     query: Some(query),
                     filter,
                     score_threshold: None,
-                    limit: request.limit,
+                    // Extra candidates so that ties at the cut are broken by us, not by the engine.
+                    limit: request.limit + TIE_MARGIN,
                     offset: 0,
                     params: None,
                     with_vector: WithVector::Bool(false),
@@ -386,7 +388,14 @@ impl LocalIndex {
                 .map(|p| (p.score, p.payload.map(|p| p.0).unwrap_or_default()))
                 .collect()
         };
-        Ok(points.into_iter().filter_map(|(score, payload)| to_hit(score, payload, backend_name)).collect())
+        let mut hits: Vec<Hit> = points.into_iter().filter_map(|(score, payload)| to_hit(score, payload, backend_name)).collect();
+        if request.filters.most_recent.is_none() {
+            // The engine orders equal scores by internal hash order, which changes between
+            // ingests; the same index content must always give the same ranking.
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        }
+        hits.truncate(request.limit);
+        Ok(hits)
     }
 }
 
