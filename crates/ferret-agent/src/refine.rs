@@ -5,7 +5,7 @@ use ferret_core::{
     Event, FerretError, Hit, HitId, Query, Response, ResponseType, StageOutput, StopReason, TraceStep, Usage,
 };
 use ferret_exec::{dedup_and_fuse, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
-use ferret_grading::{Grades, Quality, RetrySuggestion};
+use ferret_grading::{Grades, Quality, RetryStrategy, RetrySuggestion};
 use ferret_query_intel::{Analysis, Complexity, Intent};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
@@ -100,6 +100,7 @@ impl Agent {
         let mut lists: Vec<Vec<Hit>> = Vec::new();
         let mut seen_hits: HashSet<HitId> = HashSet::new();
         let mut searched: HashSet<String> = HashSet::new();
+        let mut any_call_answered = false;
         let (mut queries, aspects) =
             self.first_queries(question, &analysis, budget.max_sub_queries as usize, &mut rec).await;
         let max_attempts = match self.config.strategy {
@@ -116,6 +117,7 @@ impl Agent {
                 .instrument(tracing::info_span!("exec", attempt = number))
                 .await;
             for step in outcome.calls {
+                any_call_answered |= matches!(step, TraceStep::BackendCall { error: None, .. });
                 rec.step(step);
             }
             for failure in outcome.failures {
@@ -133,44 +135,35 @@ impl Agent {
             // verdict is on everything found so far, earlier attempts ranking first.
             let accumulated = dedup_and_fuse(&lists, RRF_K);
             let grades = self.grade(question, &aspects, &accumulated).instrument(tracing::info_span!("grading")).await;
-            rec.step(TraceStep::Grading {
-                attempt: number,
-                graded: grades.value.per_hit.len(),
-                kept: grades.value.kept(),
-                good: grades.value.good(),
-                quality: grades.value.quality.as_str().to_owned(),
-                retry_suggestion: grades.value.suggestion.as_ref().map(|s| format!("{}: {}", s.strategy.as_str(), s.query)),
-                implementation: grades.implementation,
-            });
+            rec.step(grades.value.trace_step(number, grades.implementation));
             let grades = grades.value;
 
             let (decision, stop) = if grades.quality != Quality::Low {
                 ("stop: answered".to_owned(), Some(StopReason::Answered))
+            } else if outcome.budget_exhausted || calls.is_exhausted() || started.elapsed() >= budget.wall_time {
+                ("stop: budget spent".to_owned(), Some(StopReason::BudgetExhausted))
             } else if number > 1 && new_hits == 0 {
                 ("stop: no new results".to_owned(), Some(StopReason::NoProgress))
             } else if number >= max_attempts {
                 ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
-            } else if outcome.budget_exhausted || calls.is_exhausted() || started.elapsed() >= budget.wall_time {
-                ("stop: budget spent".to_owned(), Some(StopReason::BudgetExhausted))
             } else {
-                let fresh = |s: &RetrySuggestion| !searched.contains(&normalize_query(&s.query));
-                let mut suggestion = grades.suggestion.clone().filter(fresh);
-                if suggestion.is_none() && number > 1 {
+                let mut next = self.fresh_refinement(grades.suggestion.clone(), &analysis, &searched).await;
+                if next.is_none() && number > 1 {
                     // The question's own refinement was tried already: refine the last query instead.
                     let last_query = queries.join(" ");
-                    suggestion = self.stages.grader.grade(&last_query, &accumulated).await.value.suggestion.filter(fresh);
+                    let again = self.stages.grader.grade(&last_query, &accumulated).await.value.suggestion;
+                    next = self.fresh_refinement(again, &analysis, &searched).await;
                 }
-                match suggestion {
-                    Some(s) => {
-                        let rewritten = self.stages.rewriter.rewrite(&s.query, &analysis).await;
+                match next {
+                    Some((strategy, rewritten)) => {
                         queries = vec![rewritten.value];
                         rec.step(TraceStep::Queries {
                             attempt: number + 1,
                             queries: queries.clone(),
-                            reason: format!("refined: {}", s.strategy.as_str()),
+                            reason: format!("refined: {}", strategy.as_str()),
                             implementation: rewritten.implementation,
                         });
-                        (format!("retry: {}", s.strategy.as_str()), None)
+                        (format!("retry: {}", strategy.as_str()), None)
                     }
                     None => ("stop: no new query to try".to_owned(), Some(StopReason::NoProgress)),
                 }
@@ -188,31 +181,38 @@ impl Agent {
         } else {
             accumulated.into_iter().zip(&grades.per_hit).filter(|(_, g)| g.kept).map(|(h, _)| h).take(query.limit).collect()
         };
-        let mut response = if hits.is_empty() {
-            rec.emit(Event::Message { text: NOTHING_FOUND.into() });
-            Response::message(NOTHING_FOUND, stop_reason, rec.trace.clone())
+        let answer = if hits.is_empty() {
+            None
         } else {
             // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
             let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
             let answer = self.stages.synthesizer.synthesize(&asked, &hits).instrument(tracing::info_span!("synthesis")).await;
-            rec.step(TraceStep::Synthesis {
-                sentences: answer.value.sentences,
-                citations: answer.value.citations.len(),
-                dropped_markers: answer.value.dropped_markers,
-                implementation: answer.implementation,
-            });
-            let answer = answer.value;
-            rec.emit(Event::Answer { text: answer.text.clone(), citations: answer.citations.clone() });
-            Response {
-                response_type: ResponseType::Results,
-                message: None,
-                answer: Some(answer.text),
-                citations: answer.citations,
-                hits,
-                failures: Vec::new(),
-                trace: rec.trace.clone(),
-                usage: Usage::default(),
-                stop_reason,
+            rec.step(answer.value.trace_step(answer.implementation));
+            Some(answer.value).filter(|a| !a.text.trim().is_empty())
+        };
+        let mut response = match answer {
+            None => {
+                let message = if any_call_answered || failures.is_empty() {
+                    NOTHING_FOUND.to_owned()
+                } else {
+                    format!("No search backend could be reached, so there is nothing to answer from: {}", failures[0].error)
+                };
+                rec.emit(Event::Message { text: message.clone() });
+                Response::message(message, stop_reason, rec.trace.clone())
+            }
+            Some(answer) => {
+                rec.emit(Event::Answer { text: answer.text.clone(), citations: answer.citations.clone() });
+                Response {
+                    response_type: ResponseType::Results,
+                    message: None,
+                    answer: Some(answer.text),
+                    citations: answer.citations,
+                    hits,
+                    failures: Vec::new(),
+                    trace: rec.trace.clone(),
+                    usage: Usage::default(),
+                    stop_reason,
+                }
             }
         };
         response.failures = failures;
@@ -253,6 +253,19 @@ impl Agent {
         let implementation = implementation.unwrap_or_else(ferret_core::Implementation::heuristic_default);
         rec.step(TraceStep::Queries { attempt: 1, queries: queries.clone(), reason: reason.into(), implementation });
         (queries, aspects)
+    }
+
+    /// The query a suggestion leads to, rewritten for search engines, unless that exact query was
+    /// already searched in this search (the fingerprint check that keeps the loop from repeating).
+    async fn fresh_refinement(
+        &self,
+        suggestion: Option<RetrySuggestion>,
+        analysis: &Analysis,
+        searched: &HashSet<String>,
+    ) -> Option<(RetryStrategy, StageOutput<String>)> {
+        let suggestion = suggestion?;
+        let rewritten = self.stages.rewriter.rewrite(&suggestion.query, analysis).await;
+        (!searched.contains(&normalize_query(&rewritten.value))).then_some((suggestion.strategy, rewritten))
     }
 
     /// Grade `hits` against the question and, for a decomposed question, against each aspect.

@@ -105,17 +105,6 @@ pub enum FerretError {
         /// What went wrong, with a hint.
         reason: String,
     },
-    /// A named backend is not configured.
-    #[error("unknown backend `{name}`; configured backends: {known}")]
-    UnknownBackend {
-        /// The name asked for.
-        name: String,
-        /// The names that exist, comma-separated.
-        known: String,
-    },
-    /// Every backend failed, so there is nothing to answer from.
-    #[error("every backend failed: {}", summarise(.0))]
-    AllBackendsFailed(Vec<BackendError>),
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
     Io {
@@ -131,15 +120,10 @@ impl FerretError {
     /// Whether running the same search again may succeed.
     pub fn retry_class(&self) -> RetryClass {
         match self {
-            Self::AllBackendsFailed(errors) if errors.iter().any(|e| e.retry.is_retryable()) => RetryClass::Transient,
             Self::Io { .. } => RetryClass::Transient,
             _ => RetryClass::Permanent,
         }
     }
-}
-
-fn summarise(errors: &[BackendError]) -> String {
-    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
 
 mod opt_millis {
@@ -174,13 +158,5 @@ mod tests {
         for (class, retryable) in table {
             assert_eq!(class.is_retryable(), retryable, "{class:?}");
         }
-    }
-
-    #[test]
-    fn all_backends_failing_is_transient_only_if_one_of_them_is() {
-        let dead = BackendError::permanent("a", BackendErrorKind::Unavailable, "gone");
-        let slow = BackendError::deadline("b", Duration::from_millis(5));
-        assert_eq!(FerretError::AllBackendsFailed(vec![dead.clone()]).retry_class(), RetryClass::Permanent);
-        assert_eq!(FerretError::AllBackendsFailed(vec![dead, slow]).retry_class(), RetryClass::Transient);
     }
 }

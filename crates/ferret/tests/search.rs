@@ -210,3 +210,24 @@ async fn bad_configuration_and_budgets_are_typed_errors() {
     assert!(matches!(err, FerretError::Budget(_)), "{err}");
     assert!(ferret.search_stream(Query::new("volcano").unwrap().with_budget(no_attempts)).is_err());
 }
+
+#[tokio::test]
+async fn when_every_backend_fails_the_message_says_so_instead_of_asking_to_rephrase() {
+    let mut broken = Scripted::new("broken", vec![]);
+    broken.failure = Some(BackendError::permanent("broken", ferret::BackendErrorKind::Unavailable, "index gone"));
+    let ferret = Ferret::builder().backend(Arc::new(broken)).build().unwrap();
+    let response = ferret.search(Query::new("Which volcano erupts in Sicily?").unwrap()).await.unwrap();
+    assert_eq!(response.response_type, ResponseType::Message);
+    let message = response.message.unwrap();
+    assert!(message.contains("No search backend could be reached") && message.contains("index gone"), "{message}");
+    assert_eq!(response.failures.len(), 2, "both attempts' calls failed and are listed");
+}
+
+#[tokio::test]
+async fn hits_without_text_give_a_message_not_an_empty_answer() {
+    let titles_only = vec![hit("t1", "Volcano eruptions in Sicily", ""), hit("t2", "Sicily volcano", " ")];
+    let ferret = Ferret::builder().backend(Arc::new(Scripted::new("wiki", vec![("", titles_only)]))).build().unwrap();
+    let response = ferret.search(Query::new("Which volcano erupts in Sicily?").unwrap()).await.unwrap();
+    assert_eq!(response.response_type, ResponseType::Message, "{response:#?}");
+    assert!(response.answer.is_none());
+}
