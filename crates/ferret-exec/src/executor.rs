@@ -254,14 +254,22 @@ impl Executor {
         let was_cached = self.cache.contains_key(&key);
         let initialised = AtomicBool::new(false);
         let attempts = AtomicU32::new(0);
-        let result = self
-            .cache
-            .try_get_with(key, async {
-                initialised.store(true, Ordering::SeqCst);
-                self.call_with_retries(slot, &request, budget, deadline, &attempts).await.map(Arc::new)
-            })
-            .await;
+        // Whoever runs the shared call runs it under their own budget and deadline, so a search that
+        // joins it is held to its own deadline here.
+        let own_deadline = deadline.min(budget.time_left());
+        let shared = self.cache.try_get_with(key, async {
+            initialised.store(true, Ordering::SeqCst);
+            self.call_with_retries(slot, &request, budget, deadline, &attempts).await.map(Arc::new)
+        });
+        let mut result = match tokio::time::timeout(own_deadline, shared).await {
+            Ok(result) => result,
+            Err(_) => Err(Arc::new(CallError::Backend(BackendError::deadline(&name, own_deadline)))),
+        };
         let ran = initialised.load(Ordering::SeqCst);
+        if !ran && matches!(result.as_ref().map_err(|e| e.as_ref()), Err(CallError::OutOfBudget)) {
+            // Another search ran out of budget; this one may still have calls left.
+            result = self.call_with_retries(slot, &request, budget, deadline, &attempts).await.map(Arc::new).map_err(Arc::new);
+        }
         let cache_hit = !ran && was_cached;
         let coalesced = !ran && !was_cached;
         let called = attempts.load(Ordering::SeqCst);
@@ -303,20 +311,22 @@ impl Executor {
         let ends_at = Instant::now() + deadline;
         let mut retries_left = self.config.retry.max_retries;
         loop {
-            if !budget.take() {
-                return Err(CallError::OutOfBudget);
-            }
-            attempts.fetch_add(1, Ordering::SeqCst);
             let remaining = ends_at.saturating_duration_since(Instant::now());
+            // Only a call that leaves the rate limiter is a call: it alone spends budget.
             let attempt = async {
                 if let Some(limiter) = &slot.limiter {
                     limiter.until_ready().await;
                 }
-                slot.backend.search(request).await
+                if !budget.take() {
+                    return Err(CallError::OutOfBudget);
+                }
+                attempts.fetch_add(1, Ordering::SeqCst);
+                slot.backend.search(request).await.map_err(CallError::Backend)
             };
             let error = match tokio::time::timeout(remaining, attempt).await {
                 Ok(Ok(hits)) => return Ok(hits),
-                Ok(Err(error)) => error,
+                Ok(Err(CallError::Backend(error))) => error,
+                Ok(Err(out_of_budget)) => return Err(out_of_budget),
                 Err(_) => BackendError::deadline(name, deadline),
             };
             let wait = match error.retry {

@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ferret_core::Hit;
 
@@ -7,44 +7,41 @@ use crate::canonical_url;
 /// The usual RRF constant (Cormack et al.): damps the advantage of the very first ranks.
 pub const RRF_K: f32 = 60.0;
 
-/// Fuse ranked lists by reciprocal rank fusion, merging hits that share an id or a canonical URL.
+/// Fuse ranked lists by reciprocal rank fusion, merging hits that share a backend and id, or a
+/// canonical URL.
 ///
 /// A merged hit keeps the fields of its first occurrence (lists earlier in `lists` win) and its
 /// score becomes the fused score. Ties are broken by first appearance, so the order is
 /// deterministic for the same input.
 pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
     let mut slot_of_key: HashMap<String, usize> = HashMap::new();
-    let mut fused: Vec<(Hit, f32, usize)> = Vec::new();
-    let mut appearance = 0;
+    let mut fused: Vec<(Hit, f32)> = Vec::new();
     for list in lists {
+        // RRF counts each result once per list, at its best rank there.
+        let mut seen_in_list: HashSet<usize> = HashSet::new();
         for (rank, hit) in list.iter().enumerate() {
-            let contribution = 1.0 / (k + rank as f32 + 1.0);
-            let id_key = format!("id:{}", hit.id);
+            // Ids are only unique within a backend; across backends, the same page is the same URL.
+            let id_key = format!("id:{}\u{0}{}", hit.backend, hit.id);
             let url_key = hit.url.as_deref().map(|u| format!("url:{}", canonical_url(u)));
             let existing = slot_of_key.get(&id_key).or_else(|| url_key.as_ref().and_then(|u| slot_of_key.get(u))).copied();
-            let slot = match existing {
-                Some(slot) => {
-                    fused[slot].1 += contribution;
-                    slot
-                }
-                None => {
-                    fused.push((hit.clone(), contribution, appearance));
-                    appearance += 1;
-                    fused.len() - 1
-                }
-            };
+            let slot = existing.unwrap_or_else(|| {
+                fused.push((hit.clone(), 0.0));
+                fused.len() - 1
+            });
+            if seen_in_list.insert(slot) {
+                fused[slot].1 += 1.0 / (k + rank as f32 + 1.0);
+            }
             slot_of_key.insert(id_key, slot);
             if let Some(u) = url_key {
                 slot_of_key.insert(u, slot);
             }
         }
     }
-    // A hit may appear twice in one list under two keys; the sum above still counts it once per list
-    // position, which is what RRF asks for.
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+    // A stable sort keeps first appearance as the tie-break, so the order is deterministic.
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
     fused
         .into_iter()
-        .map(|(mut hit, score, _)| {
+        .map(|(mut hit, score)| {
             hit.score = score;
             hit
         })
@@ -71,6 +68,22 @@ mod tests {
         let fused = dedup_and_fuse(&[a, b, c], RRF_K);
         let ids: Vec<_> = fused.iter().map(|h| h.id.0.as_str()).collect();
         assert_eq!(ids, ["y", "z", "x"]);
+    }
+
+    #[test]
+    fn equal_ids_from_different_backends_are_different_documents() {
+        let mut other = hit("x", None);
+        other.backend = "other".into();
+        let fused = dedup_and_fuse(&[vec![hit("x", None)], vec![other]], RRF_K);
+        assert_eq!(fused.len(), 2);
+    }
+
+    #[test]
+    fn a_result_listed_twice_in_one_list_counts_once() {
+        let twice = vec![hit("a", Some("https://e.com/a")), hit("a-mirror", Some("https://e.com/a/")), hit("b", None)];
+        let fused = dedup_and_fuse(&[twice], RRF_K);
+        assert_eq!(fused.len(), 2);
+        assert!((fused[0].score - 1.0 / (RRF_K + 1.0)).abs() < 1e-9);
     }
 
     #[test]

@@ -51,7 +51,16 @@ impl SearchBackend for Scripted {
         };
         match failure {
             Some(e) => Err(e),
-            None => Ok(self.hits.iter().take(request.limit).map(|id| Hit::new(*id, *id, request.query.clone(), 1.0, self.name)).collect()),
+            None => Ok(self
+                .hits
+                .iter()
+                .take(request.limit)
+                .map(|id| {
+                    let mut hit = Hit::new(*id, *id, request.query.clone(), 1.0, self.name);
+                    hit.url = Some(format!("https://example.com/{id}"));
+                    hit
+                })
+                .collect()),
         }
     }
 }
@@ -192,7 +201,7 @@ async fn sub_queries_fan_out_to_every_backend_and_fuse() {
     let outcome = exec.execute(&["one".into(), "two".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
     assert_eq!((a.calls(), b.calls()), (2, 2));
     assert_eq!(outcome.calls.len(), 4);
-    assert_eq!(outcome.hits[0].id.0, "y", "found by every call, so fused first");
+    assert_eq!(outcome.hits[0].id.0, "y", "found by every call (same URL on both backends), so fused first");
     assert_eq!(outcome.hits.len(), 3);
 }
 
@@ -242,4 +251,25 @@ async fn a_rate_limited_backend_is_never_called_faster_than_its_quota() {
     // cannot start before 1 s. Only a lower bound is asserted, which a slow machine cannot break.
     assert!(started.elapsed() >= Duration::from_millis(950), "{:?}", started.elapsed());
     assert_eq!((backend.calls(), outcome.hits.len()), (4, 1));
+}
+
+#[tokio::test]
+async fn a_search_joining_a_shared_call_keeps_its_own_deadline() {
+    let backend = Arc::new(Scripted::new("slow", &["a"]).slow(Duration::from_millis(800)));
+    let exec = executor(vec![backend.clone()]);
+    let (patient_budget, hurried_budget) = (budget(), budget());
+    let queries = vec!["q".to_owned()];
+    let filters = Filters::default();
+    let patient = exec.execute(&queries, &filters, 10, &patient_budget, Duration::from_secs(5));
+    let hurried = async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let started = std::time::Instant::now();
+        let outcome = exec.execute(&queries, &filters, 10, &hurried_budget, Duration::from_millis(100)).await;
+        (outcome, started.elapsed())
+    };
+    let (patient, (hurried, waited)) = tokio::join!(patient, hurried);
+    assert_eq!(patient.hits.len(), 1);
+    assert!(waited < Duration::from_millis(700), "held to its own 100 ms deadline, waited {waited:?}");
+    assert_eq!(hurried.failures[0].error.kind, BackendErrorKind::DeadlineExceeded);
+    assert_eq!(backend.calls(), 1);
 }
