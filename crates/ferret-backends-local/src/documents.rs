@@ -92,12 +92,18 @@ pub fn read_jsonl(path: &Path, mut each: impl FnMut(Document)) -> std::io::Resul
     let file = std::fs::File::open(path)?;
     let source = path.display().to_string();
     let mut issues = Vec::new();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line?;
+    for (n, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
+        let issue = |message: String| IngestIssue { file: path.to_owned(), line: Some(n + 1), message };
+        let line = match String::from_utf8(line?) {
+            Ok(line) => line,
+            Err(_) => {
+                issues.push(issue("the line is not valid UTF-8".into()));
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let issue = |message: String| IngestIssue { file: path.to_owned(), line: Some(n + 1), message };
         let record: Record = match serde_json::from_str(&line) {
             Ok(r) => r,
             Err(e) => {
@@ -129,46 +135,62 @@ pub fn read_jsonl(path: &Path, mut each: impl FnMut(Document)) -> std::io::Resul
 
 /// Split a Markdown or plain-text file into chunks on headings and paragraphs.
 ///
-/// Paragraphs are merged up to `max_chars` so that a chunk carries enough context to be found;
-/// a heading starts a new chunk and becomes part of its title.
+/// Paragraphs are merged up to `max_chars` characters so that a chunk carries enough context to be
+/// found; a heading starts a new chunk and becomes part of its title. Lines inside fenced code
+/// blocks are never headings or paragraph breaks.
 pub fn chunk_text_file(path: &Path, source: &str, content: &str, max_chars: usize) -> Vec<Document> {
+    let content = content.replace("\r\n", "\n");
     let file_title = content
         .lines()
         .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_owned()))
+        .filter(|t| !t.is_empty())
         .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
-    let mut chunks: Vec<(String, String)> = Vec::new();
-    let mut section = String::new();
-    let mut current = String::new();
-    let flush = |chunks: &mut Vec<(String, String)>, section: &str, current: &mut String| {
-        if !current.trim().is_empty() {
-            chunks.push((section.to_owned(), std::mem::take(current).trim().to_owned()));
+    let mut sections: Vec<(String, Vec<String>)> = vec![(String::new(), Vec::new())];
+    let mut paragraph = String::new();
+    let mut in_fence = false;
+    let end_paragraph = |sections: &mut Vec<(String, Vec<String>)>, paragraph: &mut String| {
+        let text = std::mem::take(paragraph).trim().to_owned();
+        if !text.is_empty() {
+            sections.last_mut().expect("there is always a section").1.push(text);
         }
-        current.clear();
     };
-    for paragraph in content.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
-        let mut body = String::new();
-        for line in paragraph.lines() {
+    for line in content.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        } else if !in_fence {
             if let Some(heading) = heading_text(line) {
-                flush(&mut chunks, &section, &mut current);
-                section = heading;
-            } else {
-                body.push_str(line.trim_end());
-                body.push('\n');
+                end_paragraph(&mut sections, &mut paragraph);
+                sections.push((heading, Vec::new()));
+                continue;
+            }
+            if line.trim().is_empty() {
+                end_paragraph(&mut sections, &mut paragraph);
+                continue;
             }
         }
-        let body = body.trim();
-        if body.is_empty() {
-            continue;
-        }
-        if !current.is_empty() && current.len() + body.len() > max_chars {
-            flush(&mut chunks, &section, &mut current);
+        paragraph.push_str(line.trim_end());
+        paragraph.push('\n');
+    }
+    end_paragraph(&mut sections, &mut paragraph);
+
+    let mut chunks: Vec<(String, String)> = Vec::new();
+    for (section, paragraphs) in sections {
+        let mut current = String::new();
+        for paragraph in paragraphs {
+            let len = |s: &str| s.chars().count();
+            if !current.is_empty() && len(&current) + 2 + len(&paragraph) > max_chars {
+                chunks.push((section.clone(), std::mem::take(&mut current)));
+            }
+            if !current.is_empty() {
+                current.push_str("\n\n");
+            }
+            current.push_str(&paragraph);
         }
         if !current.is_empty() {
-            current.push_str("\n\n");
+            chunks.push((section, current));
         }
-        current.push_str(body);
     }
-    flush(&mut chunks, &section, &mut current);
     chunks
         .into_iter()
         .enumerate()
@@ -183,10 +205,12 @@ pub fn chunk_text_file(path: &Path, source: &str, content: &str, max_chars: usiz
         .collect()
 }
 
+/// A Markdown ATX heading: one to six `#` and a space (`#tag` and `#!/bin/sh` are not headings).
 fn heading_text(line: &str) -> Option<String> {
     let trimmed = line.trim_start();
     let hashes = trimmed.chars().take_while(|&c| c == '#').count();
-    (1..=6).contains(&hashes).then(|| trimmed[hashes..].trim().to_owned()).filter(|t| !t.is_empty())
+    let rest = &trimmed[hashes..];
+    ((1..=6).contains(&hashes) && rest.starts_with(' ')).then(|| rest.trim().to_owned()).filter(|t| !t.is_empty())
 }
 
 fn first_words(text: &str, n: usize) -> String {
@@ -232,6 +256,33 @@ mod tests {
                 ("guide.md#2", "Guide: Use", "Type a question."),
             ]
         );
+    }
+
+    #[test]
+    fn code_fences_hashtags_and_windows_line_endings_do_not_fool_the_chunker() {
+        let md = "# Ops\r\n\r\nIntro #tag here.\r\n\r\n```sh\r\n#!/bin/sh\r\n# not a heading\r\n\r\necho hi\r\n```\r\nbefore\r\n## Next\r\nafter";
+        let docs = chunk_text_file(Path::new("ops.md"), "ops.md", md, 1000);
+        let view: Vec<_> = docs.iter().map(|d| (d.title.as_str(), d.text.as_str())).collect();
+        assert_eq!(
+            view,
+            [
+                ("Ops", "Intro #tag here.\n\n```sh\n#!/bin/sh\n# not a heading\n\necho hi\n```\nbefore"),
+                ("Ops: Next", "after"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_non_utf8_line_is_an_issue_and_the_rest_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mixed.jsonl");
+        let mut bytes = b"{\"id\":\"a\",\"text\":\"alpha\"}\n".to_vec();
+        bytes.extend_from_slice(b"{\"id\":\"b\",\"text\":\"\xff\xfe\"}\n{\"id\":\"c\",\"text\":\"gamma\"}\n");
+        std::fs::write(&path, bytes).unwrap();
+        let mut docs = Vec::new();
+        let issues = read_jsonl(&path, |d| docs.push(d.id)).unwrap();
+        assert_eq!(docs, ["a", "c"]);
+        assert_eq!((issues[0].line, issues[0].message.as_str()), (Some(2), "the line is not valid UTF-8"));
     }
 
     #[test]

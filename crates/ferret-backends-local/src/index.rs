@@ -1,6 +1,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::NaiveDate;
@@ -9,7 +10,7 @@ use qdrant_edge::bm25_embed::{EdgeBm25, EdgeBm25Config};
 use qdrant_edge::external::ordered_float::{NotNan, OrderedFloat};
 use qdrant_edge::{
     Condition, CreateIndex, Direction, EdgeConfigBuilder, EdgeShard, EdgeSparseVectorParamsBuilder, FieldCondition,
-    FieldIndexOperations, Filter, JsonPath, Modifier, NamedQuery, OrderBy, OrderByInterface, PayloadFieldSchema,
+    FieldIndexOperations, Filter, JsonPath, Match, MatchValue, ValueVariants, Modifier, NamedQuery, OrderBy, OrderByInterface, PayloadFieldSchema,
     PayloadSchemaType, PayloadSelector, PayloadSelectorInclude, PointId, PointInsertOperations, PointOperations,
     PointStruct, QueryEnum, QueryRequest, Range, ScoringQuery, ScrollRequest, UpdateOperation, VectorInternal,
     Vectors, WithPayloadInterface, WithVector,
@@ -109,21 +110,23 @@ pub struct IngestReport {
     pub updated: usize,
     /// Documents already present with the same content; nothing was written for them.
     pub unchanged: usize,
+    /// Chunks deleted because their file no longer yields them.
+    pub removed: usize,
     /// Lines or files skipped, with the reason.
     pub issues: Vec<IngestIssue>,
 }
 
 /// An embedded index in a directory.
 ///
-/// Reads run concurrently; writes and flushes are serialised (qdrant-edge panics when a flush
-/// overlaps an update), and every ingest ends with a flush because the engine does not replay its
-/// write-ahead log on load.
+/// Reads run concurrently. Writes take `&mut self`, so within a process they never overlap a read
+/// or a flush (qdrant-edge panics when a flush overlaps an update); every ingest that wrote ends
+/// with a flush because the engine does not replay its write-ahead log on load. Nothing guards
+/// against two processes writing one directory at once.
 pub struct LocalIndex {
     dir: PathBuf,
     shard: EdgeShard,
     meta: IndexMeta,
     query_encoder: EdgeBm25,
-    writes: RwLock<()>,
 }
 
 impl std::fmt::Debug for LocalIndex {
@@ -183,7 +186,6 @@ impl LocalIndex {
             shard,
             meta,
             query_encoder: bm25_encoder(meta.k1, meta.b, 1.0)?,
-            writes: RwLock::new(()),
         })
     }
 
@@ -219,13 +221,19 @@ impl LocalIndex {
         let mut report = IngestReport::default();
         let mut documents = Vec::new();
         let files: Vec<PathBuf> = if path.is_dir() {
-            walkdir::WalkDir::new(path)
-                .sort_by_file_name()
-                .into_iter()
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_file() && ingestible(e.path()))
-                .map(|e| e.into_path())
-                .collect()
+            let mut files = Vec::new();
+            for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+                match entry {
+                    Ok(e) if e.file_type().is_file() && ingestible(e.path()) => files.push(e.into_path()),
+                    Ok(_) => {}
+                    Err(e) => report.issues.push(IngestIssue {
+                        file: e.path().unwrap_or(path).to_owned(),
+                        line: None,
+                        message: format!("cannot read: {e}"),
+                    }),
+                }
+            }
+            files
         } else if path.exists() {
             vec![path.to_owned()]
         } else {
@@ -234,16 +242,27 @@ impl LocalIndex {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
             });
         };
+        // Chunks of text files are replaced whole: what a file no longer yields is deleted.
+        let mut text_sources: Vec<(String, HashSet<String>)> = Vec::new();
         for file in &files {
             report.files += 1;
-            let input_error = |source| IndexError::Input { path: file.clone(), source };
+            // Sources are absolute so the same file has the same ids however it was named.
+            let file = &file.canonicalize().unwrap_or_else(|_| file.clone());
+            let unreadable = |e: std::io::Error| IngestIssue { file: file.clone(), line: None, message: format!("cannot read: {e}") };
             match extension(file).as_str() {
-                "jsonl" => report.issues.extend(read_jsonl(file, |d| documents.push(d)).map_err(input_error)?),
-                "md" | "markdown" | "txt" => {
-                    let content = std::fs::read_to_string(file).map_err(input_error)?;
-                    let source = file.strip_prefix(path).ok().filter(|p| !p.as_os_str().is_empty()).unwrap_or(file);
-                    documents.extend(chunk_text_file(file, &source.display().to_string(), &content, options.max_chunk_chars));
-                }
+                "jsonl" => match read_jsonl(file, |d| documents.push(d)) {
+                    Ok(issues) => report.issues.extend(issues),
+                    Err(e) => report.issues.push(unreadable(e)),
+                },
+                "md" | "markdown" | "txt" => match std::fs::read_to_string(file) {
+                    Ok(content) => {
+                        let source = file.display().to_string();
+                        let chunks = chunk_text_file(file, &source, &content, options.max_chunk_chars);
+                        text_sources.push((source, chunks.iter().map(|d| d.id.clone()).collect()));
+                        documents.extend(chunks);
+                    }
+                    Err(e) => report.issues.push(unreadable(e)),
+                },
                 other => report.issues.push(IngestIssue {
                     file: file.clone(),
                     line: None,
@@ -252,7 +271,55 @@ impl LocalIndex {
             }
         }
         self.ingest_documents(documents, options, &mut report, progress)?;
+        for (source, kept) in text_sources {
+            report.removed += self.remove_stale(&source, &kept)?;
+        }
         Ok(report)
+    }
+
+    /// Delete the documents of `source` whose ids are not in `kept`; returns how many.
+    fn remove_stale(&mut self, source: &str, kept: &HashSet<String>) -> Result<usize, IndexError> {
+        let filter = Filter::new_must(Condition::Field(FieldCondition::new_match(
+            field("source"),
+            Match::Value(MatchValue { value: ValueVariants::String(source.to_owned()) }),
+        )));
+        let include = WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
+            include: vec![field("doc_id")],
+        }));
+        let mut stale = Vec::new();
+        let mut offset = None;
+        loop {
+            let (records, next) = self
+                .shard
+                .scroll(ScrollRequest {
+                    offset,
+                    limit: Some(1_000),
+                    filter: Some(filter.clone()),
+                    with_payload: Some(include.clone()),
+                    with_vector: WithVector::Bool(false),
+                    order_by: None,
+                })
+                .map_err(|e| IndexError::Engine(e.to_string()))?;
+            for record in records {
+                let doc_id = record.payload.as_ref().and_then(|p| p.0.get("doc_id")).and_then(|v| v.as_str());
+                if doc_id.is_none_or(|id| !kept.contains(id)) {
+                    stale.push(record.id);
+                }
+            }
+            match next {
+                Some(next) => offset = Some(next),
+                None => break,
+            }
+        }
+        if !stale.is_empty() {
+            let removed = stale.len();
+            self.shard
+                .update(UpdateOperation::PointOperation(PointOperations::DeletePoints { ids: stale }))
+                .map_err(|e| IndexError::Engine(e.to_string()))?;
+            self.shard.flush();
+            return Ok(removed);
+        }
+        Ok(0)
     }
 
     /// Ingest documents already in memory.
@@ -284,9 +351,9 @@ impl LocalIndex {
             self.save_meta()?;
         }
         let encoder = bm25_encoder(self.meta.k1, self.meta.b, self.meta.avg_doc_len.unwrap_or(256.0))?;
-        let _guard = self.writes.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         let total = unique.len();
         let mut done = 0;
+        let mut written = false;
         for batch in unique.chunks(options.batch_size.max(1)) {
             let ids: Vec<PointId> = batch.iter().map(|d| point_id(&d.id)).collect();
             let stored = self.stored_hashes(&ids)?;
@@ -303,6 +370,7 @@ impl LocalIndex {
                 }
             }
             if !points.is_empty() {
+                written = true;
                 self.shard
                     .update(UpdateOperation::PointOperation(PointOperations::UpsertPoints(
                         PointInsertOperations::PointsList(points.into_iter().map(|p| p.0).collect()),
@@ -312,7 +380,9 @@ impl LocalIndex {
             done += batch.len();
             progress(done, total);
         }
-        self.shard.flush();
+        if written {
+            self.shard.flush();
+        }
         Ok(())
     }
 
@@ -332,7 +402,6 @@ impl LocalIndex {
 
     /// Run one search, blocking the calling thread.
     pub fn search_blocking(&self, request: &SearchRequest, backend_name: &str) -> Result<Vec<Hit>, IndexError> {
-        let _guard = self.writes.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         let filter = request.filters.date_range.map(date_filter);
         let points = if let Some(n) = request.filters.most_recent {
             let order = OrderBy { key: field(DATE_FIELD), direction: Some(Direction::Desc), start_from: None };
@@ -348,7 +417,7 @@ impl LocalIndex {
                 .shard
                 .scroll(ScrollRequest {
                     offset: None,
-                    limit: Some(n.min(request.limit.max(n))),
+                    limit: Some(n.min(request.limit)),
                     filter,
                     with_payload: Some(WithPayloadInterface::Bool(true)),
                     with_vector: WithVector::Bool(false),
@@ -518,7 +587,8 @@ impl SearchBackend for LocalBackend {
         let name = self.name.clone();
         tokio::task::spawn_blocking(move || index.search_blocking(&request, &name))
             .await
-            .map_err(|e| BackendError::transient(&self.name, BackendErrorKind::Internal, format!("search task failed: {e}")))?
+            // A panic in the engine is deterministic for the same request: retrying cannot help.
+            .map_err(|e| BackendError::permanent(&self.name, BackendErrorKind::Internal, format!("search task failed: {e}")))?
             .map_err(|e| match e {
                 IndexError::Missing { .. } | IndexError::Unreadable { .. } | IndexError::Format { .. } => {
                     BackendError::permanent(&self.name, BackendErrorKind::Unavailable, e.to_string())
