@@ -19,16 +19,15 @@ const HTTP_LLM_STORE_RUNTIME: &[&str] = &[
     "governor", "ferret-llm", "ferret-embed",
 ];
 const BACKENDS: &[&str] = &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"];
-const LLM: &[&str] = &["ferret-llm", "async-openai", "candle-core", "candle-transformers"];
 
 pub const RULES: &[Rule] = &[
     Rule { krate: "ferret-core", forbidden: HTTP_LLM_STORE_RUNTIME, why: "core is vocabulary only" },
     Rule { krate: "ferret-llm", forbidden: BACKENDS, why: "models know nothing of backends" },
     Rule { krate: "ferret-embed", forbidden: BACKENDS, why: "embedders know nothing of backends" },
     Rule { krate: "ferret-query-intel", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "query understanding never runs searches" },
-    Rule { krate: "ferret-exec", forbidden: LLM, why: "the executor runs searches, not models" },
-    Rule { krate: "ferret-grading", forbidden: BACKENDS, why: "grading judges hits, whoever found them" },
-    Rule { krate: "ferret-synthesis", forbidden: BACKENDS, why: "synthesis writes from hits, whoever found them" },
+    Rule { krate: "ferret-exec", forbidden: &["ferret-llm", "async-openai", "candle-core", "candle-transformers", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "the executor runs any backend, and no model" },
+    Rule { krate: "ferret-grading", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "grading judges hits, whoever found them" },
+    Rule { krate: "ferret-synthesis", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "synthesis writes from hits, whoever found them" },
     Rule { krate: "ferret-agent", forbidden: BACKENDS, why: "strategies see backends only through the executor" },
     Rule { krate: "ferret-backends-local", forbidden: &["ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub", "ferret-exec", "ferret-llm"], why: "a backend stands alone" },
     Rule { krate: "ferret-backends-qdrant", forbidden: &["ferret-backends-local", "ferret-backends-web", "ferret-backends-hub"], why: "a backend stands alone" },

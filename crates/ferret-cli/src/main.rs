@@ -100,6 +100,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn ingest(path: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    // Checked first so a mistyped path does not leave an empty index behind.
+    if !path.exists() {
+        anyhow::bail!("cannot read {}: no such file or directory", path.display());
+    }
     let mut index = LocalIndex::open_or_create(dir).with_context(|| format!("opening the index at {}", dir.display()))?;
     let bar = ProgressBar::new(0);
     bar.set_style(ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} documents ({per_sec}, {eta} left)")?);

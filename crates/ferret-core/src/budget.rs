@@ -12,7 +12,7 @@ pub struct BudgetError(pub String);
 /// When any of them runs out the search returns what it has, with
 /// [`StopReason::BudgetExhausted`](crate::StopReason::BudgetExhausted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Budget {
     /// Search attempts of the refine loop (seed 001: at most 3).
     pub max_attempts: u32,

@@ -33,6 +33,7 @@ pub enum QueryError {
 
 /// An inclusive range of calendar dates; either end may be open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DateRange {
     /// First day included.
     pub from: Option<NaiveDate>,
@@ -49,6 +50,7 @@ impl DateRange {
 
 /// Restrictions a backend applies to what it returns.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Filters {
     /// Only results dated inside this range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,6 +88,7 @@ pub struct Query {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawQuery {
     text: String,
     #[serde(default)]
@@ -106,6 +109,7 @@ impl TryFrom<RawQuery> for Query {
     type Error = QueryError;
 
     fn try_from(raw: RawQuery) -> Result<Self, Self::Error> {
+        raw.budget.validate().map_err(|e| QueryError::InvalidField { field: "budget", reason: e.0 })?;
         Query::new(raw.text)?
             .with_filters(raw.filters)?
             .with_limit(raw.limit)
@@ -218,6 +222,8 @@ mod tests {
     #[test]
     fn deserialising_validates_like_the_constructor() {
         assert!(serde_json::from_str::<Query>(r#"{"text":"   "}"#).is_err());
+        assert!(serde_json::from_str::<Query>(r#"{"text":"x","filters":{"recent":3}}"#).is_err(), "a misspelt filter is refused");
+        assert!(serde_json::from_str::<Query>(r#"{"text":"x","budget":{"max_attempts":0}}"#).is_err());
         let q: Query = serde_json::from_str(r#"{"text":" why? ","limit":3}"#).unwrap();
         assert_eq!((q.text(), q.limit), ("why?", 3));
     }

@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-/// Common English words that carry no topic. Shorter than an IR stop list on purpose: negations
-/// and question words that change meaning ("not", "how") are handled by the stages themselves.
+/// Common English words that carry no topic, question words included: what a question asks for
+/// (how, why, when) is read by the analyzer from the raw text, not from these terms.
 pub const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been",
     "before", "being", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing",

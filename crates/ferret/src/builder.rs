@@ -85,6 +85,7 @@ impl FerretBuilder {
 
     /// Open the indexes and wire everything, or say what is missing.
     pub fn build(self) -> Result<Ferret, FerretError> {
+        self.grading.validate().map_err(|e| FerretError::Config(e.to_string()))?;
         let mut executor = Executor::builder().config(self.executor);
         for spec in self.backends {
             executor = match spec {

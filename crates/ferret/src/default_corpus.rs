@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use ferret_backends_local::{IngestOptions, IngestReport, LocalIndex};
+use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalIndex};
 use ferret_core::FerretError;
 use sha2::{Digest, Sha256};
 
@@ -30,15 +30,21 @@ pub fn default_index_dir() -> PathBuf {
 pub fn open_default_index() -> Result<LocalIndex, FerretError> {
     let dir = default_index_dir();
     if dir.exists() {
-        if let Ok(index) = LocalIndex::open(&dir) {
-            return Ok(index);
+        match LocalIndex::open(&dir) {
+            Ok(index) => return Ok(index),
+            // A damaged or outdated default index is only a cache of the built-in corpus: rebuild it.
+            Err(IndexError::Missing { .. } | IndexError::Unreadable { .. } | IndexError::Format { .. }) => {
+                std::fs::remove_dir_all(&dir)
+                    .map_err(|source| FerretError::Io { context: format!("removing {}", dir.display()), source })?;
+            }
+            Err(other) => return Err(index_error(&dir, other)),
         }
-        // A damaged default index is only a cache of the built-in corpus: rebuild it.
-        std::fs::remove_dir_all(&dir).map_err(|source| FerretError::Io { context: format!("removing {}", dir.display()), source })?;
     }
     let parent = dir.parent().unwrap_or(&dir).to_owned();
     std::fs::create_dir_all(&parent).map_err(|source| FerretError::Io { context: format!("creating {}", parent.display()), source })?;
-    let building = parent.join(format!(".building-{}", std::process::id()));
+    // Unique per process, thread and moment, so concurrent first uses never share a folder.
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let building = parent.join(format!(".building-{}-{:?}-{nanos}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""));
     let _ = std::fs::remove_dir_all(&building);
     {
         let mut index = LocalIndex::open_or_create(&building).map_err(|e| index_error(&building, e))?;
