@@ -1,0 +1,17 @@
+//! `ferret-llm` is Ferret's language-model layer. It turns a [`LanguageModel`](ferret_core::LanguageModel)
+//! into typed answers: [`generate`] asks for JSON that follows the JSON Schema of a Rust type,
+//! parses what comes back tolerantly (code fences, prose around the JSON, trailing commas, single
+//! quotes, truncated output), sends at most one repair request carrying the parse error, and
+//! otherwise fails with a typed [`StructuredError`] on which a stage falls back to its heuristic.
+//! [`ScriptedModel`] replays recorded exchanges for deterministic tests; [`classify_http_status`]
+//! maps provider failures to a [`RetryClass`](ferret_core::RetryClass).
+//!
+//! It must not depend on any backend crate, nor on the executor.
+
+mod classify;
+mod scripted;
+mod structured;
+
+pub use classify::classify_http_status;
+pub use scripted::{Exchange, ScriptedModel};
+pub use structured::{generate, parse_tolerant, Attempted, StructuredError, StructuredOutput};

@@ -1,0 +1,190 @@
+use ferret_core::{ChatMessage, ChatRole, CompletionRequest, LanguageModel, LlmError, TokenUsage};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+/// Why no typed value could be had from the model.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StructuredError {
+    /// The model call itself failed.
+    #[error(transparent)]
+    Model(#[from] LlmError),
+    /// The output did not parse even after one repair request.
+    #[error("the model's output did not match the schema after one repair: {last_error}")]
+    Unparseable {
+        /// The parse error of the last attempt.
+        last_error: String,
+        /// The last raw output, for the trace.
+        last_output: String,
+        /// Tokens spent on the attempts.
+        usage: TokenUsage,
+    },
+}
+
+/// How a structured value was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempted {
+    /// The first answer parsed (perhaps after tolerant clean-up).
+    Parsed,
+    /// The first answer did not parse; the repair request's answer did.
+    Repaired,
+}
+
+/// A typed value from a model, with what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructuredOutput<T> {
+    /// The value.
+    pub value: T,
+    /// Whether it needed the repair request.
+    pub attempted: Attempted,
+    /// Tokens over all attempts.
+    pub usage: TokenUsage,
+}
+
+/// Parse `raw` model output as `T`, tolerating what small models do to JSON: code fences, prose
+/// around the value, trailing commas, single quotes, unquoted keys, output cut off mid-way.
+///
+/// Strict parsing is tried first so well-formed output is never altered by the repair step.
+pub fn parse_tolerant<T: DeserializeOwned>(raw: &str) -> Result<T, String> {
+    let trimmed = raw.trim();
+    let strict_error = match serde_json::from_str::<T>(trimmed) {
+        Ok(value) => return Ok(value),
+        Err(e) => e.to_string(),
+    };
+    let candidate = extract_json(trimmed);
+    if let Ok(value) = serde_json::from_str::<T>(candidate) {
+        return Ok(value);
+    }
+    let repaired = llm_json::repair_json(candidate, &llm_json::RepairOptions { ensure_ascii: false, ..Default::default() })
+        .map_err(|e| format!("{strict_error}; repair failed: {e}"))?;
+    serde_json::from_str::<T>(&repaired).map_err(|e| format!("{e} (after repairing the JSON to `{}`)", shorten(&repaired, 200)))
+}
+
+/// The part of `text` most likely to be the JSON value: inside a code fence if there is one,
+/// from the first `{` or `[` on otherwise.
+fn extract_json(text: &str) -> &str {
+    let body = match text.find("```") {
+        Some(open) => {
+            let after = &text[open + 3..];
+            // Skip a language tag such as `json`.
+            let after = after.split_once('\n').map_or(after, |(tag, rest)| if tag.trim().chars().all(char::is_alphanumeric) { rest } else { after });
+            after.find("```").map_or(after, |close| &after[..close])
+        }
+        None => text,
+    };
+    match body.find(['{', '[']) {
+        Some(start) => body[start..].trim(),
+        None => body.trim(),
+    }
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_owned(),
+    }
+}
+
+/// Ask `model` for a `T`: the prompt gets the type's JSON Schema (and the request carries it for
+/// servers that enforce it); the answer is parsed tolerantly; a failed parse gets exactly one
+/// repair request that quotes the error; a second failure is a [`StructuredError::Unparseable`].
+pub async fn generate<T: DeserializeOwned + JsonSchema>(
+    model: &dyn LanguageModel,
+    mut messages: Vec<ChatMessage>,
+    max_tokens: u32,
+) -> Result<StructuredOutput<T>, StructuredError> {
+    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Null);
+    let instruction = format!(
+        "Reply with one JSON value that follows this JSON Schema, and nothing else:\n{}",
+        serde_json::to_string(&schema).unwrap_or_default()
+    );
+    messages.push(ChatMessage { role: ChatRole::System, content: instruction });
+    let request = CompletionRequest { messages, max_tokens, temperature: 0.0, json_schema: Some(schema) };
+    let first = model.complete(&request).await?;
+    let mut usage = first.usage;
+    let error = match parse_tolerant::<T>(&first.text) {
+        Ok(value) => return Ok(StructuredOutput { value, attempted: Attempted::Parsed, usage }),
+        Err(error) => error,
+    };
+    tracing::debug!(model = model.name(), %error, "structured output did not parse; asking once for a repair");
+    let mut repair = request;
+    repair.messages.push(ChatMessage { role: ChatRole::Assistant, content: first.text });
+    repair.messages.push(ChatMessage {
+        role: ChatRole::User,
+        content: format!("That reply is not valid: {error}. Reply again with only the corrected JSON."),
+    });
+    let second = model.complete(&repair).await?;
+    usage.prompt_tokens += second.usage.prompt_tokens;
+    usage.completion_tokens += second.usage.completion_tokens;
+    match parse_tolerant::<T>(&second.text) {
+        Ok(value) => Ok(StructuredOutput { value, attempted: Attempted::Repaired, usage }),
+        Err(last_error) => Err(StructuredError::Unparseable { last_error, last_output: second.text, usage }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq, JsonSchema)]
+    struct Verdict {
+        intent: String,
+        confidence: f64,
+    }
+
+    fn verdict(raw: &str) -> Result<Verdict, String> {
+        parse_tolerant(raw)
+    }
+
+    #[test]
+    fn what_small_models_do_to_json_is_tolerated() {
+        let expected = Verdict { intent: "search".into(), confidence: 0.9 };
+        let cases = [
+            r#"{"intent": "search", "confidence": 0.9}"#,
+            "```json\n{\"intent\": \"search\", \"confidence\": 0.9}\n```",
+            "Sure! Here is the JSON:\n{\"intent\": \"search\", \"confidence\": 0.9}\nHope it helps.",
+            r#"{"intent": "search", "confidence": 0.9,}"#,
+            r#"{'intent': 'search', 'confidence': 0.9}"#,
+            r#"{intent: "search", confidence: 0.9}"#,
+            r#"{"intent": "search", "confidence": 0.9"#,
+        ];
+        for raw in cases {
+            assert_eq!(verdict(raw).as_ref(), Ok(&expected), "{raw}");
+        }
+    }
+
+    #[test]
+    fn output_that_is_not_the_type_is_an_error_that_says_why() {
+        let err = verdict(r#"{"intent": "search"}"#).unwrap_err();
+        assert!(err.contains("confidence"), "{err}");
+        assert!(verdict("I cannot help with that.").is_err());
+        assert!(verdict("").is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        #[test]
+        fn arbitrary_output_never_panics(raw in ".{0,200}") {
+            let _ = verdict(&raw);
+        }
+
+        #[test]
+        fn damaged_json_never_panics(
+            cut in 0usize..60,
+            prefix in "[ a-zA-Z:`\n]{0,20}",
+            suffix in "[ a-zA-Z`\n}\\],]{0,20}",
+            quote in prop::bool::ANY,
+        ) {
+            let json = r#"{"intent": "search", "confidence": 0.9, "notes": ["a", {"b": null}]}"#;
+            let mut body: String = json.chars().take(cut).collect();
+            if quote {
+                body = body.replace('"', "'");
+            }
+            let _ = verdict(&format!("{prefix}{body}{suffix}"));
+        }
+    }
+}
