@@ -98,7 +98,8 @@ impl Agent {
         let mut usage = Usage::default();
         let mut failures = Vec::new();
         let mut lists: Vec<Vec<Hit>> = Vec::new();
-        let mut seen_hits: HashSet<HitId> = HashSet::new();
+        // Keyed like fusion: ids are only unique within a backend.
+        let mut seen_hits: HashSet<(String, HitId)> = HashSet::new();
         let mut searched: HashSet<String> = HashSet::new();
         let mut any_call_answered = false;
         let (mut queries, aspects) =
@@ -128,7 +129,7 @@ impl Agent {
             usage.cache_hits += outcome.cache_hits;
             usage.coalesced += outcome.coalesced;
             rec.emit(Event::Hits { attempt: number, hits: outcome.hits.clone() });
-            let new_hits = outcome.hits.iter().filter(|h| seen_hits.insert(h.id.clone())).count();
+            let new_hits = outcome.hits.iter().filter(|h| seen_hits.insert((h.backend.clone(), h.id.clone()))).count();
             lists.push(outcome.hits);
 
             // Results accumulate over attempts (seed 001 returns the best of all attempts), so the

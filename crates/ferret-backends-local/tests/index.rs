@@ -25,13 +25,19 @@ const JOURNAL: &str = r#"{"id":"j1","title":"Garden","text":"Planted tomatoes an
 {"id":"j4","title":"Undated","text":"A note about gardening with no date."}
 "#;
 
-#[test]
-fn bm25_finds_stemmed_terms_and_ranks_the_better_match_first() {
+/// A fresh index holding `JOURNAL`, ingested from `journal.jsonl` in the returned folder.
+fn journal() -> (tempfile::TempDir, LocalIndex, IngestReport) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("journal.jsonl");
     std::fs::write(&file, JOURNAL).unwrap();
     let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
     let report = ingest(&mut index, &file);
+    (dir, index, report)
+}
+
+#[test]
+fn bm25_finds_stemmed_terms_and_ranks_the_better_match_first() {
+    let (_dir, index, report) = journal();
     assert_eq!((report.added, report.issues.len()), (4, 0));
     let found = ids(&index, "watering the tomato garden", Filters::default());
     assert_eq!(found.first().map(String::as_str), Some("j3"), "{found:?}");
@@ -41,11 +47,7 @@ fn bm25_finds_stemmed_terms_and_ranks_the_better_match_first() {
 
 #[test]
 fn date_range_and_most_recent_filters() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("journal.jsonl");
-    std::fs::write(&file, JOURNAL).unwrap();
-    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
-    ingest(&mut index, &file);
+    let (_dir, index, _) = journal();
     let day = |s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
     let spring = Filters { date_range: Some(DateRange { from: day("2024-03-01"), to: day("2024-05-31") }), most_recent: None };
     assert_eq!(ids(&index, "garden tomatoes", spring), ["j1"]);
@@ -61,11 +63,8 @@ fn date_range_and_most_recent_filters() {
 
 #[test]
 fn reingesting_the_same_content_writes_nothing_and_changes_update_in_place() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, mut index, _) = journal();
     let file = dir.path().join("journal.jsonl");
-    std::fs::write(&file, JOURNAL).unwrap();
-    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
-    ingest(&mut index, &file);
     let again = ingest(&mut index, &file);
     assert_eq!((again.added, again.updated, again.unchanged), (0, 0, 4));
     assert_eq!(index.len(), 4);
@@ -80,15 +79,9 @@ fn reingesting_the_same_content_writes_nothing_and_changes_update_in_place() {
 
 #[test]
 fn the_index_reopens_from_disk_with_its_contents() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("journal.jsonl");
-    std::fs::write(&file, JOURNAL).unwrap();
-    let index_dir = dir.path().join("index");
-    {
-        let mut index = LocalIndex::open_or_create(&index_dir).unwrap();
-        ingest(&mut index, &file);
-    }
-    let reopened = LocalIndex::open(&index_dir).unwrap();
+    let (dir, index, _) = journal();
+    drop(index);
+    let reopened = LocalIndex::open(dir.path().join("index")).unwrap();
     assert_eq!(reopened.len(), 4);
     assert_eq!(ids(&reopened, "kilometres river", Filters::default()), ["j2"]);
     let recent = Filters { most_recent: Some(1), ..Default::default() };
@@ -151,11 +144,7 @@ fn a_missing_or_unreadable_index_is_an_error_naming_the_path() {
 
 #[tokio::test]
 async fn the_backend_serves_the_index_with_its_capabilities() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("journal.jsonl");
-    std::fs::write(&file, JOURNAL).unwrap();
-    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
-    ingest(&mut index, &file);
+    let (_dir, index, _) = journal();
     let backend = LocalBackend::new("journal", Arc::new(index));
     assert!(backend.capabilities().date_range && backend.capabilities().most_recent);
     let hits = backend.search(&request("river", Filters::default())).await.unwrap();
