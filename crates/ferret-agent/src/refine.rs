@@ -2,7 +2,8 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use ferret_core::{
-    Event, FerretError, Hit, HitId, Query, Response, ResponseType, StageOutput, StopReason, TraceStep, Usage,
+    Event, FerretError, Hit, HitId, Implementation, Query, Response, ResponseType, StageOutput, StopReason, TraceStep,
+    Usage,
 };
 use ferret_exec::{dedup_and_fuse, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
 use ferret_grading::{Grades, Quality, RetryStrategy, RetrySuggestion};
@@ -71,28 +72,29 @@ impl Agent {
         let budget = &query.budget;
 
         let intent = self.stages.classifier.classify(question).instrument(tracing::info_span!("intent")).await;
+        let (intent, implementation) = rec.stage(intent);
         rec.step(TraceStep::Intent {
-            outcome: intent.value.intent.as_str().to_owned(),
-            reason: intent.value.reason.clone(),
-            implementation: intent.implementation,
+            outcome: intent.intent.as_str().to_owned(),
+            reason: intent.reason.clone(),
+            implementation,
         });
-        if intent.value.intent != Intent::Search {
-            let message = self.stages.guardrail.message_for(intent.value.intent).unwrap_or(NOTHING_FOUND).to_owned();
+        if intent.intent != Intent::Search {
+            let message = self.stages.guardrail.message_for(intent.intent).unwrap_or(NOTHING_FOUND).to_owned();
             rec.emit(Event::Message { text: message.clone() });
             let mut response = Response::message(message, StopReason::Guardrail, rec.trace.clone());
-            response.usage.elapsed_ms = elapsed_ms(started);
+            response.usage = Usage { elapsed_ms: elapsed_ms(started), ..rec.llm };
             rec.emit(Event::Done { response: Box::new(response.clone()) });
             return Ok(response);
         }
 
         let analysis = self.stages.analyzer.analyze(question).instrument(tracing::info_span!("analysis")).await;
+        let (analysis, implementation) = rec.stage(analysis);
         rec.step(TraceStep::Analysis {
-            query_type: analysis.value.query_type.as_str().to_owned(),
-            entities: analysis.value.entities.iter().map(|e| e.label()).collect(),
-            complexity: analysis.value.complexity.as_str().to_owned(),
-            implementation: analysis.implementation,
+            query_type: analysis.query_type.as_str().to_owned(),
+            entities: analysis.entities.iter().map(|e| e.label()).collect(),
+            complexity: analysis.complexity.as_str().to_owned(),
+            implementation,
         });
-        let analysis = analysis.value;
 
         let calls = CallBudget::new(budget.max_backend_calls, budget.wall_time);
         let mut usage = Usage::default();
@@ -136,33 +138,37 @@ impl Agent {
             // verdict is on everything found so far, earlier attempts ranking first.
             let accumulated = dedup_and_fuse(&lists, RRF_K);
             let grades = self.grade(question, &aspects, &accumulated).instrument(tracing::info_span!("grading")).await;
-            rec.step(grades.value.trace_step(number, grades.implementation));
-            let grades = grades.value;
+            let (grades, implementation) = rec.stage(grades);
+            rec.step(grades.trace_step(number, implementation));
 
             let (decision, stop) = if grades.quality != Quality::Low {
                 ("stop: answered".to_owned(), Some(StopReason::Answered))
-            } else if outcome.budget_exhausted || calls.is_exhausted() || started.elapsed() >= budget.wall_time {
+            } else if outcome.budget_exhausted
+                || calls.is_exhausted()
+                || started.elapsed() >= budget.wall_time
+                || rec.llm_tokens() >= budget.max_tokens
+            {
                 ("stop: budget spent".to_owned(), Some(StopReason::BudgetExhausted))
             } else if number > 1 && new_hits == 0 {
                 ("stop: no new results".to_owned(), Some(StopReason::NoProgress))
             } else if number >= max_attempts {
                 ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
             } else {
-                let mut next = self.fresh_refinement(grades.suggestion.clone(), &analysis, &searched).await;
+                let mut next = self.fresh_refinement(grades.suggestion.clone(), &analysis, &searched, &mut rec).await;
                 if next.is_none() && number > 1 {
                     // The question's own refinement was tried already: refine the last query instead.
                     let last_query = queries.join(" ");
-                    let again = self.stages.grader.grade(&last_query, &accumulated).await.value.suggestion;
-                    next = self.fresh_refinement(again, &analysis, &searched).await;
+                    let (again, _) = rec.stage(self.stages.grader.grade(&last_query, &accumulated).await);
+                    next = self.fresh_refinement(again.suggestion, &analysis, &searched, &mut rec).await;
                 }
                 match next {
-                    Some((strategy, rewritten)) => {
-                        queries = vec![rewritten.value];
+                    Some((strategy, rewritten, implementation)) => {
+                        queries = vec![rewritten];
                         rec.step(TraceStep::Queries {
                             attempt: number + 1,
                             queries: queries.clone(),
                             reason: format!("refined: {}", strategy.as_str()),
-                            implementation: rewritten.implementation,
+                            implementation,
                         });
                         (format!("retry: {}", strategy.as_str()), None)
                     }
@@ -188,8 +194,9 @@ impl Agent {
             // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
             let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
             let answer = self.stages.synthesizer.synthesize(&asked, &hits).instrument(tracing::info_span!("synthesis")).await;
-            rec.step(answer.value.trace_step(answer.implementation));
-            Some(answer.value).filter(|a| !a.text.trim().is_empty())
+            let (answer, implementation) = rec.stage(answer);
+            rec.step(answer.trace_step(implementation));
+            Some(answer).filter(|a| !a.text.trim().is_empty())
         };
         let mut response = match answer {
             None => {
@@ -218,6 +225,10 @@ impl Agent {
         };
         response.failures = failures;
         usage.elapsed_ms = elapsed_ms(started);
+        usage.llm_calls = rec.llm.llm_calls;
+        usage.prompt_tokens = rec.llm.prompt_tokens;
+        usage.completion_tokens = rec.llm.completion_tokens;
+        usage.cost_usd = rec.llm.cost_usd;
         response.usage = usage;
         rec.emit(Event::Done { response: Box::new(response.clone()) });
         Ok(response)
@@ -234,21 +245,21 @@ impl Agent {
         rec: &mut Recorder,
     ) -> (Vec<String>, Vec<String>) {
         let (parts, mut implementation, reason) = if analysis.complexity == Complexity::Complex {
-            let parts = self.stages.decomposer.decompose(question, analysis, max_sub_queries).await;
-            (parts.value, Some(parts.implementation), "decomposed, the whole question kept")
+            let (parts, implementation) = rec.stage(self.stages.decomposer.decompose(question, analysis, max_sub_queries).await);
+            (parts, Some(implementation), "decomposed, the whole question kept")
         } else {
             (Vec::new(), None, "simple question: searched as asked, rewritten")
         };
         let mut queries: Vec<String> = Vec::new();
         let mut aspects = Vec::new();
         for (i, text) in std::iter::once(question.to_owned()).chain(parts).enumerate() {
-            let rewritten = self.stages.rewriter.rewrite(&text, analysis).await;
-            implementation.get_or_insert(rewritten.implementation);
-            if !queries.iter().any(|q| normalize_query(q) == normalize_query(&rewritten.value)) {
+            let (rewritten, rewriter) = rec.stage(self.stages.rewriter.rewrite(&text, analysis).await);
+            implementation.get_or_insert(rewriter);
+            if !queries.iter().any(|q| normalize_query(q) == normalize_query(&rewritten)) {
                 if i > 0 {
-                    aspects.push(rewritten.value.clone());
+                    aspects.push(rewritten.clone());
                 }
-                queries.push(rewritten.value);
+                queries.push(rewritten);
             }
         }
         let implementation = implementation.unwrap_or_else(ferret_core::Implementation::heuristic_default);
@@ -263,10 +274,11 @@ impl Agent {
         suggestion: Option<RetrySuggestion>,
         analysis: &Analysis,
         searched: &HashSet<String>,
-    ) -> Option<(RetryStrategy, StageOutput<String>)> {
+        rec: &mut Recorder,
+    ) -> Option<(RetryStrategy, String, Implementation)> {
         let suggestion = suggestion?;
-        let rewritten = self.stages.rewriter.rewrite(&suggestion.query, analysis).await;
-        (!searched.contains(&normalize_query(&rewritten.value))).then_some((suggestion.strategy, rewritten))
+        let (rewritten, implementation) = rec.stage(self.stages.rewriter.rewrite(&suggestion.query, analysis).await);
+        (!searched.contains(&normalize_query(&rewritten))).then_some((suggestion.strategy, rewritten, implementation))
     }
 
     /// Grade `hits` against the question and, for a decomposed question, against each aspect.
@@ -282,9 +294,11 @@ impl Agent {
         }
         let mut per_aspect = Vec::with_capacity(aspects.len());
         for aspect in aspects {
-            per_aspect.push(self.stages.grader.grade(aspect, hits).await.value);
+            let graded = self.stages.grader.grade(aspect, hits).await;
+            llm_calls.extend(graded.llm_calls);
+            per_aspect.push(graded.value);
         }
-        let StageOutput { value: mut merged, implementation } = whole;
+        let StageOutput { value: mut merged, implementation, mut llm_calls } = whole;
         for grades in &per_aspect {
             for (best, other) in merged.per_hit.iter_mut().zip(&grades.per_hit) {
                 if other.relevance > best.relevance {
@@ -300,7 +314,7 @@ impl Agent {
         } else if merged.quality == Quality::Low && weakest.suggestion.is_some() {
             merged.suggestion = weakest.suggestion.clone();
         }
-        StageOutput { value: merged, implementation }
+        StageOutput { value: merged, implementation, llm_calls }
     }
 }
 

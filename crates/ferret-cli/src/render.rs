@@ -43,7 +43,8 @@ pub fn response(response: &Response, verbose: bool) -> String {
 fn by(implementation: &Implementation) -> String {
     match implementation {
         Implementation::Heuristic { why } => format!("heuristic: {why}"),
-        Implementation::Llm { model } => format!("llm: {model}"),
+        Implementation::Llm { model, repaired: false } => format!("llm: {model}"),
+        Implementation::Llm { model, repaired: true } => format!("llm: {model}, after one repair"),
     }
 }
 

@@ -27,5 +27,5 @@ pub use llm::{
 };
 pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
 pub use response::{BackendFailure, Citation, Response, ResponseType, StopReason, Usage};
-pub use trace::{Implementation, StageOutput, Trace, TraceStep};
+pub use trace::{Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep};
 pub mod text;

@@ -67,6 +67,8 @@ pub struct Usage {
     pub prompt_tokens: u64,
     /// Completion tokens received from LLMs.
     pub completion_tokens: u64,
+    /// What the LLM calls cost, in US dollars, at the configured prices.
+    pub cost_usd: f64,
     /// Wall time of the whole search, in milliseconds.
     pub elapsed_ms: u64,
 }

@@ -13,6 +13,9 @@ pub enum Implementation {
     Llm {
         /// The model's name.
         model: String,
+        /// The first answer did not parse and the repair request's did.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        repaired: bool,
     },
 }
 
@@ -21,6 +24,42 @@ impl Implementation {
     pub fn heuristic_default() -> Self {
         Self::Heuristic { why: "no language model configured".into() }
     }
+}
+
+/// How a stage's model call ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum LlmCallOutcome {
+    /// The first answer parsed.
+    Parsed,
+    /// The first answer did not parse; the repair request's answer did.
+    Repaired,
+    /// No usable answer: the stage fell back to its heuristic.
+    Failed {
+        /// What went wrong.
+        error: String,
+    },
+}
+
+/// One structured model call a stage made (a first request and, when needed, its repair).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmCall {
+    /// The stage that called (`intent`, `grading`, ...); not `stage`, which names the trace step.
+    pub caller: String,
+    /// The model that answered.
+    pub model: String,
+    /// Requests made: 1, or 2 with a repair.
+    pub requests: u32,
+    /// Prompt tokens over those requests.
+    pub prompt_tokens: u64,
+    /// Completion tokens over those requests.
+    pub completion_tokens: u64,
+    /// Cost in US dollars at the configured prices (0 when the model has no price).
+    pub cost_usd: f64,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// How it ended.
+    pub outcome: LlmCallOutcome,
 }
 
 /// One fact about one stage of a search. The trace is the list of these, in order; the stream
@@ -105,6 +144,8 @@ pub enum TraceStep {
         /// What the loop decided (`stop: answered`, `retry: broaden`, ...).
         decision: String,
     },
+    /// A stage called a language model.
+    LlmCall(LlmCall),
     /// The answer was written.
     Synthesis {
         /// Sentences in the answer.
@@ -143,11 +184,18 @@ pub struct StageOutput<T> {
     pub value: T,
     /// Which implementation produced it, and why that one.
     pub implementation: Implementation,
+    /// Model calls made on the way, for the trace and the search's usage (empty for heuristics).
+    pub llm_calls: Vec<LlmCall>,
 }
 
 impl<T> StageOutput<T> {
     /// A result from the heuristic implementation, run because no model is configured.
     pub fn heuristic(value: T) -> Self {
-        Self { value, implementation: Implementation::heuristic_default() }
+        Self::new(value, Implementation::heuristic_default())
+    }
+
+    /// A result with no model calls behind it.
+    pub fn new(value: T, implementation: Implementation) -> Self {
+        Self { value, implementation, llm_calls: Vec::new() }
     }
 }

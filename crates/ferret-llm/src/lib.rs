@@ -9,9 +9,25 @@
 //! It must not depend on any backend crate, nor on the executor.
 
 mod classify;
+#[cfg(feature = "local-model")]
+mod local;
+mod openai;
+mod prompts;
 mod scripted;
+mod stage;
 mod structured;
 
 pub use classify::classify_http_status;
+#[cfg(feature = "local-model")]
+pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
+pub use openai::{OpenAiConfig, OpenAiModel, SchemaSupport};
+pub use prompts::{
+    ActionExtractionContext, ActionsReply, AnalysisContext, AnalysisReply, CandidateValidationContext, CandidateValidationReply,
+    CandidateVerdict, DecompositionContext, DecompositionReply, ExtractedAction, FileCandidate, GradingContext, GradingReply,
+    IntentContext, IntentReply, PromptContext, PromptError, PromptSource, Prompts, RequestedFile, ResultGrade, RewriteContext,
+    RewriteReply, Stage, SynthesisContext, SynthesisReply, ToolChoiceReply, ToolDescription, ToolSelectionContext,
+    DEFAULT_ACTION_KINDS, DEFAULT_MAX_SOURCE_CHARS, DEFAULT_QUERY_TYPES, DONE_TOOL,
+};
+pub use stage::{ModelPrice, StageModel, StageModelConfig};
 pub use scripted::{Exchange, ScriptedModel};
 pub use structured::{generate, parse_tolerant, Attempted, StructuredError, StructuredOutput};

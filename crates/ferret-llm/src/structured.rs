@@ -78,7 +78,7 @@ fn extract_json(text: &str) -> &str {
     }
 }
 
-fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &s[..cut]),
         None => s.to_owned(),
@@ -98,7 +98,11 @@ pub async fn generate<T: DeserializeOwned + JsonSchema>(
         "Reply with one JSON value that follows this JSON Schema, and nothing else:\n{}",
         serde_json::to_string(&schema).unwrap_or_default()
     );
-    messages.push(ChatMessage { role: ChatRole::System, content: instruction });
+    // Small models follow one system message at the top best; the schema joins it.
+    match messages.iter_mut().find(|m| m.role == ChatRole::System) {
+        Some(system) => system.content = format!("{}\n\n{instruction}", system.content),
+        None => messages.insert(0, ChatMessage { role: ChatRole::System, content: instruction }),
+    }
     let request = CompletionRequest { messages, max_tokens, temperature: 0.0, json_schema: Some(schema) };
     let first = model.complete(&request).await?;
     let mut usage = first.usage;

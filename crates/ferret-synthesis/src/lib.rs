@@ -13,9 +13,11 @@
 mod answer;
 mod citations;
 mod extractive;
+mod llm;
 mod sentences;
 
 pub use answer::{Answer, AnswerSynthesizer};
 pub use citations::{check_citations, strip_markers};
 pub use extractive::{ExtractiveSynthesizer, SynthesisConfig, SynthesisConfigError};
+pub use llm::LlmSynthesizer;
 pub use sentences::split_sentences;

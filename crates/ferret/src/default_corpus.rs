@@ -13,14 +13,24 @@ pub const DEFAULT_CORPUS_JSONL: &str = include_str!("../../../fixtures/corpora/w
 /// Where the default corpus is indexed: `$FERRET_HOME`, else `$XDG_CACHE_HOME/ferret`, else
 /// `~/.cache/ferret`, in a folder named after the corpus's digest so a new corpus gets a new index.
 pub fn default_index_dir() -> PathBuf {
-    let base = std::env::var_os("FERRET_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("ferret")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("ferret")))
-        .unwrap_or_else(|| std::env::temp_dir().join("ferret"));
+    let base = ferret_home();
     let digest = Sha256::digest(DEFAULT_CORPUS_JSONL.as_bytes());
     let tag: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
     base.join(format!("default-index-{tag}"))
+}
+
+/// Where `cargo xtask models` puts the models and `--llm local` looks for them:
+/// `$FERRET_MODELS`, else `models/` under the folder of [`default_index_dir`].
+pub fn default_models_dir() -> PathBuf {
+    std::env::var_os("FERRET_MODELS").map(PathBuf::from).unwrap_or_else(|| ferret_home().join("models"))
+}
+
+fn ferret_home() -> PathBuf {
+    std::env::var_os("FERRET_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("ferret")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("ferret")))
+        .unwrap_or_else(|| std::env::temp_dir().join("ferret"))
 }
 
 /// Open the default corpus's index, indexing it first if this is the first use.

@@ -21,7 +21,7 @@ mod builder;
 mod default_corpus;
 
 pub use builder::{Ferret, FerretBuilder};
-pub use default_corpus::{default_index_dir, open_default_index, DEFAULT_CORPUS_JSONL};
+pub use default_corpus::{default_index_dir, default_models_dir, open_default_index, DEFAULT_CORPUS_JSONL};
 pub use ferret_agent::{AgentConfig, Strategy};
 pub use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
 pub use ferret_core::{

@@ -1,0 +1,195 @@
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use candle_core::quantized::gguf_file;
+use candle_core::{Device, Tensor};
+use candle_transformers::generation::{LogitsProcessor, Sampling};
+use candle_transformers::models::quantized_llama::ModelWeights;
+use ferret_core::{ChatMessage, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TokenUsage};
+use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
+use tokenizers::models::bpe::BPE;
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::digits::Digits;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::{AddedToken, PreTokenizerWrapper, Tokenizer};
+
+/// File name of the embedded model inside a models directory (see `cargo xtask models`).
+pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// ChatML, SmolLM2's format, for GGUF files that carry no chat template.
+const CHATML: &str = "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}\
+                      {% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+/// Settings of the embedded model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalModelConfig {
+    /// The GGUF file (llama architecture, e.g. SmolLM2-135M-Instruct Q4_1).
+    pub gguf: PathBuf,
+    /// Longest prompt plus completion, in tokens; a longer request is a context-too-long error.
+    pub context_tokens: usize,
+    /// Seed for sampling when a request asks for a temperature above 0.
+    pub seed: u64,
+}
+
+impl LocalModelConfig {
+    /// Defaults for the model at `gguf`.
+    pub fn new(gguf: impl Into<PathBuf>) -> Self {
+        Self { gguf: gguf.into(), context_tokens: 4096, seed: 299_792_458 }
+    }
+}
+
+struct Loaded {
+    weights: ModelWeights,
+    tokenizer: Tokenizer,
+    chat_template: String,
+    stop_tokens: Vec<u32>,
+}
+
+/// A chat model run in-process by candle from a GGUF file, on the CPU: no server, no network.
+///
+/// Requests are served one at a time (the weights keep one attention cache) on a blocking
+/// thread, so async callers are not stalled.
+#[derive(Clone)]
+pub struct LocalModel {
+    name: String,
+    config: LocalModelConfig,
+    loaded: Arc<Mutex<Loaded>>,
+}
+
+impl std::fmt::Debug for LocalModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalModel").field("name", &self.name).field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl LocalModel {
+    /// Load the weights, tokenizer and chat template from the GGUF file.
+    pub fn load(config: LocalModelConfig) -> Result<Self, LlmError> {
+        let path = &config.gguf;
+        let fail = |what: &str, e: &dyn std::fmt::Display| LlmError {
+            message: format!("cannot load the model {}: {what}: {e}", path.display()),
+            retry: RetryClass::Permanent,
+        };
+        let mut file = std::fs::File::open(path).map_err(|e| {
+            let hint = if e.kind() == std::io::ErrorKind::NotFound { " (run `cargo xtask models` to fetch it)" } else { "" };
+            fail("cannot open it", &format!("{e}{hint}"))
+        })?;
+        let content = gguf_file::Content::read(&mut file).map_err(|e| fail("not a GGUF file", &e))?;
+        let tokenizer = tokenizer_from_gguf(&content.metadata).map_err(|e| fail("tokenizer", &e))?;
+        let chat_template =
+            content.metadata.get("tokenizer.chat_template").and_then(|v| v.to_string().ok()).cloned().unwrap_or_else(|| CHATML.to_owned());
+        let mut stop_tokens: Vec<u32> =
+            ["tokenizer.ggml.eos_token_id"].iter().filter_map(|k| content.metadata.get(*k)?.to_u32().ok()).collect();
+        stop_tokens.extend(["<|im_end|>", "<|endoftext|>", "</s>"].iter().filter_map(|t| tokenizer.token_to_id(t)));
+        let weights = ModelWeights::from_gguf(content, &mut file, &Device::Cpu).map_err(|e| fail("weights", &e))?;
+        let name = path.file_stem().map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
+        Ok(Self { name, config, loaded: Arc::new(Mutex::new(Loaded { weights, tokenizer, chat_template, stop_tokens })) })
+    }
+
+    /// The model at `models_dir/SmolLM2-135M-Instruct.Q4_1.gguf`.
+    pub fn smollm2(models_dir: &Path) -> Result<Self, LlmError> {
+        Self::load(LocalModelConfig::new(models_dir.join(SMOLLM2_FILE)))
+    }
+}
+
+#[async_trait]
+impl LanguageModel for LocalModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        let (loaded, config, name, request) = (self.loaded.clone(), self.config.clone(), self.name.clone(), request.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut loaded = loaded.lock().map_err(|_| LlmError {
+                message: "an earlier generation panicked; the model must be reloaded".into(),
+                retry: RetryClass::Permanent,
+            })?;
+            generate_blocking(&mut loaded, &config, &request).map(|(text, usage)| Completion { text, usage, model: name })
+        })
+        .await
+        .map_err(|e| LlmError { message: format!("the generation thread failed: {e}"), retry: RetryClass::Permanent })?
+    }
+}
+
+fn generate_blocking(loaded: &mut Loaded, config: &LocalModelConfig, request: &CompletionRequest) -> Result<(String, TokenUsage), LlmError> {
+    let fail = |e: &dyn std::fmt::Display| LlmError { message: format!("local generation failed: {e}"), retry: RetryClass::Permanent };
+    let prompt = render_chat(&loaded.chat_template, &request.messages).map_err(|e| fail(&e))?;
+    let encoding = loaded.tokenizer.encode(prompt, false).map_err(|e| fail(&e))?;
+    let prompt_ids = encoding.get_ids().to_vec();
+    let max_new = request.max_tokens as usize;
+    if prompt_ids.len() + max_new > config.context_tokens {
+        return Err(LlmError {
+            message: format!(
+                "the prompt has {} tokens; with {max_new} to generate that exceeds the model's {}-token context",
+                prompt_ids.len(),
+                config.context_tokens
+            ),
+            retry: RetryClass::ContextTooLong,
+        });
+    }
+    let sampling = if request.temperature <= 0.0 { Sampling::ArgMax } else { Sampling::All { temperature: f64::from(request.temperature) } };
+    let mut sampler = LogitsProcessor::from_sampling(config.seed, sampling);
+    let device = Device::Cpu;
+    let mut generated: Vec<u32> = Vec::new();
+    // The first pass sees the whole prompt; later passes feed one token against the cache.
+    let mut input = prompt_ids.clone();
+    let mut position = 0;
+    while generated.len() < max_new {
+        let tensor = Tensor::new(input.as_slice(), &device).and_then(|t| t.unsqueeze(0)).map_err(|e| fail(&e))?;
+        let logits = loaded.weights.forward(&tensor, position).and_then(|l| l.squeeze(0)).map_err(|e| fail(&e))?;
+        position += input.len();
+        let next = sampler.sample(&logits).map_err(|e| fail(&e))?;
+        if loaded.stop_tokens.contains(&next) {
+            break;
+        }
+        generated.push(next);
+        input = vec![next];
+    }
+    let text = loaded.tokenizer.decode(&generated, true).map_err(|e| fail(&e))?;
+    Ok((text, TokenUsage { prompt_tokens: prompt_ids.len() as u64, completion_tokens: generated.len() as u64 }))
+}
+
+fn render_chat(template: &str, messages: &[ChatMessage]) -> Result<String, minijinja::Error> {
+    let mut env = minijinja::Environment::new();
+    env.add_template("chat", template)?;
+    env.get_template("chat")?.render(minijinja::context! { messages => messages, add_generation_prompt => true })
+}
+
+/// Rebuild the byte-level BPE tokenizer that a llama.cpp GGUF file describes in its metadata
+/// (`tokenizer.ggml.*`), so the model needs no separate `tokenizer.json`.
+fn tokenizer_from_gguf(metadata: &HashMap<String, gguf_file::Value>) -> Result<Tokenizer, String> {
+    let get = |key: &str| metadata.get(key).ok_or_else(|| format!("`{key}` is missing"));
+    let kind = get("tokenizer.ggml.model")?.to_string().map_err(|e| e.to_string())?;
+    if kind != "gpt2" {
+        return Err(format!("only byte-level BPE (`gpt2`) tokenizers are supported, this one is `{kind}`"));
+    }
+    let strings = |key: &str| -> Result<Vec<String>, String> {
+        get(key)?.to_vec().map_err(|e| e.to_string())?.iter().map(|v| v.to_string().cloned().map_err(|e| e.to_string())).collect()
+    };
+    let tokens = strings("tokenizer.ggml.tokens")?;
+    let merges = strings("tokenizer.ggml.merges")?
+        .into_iter()
+        .filter_map(|m| m.split_once(' ').map(|(a, b)| (a.to_owned(), b.to_owned())))
+        .collect::<Vec<_>>();
+    let vocab: tokenizers::models::bpe::Vocab = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+    let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| e.to_string())?;
+    let mut tokenizer = Tokenizer::new(bpe);
+    tokenizer.with_pre_tokenizer(Some(PreTokenizerWrapper::Sequence(Sequence::new(vec![
+        Digits::new(true).into(),
+        ByteLevel::new(false, true, true).into(),
+    ]))));
+    tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
+    // Control tokens (type 3) such as `<|im_start|>` must match as whole tokens in the prompt.
+    let types = get("tokenizer.ggml.token_type").ok().and_then(|v| v.to_vec().ok());
+    let special: Vec<AddedToken> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| types.and_then(|t| t.get(*i)).and_then(|v| v.to_i32().ok()) == Some(3))
+        .map(|(_, t)| AddedToken::from(t.clone(), true))
+        .collect();
+    tokenizer.add_special_tokens(&special);
+    Ok(tokenizer)
+}

@@ -1,0 +1,270 @@
+use std::time::{Duration, Instant};
+
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_openai::middleware::HttpRequestFactory;
+use async_openai::types::chat::{
+    ChatCompletionRequestAssistantMessage, ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestUserMessage, ChatCompletionStreamOptions, CompletionUsage, CreateChatCompletionRequest,
+    ResponseFormat, ResponseFormatJsonSchema,
+};
+use async_trait::async_trait;
+use ferret_core::{ChatRole, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TokenUsage};
+use futures::StreamExt;
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::classify_http_status;
+use crate::structured::shorten;
+
+/// How the provider asks for JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SchemaSupport {
+    /// Send `response_format: {"type": "json_schema", ...}` (OpenAI, vLLM, llama-server, Ollama).
+    #[default]
+    ResponseFormat,
+    /// The server rejects `response_format`: rely on the schema written into the prompt.
+    PromptOnly,
+}
+
+/// Where and how to reach an OpenAI-compatible chat-completions server.
+///
+/// `Debug` shows the key as `[REDACTED]`; it is sent only in the `Authorization` header.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Base URL up to and including `/v1`, e.g. `http://localhost:11434/v1` for Ollama.
+    pub base_url: String,
+    /// Model name as the server knows it.
+    pub model: String,
+    /// API key, if the server wants one.
+    pub api_key: Option<SecretString>,
+    /// Limit for one request, streaming included.
+    pub timeout: Duration,
+    /// Stream the answer token by token (the text is the same; a cut stream is a transient error).
+    pub stream: bool,
+    /// Whether the server takes a JSON Schema `response_format`.
+    pub schema_support: SchemaSupport,
+    /// Longest wait before the one retry (a `Retry-After` beyond it fails the call instead).
+    pub max_retry_wait: Duration,
+}
+
+impl OpenAiConfig {
+    /// A configuration for `model` at `base_url`, with no key, a 60 s timeout and no streaming.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            timeout: Duration::from_secs(60),
+            stream: false,
+            schema_support: SchemaSupport::default(),
+            max_retry_wait: Duration::from_secs(10),
+        }
+    }
+
+    /// Use `key` for the `Authorization` header.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(SecretString::from(key.into()));
+        self
+    }
+}
+
+/// A non-2xx answer, kept whole so the status and `Retry-After` reach the retry decision
+/// (async-openai's own error type drops the headers).
+#[derive(Debug, thiserror::Error)]
+#[error("HTTP {status}: {body}")]
+struct HttpFailure {
+    status: u16,
+    retry_after: Option<String>,
+    body: String,
+}
+
+/// A chat model behind an OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp's
+/// `llama-server`.
+///
+/// There is exactly one retry layer: async-openai is given a plain HTTP service without its
+/// retry middleware, and [`complete`](LanguageModel::complete) retries once, for transient
+/// failures and rate limits, honouring `Retry-After` up to
+/// [`max_retry_wait`](OpenAiConfig::max_retry_wait).
+#[derive(Debug, Clone)]
+pub struct OpenAiModel {
+    client: async_openai::Client<OpenAIConfig>,
+    config: OpenAiConfig,
+}
+
+impl OpenAiModel {
+    /// A client for `config`. Fails when the base URL is not a URL or the HTTP client cannot be built.
+    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        let permanent = |message: String| LlmError { message, retry: RetryClass::Permanent };
+        url::Url::parse(&config.base_url)
+            .map_err(|e| permanent(format!("LLM base URL `{}` is not a URL: {e}", config.base_url)))?;
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .build()
+            .map_err(|e| permanent(format!("cannot build the HTTP client: {e}")))?;
+        let service = tower::service_fn(move |factory: HttpRequestFactory| {
+            let http = http.clone();
+            async move { send_keeping_failures(&http, factory).await }
+        });
+        let mut openai = OpenAIConfig::new().with_api_base(config.base_url.trim_end_matches('/'));
+        // An empty key still yields a header; local servers ignore it, and it never reads the
+        // `OPENAI_API_KEY` of whoever runs the tests.
+        openai = openai.with_api_key(config.api_key.as_ref().map(|k| k.expose_secret().to_owned()).unwrap_or_default());
+        let client = async_openai::Client::with_config(openai).with_http_service(service);
+        Ok(Self { client, config })
+    }
+
+    /// The configuration, key redacted in its `Debug`.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+
+    fn chat_request(&self, request: &CompletionRequest) -> CreateChatCompletionRequest {
+        let messages = request
+            .messages
+            .iter()
+            .map(|m| match m.role {
+                ChatRole::System => ChatCompletionRequestMessage::from(ChatCompletionRequestSystemMessage::from(m.content.as_str())),
+                ChatRole::User => ChatCompletionRequestUserMessage::from(m.content.as_str()).into(),
+                ChatRole::Assistant => ChatCompletionRequestAssistantMessage::from(m.content.as_str()).into(),
+            })
+            .collect();
+        let response_format = match (&request.json_schema, self.config.schema_support) {
+            (Some(schema), SchemaSupport::ResponseFormat) => Some(ResponseFormat::JsonSchema {
+                json_schema: ResponseFormatJsonSchema {
+                    description: None,
+                    name: "reply".into(),
+                    schema: schema.clone(),
+                    // Strict mode accepts only a subset of JSON Schema; the tolerant parser checks the rest.
+                    strict: Some(false),
+                },
+            }),
+            _ => None,
+        };
+        CreateChatCompletionRequest {
+            model: self.config.model.clone(),
+            messages,
+            max_completion_tokens: Some(request.max_tokens),
+            temperature: Some(request.temperature),
+            response_format,
+            stream: self.config.stream.then_some(true),
+            stream_options: self.config.stream.then_some(ChatCompletionStreamOptions { include_usage: Some(true), ..Default::default() }),
+            ..Default::default()
+        }
+    }
+
+    async fn call_once(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        let chat = self.chat_request(request);
+        let url = &self.config.base_url;
+        if !self.config.stream {
+            let response = self.client.chat().create(chat).await.map_err(|e| classify(e, url))?;
+            let choice = response.choices.into_iter().next().ok_or_else(|| LlmError {
+                message: "the server answered with no choices".into(),
+                retry: RetryClass::Transient,
+            })?;
+            return Ok(Completion {
+                text: choice.message.content.unwrap_or_default(),
+                usage: usage(response.usage.as_ref()),
+                model: response.model,
+            });
+        }
+        let mut stream = self.client.chat().create_stream(chat).await.map_err(|e| classify(e, url))?;
+        let (mut text, mut model, mut tokens, mut finished) = (String::new(), self.config.model.clone(), None, false);
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| classify(e, url))?;
+            model = chunk.model;
+            tokens = chunk.usage.or(tokens);
+            for choice in chunk.choices {
+                text.push_str(choice.delta.content.as_deref().unwrap_or_default());
+                finished |= choice.finish_reason.is_some();
+            }
+        }
+        if !finished {
+            return Err(LlmError {
+                message: format!("the stream from {url} ended before the model finished ({} characters received)", text.len()),
+                retry: RetryClass::Transient,
+            });
+        }
+        Ok(Completion { text, usage: usage(tokens.as_ref()), model })
+    }
+}
+
+#[async_trait]
+impl LanguageModel for OpenAiModel {
+    fn name(&self) -> &str {
+        &self.config.model
+    }
+
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        let started = Instant::now();
+        let first = self.call_once(request).await;
+        let error = match first {
+            Ok(completion) => return Ok(completion),
+            Err(error) => error,
+        };
+        let wait = match error.retry {
+            RetryClass::Transient => Duration::from_millis(250),
+            RetryClass::RateLimited { retry_after } => retry_after.unwrap_or(Duration::from_secs(1)),
+            // Permanent failures and a context too long: the same request cannot succeed.
+            _ => return Err(error),
+        };
+        if wait > self.config.max_retry_wait {
+            return Err(LlmError {
+                message: format!("{} (not retried: the server asks to wait {wait:?})", error.message),
+                retry: error.retry,
+            });
+        }
+        tracing::debug!(model = %self.config.model, error = %error.message, ?wait, elapsed = ?started.elapsed(), "retrying the model call once");
+        tokio::time::sleep(wait).await;
+        self.call_once(request).await
+    }
+}
+
+/// Send the request; a non-2xx answer becomes an [`HttpFailure`] carrying status, `Retry-After`
+/// and body.
+async fn send_keeping_failures(http: &reqwest::Client, factory: HttpRequestFactory) -> Result<reqwest::Response, OpenAIError> {
+    let response = http.execute(factory.build().await?).await?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = response.headers().get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let body = response.text().await.unwrap_or_default();
+    Err(OpenAIError::Boxed(Box::new(HttpFailure { status: status.as_u16(), retry_after, body })))
+}
+
+fn classify(error: OpenAIError, url: &str) -> LlmError {
+    let (message, retry) = match error {
+        OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
+            Ok(failure) => {
+                let retry = classify_http_status(failure.status, failure.retry_after.as_deref(), &failure.body);
+                (format!("{url} answered HTTP {}: {}", failure.status, shorten(&failure.body, 300)), retry)
+            }
+            Err(other) => (other.to_string(), RetryClass::Transient),
+        },
+        OpenAIError::Reqwest(e) if e.is_timeout() => (format!("{url} did not answer in time: {e}"), RetryClass::Transient),
+        OpenAIError::Reqwest(e) if e.is_connect() => {
+            (format!("cannot connect to {url} (is the server running?): {e}"), RetryClass::Transient)
+        }
+        OpenAIError::Reqwest(e) => (format!("request to {url} failed: {e}"), RetryClass::Transient),
+        OpenAIError::ApiError(e) => {
+            let status = e.status_code.as_u16();
+            let retry = classify_http_status(status, None, &e.to_string());
+            (format!("{url} answered HTTP {status}: {e}"), retry)
+        }
+        // A garbled body or event stream: a proxy or an overloaded server, worth the one retry.
+        OpenAIError::JSONDeserialize(e, body) => {
+            (format!("{url} sent a body that is not a chat completion ({e}): {}", shorten(&body, 200)), RetryClass::Transient)
+        }
+        OpenAIError::StreamError(e) => (format!("the stream from {url} failed: {e}"), RetryClass::Transient),
+        other => (other.to_string(), RetryClass::Permanent),
+    };
+    LlmError { message, retry }
+}
+
+fn usage(usage: Option<&CompletionUsage>) -> TokenUsage {
+    usage.map_or_else(TokenUsage::default, |u| TokenUsage {
+        prompt_tokens: u64::from(u.prompt_tokens),
+        completion_tokens: u64::from(u.completion_tokens),
+    })
+}
+

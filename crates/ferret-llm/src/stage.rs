@@ -1,0 +1,152 @@
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ferret_core::{Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TokenUsage};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::prompts::{Prompts, Stage};
+use crate::structured::{generate, Attempted, StructuredError};
+
+/// What a model costs, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Dollars per million prompt tokens.
+    pub prompt_per_million: f64,
+    /// Dollars per million completion tokens.
+    pub completion_per_million: f64,
+}
+
+impl ModelPrice {
+    /// The cost of `usage` at this price.
+    pub fn cost(&self, usage: TokenUsage) -> f64 {
+        (usage.prompt_tokens as f64 * self.prompt_per_million + usage.completion_tokens as f64 * self.completion_per_million)
+            / 1_000_000.0
+    }
+}
+
+/// How the stages use a model.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StageModelConfig {
+    /// Prices by model name; a model without a price costs 0 (local models, self-hosted servers).
+    pub prices: HashMap<String, ModelPrice>,
+    /// Results shown to the grading and synthesis prompts, best first.
+    pub max_sources: usize,
+    /// Characters of each result's text shown to a prompt.
+    pub source_chars: usize,
+}
+
+impl StageModelConfig {
+    /// Defaults sized for small models: a few results, a few hundred characters each.
+    pub fn new() -> Self {
+        Self { prices: HashMap::new(), max_sources: 5, source_chars: 600 }
+    }
+}
+
+/// A model as the pipeline's stages use it: one structured call per stage decision, rendered
+/// from the stage's template, accounted (tokens, cost, time) in an [`LlmCall`], and a fallback
+/// to the stage's heuristic whenever no usable answer comes back.
+#[derive(Clone)]
+pub struct StageModel {
+    model: Arc<dyn LanguageModel>,
+    prompts: Arc<Prompts>,
+    config: StageModelConfig,
+}
+
+impl std::fmt::Debug for StageModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StageModel").field("model", &self.model.name()).field("config", &self.config).finish()
+    }
+}
+
+impl StageModel {
+    /// The stages will call `model` with the built-in prompts.
+    pub fn new(model: Arc<dyn LanguageModel>, config: StageModelConfig) -> Self {
+        Self { model, prompts: Arc::new(Prompts::new()), config }
+    }
+
+    /// The model's name.
+    pub fn name(&self) -> &str {
+        self.model.name()
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &StageModelConfig {
+        &self.config
+    }
+
+    /// Ask the model for the `stage`'s reply `R` and turn it into the stage's value with `accept`
+    /// (which may refuse a reply that parsed but makes no sense). On any failure the
+    /// `fallback` (the heuristic) runs and its output says why; the call is accounted either way.
+    pub async fn run<R, V, F>(
+        &self,
+        stage: Stage,
+        context: &impl Serialize,
+        max_tokens: u32,
+        accept: impl FnOnce(R) -> Result<V, String>,
+        fallback: F,
+    ) -> StageOutput<V>
+    where
+        R: DeserializeOwned + JsonSchema,
+        F: Future<Output = StageOutput<V>>,
+    {
+        let started = Instant::now();
+        let model = self.model.name().to_owned();
+        let mut call = LlmCall {
+            caller: stage.name().to_owned(),
+            model: model.clone(),
+            requests: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost_usd: 0.0,
+            duration_ms: 0,
+            outcome: LlmCallOutcome::Parsed,
+        };
+        let result = match self.prompts.render(stage, context) {
+            Err(e) => Err(e.to_string()),
+            Ok(messages) => match generate::<R>(self.model.as_ref(), messages, max_tokens).await {
+                Ok(out) => {
+                    let requests = if out.attempted == Attempted::Repaired { 2 } else { 1 };
+                    self.account(&mut call, requests, out.usage);
+                    accept(out.value).map(|value| (value, out.attempted)).map_err(|e| format!("the reply makes no sense: {e}"))
+                }
+                Err(StructuredError::Unparseable { last_error, usage, .. }) => {
+                    self.account(&mut call, 2, usage);
+                    Err(format!("unparseable after one repair: {last_error}"))
+                }
+                Err(StructuredError::Model(e)) => {
+                    call.requests = 1;
+                    Err(e.to_string())
+                }
+            },
+        };
+        call.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match result {
+            Ok((value, attempted)) => {
+                let repaired = attempted == Attempted::Repaired;
+                call.outcome = if repaired { LlmCallOutcome::Repaired } else { LlmCallOutcome::Parsed };
+                StageOutput { value, implementation: Implementation::Llm { model, repaired }, llm_calls: vec![call] }
+            }
+            Err(error) => {
+                tracing::warn!(stage = stage.name(), %model, %error, "model stage failed; the heuristic runs instead");
+                let mut output = fallback.await;
+                output.implementation = Implementation::Heuristic { why: format!("fallback, {model} failed: {error}") };
+                call.outcome = LlmCallOutcome::Failed { error };
+                output.llm_calls.insert(0, call);
+                output
+            }
+        }
+    }
+
+    fn account(&self, call: &mut LlmCall, requests: u32, usage: TokenUsage) {
+        call.requests = requests;
+        call.prompt_tokens = usage.prompt_tokens;
+        call.completion_tokens = usage.completion_tokens;
+        call.cost_usd = self.config.prices.get(&call.model).map_or(0.0, |p| p.cost(usage));
+    }
+}
