@@ -292,13 +292,13 @@ impl Agent {
         if aspects.is_empty() {
             return whole;
         }
+        let StageOutput { value: mut merged, implementation, mut llm_calls } = whole;
         let mut per_aspect = Vec::with_capacity(aspects.len());
         for aspect in aspects {
             let graded = self.stages.grader.grade(aspect, hits).await;
             llm_calls.extend(graded.llm_calls);
             per_aspect.push(graded.value);
         }
-        let StageOutput { value: mut merged, implementation, mut llm_calls } = whole;
         for grades in &per_aspect {
             for (best, other) in merged.per_hit.iter_mut().zip(&grades.per_hit) {
                 if other.relevance > best.relevance {

@@ -1,11 +1,13 @@
 use std::sync::Arc;
 
-use ferret_grading::{GradingConfig, HeuristicGrader, RelevanceGrader};
+use ferret_grading::{GradingConfig, HeuristicGrader, LlmGrader, RelevanceGrader};
+use ferret_llm::StageModel;
 use ferret_query_intel::{
     GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier, HeuristicRewriter,
-    IntentClassifier, QueryAnalyzer, QueryDecomposer, QueryRewriter,
+    IntentClassifier, LlmAnalyzer, LlmDecomposer, LlmIntentClassifier, LlmRewriter, QueryAnalyzer, QueryDecomposer,
+    QueryRewriter,
 };
-use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer};
+use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer, LlmSynthesizer};
 
 /// The stage implementations a strategy runs. Each is a trait object so an LLM version can
 /// replace the heuristic one stage by stage.
@@ -37,6 +39,19 @@ impl Stages {
             rewriter: Arc::new(HeuristicRewriter),
             grader: Arc::new(HeuristicGrader::new(grading)),
             synthesizer: Arc::new(ExtractiveSynthesizer::default()),
+            guardrail,
+        }
+    }
+
+    /// Every stage asks `model`, each falling back to its heuristic twin when the model fails.
+    pub fn with_model(model: StageModel, guardrail: GuardrailConfig, grading: GradingConfig) -> Self {
+        Self {
+            classifier: Arc::new(LlmIntentClassifier::new(model.clone(), guardrail.clone())),
+            analyzer: Arc::new(LlmAnalyzer::new(model.clone())),
+            decomposer: Arc::new(LlmDecomposer::new(model.clone())),
+            rewriter: Arc::new(LlmRewriter::new(model.clone())),
+            grader: Arc::new(LlmGrader::new(model.clone(), HeuristicGrader::new(grading))),
+            synthesizer: Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default())),
             guardrail,
         }
     }

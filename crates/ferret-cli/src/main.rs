@@ -1,6 +1,7 @@
 //! The `ferret` command: `ferret ingest` fills an embedded index from files, `ferret search`
 //! answers a question with citations, from that index or from the built-in default corpus.
 
+mod llm_args;
 mod render;
 
 use std::path::PathBuf;
@@ -56,6 +57,8 @@ enum Command {
         /// One search attempt, no refinement.
         #[arg(long)]
         single_pass: bool,
+        #[command(flatten)]
+        llm: llm_args::LlmArgs,
     },
 }
 
@@ -75,7 +78,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Ingest { path, index } => ingest(&path, &index),
-        Command::Search { question, index, json, verbose, limit, since, until, recent, single_pass } => {
+        Command::Search { question, index, json, verbose, limit, since, until, recent, single_pass, llm } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange { from: since, to: until });
             let query = Query::new(question)?.with_limit(limit)?.with_filters(Filters { date_range, most_recent: recent })?;
             let builder = match &index {
@@ -83,7 +86,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None => Ferret::builder().default_corpus(),
             };
             let strategy = if single_pass { Strategy::SinglePass } else { Strategy::Refine };
-            let ferret = builder.agent(AgentConfig { strategy, ..AgentConfig::default() }).build()?;
+            let mut builder = builder.agent(AgentConfig { strategy, ..AgentConfig::default() });
+            if let Some(model) = llm.model()? {
+                builder = builder.language_model(model);
+            }
+            let ferret = builder.build()?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let response = runtime.block_on(ferret.search(query))?;
             if json {

@@ -4,10 +4,11 @@
 //! matched, narrow when much matched loosely). The [`RelevanceGrader`] trait is the stage; the
 //! [`HeuristicGrader`] implements it with deterministic term-overlap rules so the pipeline runs
 //! without a language model, and [`grades_from_judgements`] turns anyone's per-hit relevance (an
-//! LLM's, later) into the same verdict.
+//! LLM's) into the same verdict. [`LlmGrader`] asks a model for 1-5 scores through `ferret-llm`,
+//! blends them with the rules and falls back to them.
 //!
-//! It depends on `ferret-core` only for types and text helpers. It must not depend on any backend
-//! crate (it grades hits, whoever found them), nor on the executor or an LLM provider.
+//! It must not depend on any backend crate (it grades hits, whoever found them), nor on the
+//! executor; models are reached only through `ferret-llm`.
 
 mod config;
 mod grades;

@@ -132,10 +132,11 @@ impl PromptError {
         let mut reason = error.to_string();
         // Strict mode reports "undefined value" without naming it; quoting the template line shows
         // the caller which context field is missing.
-        if error.kind() == minijinja::ErrorKind::UndefinedError {
-            let line_text = error.template_source().zip(error.line()).and_then(|(source, line)| source.lines().nth(line.checked_sub(1)?));
-            if let Some(line_text) = line_text {
-                reason.push_str(&format!(", at `{}`: a context field it uses is missing", line_text.trim()));
+        let line_text = error.template_source().zip(error.line()).and_then(|(source, line)| source.lines().nth(line.checked_sub(1)?));
+        if let Some(line_text) = line_text {
+            reason.push_str(&format!(", at `{}`", line_text.trim()));
+            if error.kind() == minijinja::ErrorKind::UndefinedError {
+                reason.push_str(": a context field it uses is missing");
             }
         }
         Self { stage, reason }
@@ -352,7 +353,7 @@ pub struct SynthesisContext {
 /// The answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SynthesisReply {
-    /// The answer, citing sources by number in square brackets, e.g. [1] or [2][3].
+    /// The answer, citing sources by number in square brackets, e.g. `[1]` or `[2][3]`.
     pub answer: String,
 }
 
@@ -592,7 +593,9 @@ impl Prompts {
 
     fn register_truncation(&mut self) {
         let default_max = self.max_source_chars;
-        self.env.add_filter("truncate_chars", move |text: &str, max_chars: Option<usize>| truncate_chars(text, max_chars.unwrap_or(default_max)));
+        self.env.add_filter("truncate_chars", move |text: Value, max_chars: Option<usize>| {
+            Ok(truncate_chars(&filter_text("truncate_chars", &text)?, max_chars.unwrap_or(default_max)))
+        });
     }
 
     /// Render `stage`'s prompt for `context` into two messages: the system message, then the user
@@ -620,12 +623,28 @@ impl Prompts {
 }
 
 /// The `data` filter: fence retrieved text so the model can tell it from instructions.
-fn fence_data(text: &str, source: Option<Value>) -> String {
-    let body = defuse_fence_tags(text.trim());
-    match source.map(|label| source_label(&label.to_string())) {
+fn fence_data(text: Value, source: Option<Value>) -> Result<String, minijinja::Error> {
+    let body = defuse_fence_tags(filter_text("data", &text)?.trim());
+    Ok(match source.map(|label| source_label(&label.to_string())) {
         Some(label) if !label.is_empty() => format!("<data source=\"{label}\">\n{body}\n</data>"),
         _ => format!("<data>\n{body}\n</data>"),
+    })
+}
+
+/// The text a filter works on. A filter's input escapes strict mode's undefined check, so a
+/// missing field is reported here as undefined rather than as a confusing type error; `none`
+/// (an absent optional field) is refused too, because the template should have guarded it.
+fn filter_text(filter: &str, value: &Value) -> Result<String, minijinja::Error> {
+    if value.is_undefined() {
+        return Err(minijinja::Error::new(minijinja::ErrorKind::UndefinedError, format!("`{filter}` was given a missing field")));
     }
+    if value.is_none() {
+        return Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!("`{filter}` was given an empty optional field; guard it with `{{% if %}}`"),
+        ));
+    }
+    Ok(value.as_str().map_or_else(|| value.to_string(), str::to_owned))
 }
 
 /// Keep only characters that cannot break out of the attribute's quotes.
@@ -757,8 +776,8 @@ mod tests {
 
     #[test]
     fn a_source_label_cannot_break_out_of_its_attribute() {
-        assert_eq!(fence_data("x", Some(Value::from("1\"><b"))), "<data source=\"1b\">\nx\n</data>");
-        assert_eq!(fence_data(" x ", None), "<data>\nx\n</data>");
+        assert_eq!(fence_data(Value::from("x"), Some(Value::from("1\"><b"))).ok(), Some("<data source=\"1b\">\nx\n</data>".to_owned()));
+        assert_eq!(fence_data(Value::from(" x "), None).ok(), Some("<data>\nx\n</data>".to_owned()));
     }
 
     #[test]
@@ -769,6 +788,13 @@ mod tests {
         let message = error.to_string();
         assert!(message.contains("synthesis"), "{message}");
         assert!(message.contains("undefined"), "{message}");
+    }
+
+    #[test]
+    fn a_missing_field_given_to_a_filter_is_reported_as_missing() {
+        let context = serde_json::json!({ "question": "q", "results": [{ "number": 1, "text": "t", "url": null }], "previous_queries": [] });
+        let error = Prompts::new().render(Stage::Grading, &context).err().unwrap_or_else(|| panic!("a result without a title must not render"));
+        assert!(error.reason.contains("undefined") && error.reason.contains("result.title"), "{error}");
     }
 
     #[test]

@@ -4,11 +4,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ferret_core::{Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TokenUsage};
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::prompts::{Prompts, Stage};
+use crate::prompts::{PromptContext, Prompts};
 use crate::structured::{generate, Attempted, StructuredError};
 
 /// What a model costs, in US dollars per million tokens.
@@ -30,7 +28,7 @@ impl ModelPrice {
 }
 
 /// How the stages use a model.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StageModelConfig {
     /// Prices by model name; a model without a price costs 0 (local models, self-hosted servers).
@@ -41,9 +39,9 @@ pub struct StageModelConfig {
     pub source_chars: usize,
 }
 
-impl StageModelConfig {
-    /// Defaults sized for small models: a few results, a few hundred characters each.
-    pub fn new() -> Self {
+impl Default for StageModelConfig {
+    /// Sized for small models: a few results, a few hundred characters each.
+    fn default() -> Self {
         Self { prices: HashMap::new(), max_sources: 5, source_chars: 600 }
     }
 }
@@ -67,7 +65,8 @@ impl std::fmt::Debug for StageModel {
 impl StageModel {
     /// The stages will call `model` with the built-in prompts.
     pub fn new(model: Arc<dyn LanguageModel>, config: StageModelConfig) -> Self {
-        Self { model, prompts: Arc::new(Prompts::new()), config }
+        let prompts = Prompts::new().with_max_source_chars(config.source_chars);
+        Self { model, prompts: Arc::new(prompts), config }
     }
 
     /// The model's name.
@@ -80,21 +79,21 @@ impl StageModel {
         &self.config
     }
 
-    /// Ask the model for the `stage`'s reply `R` and turn it into the stage's value with `accept`
-    /// (which may refuse a reply that parsed but makes no sense). On any failure the
+    /// Ask the model for the reply of the context's stage and turn it into the stage's value with
+    /// `accept` (which may refuse a reply that parsed but makes no sense). On any failure the
     /// `fallback` (the heuristic) runs and its output says why; the call is accounted either way.
-    pub async fn run<R, V, F>(
+    pub async fn run<C, V, F>(
         &self,
-        stage: Stage,
-        context: &impl Serialize,
+        context: &C,
         max_tokens: u32,
-        accept: impl FnOnce(R) -> Result<V, String>,
+        accept: impl FnOnce(C::Reply) -> Result<V, String>,
         fallback: F,
     ) -> StageOutput<V>
     where
-        R: DeserializeOwned + JsonSchema,
+        C: PromptContext,
         F: Future<Output = StageOutput<V>>,
     {
+        let stage = C::STAGE;
         let started = Instant::now();
         let model = self.model.name().to_owned();
         let mut call = LlmCall {
@@ -107,9 +106,9 @@ impl StageModel {
             duration_ms: 0,
             outcome: LlmCallOutcome::Parsed,
         };
-        let result = match self.prompts.render(stage, context) {
+        let result = match self.prompts.render_context(context) {
             Err(e) => Err(e.to_string()),
-            Ok(messages) => match generate::<R>(self.model.as_ref(), messages, max_tokens).await {
+            Ok(messages) => match generate::<C::Reply>(self.model.as_ref(), messages, max_tokens).await {
                 Ok(out) => {
                     let requests = if out.attempted == Attempted::Repaired { 2 } else { 1 };
                     self.account(&mut call, requests, out.usage);

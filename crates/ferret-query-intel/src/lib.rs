@@ -5,12 +5,14 @@
 //!
 //! Each stage is a trait returning a [`ferret_core::StageOutput`], with a deterministic heuristic
 //! implementation here so the pipeline runs without a language model; a model-backed version
-//! implements the same trait and falls back to the heuristic. This crate must not depend on
-//! `ferret-exec` or on any backend crate: it only reads text and produces text.
+//! implements the same trait and falls back to the heuristic (`LlmIntentClassifier`, `LlmAnalyzer`,
+//! `LlmDecomposer`, `LlmRewriter`, on `ferret-llm`). This crate must not depend on `ferret-exec` or
+//! on any backend crate: it only reads text and produces text.
 
 mod analyzer;
 mod decomposer;
 mod guardrail;
+mod llm;
 mod rewriter;
 mod util;
 
@@ -20,4 +22,5 @@ pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier, IntentVerdict,
     DEFAULT_UNRELATED_TOPICS,
 };
+pub use llm::{LlmAnalyzer, LlmDecomposer, LlmIntentClassifier, LlmRewriter};
 pub use rewriter::{HeuristicRewriter, QueryRewriter};

@@ -2,11 +2,11 @@
 //! of one of the hits it was given. The [`AnswerSynthesizer`] trait is the stage; the
 //! [`ExtractiveSynthesizer`] implements it without a model by picking the sentences of the best
 //! hits that share the most terms with the question. [`check_citations`] validates and renumbers
-//! the markers of an answer written elsewhere (an LLM, later), so both paths give the same
-//! guarantee: never a marker without a source. [`split_sentences`] is the sentence splitter both use.
+//! the markers of an answer written elsewhere, such as [`LlmSynthesizer`]'s, so both paths give the
+//! same guarantee: never a marker without a source. [`split_sentences`] is the sentence splitter both use.
 //!
-//! It depends on `ferret-core` only for types and text helpers. It must not depend on any backend
-//! crate (it writes from hits, whoever found them), nor on the executor or an LLM provider.
+//! It must not depend on any backend crate (it writes from hits, whoever found them), nor on the
+//! executor; models are reached only through `ferret-llm`.
 //!
 //! [`Citation`]: ferret_core::Citation
 

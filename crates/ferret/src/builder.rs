@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use ferret_agent::{Agent, AgentConfig, Stages};
 use ferret_backends_local::{IndexError, LocalBackend, LocalIndex};
-use ferret_core::{Event, FerretError, Query, Response, SearchBackend};
+use ferret_core::{Event, FerretError, LanguageModel, Query, Response, SearchBackend};
 use ferret_exec::{Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
+use ferret_llm::{StageModel, StageModelConfig};
 use ferret_query_intel::GuardrailConfig;
 use futures::Stream;
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -31,6 +32,8 @@ pub struct FerretBuilder {
     grading: GradingConfig,
     agent: AgentConfig,
     executor: ExecutorConfig,
+    model: Option<Arc<dyn LanguageModel>>,
+    stage_model: StageModelConfig,
 }
 
 impl FerretBuilder {
@@ -83,6 +86,20 @@ impl FerretBuilder {
         self
     }
 
+    /// Let every stage ask `model` (an [`OpenAiModel`](ferret_llm::OpenAiModel), a local model, a
+    /// scripted one), each falling back to its heuristic when the model fails. Without a model the
+    /// pipeline runs on heuristics alone.
+    pub fn language_model(mut self, model: Arc<dyn LanguageModel>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Prices and prompt sizes for the model's stages.
+    pub fn stage_model(mut self, config: StageModelConfig) -> Self {
+        self.stage_model = config;
+        self
+    }
+
     /// Open the indexes and wire everything, or say what is missing.
     pub fn build(self) -> Result<Ferret, FerretError> {
         self.grading.validate().map_err(|e| FerretError::Config(e.to_string()))?;
@@ -100,7 +117,11 @@ impl FerretBuilder {
                 }
             };
         }
-        let stages = Stages::heuristic(self.guardrail.unwrap_or_default(), self.grading);
+        let guardrail = self.guardrail.unwrap_or_default();
+        let stages = match self.model {
+            Some(model) => Stages::with_model(StageModel::new(model, self.stage_model), guardrail, self.grading),
+            None => Stages::heuristic(guardrail, self.grading),
+        };
         Ok(Ferret { agent: Agent::new(stages, executor.build()?, self.agent) })
     }
 }

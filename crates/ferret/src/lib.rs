@@ -26,9 +26,12 @@ pub use ferret_agent::{AgentConfig, Strategy};
 pub use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
 pub use ferret_core::{
     BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, Event, FerretError, Filters, Hit, HitId,
-    Implementation, Query, QueryError, Response, ResponseType, RetryClass, SearchBackend, SearchRequest, StopReason,
-    Trace, TraceStep, Usage,
+    Implementation, LanguageModel, LlmCall, LlmCallOutcome, LlmError, Query, QueryError, Response, ResponseType,
+    RetryClass, SearchBackend, SearchRequest, StopReason, Trace, TraceStep, Usage,
 };
 pub use ferret_exec::{ExecutorConfig, RetryPolicy};
 pub use ferret_grading::GradingConfig;
+#[cfg(feature = "local-model")]
+pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
+pub use ferret_llm::{ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig};
 pub use ferret_query_intel::{GuardrailConfig, GuardrailMessages};

@@ -1,0 +1,67 @@
+//! The command line's choice of language model.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use ferret::{LanguageModel, LocalModel, OpenAiConfig, OpenAiModel};
+
+/// Which model the stages ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LlmChoice {
+    /// No model: every stage runs its heuristic.
+    None,
+    /// SmolLM2-135M-Instruct, run in-process (fetch it once with `cargo xtask models`).
+    Local,
+    /// An OpenAI-compatible server (OpenAI, vLLM, Ollama, llama-server); the key, if any, is read
+    /// from `FERRET_LLM_API_KEY`, never from a flag.
+    Openai,
+}
+
+/// Options that pick and configure the model.
+#[derive(Debug, clap::Args)]
+pub struct LlmArgs {
+    /// The model the stages ask.
+    #[arg(long, value_enum, default_value = "none")]
+    pub llm: LlmChoice,
+    /// Folder holding the local model (default: `$FERRET_MODELS`, else ~/.cache/ferret/models).
+    #[arg(long)]
+    pub models: Option<PathBuf>,
+    /// Base URL of the OpenAI-compatible server, up to `/v1`.
+    #[arg(long, env = "FERRET_LLM_BASE_URL")]
+    pub llm_url: Option<String>,
+    /// Model name on that server.
+    #[arg(long, env = "FERRET_LLM_MODEL")]
+    pub llm_model: Option<String>,
+    /// Stream the server's answers.
+    #[arg(long)]
+    pub llm_stream: bool,
+    /// Seconds one model request may take.
+    #[arg(long, default_value_t = 60)]
+    pub llm_timeout: u64,
+}
+
+impl LlmArgs {
+    /// The chosen model, loaded; `None` for `--llm none`.
+    pub fn model(&self) -> anyhow::Result<Option<Arc<dyn LanguageModel>>> {
+        Ok(match self.llm {
+            LlmChoice::None => None,
+            LlmChoice::Local => {
+                let dir = self.models.clone().unwrap_or_else(ferret::default_models_dir);
+                Some(Arc::new(LocalModel::smollm2(&dir)?))
+            }
+            LlmChoice::Openai => {
+                let url = self.llm_url.clone().context("--llm openai needs --llm-url or FERRET_LLM_BASE_URL")?;
+                let name = self.llm_model.clone().context("--llm openai needs --llm-model or FERRET_LLM_MODEL")?;
+                let mut config = OpenAiConfig::new(url, name);
+                if let Ok(key) = std::env::var("FERRET_LLM_API_KEY") {
+                    config = config.api_key(key);
+                }
+                config.stream = self.llm_stream;
+                config.timeout = Duration::from_secs(self.llm_timeout.max(1));
+                Some(Arc::new(OpenAiModel::new(config)?))
+            }
+        })
+    }
+}

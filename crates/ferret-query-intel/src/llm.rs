@@ -1,0 +1,191 @@
+//! Model-backed versions of the four stages. Each asks its prompt's question, checks the reply
+//! against the question (a small model may answer with words that are not there), and falls back
+//! to its heuristic twin when the reply is missing, malformed or makes no sense.
+
+use std::collections::HashSet;
+
+use ferret_core::text::term_set;
+use ferret_core::StageOutput;
+use ferret_llm::{
+    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext, IntentReply, RewriteContext,
+    RewriteReply, StageModel,
+};
+
+use crate::{
+    Analysis, Complexity, Entity, EntityKind, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier,
+    HeuristicRewriter, Intent, IntentClassifier, IntentVerdict, QueryAnalyzer, QueryDecomposer, QueryRewriter, QueryType,
+};
+
+const INTENTS: [Intent; 4] = [Intent::Search, Intent::Unclear, Intent::Unrelated, Intent::Greeting];
+const QUERY_TYPES: [QueryType; 6] = [
+    QueryType::ErrorDiagnosis,
+    QueryType::VersionCompatibility,
+    QueryType::HowTo,
+    QueryType::ApiUsage,
+    QueryType::Comparison,
+    QueryType::Factual,
+];
+
+/// The model's word for one of `options`, matched case-insensitively; `-` and spaces count as `_`.
+fn pick<T: Copy>(word: &str, options: &[T], name: impl Fn(T) -> &'static str) -> Option<T> {
+    let word = word.trim().to_lowercase().replace(['-', ' '], "_");
+    options.iter().copied().find(|o| name(*o) == word)
+}
+
+/// The intent guardrail with a model (seed 001's classification prompt).
+#[derive(Debug, Clone)]
+pub struct LlmIntentClassifier {
+    model: StageModel,
+    rules: HeuristicIntentClassifier,
+}
+
+impl LlmIntentClassifier {
+    /// Classify with `model` for the domain of `guardrail`.
+    pub fn new(model: StageModel, guardrail: GuardrailConfig) -> Self {
+        Self { model, rules: HeuristicIntentClassifier::new(guardrail) }
+    }
+}
+
+#[async_trait::async_trait]
+impl IntentClassifier for LlmIntentClassifier {
+    async fn classify(&self, question: &str) -> StageOutput<IntentVerdict> {
+        let context = IntentContext { question: question.to_owned(), domain: self.rules.config().domain.clone() };
+        let accept = |reply: IntentReply| {
+            let intent = pick(&reply.intent, &INTENTS, Intent::as_str).ok_or_else(|| format!("unknown intent `{}`", reply.intent))?;
+            Ok(IntentVerdict { intent, reason: reply.reason })
+        };
+        self.model.run(&context, 64, accept, self.rules.classify(question)).await
+    }
+}
+
+/// The analyzer with a model (seed 002's analysis prompt). Entities the model names are kept
+/// only when they occur in the question.
+#[derive(Debug, Clone)]
+pub struct LlmAnalyzer {
+    model: StageModel,
+}
+
+impl LlmAnalyzer {
+    /// Analyse with `model`.
+    pub fn new(model: StageModel) -> Self {
+        Self { model }
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryAnalyzer for LlmAnalyzer {
+    async fn analyze(&self, question: &str) -> StageOutput<Analysis> {
+        let context = AnalysisContext { question: question.to_owned(), query_types: QUERY_TYPES.iter().map(|t| t.as_str().to_owned()).collect() };
+        let accept = |reply: AnalysisReply| analysis_from(question, reply);
+        self.model.run(&context, 128, accept, HeuristicAnalyzer.analyze(question)).await
+    }
+}
+
+fn analysis_from(question: &str, reply: AnalysisReply) -> Result<Analysis, String> {
+    let query_type =
+        pick(&reply.query_type, &QUERY_TYPES, QueryType::as_str).ok_or_else(|| format!("unknown query type `{}`", reply.query_type))?;
+    let complexity = pick(&reply.complexity, &[Complexity::Simple, Complexity::Complex], Complexity::as_str)
+        .ok_or_else(|| format!("unknown complexity `{}`", reply.complexity))?;
+    // The rules know entity kinds; the model's extra names are kept when the question has them.
+    let mut entities = HeuristicAnalyzer.analysis(question).entities;
+    let lowered = question.to_lowercase();
+    for text in reply.entities {
+        let text = text.trim().to_owned();
+        let known = entities.iter().any(|e| e.text.eq_ignore_ascii_case(&text));
+        if !text.is_empty() && !known && lowered.contains(&text.to_lowercase()) {
+            entities.push(Entity { kind: EntityKind::Name, text });
+        }
+    }
+    let intent = reply.intent.trim().to_lowercase().replace(' ', "_");
+    let intent = if intent.is_empty() { query_type.intent_label().to_owned() } else { intent };
+    Ok(Analysis { query_type, entities, intent, complexity })
+}
+
+/// The decomposer with a model (seed 002's decomposition prompt). A sub-query must share a
+/// content word with the question; at most `max_sub_queries` are kept.
+#[derive(Debug, Clone)]
+pub struct LlmDecomposer {
+    model: StageModel,
+}
+
+impl LlmDecomposer {
+    /// Decompose with `model`.
+    pub fn new(model: StageModel) -> Self {
+        Self { model }
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryDecomposer for LlmDecomposer {
+    async fn decompose(&self, question: &str, analysis: &Analysis, max_sub_queries: usize) -> StageOutput<Vec<String>> {
+        let context = DecompositionContext {
+            question: question.to_owned(),
+            entities: analysis.entities.iter().map(|e| e.text.clone()).collect(),
+            max_sub_queries,
+        };
+        let question_terms = term_set(question);
+        let accept = |reply: DecompositionReply| {
+            let mut seen = HashSet::new();
+            let parts: Vec<String> = reply
+                .sub_queries
+                .into_iter()
+                .map(|q| q.trim().to_owned())
+                .filter(|q| !q.is_empty() && q.chars().count() <= 200 && !term_set(q).is_disjoint(&question_terms))
+                .filter(|q| seen.insert(q.to_lowercase()))
+                .take(max_sub_queries)
+                .collect();
+            if parts.is_empty() {
+                Err("no sub-query shares a word with the question".to_owned())
+            } else {
+                Ok(parts)
+            }
+        };
+        self.model.run(&context, 160, accept, HeuristicDecomposer.decompose(question, analysis, max_sub_queries)).await
+    }
+}
+
+/// The rewriter with a model (seed 002's rewrite prompt): a query of at most
+/// [`HeuristicRewriter::MAX_CHARS`] characters that keeps at least one content word of the input.
+#[derive(Debug, Clone)]
+pub struct LlmRewriter {
+    model: StageModel,
+    engine: String,
+}
+
+impl LlmRewriter {
+    /// Rewrite with `model` for a keyword search engine.
+    pub fn new(model: StageModel) -> Self {
+        Self { model, engine: "a keyword search engine".to_owned() }
+    }
+
+    /// Name the engine the queries are for, as a noun phrase ("a web search engine").
+    pub fn for_engine(mut self, engine: impl Into<String>) -> Self {
+        self.engine = engine.into();
+        self
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryRewriter for LlmRewriter {
+    async fn rewrite(&self, query: &str, analysis: &Analysis) -> StageOutput<String> {
+        let context = RewriteContext {
+            query: query.to_owned(),
+            engine: self.engine.clone(),
+            max_chars: HeuristicRewriter::MAX_CHARS,
+            strategy: None,
+            previous_queries: Vec::new(),
+        };
+        let input_terms = term_set(query);
+        let accept = |reply: RewriteReply| {
+            let rewritten = reply.query.trim().trim_matches('"').trim().to_owned();
+            if rewritten.is_empty() || rewritten.chars().count() > HeuristicRewriter::MAX_CHARS {
+                Err(format!("the query must have 1 to {} characters, it has {}", HeuristicRewriter::MAX_CHARS, rewritten.chars().count()))
+            } else if !input_terms.is_empty() && term_set(&rewritten).is_disjoint(&input_terms) {
+                Err(format!("`{rewritten}` shares no word with `{query}`"))
+            } else {
+                Ok(rewritten)
+            }
+        };
+        self.model.run(&context, 64, accept, HeuristicRewriter.rewrite(query, analysis)).await
+    }
+}
