@@ -38,7 +38,7 @@ impl RelevanceGrader for LlmGrader {
             previous_queries: Vec::new(),
         };
         let accept = |reply: GradingReply| blend(self, question, hits, shown, reply);
-        self.model.run(&context, 96 + 24 * shown as u32, accept, self.rules.grade(question, hits)).await
+        self.model.run(&context, 64 + 20 * shown as u32, accept, self.rules.grade(question, hits)).await
     }
 }
 

@@ -1,6 +1,7 @@
 use ferret_core::{ChatMessage, ChatRole, CompletionRequest, LanguageModel, LlmError, TokenUsage};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 /// Why no typed value could be had from the model.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -85,6 +86,77 @@ pub(crate) fn shorten(s: &str, max: usize) -> String {
     }
 }
 
+/// The prompt's description of the reply, derived from the JSON Schema: an example of the shape
+/// and one line per field. Small models copy a raw JSON Schema instead of filling it in; a shape
+/// they imitate. Servers that enforce schemas get the schema itself in the request.
+pub fn reply_instruction(schema: &Value) -> String {
+    let mut fields = Vec::new();
+    let shape = outline(schema, schema, "", &mut fields, 0);
+    let mut text = format!("Reply with only a JSON object of this shape, and nothing before or after it:\n{shape}");
+    if !fields.is_empty() {
+        text.push_str("\nFields:");
+        for (name, description) in fields {
+            text.push_str(&format!("\n- {name}: {description}"));
+        }
+    }
+    text
+}
+
+/// A JSON example of `node`'s shape; field descriptions are collected into `fields`.
+fn outline(root: &Value, node: &Value, path: &str, fields: &mut Vec<(String, String)>, depth: usize) -> String {
+    let node = resolve(root, node);
+    if depth > 6 {
+        return "...".to_owned();
+    }
+    let kind = match node.get("type") {
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).find(|k| *k != "null").unwrap_or("null"),
+        Some(Value::String(kind)) => kind.as_str(),
+        _ if node.get("properties").is_some() => "object",
+        _ => node.get("anyOf").and_then(|v| v.get(0)).map_or("string", |first| if resolve(root, first).get("properties").is_some() { "object" } else { "string" }),
+    };
+    match kind {
+        "object" => {
+            let node = match node.get("anyOf").and_then(|v| v.get(0)) {
+                Some(first) if node.get("properties").is_none() => resolve(root, first),
+                _ => node,
+            };
+            let Some(properties) = node.get("properties").and_then(Value::as_object) else { return "{}".to_owned() };
+            // Required fields first, in declaration order; then the optional ones.
+            let required: Vec<&str> = node.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            let mut names: Vec<&str> = required.iter().copied().filter(|n| properties.contains_key(*n)).collect();
+            names.extend(properties.keys().map(String::as_str).filter(|n| !required.contains(n)));
+            let parts: Vec<String> = names
+                .iter()
+                .map(|name| {
+                    let field = &properties[*name];
+                    let full = if path.is_empty() { (*name).to_owned() } else { format!("{path}.{name}") };
+                    if let Some(description) = resolve(root, field).get("description").or_else(|| field.get("description")).and_then(Value::as_str) {
+                        fields.push((full.clone(), description.to_owned()));
+                    }
+                    format!("\"{name}\": {}", outline(root, field, &full, fields, depth + 1))
+                })
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        "array" => {
+            let item = node.get("items").map_or_else(|| "...".to_owned(), |items| outline(root, items, &format!("{path}[]"), fields, depth + 1));
+            format!("[{item}]")
+        }
+        "integer" => "0".to_owned(),
+        "number" => "0.0".to_owned(),
+        "boolean" => "false".to_owned(),
+        _ => "\"...\"".to_owned(),
+    }
+}
+
+/// Follow a local `$ref` (`#/$defs/Name`).
+fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+    match node.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+        Some(pointer) => root.pointer(pointer).unwrap_or(node),
+        None => node,
+    }
+}
+
 /// Ask `model` for a `T`: the prompt gets the type's JSON Schema (and the request carries it for
 /// servers that enforce it); the answer is parsed tolerantly; a failed parse gets exactly one
 /// repair request that quotes the error; a second failure is a [`StructuredError::Unparseable`].
@@ -94,10 +166,7 @@ pub async fn generate<T: DeserializeOwned + JsonSchema>(
     max_tokens: u32,
 ) -> Result<StructuredOutput<T>, StructuredError> {
     let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Null);
-    let instruction = format!(
-        "Reply with one JSON value that follows this JSON Schema, and nothing else:\n{}",
-        serde_json::to_string(&schema).unwrap_or_default()
-    );
+    let instruction = reply_instruction(&schema);
     // Small models follow one system message at the top best; the schema joins it.
     match messages.iter_mut().find(|m| m.role == ChatRole::System) {
         Some(system) => system.content = format!("{}\n\n{instruction}", system.content),
@@ -158,6 +227,40 @@ mod tests {
         for raw in cases {
             assert_eq!(verdict(raw).as_ref(), Ok(&expected), "{raw}");
         }
+    }
+
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Graded {
+        /// One grade per result.
+        grades: Vec<Grade>,
+        /// "high", "medium" or "low".
+        quality: String,
+        retry_query: Option<String>,
+    }
+
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Grade {
+        /// The result's number.
+        number: usize,
+        /// 1 to 5.
+        score: u8,
+        passed: bool,
+    }
+
+    #[test]
+    fn the_prompt_shows_the_shape_of_the_reply_not_the_raw_schema() {
+        let schema = serde_json::to_value(schemars::schema_for!(Graded)).unwrap_or_default();
+        insta::assert_snapshot!(reply_instruction(&schema), @r#"
+        Reply with only a JSON object of this shape, and nothing before or after it:
+        {"grades": [{"number": 0, "score": 0, "passed": false}], "quality": "...", "retry_query": "..."}
+        Fields:
+        - grades: One grade per result.
+        - grades[].number: The result's number.
+        - grades[].score: 1 to 5.
+        - quality: "high", "medium" or "low".
+        "#);
     }
 
     #[test]

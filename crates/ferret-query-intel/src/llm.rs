@@ -54,7 +54,7 @@ impl IntentClassifier for LlmIntentClassifier {
             let intent = pick(&reply.intent, &INTENTS, Intent::as_str).ok_or_else(|| format!("unknown intent `{}`", reply.intent))?;
             Ok(IntentVerdict { intent, reason: reply.reason })
         };
-        self.model.run(&context, 64, accept, self.rules.classify(question)).await
+        self.model.run(&context, 48, accept, self.rules.classify(question)).await
     }
 }
 
@@ -77,7 +77,7 @@ impl QueryAnalyzer for LlmAnalyzer {
     async fn analyze(&self, question: &str) -> StageOutput<Analysis> {
         let context = AnalysisContext { question: question.to_owned(), query_types: QUERY_TYPES.iter().map(|t| t.as_str().to_owned()).collect() };
         let accept = |reply: AnalysisReply| analysis_from(question, reply);
-        self.model.run(&context, 128, accept, HeuristicAnalyzer.analyze(question)).await
+        self.model.run(&context, 96, accept, HeuristicAnalyzer.analyze(question)).await
     }
 }
 

@@ -49,6 +49,6 @@ impl AnswerSynthesizer for LlmSynthesizer {
                 Ok(answer)
             }
         };
-        self.model.run(&context, 320, accept, self.extractive.synthesize(question, hits)).await
+        self.model.run(&context, 220, accept, self.extractive.synthesize(question, hits)).await
     }
 }
