@@ -28,12 +28,20 @@ pub struct EvalArgs {
     /// Where the reports are written.
     #[arg(long, default_value = "docs/eval")]
     out: PathBuf,
+    /// Agentic mode: the model the stages ask.
+    #[arg(long, value_enum, default_value = "none")]
+    llm: crate::agentic::LlmChoice,
+    /// Evaluate only the first N judged queries (agentic runs with a model are slow).
+    #[arg(long)]
+    limit: Option<usize>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 enum Mode {
     Bm25,
+    /// The whole pipeline, as `Ferret::search` runs it.
+    Agentic,
 }
 
 #[derive(Serialize)]
@@ -63,8 +71,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         None => pick(&dataset.join("qrels"), "qrels", "test.tsv", |n| n.ends_with(".tsv"))?,
     };
     let qrels = read_qrels(&qrels_path)?;
-    let queries: Vec<(String, String)> =
-        read_queries(&queries_path)?.into_iter().filter(|(id, _)| qrels.contains_key(id)).collect();
+    let queries: Vec<(String, String)> = read_queries(&queries_path)?
+        .into_iter()
+        .filter(|(id, _)| qrels.contains_key(id))
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
     if queries.is_empty() {
         bail!("no query of {} has a judgement in {}", queries_path.display(), qrels_path.display());
     }
@@ -80,6 +91,10 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         eprintln!("{} corpus lines skipped, first: {}", ingest.issues.len(), ingest.issues[0]);
     }
     let ingest_seconds = (ingest.added + ingest.updated > 0).then(|| started.elapsed().as_secs_f64());
+    if let Mode::Agentic = args.mode {
+        drop(index);
+        return crate::agentic::run(&name, &index_dir, &queries, &qrels, args.llm, &args.out);
+    }
 
     let mut ndcg = 0.0;
     let mut recall = 0.0;
@@ -140,6 +155,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
 fn mode_name(mode: Mode) -> &'static str {
     match mode {
         Mode::Bm25 => "bm25",
+        Mode::Agentic => "agentic",
     }
 }
 
@@ -203,7 +219,7 @@ fn read_qrels(path: &Path) -> anyhow::Result<HashMap<String, HashMap<String, f64
 }
 
 /// nDCG with linear gains, as pytrec_eval (and so BEIR) computes it.
-fn ndcg_at(ranked: &[&str], relevant: &HashMap<String, f64>, k: usize) -> f64 {
+pub(crate) fn ndcg_at(ranked: &[&str], relevant: &HashMap<String, f64>, k: usize) -> f64 {
     let discount = |i: usize| 1.0 / ((i + 2) as f64).log2();
     let mut seen = HashSet::new();
     let dcg: f64 = ranked
@@ -219,7 +235,7 @@ fn ndcg_at(ranked: &[&str], relevant: &HashMap<String, f64>, k: usize) -> f64 {
     if idcg == 0.0 { 0.0 } else { dcg / idcg }
 }
 
-fn recall_at(ranked: &[&str], relevant: &HashMap<String, f64>, k: usize) -> f64 {
+pub(crate) fn recall_at(ranked: &[&str], relevant: &HashMap<String, f64>, k: usize) -> f64 {
     let found: HashSet<&str> = ranked.iter().take(k).copied().filter(|id| relevant.contains_key(*id)).collect();
     found.len() as f64 / relevant.len().max(1) as f64
 }

@@ -2,6 +2,7 @@
 //! BEIR-layout dataset and writes a JSON and a Markdown report; `models` fetches the embedded
 //! models; `tidy` checks the dependency rules.
 
+mod agentic;
 mod eval;
 mod models;
 mod tidy;

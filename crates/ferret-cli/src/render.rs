@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use ferret::{Implementation, Response, ResponseType, TraceStep};
+use ferret::{Implementation, LlmCallOutcome, Response, ResponseType, TraceStep};
 
 pub fn response(response: &Response, verbose: bool) -> String {
     let mut out = String::new();
@@ -33,8 +33,16 @@ pub fn response(response: &Response, verbose: bool) -> String {
         let u = &response.usage;
         let _ = writeln!(
             out,
-            "  stop: {:?}; {} backend calls, {} cache hits, {} coalesced; {} ms",
-            response.stop_reason, u.backend_calls, u.cache_hits, u.coalesced, u.elapsed_ms
+            "  stop: {:?}; {} backend calls, {} cache hits, {} coalesced; {} model requests, {}+{} tokens, ${:.6}; {} ms",
+            response.stop_reason,
+            u.backend_calls,
+            u.cache_hits,
+            u.coalesced,
+            u.llm_calls,
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.cost_usd,
+            u.elapsed_ms
         );
     }
     out
@@ -71,6 +79,17 @@ fn trace_step(step: &TraceStep) -> String {
             "synthesis: {sentences} sentences, {citations} sources, {dropped_markers} markers dropped [{}]",
             by(implementation)
         ),
+        TraceStep::LlmCall(call) => {
+            let outcome = match &call.outcome {
+                LlmCallOutcome::Parsed => "parsed".to_owned(),
+                LlmCallOutcome::Repaired => "parsed after one repair".to_owned(),
+                LlmCallOutcome::Failed { error } => format!("failed, heuristic used: {error}"),
+            };
+            format!(
+                "model {} for {}: {} request(s), {}+{} tokens, ${:.6}, {} ms, {outcome}",
+                call.model, call.caller, call.requests, call.prompt_tokens, call.completion_tokens, call.cost_usd, call.duration_ms
+            )
+        }
         other => format!("{other:?}"),
     }
 }

@@ -12,7 +12,7 @@ use ferret_query_intel::GuardrailConfig;
 use futures::Stream;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use crate::open_default_index;
+use crate::default_corpus::shared_default_index;
 
 pub(crate) fn index_error(path: &Path, error: IndexError) -> FerretError {
     FerretError::Index { path: path.to_owned(), reason: error.to_string() }
@@ -113,7 +113,7 @@ impl FerretBuilder {
                     executor.backend(Arc::new(LocalBackend::new("local", Arc::new(index))))
                 }
                 BackendSpec::DefaultCorpus => {
-                    executor.backend(Arc::new(LocalBackend::new("local", Arc::new(open_default_index()?))))
+                    executor.backend(Arc::new(LocalBackend::new("local", shared_default_index()?)))
                 }
             };
         }

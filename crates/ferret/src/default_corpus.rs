@@ -1,4 +1,5 @@
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalIndex};
 use ferret_core::FerretError;
@@ -31,6 +32,23 @@ fn ferret_home() -> PathBuf {
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("ferret")))
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("ferret")))
         .unwrap_or_else(|| std::env::temp_dir().join("ferret"))
+}
+
+/// The default corpus's index, opened once per process and shared: the index's write-ahead log
+/// admits one opener, and every [`Ferret`](crate::Ferret) built with `default_corpus()` reads it.
+pub(crate) fn shared_default_index() -> Result<Arc<LocalIndex>, FerretError> {
+    static OPENED: Mutex<Option<(PathBuf, Arc<LocalIndex>)>> = Mutex::new(None);
+    let dir = default_index_dir();
+    let mut opened = OPENED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match opened.as_ref() {
+        // `FERRET_HOME` may change between builds (tests do that): a new place, a new index.
+        Some((path, index)) if *path == dir => Ok(index.clone()),
+        _ => {
+            let index = Arc::new(open_default_index()?);
+            *opened = Some((dir, index.clone()));
+            Ok(index)
+        }
+    }
 }
 
 /// Open the default corpus's index, indexing it first if this is the first use.

@@ -33,5 +33,5 @@ pub use ferret_exec::{ExecutorConfig, RetryPolicy};
 pub use ferret_grading::GradingConfig;
 #[cfg(feature = "local-model")]
 pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
-pub use ferret_llm::{ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig};
+pub use ferret_llm::{Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig};
 pub use ferret_query_intel::{GuardrailConfig, GuardrailMessages};

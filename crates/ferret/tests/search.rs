@@ -2,7 +2,7 @@
 //! streaming, and refused input.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -12,27 +12,8 @@ use ferret::{
 };
 use futures::StreamExt;
 
-fn use_temporary_ferret_home() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let home = std::env::temp_dir().join(format!("ferret-facade-tests-{}", std::process::id()));
-        std::env::set_var("FERRET_HOME", home);
-    });
-}
-
-/// Every marker in the answer has a citation, and every citation points at a listed hit.
-fn assert_citations_resolve(response: &Response) {
-    let answer = response.answer.as_deref().expect("an answer");
-    let markers: Vec<usize> = answer
-        .match_indices('[')
-        .filter_map(|(i, _)| answer[i + 1..].split(']').next()?.parse().ok())
-        .collect();
-    assert!(!markers.is_empty(), "an answer cites its sources: {answer}");
-    for marker in markers {
-        let citation = response.citations.iter().find(|c| c.marker == marker).unwrap_or_else(|| panic!("[{marker}] has no source"));
-        assert!(response.hits.iter().any(|h| h.id == citation.hit_id), "[{marker}] points at no listed hit");
-    }
-}
+mod common;
+use common::{assert_citations_resolve, use_temporary_ferret_home};
 
 #[tokio::test]
 async fn the_default_corpus_answers_with_citations_offline() {
