@@ -6,9 +6,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use ferret::{Ferret, LanguageModel, LlmCallOutcome, LocalModel, Query, ResponseType, TraceStep};
+use ferret::{Budget, Ferret, LanguageModel, LlmCallOutcome, LocalModel, Query, ResponseType, TraceStep};
 use serde::Serialize;
 
 use crate::eval::{ndcg_at, recall_at};
@@ -56,6 +56,7 @@ pub fn run(
     queries: &[(String, String)],
     qrels: &HashMap<String, HashMap<String, f64>>,
     llm: LlmChoice,
+    wall_time: Duration,
     out: &Path,
 ) -> anyhow::Result<()> {
     let model: Option<Arc<dyn LanguageModel>> = match llm {
@@ -74,7 +75,8 @@ pub fn run(
     let started = Instant::now();
     for (i, (id, text)) in queries.iter().enumerate() {
         let t = Instant::now();
-        let response = runtime.block_on(ferret.search(Query::new(text.clone())?.with_limit(10)?))?;
+        let query = Query::new(text.clone())?.with_limit(10)?.with_budget(Budget { wall_time, ..Budget::default() });
+        let response = runtime.block_on(ferret.search(query))?;
         let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
         ndcg += ndcg_at(&ranked, &qrels[id], 10);
         recall += recall_at(&ranked, &qrels[id], 10);

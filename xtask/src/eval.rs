@@ -31,6 +31,10 @@ pub struct EvalArgs {
     /// Agentic mode: the model the stages ask.
     #[arg(long, value_enum, default_value = "none")]
     llm: crate::agentic::LlmChoice,
+    /// Agentic mode: wall time each question may take, in seconds (the default budget's 30 s is
+    /// short for a model on a CPU).
+    #[arg(long, default_value_t = 30)]
+    wall_time: u64,
     /// Evaluate only the first N judged queries (agentic runs with a model are slow).
     #[arg(long)]
     limit: Option<usize>,
@@ -93,7 +97,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let ingest_seconds = (ingest.added + ingest.updated > 0).then(|| started.elapsed().as_secs_f64());
     if let Mode::Agentic = args.mode {
         drop(index);
-        return crate::agentic::run(&name, &index_dir, &queries, &qrels, args.llm, &args.out);
+        return crate::agentic::run(&name, &index_dir, &queries, &qrels, args.llm, std::time::Duration::from_secs(args.wall_time), &args.out);
     }
 
     let mut ndcg = 0.0;
