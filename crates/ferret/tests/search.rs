@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret::{
-    BackendError, Budget, Event, Ferret, FerretError, Hit, Query, Response, ResponseType, SearchBackend, SearchRequest,
+    BackendError, Budget, Event, Ferret, FerretError, Hit, Query, ResponseType, SearchBackend, SearchRequest,
     StopReason, TraceStep,
 };
 use futures::StreamExt;
