@@ -47,18 +47,10 @@ fn implementations(response: &Response) -> Vec<(&'static str, &Implementation)> 
 
 #[tokio::test]
 async fn every_stage_uses_the_models_answers_and_the_search_accounts_for_them() {
-    let model = ScriptedModel::new(
-        "scripted",
-        vec![
-            reply(r#"{"intent": "search", "reason": "asks who was in a team"}"#),
-            reply(r#"```json
-{"query_type": "factual", "entities": ["Final Five", "Atlantis"], "intent": "find_facts", "complexity": "simple"}
-```"#),
-            reply(r#"{"query": "Final Five gymnastics team members"}"#),
-            reply(r#"{"grades": [{"number": 1, "score": 5, "reason": "names all five"}], "overall_quality": "high", "should_retry": false,}"#),
-            reply(r#"{"answer": "The Final Five were Simone Biles, Gabby Douglas, Laurie Hernandez, Madison Kocian and Aly Raisman [1]. They won in Rio [9]."}"#),
-        ],
-    );
+    // Recorded replies, one per stage call, with what each stage's prompt must contain. They include
+    // what small models do: a fenced reply, an invented entity, a trailing comma, a bogus [9].
+    let transcript = include_str!("../../../fixtures/llm/final-five/transcript.jsonl");
+    let model = ScriptedModel::from_jsonl("scripted", transcript).expect("the transcript parses");
     let prices = HashMap::from([("scripted".to_owned(), ModelPrice { prompt_per_million: 1.0, completion_per_million: 2.0 })]);
     let response = search_with(model, prices).await;
 
