@@ -48,7 +48,8 @@ impl LocalModelConfig {
 struct Loaded {
     weights: ModelWeights,
     tokenizer: Tokenizer,
-    chat_template: String,
+    /// The GGUF's chat template, compiled once at load as `chat`.
+    chat: minijinja::Environment<'static>,
     stop_tokens: Vec<u32>,
 }
 
@@ -85,6 +86,8 @@ impl LocalModel {
         let tokenizer = tokenizer_from_gguf(&content.metadata).map_err(|e| fail("tokenizer", &e))?;
         let chat_template =
             content.metadata.get("tokenizer.chat_template").and_then(|v| v.to_string().ok()).cloned().unwrap_or_else(|| CHATML.to_owned());
+        let mut chat = minijinja::Environment::new();
+        chat.add_template_owned("chat", chat_template).map_err(|e| fail("chat template", &e))?;
         let mut stop_tokens: Vec<u32> =
             ["tokenizer.ggml.eos_token_id"].iter().filter_map(|k| content.metadata.get(*k)?.to_u32().ok()).collect();
         stop_tokens.extend(["<|im_end|>", "<|endoftext|>", "</s>"].iter().filter_map(|t| tokenizer.token_to_id(t)));
@@ -96,7 +99,7 @@ impl LocalModel {
         }
         .map_err(|e| fail("weights", &e))?;
         let name = path.file_stem().map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
-        Ok(Self { name, config, loaded: Arc::new(Mutex::new(Loaded { weights, tokenizer, chat_template, stop_tokens })) })
+        Ok(Self { name, config, loaded: Arc::new(Mutex::new(Loaded { weights, tokenizer, chat, stop_tokens })) })
     }
 
     /// The model at `models_dir/SmolLM2-135M-Instruct.Q4_1.gguf`.
@@ -131,7 +134,7 @@ fn generate_blocking(loaded: &mut Loaded, config: &LocalModelConfig, request: &C
     // first key puts it on the JSON track, and the reply ends where the object closes.
     let prefill = request.json_schema.as_ref().map(json_prefill).unwrap_or_default();
     let mut json = (!prefill.is_empty()).then(|| JsonDepth::after(&prefill));
-    let prompt = render_chat(&loaded.chat_template, &request.messages).map_err(|e| fail(&e))? + &prefill;
+    let prompt = render_chat(&loaded.chat, &request.messages).map_err(|e| fail(&e))? + &prefill;
     let encoding = loaded.tokenizer.encode(prompt, false).map_err(|e| fail(&e))?;
     let prompt_ids = encoding.get_ids().to_vec();
     let max_new = request.max_tokens as usize;
@@ -244,10 +247,8 @@ fn expand_to_f32(
     Ok((expanded, buffer))
 }
 
-fn render_chat(template: &str, messages: &[ChatMessage]) -> Result<String, minijinja::Error> {
-    let mut env = minijinja::Environment::new();
-    env.add_template("chat", template)?;
-    env.get_template("chat")?.render(minijinja::context! { messages => messages, add_generation_prompt => true })
+fn render_chat(chat: &minijinja::Environment<'static>, messages: &[ChatMessage]) -> Result<String, minijinja::Error> {
+    chat.get_template("chat")?.render(minijinja::context! { messages => messages, add_generation_prompt => true })
 }
 
 /// Rebuild the byte-level BPE tokenizer that a llama.cpp GGUF file describes in its metadata

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::classify_http_status;
-use crate::structured::shorten;
+use crate::prompts::truncate_chars;
 
 /// How the provider asks for JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -237,7 +237,7 @@ fn classify(error: OpenAIError, url: &str) -> LlmError {
         OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
             Ok(failure) => {
                 let retry = classify_http_status(failure.status, failure.retry_after.as_deref(), &failure.body);
-                (format!("{url} answered HTTP {}: {}", failure.status, shorten(&failure.body, 300)), retry)
+                (format!("{url} answered HTTP {}: {}", failure.status, truncate_chars(&failure.body, 300)), retry)
             }
             Err(other) => (other.to_string(), RetryClass::Transient),
         },
@@ -253,7 +253,7 @@ fn classify(error: OpenAIError, url: &str) -> LlmError {
         }
         // A garbled body or event stream: a proxy or an overloaded server, worth the one retry.
         OpenAIError::JSONDeserialize(e, body) => {
-            (format!("{url} sent a body that is not a chat completion ({e}): {}", shorten(&body, 200)), RetryClass::Transient)
+            (format!("{url} sent a body that is not a chat completion ({e}): {}", truncate_chars(&body, 200)), RetryClass::Transient)
         }
         OpenAIError::StreamError(e) => (format!("the stream from {url} failed: {e}"), RetryClass::Transient),
         other => (other.to_string(), RetryClass::Permanent),

@@ -673,8 +673,9 @@ fn reads_as_fence_tag(after_angle: &str) -> bool {
     name.get(..4).is_some_and(|word| word.eq_ignore_ascii_case("data"))
 }
 
-/// At most `max_chars` characters of `text`, the last being "…" when something was cut.
-fn truncate_chars(text: &str, max_chars: usize) -> String {
+/// At most `max_chars` characters of `text`, the last being "…" when something was cut. Also
+/// keeps model output and error bodies quoted in messages short.
+pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> String {
     let text = text.trim();
     if text.chars().nth(max_chars).is_none() {
         return text.to_owned();

@@ -3,6 +3,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::prompts::truncate_chars;
+
 /// Why no typed value could be had from the model.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -58,7 +60,7 @@ pub fn parse_tolerant<T: DeserializeOwned>(raw: &str) -> Result<T, String> {
     }
     let repaired = llm_json::repair_json(candidate, &llm_json::RepairOptions { ensure_ascii: false, ..Default::default() })
         .map_err(|e| format!("{strict_error}; repair failed: {e}"))?;
-    serde_json::from_str::<T>(&repaired).map_err(|e| format!("{e} (after repairing the JSON to `{}`)", shorten(&repaired, 200)))
+    serde_json::from_str::<T>(&repaired).map_err(|e| format!("{e} (after repairing the JSON to `{}`)", truncate_chars(&repaired, 200)))
 }
 
 /// The part of `text` most likely to be the JSON value: inside a code fence if there is one,
@@ -76,13 +78,6 @@ fn extract_json(text: &str) -> &str {
     match body.find(['{', '[']) {
         Some(start) => body[start..].trim(),
         None => body.trim(),
-    }
-}
-
-pub(crate) fn shorten(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s.to_owned(),
     }
 }
 
