@@ -23,7 +23,7 @@ pub use event::Event;
 pub use hit::{Hit, HitId};
 pub use llm::{
     ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder, LanguageModel, LlmError,
-    TokenUsage,
+    RetrievalMode, TokenUsage,
 };
 pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
 pub use response::{BackendFailure, Citation, Response, ResponseType, StopReason, Usage};

@@ -91,9 +91,62 @@ pub struct EmbedError {
 /// Turns text into dense vectors of a fixed dimension.
 #[async_trait]
 pub trait Embedder: Send + Sync {
+    /// Names the model and every setting that changes its vectors (such as the token limit):
+    /// vectors from embedders with different names are never mixed or reused for each other.
+    fn name(&self) -> &str;
+
     /// Length of every vector this embedder returns.
     fn dimension(&self) -> usize;
 
     /// Embed a batch of texts; the result has one vector per input, in order.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// How a vector-store backend ranks documents for a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetrievalMode {
+    /// Keyword search: BM25 over sparse term vectors.
+    #[default]
+    Bm25,
+    /// Nearest neighbours of the query's embedding.
+    Dense,
+    /// Both, fused by reciprocal rank.
+    Hybrid,
+}
+
+impl RetrievalMode {
+    /// Every mode, in the order reports list them.
+    pub const ALL: [Self; 3] = [Self::Bm25, Self::Dense, Self::Hybrid];
+
+    /// True when the mode needs an [`Embedder`].
+    pub fn needs_embeddings(self) -> bool {
+        !matches!(self, Self::Bm25)
+    }
+
+    /// The mode's name, as written on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bm25 => "bm25",
+            Self::Dense => "dense",
+            Self::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl std::fmt::Display for RetrievalMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RetrievalMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown retrieval mode `{s}`: use bm25, dense or hybrid"))
+    }
 }

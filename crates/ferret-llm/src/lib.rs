@@ -20,7 +20,7 @@ mod structured;
 pub use classify::classify_http_status;
 #[cfg(feature = "local-model")]
 pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
-pub use openai::{OpenAiConfig, OpenAiModel, SchemaSupport};
+pub use openai::{classify_openai_error, openai_client, retry_once, OpenAiConfig, OpenAiModel, SchemaSupport};
 pub use prompts::{
     ActionExtractionContext, ActionsReply, AnalysisContext, AnalysisReply, CandidateValidationContext, CandidateValidationReply,
     CandidateVerdict, DecompositionContext, DecompositionReply, ExtractedAction, FileCandidate, GradingContext, GradingReply,

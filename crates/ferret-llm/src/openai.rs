@@ -94,23 +94,7 @@ pub struct OpenAiModel {
 impl OpenAiModel {
     /// A client for `config`. Fails when the base URL is not a URL or the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
-        let permanent = |message: String| LlmError { message, retry: RetryClass::Permanent };
-        url::Url::parse(&config.base_url)
-            .map_err(|e| permanent(format!("LLM base URL `{}` is not a URL: {e}", config.base_url)))?;
-        let http = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .build()
-            .map_err(|e| permanent(format!("cannot build the HTTP client: {e}")))?;
-        let service = tower::service_fn(move |factory: HttpRequestFactory| {
-            let http = http.clone();
-            async move { send_keeping_failures(&http, factory).await }
-        });
-        let mut openai = OpenAIConfig::new().with_api_base(config.base_url.trim_end_matches('/'));
-        // An empty key still yields a header; local servers ignore it, and it never reads the
-        // `OPENAI_API_KEY` of whoever runs the tests.
-        openai = openai.with_api_key(config.api_key.as_ref().map(|k| k.expose_secret().to_owned()).unwrap_or_default());
-        let client = async_openai::Client::with_config(openai).with_http_service(service);
-        Ok(Self { client, config })
+        Ok(Self { client: openai_client(&config)?, config })
     }
 
     /// The configuration, key redacted in its `Debug`.
@@ -156,7 +140,7 @@ impl OpenAiModel {
         let chat = self.chat_request(request);
         let url = &self.config.base_url;
         if !self.config.stream {
-            let response = self.client.chat().create(chat).await.map_err(|e| classify(e, url))?;
+            let response = self.client.chat().create(chat).await.map_err(|e| classify_openai_error(e, url))?;
             let choice = response.choices.into_iter().next().ok_or_else(|| LlmError {
                 message: "the server answered with no choices".into(),
                 retry: RetryClass::Transient,
@@ -167,10 +151,10 @@ impl OpenAiModel {
                 model: response.model,
             });
         }
-        let mut stream = self.client.chat().create_stream(chat).await.map_err(|e| classify(e, url))?;
+        let mut stream = self.client.chat().create_stream(chat).await.map_err(|e| classify_openai_error(e, url))?;
         let (mut text, mut model, mut tokens, mut finished) = (String::new(), self.config.model.clone(), None, false);
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| classify(e, url))?;
+            let chunk = chunk.map_err(|e| classify_openai_error(e, url))?;
             model = chunk.model;
             tokens = chunk.usage.or(tokens);
             for choice in chunk.choices {
@@ -195,28 +179,58 @@ impl LanguageModel for OpenAiModel {
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        let started = Instant::now();
-        let first = self.call_once(request).await;
-        let error = match first {
-            Ok(completion) => return Ok(completion),
-            Err(error) => error,
-        };
-        let wait = match error.retry {
-            RetryClass::Transient => Duration::from_millis(250),
-            RetryClass::RateLimited { retry_after } => retry_after.unwrap_or(Duration::from_secs(1)),
-            // Permanent failures and a context too long: the same request cannot succeed.
-            _ => return Err(error),
-        };
-        if wait > self.config.max_retry_wait {
-            return Err(LlmError {
-                message: format!("{} (not retried: the server asks to wait {wait:?})", error.message),
-                retry: error.retry,
-            });
-        }
-        tracing::debug!(model = %self.config.model, error = %error.message, ?wait, elapsed = ?started.elapsed(), "retrying the model call once");
-        tokio::time::sleep(wait).await;
-        self.call_once(request).await
+        retry_once(&self.config, || self.call_once(request)).await
     }
+}
+
+/// An async-openai client for `config` whose HTTP service keeps the status, `Retry-After` and
+/// body of failures, with no retry middleware: callers retry through [`retry_once`].
+/// Fails when the base URL is not a URL or the HTTP client cannot be built.
+pub fn openai_client(config: &OpenAiConfig) -> Result<async_openai::Client<OpenAIConfig>, LlmError> {
+    let permanent = |message: String| LlmError { message, retry: RetryClass::Permanent };
+    url::Url::parse(&config.base_url).map_err(|e| permanent(format!("base URL `{}` is not a URL: {e}", config.base_url)))?;
+    let http = reqwest::Client::builder()
+        .timeout(config.timeout)
+        .build()
+        .map_err(|e| permanent(format!("cannot build the HTTP client: {e}")))?;
+    let service = tower::service_fn(move |factory: HttpRequestFactory| {
+        let http = http.clone();
+        async move { send_keeping_failures(&http, factory).await }
+    });
+    let mut openai = OpenAIConfig::new().with_api_base(config.base_url.trim_end_matches('/'));
+    // An empty key still yields a header; local servers ignore it, and it never reads the
+    // `OPENAI_API_KEY` of whoever runs the tests.
+    openai = openai.with_api_key(config.api_key.as_ref().map(|k| k.expose_secret().to_owned()).unwrap_or_default());
+    Ok(async_openai::Client::with_config(openai).with_http_service(service))
+}
+
+/// The one retry layer of every OpenAI-compatible call: `call` runs again once after a transient
+/// failure or a rate limit, honouring `Retry-After` up to [`OpenAiConfig::max_retry_wait`].
+pub async fn retry_once<T, F, Fut>(config: &OpenAiConfig, mut call: F) -> Result<T, LlmError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, LlmError>>,
+{
+    let started = Instant::now();
+    let error = match call().await {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
+    let wait = match error.retry {
+        RetryClass::Transient => Duration::from_millis(250),
+        RetryClass::RateLimited { retry_after } => retry_after.unwrap_or(Duration::from_secs(1)),
+        // Permanent failures and a context too long: the same request cannot succeed.
+        _ => return Err(error),
+    };
+    if wait > config.max_retry_wait {
+        return Err(LlmError {
+            message: format!("{} (not retried: the server asks to wait {wait:?})", error.message),
+            retry: error.retry,
+        });
+    }
+    tracing::debug!(model = %config.model, error = %error.message, ?wait, elapsed = ?started.elapsed(), "retrying the call once");
+    tokio::time::sleep(wait).await;
+    call().await
 }
 
 /// Send the request; a non-2xx answer becomes an [`HttpFailure`] carrying status, `Retry-After`
@@ -232,7 +246,8 @@ async fn send_keeping_failures(http: &reqwest::Client, factory: HttpRequestFacto
     Err(OpenAIError::Boxed(Box::new(HttpFailure { status: status.as_u16(), retry_after, body })))
 }
 
-fn classify(error: OpenAIError, url: &str) -> LlmError {
+/// What an async-openai failure means for a retry, with a message that names `url`.
+pub fn classify_openai_error(error: OpenAIError, url: &str) -> LlmError {
     let (message, retry) = match error {
         OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
             Ok(failure) => {
@@ -253,7 +268,7 @@ fn classify(error: OpenAIError, url: &str) -> LlmError {
         }
         // A garbled body or event stream: a proxy or an overloaded server, worth the one retry.
         OpenAIError::JSONDeserialize(e, body) => {
-            (format!("{url} sent a body that is not a chat completion ({e}): {}", truncate_chars(&body, 200)), RetryClass::Transient)
+            (format!("{url} sent a body that is not what the API returns ({e}): {}", truncate_chars(&body, 200)), RetryClass::Transient)
         }
         OpenAIError::StreamError(e) => (format!("the stream from {url} failed: {e}"), RetryClass::Transient),
         other => (other.to_string(), RetryClass::Permanent),
