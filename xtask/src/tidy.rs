@@ -29,8 +29,9 @@ pub const RULES: &[Rule] = &[
     Rule { krate: "ferret-grading", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "grading judges hits, whoever found them" },
     Rule { krate: "ferret-synthesis", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "synthesis writes from hits, whoever found them" },
     Rule { krate: "ferret-agent", forbidden: BACKENDS, why: "strategies see backends only through the executor" },
-    Rule { krate: "ferret-backends-local", forbidden: &["ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub", "ferret-exec", "ferret-llm"], why: "a backend stands alone" },
-    Rule { krate: "ferret-backends-qdrant", forbidden: &["ferret-backends-local", "ferret-backends-web", "ferret-backends-hub"], why: "a backend stands alone" },
+    Rule { krate: "ferret-collection", forbidden: &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub", "ferret-embed", "ferret-llm", "reqwest", "candle-core"], why: "the shared schema is data and text, no store, model or HTTP" },
+    Rule { krate: "ferret-backends-local", forbidden: &["ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub", "ferret-exec", "ferret-llm", "ferret-embed"], why: "a backend stands alone and takes any embedder" },
+    Rule { krate: "ferret-backends-qdrant", forbidden: &["ferret-backends-local", "ferret-backends-web", "ferret-backends-hub", "ferret-exec", "ferret-llm", "ferret-embed"], why: "a backend stands alone and takes any embedder" },
     Rule { krate: "ferret-backends-web", forbidden: &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-hub"], why: "a backend stands alone" },
     Rule { krate: "ferret-backends-hub", forbidden: &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web"], why: "a backend stands alone" },
 ];

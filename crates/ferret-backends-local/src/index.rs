@@ -1,30 +1,30 @@
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use chrono::NaiveDate;
-use ferret_core::{BackendCapabilities, BackendError, BackendErrorKind, DateRange, Hit, SearchBackend, SearchRequest};
-use qdrant_edge::bm25_embed::{EdgeBm25, EdgeBm25Config};
-use qdrant_edge::external::ordered_float::{NotNan, OrderedFloat};
+use ferret_collection::{
+    bm25_encoder, date_days, embedding_text, mean_token_count, payload, point_id, rank_hits, read_path, to_hit, unique_by_id,
+    Bm25Params, Document, IngestOptions, IngestReport, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+};
+use ferret_core::{
+    BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit, RetrievalMode, SearchBackend,
+    SearchRequest,
+};
+use qdrant_edge::bm25_embed::EdgeBm25;
+use qdrant_edge::external::ordered_float::OrderedFloat;
 use qdrant_edge::{
-    Condition, CreateIndex, Direction, EdgeConfigBuilder, EdgeShard, EdgeSparseVectorParamsBuilder, FieldCondition,
-    FieldIndexOperations, Filter, JsonPath, Match, MatchValue, ValueVariants, Modifier, NamedQuery, OrderBy, OrderByInterface, PayloadFieldSchema,
-    PayloadSchemaType, PayloadSelector, PayloadSelectorInclude, PointId, PointInsertOperations, PointOperations,
-    PointStruct, QueryEnum, QueryRequest, Range, ScoringQuery, ScrollRequest, UpdateOperation, VectorInternal,
-    Vectors, WithPayloadInterface, WithVector,
+    Condition, CreateIndex, Direction, Distance, EdgeConfigBuilder, EdgeShard, EdgeSparseVectorParamsBuilder,
+    EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations, Filter, Fusion, JsonPath, Match, MatchValue, Modifier,
+    NamedQuery, OrderBy, OrderByInterface, PayloadFieldSchema, PayloadSchemaType, PayloadSelector, PayloadSelectorInclude,
+    PointId, PointInsertOperations, PointOperations, PointStruct, Prefetch, QueryEnum, QueryRequest, Range, ScoringQuery,
+    ScrollRequest, UpdateOperation, ValueVariants, VectorInternal, Vectors, WithPayloadInterface, WithVector,
 };
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::documents::{chunk_text_file, read_jsonl, Document, IngestIssue};
 
 const META_FILE: &str = "ferret-index.json";
-const SPARSE_VECTOR: &str = "bm25";
-const DATE_FIELD: &str = "date_days";
 const FORMAT_VERSION: u32 = 1;
-const TIE_MARGIN: usize = 10;
 
 /// Why the index could not be opened, read or written.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +63,41 @@ pub enum IndexError {
         #[source]
         source: std::io::Error,
     },
+    /// The embedder's vectors do not fit the index: nothing was written.
+    #[error("the index at {path} holds {index_dimension}-dimensional vectors from `{index_embedder}`, but the embedder `{embedder}` makes {embedder_dimension}-dimensional ones: use the index's embedder or ingest into a new directory")]
+    EmbedderMismatch {
+        /// The directory.
+        path: PathBuf,
+        /// The embedder the index was built with.
+        index_embedder: String,
+        /// Its dimension.
+        index_dimension: usize,
+        /// The embedder offered.
+        embedder: String,
+        /// Its dimension.
+        embedder_dimension: usize,
+    },
+    /// A dense or hybrid search, or an embedder, was asked of an index without dense vectors.
+    #[error("the index at {path} has no dense vectors (it was built for BM25 only): ingest into a new directory with an embedder for {mode} search")]
+    NoDenseVectors {
+        /// The directory.
+        path: PathBuf,
+        /// The mode asked for.
+        mode: RetrievalMode,
+    },
+    /// Dense or hybrid search on an index opened without its embedder.
+    #[error("{mode} search needs the embedder `{embedder}` the index at {path} was built with; open it with that embedder")]
+    EmbedderNeeded {
+        /// The directory.
+        path: PathBuf,
+        /// The mode asked for.
+        mode: RetrievalMode,
+        /// The embedder the index was built with.
+        embedder: String,
+    },
+    /// Embedding failed.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
     /// The engine refused an operation.
     #[error("index engine error: {0}")]
     Engine(String),
@@ -75,45 +110,27 @@ impl IndexError {
 }
 
 /// What stays fixed for the life of an index: the BM25 parameters its document vectors were
-/// computed with. `avg_doc_len` is measured on the first ingest rather than assumed.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+/// computed with and, when it has dense vectors, the embedder that made them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct IndexMeta {
     format: u32,
     avg_doc_len: Option<f64>,
     k1: f64,
     b: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dense: Option<DenseMeta>,
 }
 
-/// How files are turned into documents.
-#[derive(Debug, Clone, Copy)]
-pub struct IngestOptions {
-    /// Longest chunk of a `.md` / `.txt` file, in bytes; paragraphs are merged up to it.
-    pub max_chunk_chars: usize,
-    /// Documents written per engine call.
-    pub batch_size: usize,
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct DenseMeta {
+    embedder: String,
+    dimension: usize,
 }
 
-impl Default for IngestOptions {
-    fn default() -> Self {
-        Self { max_chunk_chars: 1_500, batch_size: 256 }
+impl IndexMeta {
+    fn bm25(&self) -> Bm25Params {
+        Bm25Params { k1: self.k1, b: self.b, avg_doc_len: self.avg_doc_len }
     }
-}
-
-/// What an ingest did.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct IngestReport {
-    /// Files read.
-    pub files: usize,
-    /// Documents new to the index.
-    pub added: usize,
-    /// Documents whose content changed and were rewritten.
-    pub updated: usize,
-    /// Documents already present with the same content; nothing was written for them.
-    pub unchanged: usize,
-    /// Chunks deleted because their file no longer yields them.
-    pub removed: usize,
-    /// Lines or files skipped, with the reason.
-    pub issues: Vec<IngestIssue>,
 }
 
 /// An embedded index in a directory.
@@ -127,6 +144,7 @@ pub struct LocalIndex {
     shard: EdgeShard,
     meta: IndexMeta,
     query_encoder: EdgeBm25,
+    embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl std::fmt::Debug for LocalIndex {
@@ -136,57 +154,94 @@ impl std::fmt::Debug for LocalIndex {
 }
 
 impl LocalIndex {
-    /// Open the index in `dir`, which must exist.
+    /// Open the index in `dir`, which must exist, for BM25 search.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, IndexError> {
-        let dir = dir.as_ref();
-        let meta_path = dir.join(META_FILE);
-        if !meta_path.is_file() {
-            if dir.exists() && !dir.is_dir() {
-                return Err(IndexError::unreadable(dir, "it is a file, not a directory"));
-            }
-            return Err(IndexError::Missing { path: dir.to_owned() });
-        }
-        let raw = std::fs::read_to_string(&meta_path).map_err(|e| IndexError::unreadable(dir, e))?;
-        let meta: IndexMeta =
-            serde_json::from_str(&raw).map_err(|e| IndexError::unreadable(dir, format!("{META_FILE}: {e}")))?;
-        if meta.format != FORMAT_VERSION {
-            return Err(IndexError::Format { path: dir.to_owned(), found: meta.format, expected: FORMAT_VERSION });
-        }
-        let shard = EdgeShard::load(dir, None).map_err(|e| IndexError::unreadable(dir, e))?;
-        Self::with_shard(dir, shard, meta)
+        Self::open_with(dir, None)
     }
 
-    /// Open the index in `dir`, creating an empty one if the directory holds none.
+    /// Open the index in `dir`, which must exist. With an embedder, the index must hold dense
+    /// vectors made by an embedder of the same name and dimension.
+    pub fn open_with(dir: impl AsRef<Path>, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, IndexError> {
+        let dir = dir.as_ref();
+        let meta = read_meta(dir)?;
+        // Checked before the shard is loaded: a mismatched embedder must not touch the index.
+        check_embedder(dir, meta.dense.as_ref(), embedder.as_deref())?;
+        let shard = EdgeShard::load(dir, None).map_err(|e| IndexError::unreadable(dir, e))?;
+        Self::with_shard(dir, shard, meta, embedder)
+    }
+
+    /// Open the index in `dir`, creating an empty BM25-only one if the directory holds none.
     pub fn open_or_create(dir: impl AsRef<Path>) -> Result<Self, IndexError> {
+        Self::open_or_create_with(dir, None)
+    }
+
+    /// Open the index in `dir`, creating an empty one if the directory holds none. A new index
+    /// made with an embedder holds dense vectors of its dimension beside the BM25 ones.
+    pub fn open_or_create_with(dir: impl AsRef<Path>, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, IndexError> {
         let dir = dir.as_ref();
         if dir.join(META_FILE).is_file() {
-            return Self::open(dir);
+            return Self::open_with(dir, embedder);
         }
         std::fs::create_dir_all(dir).map_err(|e| IndexError::unreadable(dir, e))?;
-        let config = EdgeConfigBuilder::new()
-            .sparse_vector(SPARSE_VECTOR, EdgeSparseVectorParamsBuilder::new().modifier(Modifier::Idf).build())
-            .build();
-        let shard = EdgeShard::new(dir, config).map_err(|e| IndexError::unreadable(dir, e))?;
-        shard
-            .update(UpdateOperation::FieldIndexOperation(FieldIndexOperations::CreateIndex(CreateIndex {
-                field_name: field(DATE_FIELD),
-                field_schema: Some(PayloadFieldSchema::FieldType(PayloadSchemaType::Float)),
-            })))
-            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        let mut config = EdgeConfigBuilder::new()
+            .sparse_vector(SPARSE_VECTOR, EdgeSparseVectorParamsBuilder::new().modifier(Modifier::Idf).build());
+        let dense = embedder.as_ref().map(|e| DenseMeta { embedder: e.name().to_owned(), dimension: e.dimension() });
+        if let Some(dense) = &dense {
+            config = config.vector(DENSE_VECTOR, EdgeVectorParamsBuilder::new(dense.dimension, Distance::Cosine).build());
+        }
+        let shard = EdgeShard::new(dir, config.build()).map_err(|e| IndexError::unreadable(dir, e))?;
+        for (name, schema) in [(DATE_FIELD, PayloadSchemaType::Float), (SOURCE_FIELD, PayloadSchemaType::Keyword)] {
+            shard
+                .update(UpdateOperation::FieldIndexOperation(FieldIndexOperations::CreateIndex(CreateIndex {
+                    field_name: field(name),
+                    field_schema: Some(PayloadFieldSchema::FieldType(schema)),
+                })))
+                .map_err(|e| IndexError::Engine(e.to_string()))?;
+        }
         shard.flush();
-        let meta = IndexMeta { format: FORMAT_VERSION, avg_doc_len: None, k1: 1.2, b: 0.75 };
-        let index = Self::with_shard(dir, shard, meta)?;
+        let defaults = Bm25Params::default();
+        let meta = IndexMeta { format: FORMAT_VERSION, avg_doc_len: None, k1: defaults.k1, b: defaults.b, dense };
+        let index = Self::with_shard(dir, shard, meta, embedder)?;
         index.save_meta()?;
         Ok(index)
     }
 
-    fn with_shard(dir: &Path, shard: EdgeShard, meta: IndexMeta) -> Result<Self, IndexError> {
-        Ok(Self {
-            dir: dir.to_owned(),
-            shard,
-            meta,
-            query_encoder: bm25_encoder(meta.k1, meta.b, 1.0)?,
-        })
+    fn with_shard(dir: &Path, shard: EdgeShard, meta: IndexMeta, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, IndexError> {
+        let query_encoder = bm25_encoder(Bm25Params { avg_doc_len: Some(1.0), ..meta.bm25() }).map_err(IndexError::Engine)?;
+        Ok(Self { dir: dir.to_owned(), shard, meta, query_encoder, embedder })
+    }
+
+    /// The embedder whose vectors the index in `dir` holds, if any, read without opening it.
+    pub fn dense_embedder_of(dir: impl AsRef<Path>) -> Result<Option<String>, IndexError> {
+        Ok(read_meta(dir.as_ref())?.dense.map(|d| d.embedder))
+    }
+
+    /// The embedder the index's dense vectors came from, when it has them.
+    pub fn dense_embedder(&self) -> Option<&str> {
+        self.meta.dense.as_ref().map(|d| d.embedder.as_str())
+    }
+
+    /// Whether `mode` can run on this index as opened: dense and hybrid need dense vectors and
+    /// the embedder that made them.
+    pub fn supports(&self, mode: RetrievalMode) -> Result<(), IndexError> {
+        if !mode.needs_embeddings() {
+            return Ok(());
+        }
+        match (&self.meta.dense, &self.embedder) {
+            (None, _) => Err(IndexError::NoDenseVectors { path: self.dir.clone(), mode }),
+            (Some(dense), None) => {
+                Err(IndexError::EmbedderNeeded { path: self.dir.clone(), mode, embedder: dense.embedder.clone() })
+            }
+            (Some(_), Some(_)) => Ok(()),
+        }
+    }
+
+    /// The query's embedding, for dense and hybrid search.
+    pub async fn embed_query(&self, query: &str, mode: RetrievalMode) -> Result<Option<Vec<f32>>, IndexError> {
+        self.supports(mode)?;
+        let Some(embedder) = self.embedder.as_ref().filter(|_| mode.needs_embeddings()) else { return Ok(None) };
+        let mut vectors = embedder.embed(&[query.to_owned()]).await?;
+        Ok(vectors.pop())
     }
 
     /// The directory the index lives in.
@@ -212,66 +267,17 @@ impl LocalIndex {
     /// Ingest a file or a folder: `.jsonl` files as records, `.md` / `.txt` files as chunked text.
     /// Folders are walked recursively; other files in them are skipped. `progress(done, total)` is
     /// called after each batch.
-    pub fn ingest_path(
+    pub async fn ingest_path(
         &mut self,
         path: &Path,
         options: IngestOptions,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, IndexError> {
-        let mut report = IngestReport::default();
-        let mut documents = Vec::new();
-        let files: Vec<PathBuf> = if path.is_dir() {
-            let mut files = Vec::new();
-            for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
-                match entry {
-                    Ok(e) if e.file_type().is_file() && ingestible(e.path()) => files.push(e.into_path()),
-                    Ok(_) => {}
-                    Err(e) => report.issues.push(IngestIssue {
-                        file: e.path().unwrap_or(path).to_owned(),
-                        line: None,
-                        message: format!("cannot read: {e}"),
-                    }),
-                }
-            }
-            files
-        } else if path.exists() {
-            vec![path.to_owned()]
-        } else {
-            return Err(IndexError::Input {
-                path: path.to_owned(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
-            });
-        };
+        let found = read_path(path, options.max_chunk_chars).map_err(|source| IndexError::Input { path: path.to_owned(), source })?;
+        let mut report = IngestReport { files: found.files, issues: found.issues, ..Default::default() };
+        self.ingest_documents(found.documents, options, &mut report, progress).await?;
         // Chunks of text files are replaced whole: what a file no longer yields is deleted.
-        let mut text_sources: Vec<(String, HashSet<String>)> = Vec::new();
-        for file in &files {
-            report.files += 1;
-            // Sources are absolute so the same file has the same ids however it was named.
-            let file = &file.canonicalize().unwrap_or_else(|_| file.clone());
-            let unreadable = |e: std::io::Error| IngestIssue { file: file.clone(), line: None, message: format!("cannot read: {e}") };
-            match extension(file).as_str() {
-                "jsonl" => match read_jsonl(file, |d| documents.push(d)) {
-                    Ok(issues) => report.issues.extend(issues),
-                    Err(e) => report.issues.push(unreadable(e)),
-                },
-                "md" | "markdown" | "txt" => match std::fs::read_to_string(file) {
-                    Ok(content) => {
-                        let source = file.display().to_string();
-                        let chunks = chunk_text_file(file, &source, &content, options.max_chunk_chars);
-                        text_sources.push((source, chunks.iter().map(|d| d.id.clone()).collect()));
-                        documents.extend(chunks);
-                    }
-                    Err(e) => report.issues.push(unreadable(e)),
-                },
-                other => report.issues.push(IngestIssue {
-                    file: file.clone(),
-                    line: None,
-                    message: format!("unsupported file type `.{other}`: use .jsonl, .md or .txt"),
-                }),
-            }
-        }
-        self.ingest_documents(documents, options, &mut report, progress)?;
-        for (source, kept) in text_sources {
+        for (source, kept) in found.text_sources {
             report.removed += self.remove_stale(&source, &kept)?;
         }
         Ok(report)
@@ -280,7 +286,7 @@ impl LocalIndex {
     /// Delete the documents of `source` whose ids are not in `kept`; returns how many.
     fn remove_stale(&mut self, source: &str, kept: &HashSet<String>) -> Result<usize, IndexError> {
         let filter = Filter::new_must(Condition::Field(FieldCondition::new_match(
-            field("source"),
+            field(SOURCE_FIELD),
             Match::Value(MatchValue { value: ValueVariants::String(source.to_owned()) }),
         )));
         let include = WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
@@ -322,42 +328,35 @@ impl LocalIndex {
         Ok(0)
     }
 
-    /// Ingest documents already in memory.
-    pub fn ingest_documents(
+    /// Ingest documents already in memory. Only new or changed documents are embedded and
+    /// written; the index is flushed before this returns, so what it reports is on disk.
+    pub async fn ingest_documents(
         &mut self,
         documents: Vec<Document>,
         options: IngestOptions,
         report: &mut IngestReport,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<(), IndexError> {
-        // Later duplicates of an id win, as they would with sequential upserts.
-        let mut by_id: HashMap<String, usize> = HashMap::new();
-        let mut unique: Vec<Document> = Vec::with_capacity(documents.len());
-        for doc in documents {
-            match by_id.get(&doc.id) {
-                Some(&i) => unique[i] = doc,
-                None => {
-                    by_id.insert(doc.id.clone(), unique.len());
-                    unique.push(doc);
-                }
-            }
-        }
+        let unique = unique_by_id(documents);
         if unique.is_empty() {
             return Ok(());
         }
+        if self.meta.dense.is_some() && self.embedder.is_none() {
+            let embedder = self.dense_embedder().unwrap_or_default().to_owned();
+            return Err(IndexError::EmbedderNeeded { path: self.dir.clone(), mode: RetrievalMode::Dense, embedder });
+        }
         if self.meta.avg_doc_len.is_none() {
-            let total: usize = unique.iter().map(|d| token_count(&d.title, &d.text)).sum();
-            self.meta.avg_doc_len = Some((total as f64 / unique.len() as f64).max(1.0));
+            self.meta.avg_doc_len = Some(mean_token_count(&unique));
             self.save_meta()?;
         }
-        let encoder = bm25_encoder(self.meta.k1, self.meta.b, self.meta.avg_doc_len.unwrap_or(256.0))?;
+        let encoder = bm25_encoder(self.meta.bm25()).map_err(IndexError::Engine)?;
         let total = unique.len();
         let mut done = 0;
         let mut written = false;
         for batch in unique.chunks(options.batch_size.max(1)) {
-            let ids: Vec<PointId> = batch.iter().map(|d| point_id(&d.id)).collect();
+            let ids: Vec<PointId> = batch.iter().map(|d| PointId::NumId(point_id(&d.id))).collect();
             let stored = self.stored_hashes(&ids)?;
-            let mut points = Vec::new();
+            let mut changed = Vec::new();
             for (doc, id) in batch.iter().zip(&ids) {
                 let hash = doc.content_hash();
                 match stored.get(id) {
@@ -366,15 +365,27 @@ impl LocalIndex {
                     None => report.added += 1,
                 }
                 if stored.get(id) != Some(&hash) {
-                    points.push(to_point(doc, *id, &hash, &encoder)?);
+                    changed.push((doc, *id, hash));
                 }
             }
-            if !points.is_empty() {
+            let vectors = match &self.embedder {
+                Some(embedder) if !changed.is_empty() => {
+                    let texts: Vec<String> = changed.iter().map(|(doc, ..)| embedding_text(doc)).collect();
+                    let vectors = embedder.embed(&texts).await?;
+                    report.embedded += vectors.len();
+                    vectors.into_iter().map(Some).collect()
+                }
+                _ => vec![None; changed.len()],
+            };
+            if !changed.is_empty() {
+                let points = changed
+                    .iter()
+                    .zip(vectors)
+                    .map(|((doc, id, hash), dense)| to_point(doc, *id, hash, &encoder, dense).0)
+                    .collect();
                 written = true;
                 self.shard
-                    .update(UpdateOperation::PointOperation(PointOperations::UpsertPoints(
-                        PointInsertOperations::PointsList(points.into_iter().map(|p| p.0).collect()),
-                    )))
+                    .update(UpdateOperation::PointOperation(PointOperations::UpsertPoints(PointInsertOperations::PointsList(points))))
                     .map_err(|e| IndexError::Engine(e.to_string()))?;
             }
             done += batch.len();
@@ -400,104 +411,132 @@ impl LocalIndex {
             .collect())
     }
 
-    /// Run one search, blocking the calling thread.
-    pub fn search_blocking(&self, request: &SearchRequest, backend_name: &str) -> Result<Vec<Hit>, IndexError> {
+    /// Run one search, blocking the calling thread. Dense and hybrid search take the query's
+    /// embedding from [`embed_query`](Self::embed_query).
+    pub fn search_blocking(
+        &self,
+        request: &SearchRequest,
+        mode: RetrievalMode,
+        query_vector: Option<&[f32]>,
+        backend_name: &str,
+    ) -> Result<Vec<Hit>, IndexError> {
         let filter = request.filters.date_range.map(date_filter);
-        let points = if let Some(n) = request.filters.most_recent {
-            let order = OrderBy { key: field(DATE_FIELD), direction: Some(Direction::Desc), start_from: None };
-            let has_date = Filter::new_must(Condition::Field(FieldCondition::new_range(
-                field(DATE_FIELD),
-                Range { lt: None, gt: None, gte: Some(OrderedFloat(f64::MIN)), lte: None },
-            )));
-            let filter = Some(match filter {
-                Some(f) => f.merge_owned(has_date),
-                None => has_date,
-            });
-            let (records, _) = self
-                .shard
-                .scroll(ScrollRequest {
-                    offset: None,
-                    limit: Some(n.min(request.limit)),
-                    filter,
-                    with_payload: Some(WithPayloadInterface::Bool(true)),
-                    with_vector: WithVector::Bool(false),
-                    order_by: Some(OrderByInterface::Struct(order)),
-                })
-                .map_err(|e| IndexError::Engine(e.to_string()))?;
-            let count = records.len().max(1) as f32;
-            records
-                .into_iter()
-                .enumerate()
-                .map(|(rank, r)| (1.0 - rank as f32 / count, r.payload.map(|p| p.0).unwrap_or_default()))
-                .collect::<Vec<_>>()
-        } else {
-            let sparse = self.query_encoder.embed_query(&request.query);
-            if sparse.indices.is_empty() {
-                return Ok(Vec::new());
-            }
-            let query = ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
-                VectorInternal::Sparse(sparse),
-                SPARSE_VECTOR,
-            )));
-            self.shard
-                .query(QueryRequest {
-                    prefetches: Vec::new(),
-                    query: Some(query),
-                    filter,
-                    score_threshold: None,
-                    // Extra candidates so that ties at the cut are broken by us, not by the engine.
-                    limit: request.limit + TIE_MARGIN,
-                    offset: 0,
-                    params: None,
-                    with_vector: WithVector::Bool(false),
-                    with_payload: WithPayloadInterface::Bool(true),
-                })
-                .map_err(|e| IndexError::Engine(e.to_string()))?
-                .into_iter()
-                .map(|p| (p.score, p.payload.map(|p| p.0).unwrap_or_default()))
-                .collect()
-        };
-        let mut hits: Vec<Hit> = points.into_iter().filter_map(|(score, payload)| to_hit(score, payload, backend_name)).collect();
-        if request.filters.most_recent.is_none() {
-            // The engine orders equal scores by internal hash order, which changes between
-            // ingests; the same index content must always give the same ranking.
-            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        if let Some(n) = request.filters.most_recent {
+            return self.most_recent(n.min(request.limit), filter, backend_name);
         }
-        hits.truncate(request.limit);
-        Ok(hits)
+        let sparse = || {
+            let vector = self.query_encoder.embed_query(&request.query);
+            (!vector.indices.is_empty()).then(|| NamedQuery::new(VectorInternal::Sparse(vector), SPARSE_VECTOR))
+        };
+        let dense = || -> Result<NamedQuery<VectorInternal>, IndexError> {
+            self.supports(mode)?;
+            let vector = query_vector.ok_or_else(|| IndexError::Engine(format!("{mode} search was given no query vector")))?;
+            Ok(NamedQuery::new(VectorInternal::Dense(vector.to_vec()), DENSE_VECTOR))
+        };
+        let nearest = |q: NamedQuery<VectorInternal>| ScoringQuery::Vector(QueryEnum::Nearest(q));
+        // Extra candidates so that ties at the cut are broken by us, not by the engine.
+        let limit = request.limit + TIE_MARGIN;
+        let (prefetches, query) = match mode {
+            RetrievalMode::Bm25 => match sparse() {
+                Some(q) => (Vec::new(), nearest(q)),
+                None => return Ok(Vec::new()),
+            },
+            RetrievalMode::Dense => (Vec::new(), nearest(dense()?)),
+            RetrievalMode::Hybrid => {
+                let prefetch = |q| Prefetch {
+                    prefetches: Vec::new(),
+                    query: Some(nearest(q)),
+                    limit: PREFETCH_LIMIT.max(limit),
+                    params: None,
+                    filter: filter.clone(),
+                    score_threshold: None,
+                };
+                let mut prefetches = vec![prefetch(dense()?)];
+                prefetches.extend(sparse().map(prefetch));
+                (prefetches, ScoringQuery::Fusion(Fusion::Rrf { k: RRF_K, weights: None }))
+            }
+        };
+        let points = self
+            .shard
+            .query(QueryRequest {
+                prefetches,
+                query: Some(query),
+                filter,
+                score_threshold: None,
+                limit,
+                offset: 0,
+                params: None,
+                with_vector: WithVector::Bool(false),
+                with_payload: WithPayloadInterface::Bool(true),
+            })
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        let hits = points.into_iter().filter_map(|p| to_hit(p.score, p.payload.map(|p| p.0).unwrap_or_default(), backend_name)).collect();
+        Ok(rank_hits(hits, request.limit))
+    }
+
+    /// The newest `n` dated documents, newest first, scored from 1 down.
+    fn most_recent(&self, n: usize, filter: Option<Filter>, backend_name: &str) -> Result<Vec<Hit>, IndexError> {
+        let order = OrderBy { key: field(DATE_FIELD), direction: Some(Direction::Desc), start_from: None };
+        let has_date = Filter::new_must(Condition::Field(FieldCondition::new_range(
+            field(DATE_FIELD),
+            Range { lt: None, gt: None, gte: Some(OrderedFloat(f64::MIN)), lte: None },
+        )));
+        let filter = Some(match filter {
+            Some(f) => f.merge_owned(has_date),
+            None => has_date,
+        });
+        let (records, _) = self
+            .shard
+            .scroll(ScrollRequest {
+                offset: None,
+                limit: Some(n),
+                filter,
+                with_payload: Some(WithPayloadInterface::Bool(true)),
+                with_vector: WithVector::Bool(false),
+                order_by: Some(OrderByInterface::Struct(order)),
+            })
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        let count = records.len().max(1) as f32;
+        Ok(records
+            .into_iter()
+            .enumerate()
+            .filter_map(|(rank, r)| to_hit(1.0 - rank as f32 / count, r.payload.map(|p| p.0).unwrap_or_default(), backend_name))
+            .collect())
     }
 }
 
-fn ingestible(path: &Path) -> bool {
-    matches!(extension(path).as_str(), "jsonl" | "md" | "markdown" | "txt")
+fn read_meta(dir: &Path) -> Result<IndexMeta, IndexError> {
+    let meta_path = dir.join(META_FILE);
+    if !meta_path.is_file() {
+        if dir.exists() && !dir.is_dir() {
+            return Err(IndexError::unreadable(dir, "it is a file, not a directory"));
+        }
+        return Err(IndexError::Missing { path: dir.to_owned() });
+    }
+    let raw = std::fs::read_to_string(&meta_path).map_err(|e| IndexError::unreadable(dir, e))?;
+    let meta: IndexMeta =
+        serde_json::from_str(&raw).map_err(|e| IndexError::unreadable(dir, format!("{META_FILE}: {e}")))?;
+    if meta.format != FORMAT_VERSION {
+        return Err(IndexError::Format { path: dir.to_owned(), found: meta.format, expected: FORMAT_VERSION });
+    }
+    Ok(meta)
 }
 
-fn extension(path: &Path) -> String {
-    path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default()
-}
-
-fn bm25_encoder(k1: f64, b: f64, avg_len: f64) -> Result<EdgeBm25, IndexError> {
-    let not_nan = |v: f64| NotNan::new(v).map_err(|e| IndexError::Engine(e.to_string()));
-    EdgeBm25::new(EdgeBm25Config { k: not_nan(k1)?, b: not_nan(b)?, avg_len: not_nan(avg_len)?, ..Default::default() })
-        .map_err(|e| IndexError::Engine(e.to_string()))
-}
-
-/// Tokens BM25 sees in a document, to measure the corpus's mean length: the engine drops stop
-/// words, so they are not counted.
-fn token_count(title: &str, text: &str) -> usize {
-    let count = |s: &str| ferret_core::text::words(s).filter(|w| !ferret_core::text::is_stop_word(w)).count();
-    count(title) + count(text)
-}
-
-fn point_id(doc_id: &str) -> PointId {
-    let digest = Sha256::digest(doc_id.as_bytes());
-    let mut bytes = [0u8; 8];
-    bytes.copy_from_slice(&digest[..8]);
-    PointId::NumId(u64::from_le_bytes(bytes))
-}
-
-fn days(date: NaiveDate) -> f64 {
-    f64::from(date.to_epoch_days())
+/// An embedder may open an index only if it made the index's vectors.
+fn check_embedder(dir: &Path, dense: Option<&DenseMeta>, embedder: Option<&dyn Embedder>) -> Result<(), IndexError> {
+    match (dense, embedder) {
+        (None, Some(_)) => Err(IndexError::NoDenseVectors { path: dir.to_owned(), mode: RetrievalMode::Dense }),
+        (Some(dense), Some(embedder)) if dense.embedder != embedder.name() || dense.dimension != embedder.dimension() => {
+            Err(IndexError::EmbedderMismatch {
+                path: dir.to_owned(),
+                index_embedder: dense.embedder.clone(),
+                index_dimension: dense.dimension,
+                embedder: embedder.name().to_owned(),
+                embedder_dimension: embedder.dimension(),
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 fn date_filter(range: DateRange) -> Filter {
@@ -506,50 +545,20 @@ fn date_filter(range: DateRange) -> Filter {
         Range {
             lt: None,
             gt: None,
-            gte: range.from.map(|d| OrderedFloat(days(d))),
-            lte: range.to.map(|d| OrderedFloat(days(d))),
+            gte: range.from.map(|d| OrderedFloat(date_days(d))),
+            lte: range.to.map(|d| OrderedFloat(date_days(d))),
         },
     )))
 }
 
-fn to_point(doc: &Document, id: PointId, hash: &str, encoder: &EdgeBm25) -> Result<PointStruct, IndexError> {
+fn to_point(doc: &Document, id: PointId, hash: &str, encoder: &EdgeBm25, dense: Option<Vec<f32>>) -> PointStruct {
     // The title is searched with the text: BEIR's BM25 baselines index both.
     let sparse = encoder.embed_document(&format!("{}\n{}", doc.title, doc.text));
-    let mut payload = serde_json::json!({
-        "doc_id": doc.id,
-        "title": doc.title,
-        "text": doc.text,
-        "source": doc.source,
-        "hash": hash,
-    });
-    if let Some(url) = &doc.url {
-        payload["url"] = url.clone().into();
+    let mut vectors = vec![(SPARSE_VECTOR, qdrant_edge::Vector::from(sparse))];
+    if let Some(dense) = dense {
+        vectors.push((DENSE_VECTOR, qdrant_edge::Vector::from(dense)));
     }
-    if let Some(date) = doc.date {
-        payload["date"] = date.to_string().into();
-        payload[DATE_FIELD] = days(date).into();
-    }
-    let vectors = Vectors::new_named([(SPARSE_VECTOR, qdrant_edge::Vector::from(sparse))]);
-    Ok(PointStruct::new(id, vectors, payload))
-}
-
-fn to_hit(score: f32, mut payload: serde_json::Map<String, serde_json::Value>, backend: &str) -> Option<Hit> {
-    let mut take = |key: &str| match payload.remove(key) {
-        Some(serde_json::Value::String(s)) => Some(s),
-        _ => None,
-    };
-    let id = take("doc_id")?;
-    let title = take("title").unwrap_or_default();
-    let text = take("text").unwrap_or_default();
-    let url = take("url");
-    let date = take("date").and_then(|d| NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok());
-    payload.remove("hash");
-    payload.remove(DATE_FIELD);
-    let mut hit = Hit::new(id, title, text, score, backend);
-    hit.url = url;
-    hit.date = date;
-    hit.payload = payload;
-    Some(hit)
+    PointStruct::new(id, Vectors::new_named(vectors), serde_json::Value::Object(payload(doc, hash)))
 }
 
 /// [`LocalIndex`] as a [`SearchBackend`]: searches run on the blocking thread pool.
@@ -557,17 +566,42 @@ fn to_hit(score: f32, mut payload: serde_json::Map<String, serde_json::Value>, b
 pub struct LocalBackend {
     name: String,
     index: Arc<LocalIndex>,
+    mode: RetrievalMode,
 }
 
 impl LocalBackend {
-    /// Serve `index` under `name`.
+    /// Serve `index` under `name` with BM25.
     pub fn new(name: impl Into<String>, index: Arc<LocalIndex>) -> Self {
-        Self { name: name.into(), index }
+        Self { name: name.into(), index, mode: RetrievalMode::Bm25 }
+    }
+
+    /// Search with `mode`, if the index as opened supports it.
+    pub fn with_mode(mut self, mode: RetrievalMode) -> Result<Self, IndexError> {
+        self.index.supports(mode)?;
+        self.mode = mode;
+        Ok(self)
     }
 
     /// The index behind the backend.
     pub fn index(&self) -> &Arc<LocalIndex> {
         &self.index
+    }
+
+    /// How the backend ranks.
+    pub fn mode(&self) -> RetrievalMode {
+        self.mode
+    }
+
+    fn backend_error(&self, error: IndexError) -> BackendError {
+        match error {
+            IndexError::Embed(e) if e.retry.is_retryable() => {
+                BackendError::transient(&self.name, BackendErrorKind::Unavailable, e.to_string())
+            }
+            IndexError::Missing { .. } | IndexError::Unreadable { .. } | IndexError::Format { .. } => {
+                BackendError::permanent(&self.name, BackendErrorKind::Unavailable, error.to_string())
+            }
+            other => BackendError::permanent(&self.name, BackendErrorKind::Internal, other.to_string()),
+        }
     }
 }
 
@@ -582,19 +616,16 @@ impl SearchBackend for LocalBackend {
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        let index = Arc::clone(&self.index);
-        let request = request.clone();
-        let name = self.name.clone();
-        tokio::task::spawn_blocking(move || index.search_blocking(&request, &name))
+        let query_vector = match request.filters.most_recent {
+            Some(_) => None,
+            None => self.index.embed_query(&request.query, self.mode).await.map_err(|e| self.backend_error(e))?,
+        };
+        let (index, request, name, mode) = (Arc::clone(&self.index), request.clone(), self.name.clone(), self.mode);
+        tokio::task::spawn_blocking(move || index.search_blocking(&request, mode, query_vector.as_deref(), &name))
             .await
             // A panic in the engine is deterministic for the same request: retrying cannot help.
             .map_err(|e| BackendError::permanent(&self.name, BackendErrorKind::Internal, format!("search task failed: {e}")))?
-            .map_err(|e| match e {
-                IndexError::Missing { .. } | IndexError::Unreadable { .. } | IndexError::Format { .. } => {
-                    BackendError::permanent(&self.name, BackendErrorKind::Unavailable, e.to_string())
-                }
-                other => BackendError::permanent(&self.name, BackendErrorKind::Internal, other.to_string()),
-            })
+            .map_err(|e| self.backend_error(e))
     }
 }
 

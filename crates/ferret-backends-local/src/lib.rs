@@ -7,8 +7,7 @@
 //!
 //! It must not depend on any other backend crate, nor on the executor or any LLM crate.
 
-mod documents;
 mod index;
 
-pub use documents::{chunk_text_file, parse_date, read_jsonl, Document, IngestIssue};
-pub use index::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
+pub use ferret_collection::{chunk_text_file, parse_date, read_jsonl, Document, IngestIssue, IngestOptions, IngestReport};
+pub use index::{IndexError, LocalBackend, LocalIndex};

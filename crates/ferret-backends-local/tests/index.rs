@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
-use ferret_core::{DateRange, Filters, SearchBackend, SearchRequest};
+use ferret_core::{DateRange, Filters, RetrievalMode, SearchBackend, SearchRequest};
+use futures::executor::block_on;
 
 fn ingest(index: &mut LocalIndex, path: &Path) -> IngestReport {
-    index.ingest_path(path, IngestOptions::default(), &mut |_, _| {}).unwrap()
+    block_on(index.ingest_path(path, IngestOptions::default(), &mut |_, _| {})).unwrap()
 }
 
 fn request(query: &str, filters: Filters) -> SearchRequest {
@@ -16,7 +17,7 @@ fn request(query: &str, filters: Filters) -> SearchRequest {
 }
 
 fn ids(index: &LocalIndex, query: &str, filters: Filters) -> Vec<String> {
-    index.search_blocking(&request(query, filters), "local").unwrap().into_iter().map(|h| h.id.0).collect()
+    index.search_blocking(&request(query, filters), RetrievalMode::Bm25, None, "local").unwrap().into_iter().map(|h| h.id.0).collect()
 }
 
 const JOURNAL: &str = r#"{"id":"j1","title":"Garden","text":"Planted tomatoes and basil in the garden.","date":"2024-03-02"}
@@ -55,7 +56,7 @@ fn date_range_and_most_recent_filters() {
     assert_eq!(ids(&index, "anything", recent), ["j3", "j2"], "newest first, undated entries excluded");
     let recent_in_range = Filters { most_recent: Some(5), date_range: Some(DateRange { from: None, to: day("2024-05-31") }) };
     assert_eq!(ids(&index, "", recent_in_range), ["j2", "j1"]);
-    let hits = index.search_blocking(&request("garden", Filters::default()), "local").unwrap();
+    let hits = index.search_blocking(&request("garden", Filters::default()), RetrievalMode::Bm25, None, "local").unwrap();
     let j1 = hits.iter().find(|h| h.id.0 == "j1").unwrap();
     assert_eq!(j1.date, day("2024-03-02"));
     assert_eq!(j1.title, "Garden");
@@ -99,7 +100,7 @@ fn a_folder_of_markdown_is_chunked_and_searchable() {
     let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
     let report = ingest(&mut index, &docs);
     assert_eq!((report.files, report.added), (2, 3), "the .png is not walked");
-    let hits = index.search_blocking(&request("leaked key", Filters::default()), "local").unwrap();
+    let hits = index.search_blocking(&request("leaked key", Filters::default()), RetrievalMode::Bm25, None, "local").unwrap();
     assert_eq!(hits[0].title, "Key rotation: Emergency");
     assert!(hits[0].payload["source"].as_str().unwrap().ends_with("ops/keys.md"), "{:?}", hits[0].payload);
 }
@@ -138,7 +139,7 @@ fn a_missing_or_unreadable_index_is_an_error_naming_the_path() {
     assert!(err.to_string().contains(&corrupt.display().to_string()));
 
     let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
-    let err = index.ingest_path(&dir.path().join("absent.jsonl"), IngestOptions::default(), &mut |_, _| {}).unwrap_err();
+    let err = block_on(index.ingest_path(&dir.path().join("absent.jsonl"), IngestOptions::default(), &mut |_, _| {})).unwrap_err();
     assert!(err.to_string().contains("absent.jsonl"), "{err}");
 }
 
@@ -169,4 +170,113 @@ fn an_edited_file_replaces_its_chunks_and_the_same_file_named_differently_is_the
     assert_eq!((shrunk.unchanged, shrunk.removed), (1, 2));
     assert_eq!(index.len(), 1);
     assert!(ids(&index, "charlie", Filters::default()).is_empty(), "a removed section is no longer found");
+}
+
+/// A toy embedder: each word adds weight to one of 16 dimensions, so texts sharing words are near.
+struct WordHash {
+    name: &'static str,
+    dimension: usize,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl WordHash {
+    fn new(name: &'static str, dimension: usize) -> Arc<Self> {
+        Arc::new(Self { name, dimension, calls: Default::default() })
+    }
+}
+
+#[async_trait::async_trait]
+impl ferret_core::Embedder for WordHash {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ferret_core::EmbedError> {
+        self.calls.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0.0; self.dimension];
+                for word in t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 3) {
+                    let slot = word.bytes().fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize)) % self.dimension;
+                    v[slot] += 1.0;
+                }
+                v
+            })
+            .collect())
+    }
+}
+
+fn dense_journal(embedder: Arc<WordHash>) -> (tempfile::TempDir, LocalIndex) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("journal.jsonl");
+    std::fs::write(&file, JOURNAL).unwrap();
+    let mut index = LocalIndex::open_or_create_with(dir.path().join("index"), Some(embedder)).unwrap();
+    let report = ingest(&mut index, &file);
+    assert_eq!((report.added, report.embedded), (4, 4));
+    (dir, index)
+}
+
+#[tokio::test]
+async fn dense_and_hybrid_search_rank_by_meaning_and_both_signals() {
+    let embedder = WordHash::new("word-hash", 16);
+    let (_dir, index) = dense_journal(embedder.clone());
+    let index = Arc::new(index);
+    for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
+        let backend = LocalBackend::new("journal", index.clone()).with_mode(mode).unwrap();
+        let hits = backend.search(&request("tomatoes garden", Filters::default())).await.unwrap();
+        let top: Vec<&str> = hits.iter().take(2).map(|h| h.id.0.as_str()).collect();
+        assert!(top.contains(&"j1") && top.contains(&"j3"), "{mode}: {top:?}");
+        assert!(hits.iter().all(|h| h.backend == "journal"));
+    }
+    // Filters hold in every mode.
+    let day = |s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
+    let summer = Filters { date_range: Some(DateRange { from: day("2024-06-01"), to: None }), most_recent: None };
+    let backend = LocalBackend::new("journal", index).with_mode(RetrievalMode::Hybrid).unwrap();
+    let hits = backend.search(&request("tomatoes garden", summer)).await.unwrap();
+    assert_eq!(hits.iter().map(|h| h.id.0.as_str()).collect::<Vec<_>>(), ["j3"]);
+}
+
+#[test]
+fn reopening_or_reingesting_does_not_embed_again() {
+    let embedder = WordHash::new("word-hash", 16);
+    let (dir, index) = dense_journal(embedder.clone());
+    drop(index);
+    let mut reopened = LocalIndex::open_with(dir.path().join("index"), Some(embedder.clone())).unwrap();
+    let report = ingest(&mut reopened, &dir.path().join("journal.jsonl"));
+    assert_eq!((report.unchanged, report.embedded), (4, 0));
+    assert_eq!(embedder.calls.load(std::sync::atomic::Ordering::SeqCst), 4, "each document embedded once");
+    assert_eq!(reopened.dense_embedder(), Some("word-hash"));
+}
+
+#[test]
+fn an_embedder_that_does_not_fit_the_index_is_refused_and_nothing_is_written() {
+    let (dir, index) = dense_journal(WordHash::new("word-hash", 16));
+    drop(index);
+    let path = dir.path().join("index");
+    let before = std::fs::read(path.join("ferret-index.json")).unwrap();
+    for other in [WordHash::new("word-hash", 8), WordHash::new("another-model", 16)] {
+        let err = LocalIndex::open_or_create_with(&path, Some(other)).unwrap_err();
+        assert!(matches!(err, IndexError::EmbedderMismatch { index_dimension: 16, .. }), "{err}");
+        assert!(err.to_string().contains("word-hash"), "{err}");
+    }
+    assert_eq!(std::fs::read(path.join("ferret-index.json")).unwrap(), before);
+    // Still searchable with its own embedder.
+    let index = LocalIndex::open_with(&path, Some(WordHash::new("word-hash", 16))).unwrap();
+    assert_eq!(index.len(), 4);
+}
+
+#[test]
+fn dense_search_needs_dense_vectors_and_their_embedder() {
+    let (_dir, index, _) = journal();
+    let err = LocalBackend::new("journal", Arc::new(index)).with_mode(RetrievalMode::Hybrid).unwrap_err();
+    assert!(matches!(err, IndexError::NoDenseVectors { .. }), "{err}");
+
+    let (dir, index) = dense_journal(WordHash::new("word-hash", 16));
+    drop(index);
+    let without = LocalIndex::open(dir.path().join("index")).unwrap();
+    let err = LocalBackend::new("journal", Arc::new(without)).with_mode(RetrievalMode::Dense).unwrap_err();
+    assert!(err.to_string().contains("word-hash"), "names the embedder to use: {err}");
 }

@@ -3,14 +3,21 @@
 
 mod llm_args;
 mod render;
+mod store_args;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use ferret::{AgentConfig, DateRange, Ferret, Filters, IngestOptions, LocalIndex, Query, Strategy};
+use ferret::{AgentConfig, DateRange, Ferret, Filters, IngestOptions, IngestReport, LocalIndex, QdrantBackend, QdrantIndex, Query, RetrievalMode, Strategy};
 use indicatif::{ProgressBar, ProgressStyle};
+use store_args::{EmbedderChoice, StoreArgs};
+
+// candle's attention temporaries make the system allocator spend its time in page faults.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "ferret", version, about = "Agentic search with cited answers")]
@@ -26,8 +33,13 @@ enum Command {
         /// A file or a folder.
         path: PathBuf,
         /// The index directory; created if missing.
-        #[arg(long, default_value = "ferret-index")]
+        #[arg(long, default_value_os_t = store_args::default_index())]
         index: PathBuf,
+        /// Dense vectors for dense and hybrid search.
+        #[arg(long, value_enum, default_value = "auto")]
+        embedder: EmbedderChoice,
+        #[command(flatten)]
+        store: StoreArgs,
     },
     /// Answer a question with citations.
     Search {
@@ -36,6 +48,11 @@ enum Command {
         /// Search this index instead of the built-in Wikipedia slice.
         #[arg(long)]
         index: Option<PathBuf>,
+        /// How results are ranked (default: hybrid when the index holds dense vectors, else BM25).
+        #[arg(long)]
+        mode: Option<RetrievalMode>,
+        #[command(flatten)]
+        store: StoreArgs,
         /// Print the whole response as JSON.
         #[arg(long)]
         json: bool,
@@ -77,21 +94,29 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Ingest { path, index } => ingest(&path, &index),
-        Command::Search { question, index, json, verbose, limit, since, until, recent, single_pass, llm } => {
+        Command::Ingest { path, index, embedder, store } => ingest(&path, &index, embedder, &store),
+        Command::Search { question, index, mode, store, json, verbose, limit, since, until, recent, single_pass, llm } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange { from: since, to: until });
             let query = Query::new(question)?.with_limit(limit)?.with_filters(Filters { date_range, most_recent: recent })?;
-            let builder = match &index {
-                Some(dir) => Ferret::builder().local_index(dir),
-                None => Ferret::builder().default_corpus(),
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let mut builder = match (&index, store.qdrant()) {
+                (Some(_), Some(_)) => anyhow::bail!("choose one of --index and --qdrant-url"),
+                (None, Some(config)) => {
+                    let (index, mode) = runtime.block_on(store_args::qdrant_for_search(config, mode))?;
+                    Ferret::builder().backend(Arc::new(QdrantBackend::new("qdrant", Arc::new(index), mode)?))
+                }
+                (Some(dir), None) => Ferret::builder().local_index(dir),
+                (None, None) => Ferret::builder().default_corpus(),
             };
+            if let Some(mode) = mode.filter(|_| index.is_some()) {
+                builder = builder.retrieval(mode);
+            }
             let strategy = if single_pass { Strategy::SinglePass } else { Strategy::Refine };
             let mut builder = builder.agent(AgentConfig { strategy, ..AgentConfig::default() });
             if let Some(model) = llm.model()? {
                 builder = builder.language_model(model);
             }
             let ferret = builder.build()?;
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let response = runtime.block_on(ferret.search(query))?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&response)?);
@@ -106,32 +131,50 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn ingest(path: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+fn ingest(path: &std::path::Path, dir: &std::path::Path, embedder: EmbedderChoice, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     // Checked first so a mistyped path does not leave an empty index behind.
     if !path.exists() {
         anyhow::bail!("cannot read {}: no such file or directory", path.display());
     }
-    let mut index = LocalIndex::open_or_create(dir).with_context(|| format!("opening the index at {}", dir.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let qdrant = store.qdrant();
+    let embedder = store_args::ingest_embedder(embedder, qdrant.is_none().then_some(dir))?;
     let bar = ProgressBar::new(0);
     bar.set_style(ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} documents ({per_sec}, {eta} left)")?);
-    let started = std::time::Instant::now();
-    let report = index.ingest_path(path, IngestOptions::default(), &mut |done, total| {
+    let mut progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
-    })?;
+    };
+    let started = std::time::Instant::now();
+    let (report, documents, place): (IngestReport, usize, String) = match qdrant {
+        Some(config) => {
+            let place = format!("collection `{}` at {}", config.collection, config.url);
+            runtime.block_on(async {
+                let mut index = QdrantIndex::connect_or_create(config, embedder).await.with_context(|| format!("opening {place}"))?;
+                let report = index.ingest_path(path, IngestOptions::default(), &mut progress).await?;
+                anyhow::Ok((report, index.len().await?, place))
+            })?
+        }
+        None => {
+            let mut index =
+                LocalIndex::open_or_create_with(dir, embedder).with_context(|| format!("opening the index at {}", dir.display()))?;
+            let report = runtime.block_on(index.ingest_path(path, IngestOptions::default(), &mut progress))?;
+            (report, index.len(), dir.display().to_string())
+        }
+    };
     bar.finish_and_clear();
     for issue in &report.issues {
         eprintln!("skipped {issue}");
     }
     println!(
-        "{} files: {} added, {} updated, {} unchanged, {} skipped; {} documents in {} ({:.1}s)",
+        "{} files: {} added, {} updated, {} unchanged, {} removed, {} skipped, {} embedded; {documents} documents in {place} ({:.1}s)",
         report.files,
         report.added,
         report.updated,
         report.unchanged,
+        report.removed,
         report.issues.len(),
-        index.len(),
-        dir.display(),
+        report.embedded,
         started.elapsed().as_secs_f64()
     );
     Ok(if report.issues.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })

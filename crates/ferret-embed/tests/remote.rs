@@ -78,7 +78,8 @@ async fn a_500_is_retried_once_then_succeeds() {
 
 #[tokio::test]
 async fn failures_keep_their_retry_class() {
-    let cases: Vec<(ResponseTemplate, fn(RetryClass) -> bool, usize)> = vec![
+    type Case = (ResponseTemplate, fn(RetryClass) -> bool, usize);
+    let cases: Vec<Case> = vec![
         (ResponseTemplate::new(429).insert_header("Retry-After", "60"), |r| matches!(r, RetryClass::RateLimited { .. }), 1),
         (ResponseTemplate::new(401).set_body_string("bad key"), |r| r == RetryClass::Permanent, 1),
         (ResponseTemplate::new(200).set_body_string("{not json"), |r| r == RetryClass::Transient, 2),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ferret_agent::{Agent, AgentConfig, Stages};
 use ferret_backends_local::{IndexError, LocalBackend, LocalIndex};
-use ferret_core::{Event, FerretError, LanguageModel, Query, Response, SearchBackend};
+use ferret_core::{Embedder, Event, FerretError, LanguageModel, Query, Response, RetrievalMode, SearchBackend};
 use ferret_exec::{Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
 use ferret_llm::{StageModel, StageModelConfig};
@@ -12,7 +12,7 @@ use ferret_query_intel::GuardrailConfig;
 use futures::Stream;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use crate::default_corpus::shared_default_index;
+use crate::default_corpus::{default_embedder, shared_default_index};
 
 pub(crate) fn index_error(path: &Path, error: IndexError) -> FerretError {
     FerretError::Index { path: path.to_owned(), reason: error.to_string() }
@@ -34,6 +34,8 @@ pub struct FerretBuilder {
     executor: ExecutorConfig,
     model: Option<Arc<dyn LanguageModel>>,
     stage_model: StageModelConfig,
+    retrieval: Option<RetrievalMode>,
+    embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl FerretBuilder {
@@ -41,6 +43,20 @@ impl FerretBuilder {
     /// [`build`](Self::build) fails with the path if there is no index there.
     pub fn local_index(mut self, dir: impl Into<PathBuf>) -> Self {
         self.backends.push(BackendSpec::LocalIndex(dir.into()));
+        self
+    }
+
+    /// How a [`local_index`](Self::local_index) ranks (default: hybrid when the index holds dense
+    /// vectors, else BM25).
+    pub fn retrieval(mut self, mode: RetrievalMode) -> Self {
+        self.retrieval = Some(mode);
+        self
+    }
+
+    /// The embedder for dense and hybrid search of a local index: the one its vectors came from
+    /// (default: all-MiniLM-L6-v2 from [`default_models_dir`](crate::default_models_dir)).
+    pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.embedder = Some(embedder);
         self
     }
 
@@ -109,8 +125,16 @@ impl FerretBuilder {
                 BackendSpec::Ready(backend, None) => executor.backend(backend),
                 BackendSpec::Ready(backend, Some(rate)) => executor.rate_limited_backend(backend, rate),
                 BackendSpec::LocalIndex(dir) => {
-                    let index = LocalIndex::open(&dir).map_err(|e| index_error(&dir, e))?;
-                    executor.backend(Arc::new(LocalBackend::new("local", Arc::new(index))))
+                    let has_dense = LocalIndex::dense_embedder_of(&dir).map_err(|e| index_error(&dir, e))?.is_some();
+                    let mode = self.retrieval.unwrap_or(if has_dense { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 });
+                    let embedder = match (&self.embedder, has_dense && mode.needs_embeddings()) {
+                        (_, false) => None,
+                        (Some(embedder), true) => Some(embedder.clone()),
+                        (None, true) => Some(default_embedder()?),
+                    };
+                    let index = LocalIndex::open_with(&dir, embedder).map_err(|e| index_error(&dir, e))?;
+                    let backend = LocalBackend::new("local", Arc::new(index)).with_mode(mode).map_err(|e| index_error(&dir, e))?;
+                    executor.backend(Arc::new(backend))
                 }
                 BackendSpec::DefaultCorpus => {
                     executor.backend(Arc::new(LocalBackend::new("local", shared_default_index()?)))

@@ -2,7 +2,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalIndex};
-use ferret_core::FerretError;
+use ferret_core::{Embedder, FerretError};
+use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig};
 use sha2::{Digest, Sha256};
 
 use crate::builder::index_error;
@@ -24,6 +25,16 @@ pub fn default_index_dir() -> PathBuf {
 /// `$FERRET_MODELS`, else `models/` under the folder of [`default_index_dir`].
 pub fn default_models_dir() -> PathBuf {
     std::env::var_os("FERRET_MODELS").map(PathBuf::from).unwrap_or_else(|| ferret_home().join("models"))
+}
+
+/// all-MiniLM-L6-v2 from [`default_models_dir`], its vectors cached under the Ferret home
+/// directory so a text is embedded once however often it is ingested.
+pub fn default_embedder() -> Result<Arc<dyn Embedder>, FerretError> {
+    let model = LocalEmbedder::minilm(&default_models_dir(), LocalEmbedderConfig::default())
+        .map_err(|e| FerretError::Config(e.to_string()))?;
+    let cache = ferret_home().join("cache").join("embeddings");
+    let cached = CachedEmbedder::open(Arc::new(model), &cache).map_err(|e| FerretError::Config(e.to_string()))?;
+    Ok(Arc::new(cached))
 }
 
 fn ferret_home() -> PathBuf {
@@ -78,8 +89,9 @@ pub fn open_default_index() -> Result<LocalIndex, FerretError> {
         let mut index = LocalIndex::open_or_create(&building).map_err(|e| index_error(&building, e))?;
         let file = building.join("corpus.jsonl");
         std::fs::write(&file, DEFAULT_CORPUS_JSONL).map_err(|source| FerretError::Io { context: format!("writing {}", file.display()), source })?;
-        let report: IngestReport =
-            index.ingest_path(&file, IngestOptions::default(), &mut |_, _| {}).map_err(|e| index_error(&building, e))?;
+        // A BM25-only ingest awaits nothing but itself, so it can be driven here without a runtime.
+        let report: IngestReport = futures::executor::block_on(index.ingest_path(&file, IngestOptions::default(), &mut |_, _| {}))
+            .map_err(|e| index_error(&building, e))?;
         std::fs::remove_file(&file).map_err(|source| FerretError::Io { context: format!("removing {}", file.display()), source })?;
         debug_assert!(report.issues.is_empty(), "the built-in corpus is well formed");
     }

