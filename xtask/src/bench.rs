@@ -29,6 +29,9 @@ pub struct BenchArgs {
     /// Where the report is written.
     #[arg(long, default_value = "docs/bench")]
     out: PathBuf,
+    /// Where the dataset's index is built and reused (shared with `cargo xtask eval`).
+    #[arg(long, default_value = "target/eval-index")]
+    index: PathBuf,
 }
 
 #[derive(Serialize)]
@@ -40,6 +43,10 @@ struct Report {
     sentence_transformers: Option<PeerThroughput>,
     /// Ours over theirs, in documents per second.
     ratio: Option<f64>,
+    /// Judged queries the latencies were measured on.
+    queries: usize,
+    /// Latency of one query, embedded and searched, per mode.
+    query_latency: Vec<crate::eval::ModeFigures>,
     command: String,
 }
 
@@ -95,6 +102,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(p) = &peer {
         println!("sentence-transformers ({}): {:.1} documents/s", p.versions, p.documents_per_second);
     }
+    let name = args.dataset.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "dataset".into());
+    let prepared = crate::eval::prepare_index(&args.dataset, &name, &args.index, true, false, args.threads)?;
+    let queries = crate::eval::read_queries(&args.dataset.join("queries.test.jsonl"))?;
+    let qrels = crate::eval::read_qrels(&args.dataset.join("qrels/test.tsv"))?;
+    let judged: Vec<(String, String)> = queries.into_iter().filter(|(id, _)| qrels.contains_key(id)).collect();
+    let query_latency =
+        crate::eval::measure_modes(&prepared.index, prepared.model.as_ref(), &ferret_core::RetrievalMode::ALL, &judged, &qrels)?;
     let report = Report {
         dataset: args.dataset.display().to_string(),
         documents: texts.len(),
@@ -102,6 +116,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         ratio: peer.as_ref().map(|p| ferret.documents_per_second / p.documents_per_second),
         ferret,
         sentence_transformers: peer,
+        queries: judged.len(),
+        query_latency,
         command: format!("cargo xtask bench {}", std::env::args().skip(2).collect::<Vec<_>>().join(" ")),
     };
     std::fs::create_dir_all(&args.out)?;
@@ -129,6 +145,14 @@ fn render(r: &Report) -> String {
         }
     } else {
         md += "\nsentence-transformers not measured: run with `--peers`.\n";
+    }
+    md += &format!(
+        "\n## Query latency\n\nOne query at a time over the {} queries of the same dataset, embedding included (dense, hybrid):\n\n\
+         | mode | p50 ms | p99 ms | queries/s | nDCG@10 |\n|---|---|---|---|---|\n",
+        r.queries
+    );
+    for m in &r.query_latency {
+        md += &format!("| {} | {:.2} | {:.2} | {:.0} | {:.4} |\n", m.mode, m.latency_ms_p50, m.latency_ms_p99, m.queries_per_second, m.ndcg_at_10);
     }
     md
 }
