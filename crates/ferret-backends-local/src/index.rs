@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferret_collection::{
-    bm25_encoder, date_days, embedding_text, mean_token_count, payload, point_id, rank_hits, read_path, to_hit, unique_by_id,
+    bm25_encoder, changed_points, date_days, mean_token_count, payload, point_id, rank_hits, read_path, to_hit, unique_by_id,
     Bm25Params, Document, IngestOptions, IngestReport, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };
 use ferret_core::{
@@ -356,33 +356,9 @@ impl LocalIndex {
         for batch in unique.chunks(options.batch_size.max(1)) {
             let ids: Vec<PointId> = batch.iter().map(|d| PointId::NumId(point_id(&d.id))).collect();
             let stored = self.stored_hashes(&ids)?;
-            let mut changed = Vec::new();
-            for (doc, id) in batch.iter().zip(&ids) {
-                let hash = doc.content_hash();
-                match stored.get(id) {
-                    Some(old) if *old == hash => report.unchanged += 1,
-                    Some(_) => report.updated += 1,
-                    None => report.added += 1,
-                }
-                if stored.get(id) != Some(&hash) {
-                    changed.push((doc, *id, hash));
-                }
-            }
-            let vectors = match &self.embedder {
-                Some(embedder) if !changed.is_empty() => {
-                    let texts: Vec<String> = changed.iter().map(|(doc, ..)| embedding_text(doc)).collect();
-                    let vectors = embedder.embed(&texts).await?;
-                    report.embedded += vectors.len();
-                    vectors.into_iter().map(Some).collect()
-                }
-                _ => vec![None; changed.len()],
-            };
+            let changed = changed_points(batch, &stored, self.embedder.as_deref(), report).await?;
             if !changed.is_empty() {
-                let points = changed
-                    .iter()
-                    .zip(vectors)
-                    .map(|((doc, id, hash), dense)| to_point(doc, *id, hash, &encoder, dense).0)
-                    .collect();
+                let points = changed.into_iter().map(|p| to_point(p.doc, PointId::NumId(p.id), &p.hash, &encoder, p.dense).0).collect();
                 written = true;
                 self.shard
                     .update(UpdateOperation::PointOperation(PointOperations::UpsertPoints(PointInsertOperations::PointsList(points))))
@@ -397,7 +373,7 @@ impl LocalIndex {
         Ok(())
     }
 
-    fn stored_hashes(&self, ids: &[PointId]) -> Result<HashMap<PointId, String>, IndexError> {
+    fn stored_hashes(&self, ids: &[PointId]) -> Result<HashMap<u64, String>, IndexError> {
         let include = WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
             include: vec![field("hash")],
         }));
@@ -406,7 +382,10 @@ impl LocalIndex {
             .into_iter()
             .filter_map(|r| {
                 let hash = r.payload?.0.get("hash")?.as_str()?.to_owned();
-                Some((r.id, hash))
+                match r.id {
+                    PointId::NumId(id) => Some((id, hash)),
+                    PointId::Uuid(_) => None,
+                }
             })
             .collect())
     }

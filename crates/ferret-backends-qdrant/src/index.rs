@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ferret_collection::{
-    bm25_encoder, embedding_text, mean_token_count, point_id, read_path, unique_by_id, Bm25Params, Document, IngestOptions,
+    bm25_encoder, changed_points, mean_token_count, point_id, read_path, unique_by_id, Bm25Params, Document, IngestOptions,
     IngestReport,
 };
 use ferret_core::{Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
@@ -243,36 +243,9 @@ impl QdrantIndex {
                 .await
                 .map_err(self.server_error())?;
             let stored = stored_hashes(stored.result);
-            let mut changed = Vec::new();
-            for (doc, id) in batch.iter().zip(&ids) {
-                let hash = doc.content_hash();
-                match stored.get(id) {
-                    Some(old) if *old == hash => {
-                        report.unchanged += 1;
-                        continue;
-                    }
-                    Some(_) => report.updated += 1,
-                    None => report.added += 1,
-                }
-                changed.push((doc, *id, hash));
-            }
+            let changed = changed_points(batch, &stored, self.embedder.as_deref().filter(|_| self.meta.dense.is_some()), report).await?;
             if !changed.is_empty() {
-                let vectors: Vec<Option<Vec<f32>>> = match &self.embedder {
-                    Some(embedder) if self.meta.dense.is_some() => {
-                        let texts: Vec<String> = changed.iter().map(|(doc, ..)| embedding_text(doc)).collect();
-                        let vectors = embedder.embed(&texts).await?;
-                        if vectors.len() != texts.len() {
-                            return Err(QdrantError::Embed(ferret_core::EmbedError {
-                                message: format!("`{}` returned {} vectors for {} texts", embedder.name(), vectors.len(), texts.len()),
-                                retry: RetryClass::Permanent,
-                            }));
-                        }
-                        report.embedded += vectors.len();
-                        vectors.into_iter().map(Some).collect()
-                    }
-                    _ => vec![None; changed.len()],
-                };
-                let points = changed.iter().zip(vectors).map(|((doc, id, hash), dense)| point(doc, *id, hash, &encoder, dense)).collect();
+                let points = changed.into_iter().map(|p| point(p.doc, p.id, &p.hash, &encoder, p.dense)).collect();
                 bounded(timeout, self.client.upsert_points(upsert_request(&collection, points)))
                     .await
                     .map_err(self.server_error())?;

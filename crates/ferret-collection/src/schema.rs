@@ -2,7 +2,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;
-use ferret_core::Hit;
+use ferret_core::{EmbedError, Embedder, Hit, RetryClass};
 use qdrant_edge::bm25_embed::{EdgeBm25, EdgeBm25Config};
 use qdrant_edge::external::ordered_float::NotNan;
 use serde::{Deserialize, Serialize};
@@ -162,6 +162,57 @@ pub fn rank_hits(mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     hits.truncate(limit);
     hits
+}
+
+/// A document of a batch whose content is new or changed, ready to be written.
+#[derive(Debug)]
+pub struct PendingPoint<'a> {
+    /// The document.
+    pub doc: &'a Document,
+    /// Its point id.
+    pub id: u64,
+    /// Its [`Document::content_hash`], stored in the payload.
+    pub hash: String,
+    /// Its embedding, when the store holds dense vectors.
+    pub dense: Option<Vec<f32>>,
+}
+
+/// Compare `batch` with the hashes already stored (point id → hash), count each document in
+/// `report` as added, updated or unchanged, and embed only the new or changed ones.
+pub async fn changed_points<'a>(
+    batch: &'a [Document],
+    stored: &HashMap<u64, String>,
+    embedder: Option<&dyn Embedder>,
+    report: &mut IngestReport,
+) -> Result<Vec<PendingPoint<'a>>, EmbedError> {
+    let mut changed = Vec::new();
+    for doc in batch {
+        let (id, hash) = (point_id(&doc.id), doc.content_hash());
+        match stored.get(&id) {
+            Some(old) if *old == hash => {
+                report.unchanged += 1;
+                continue;
+            }
+            Some(_) => report.updated += 1,
+            None => report.added += 1,
+        }
+        changed.push(PendingPoint { doc, id, hash, dense: None });
+    }
+    if let Some(embedder) = embedder.filter(|_| !changed.is_empty()) {
+        let texts: Vec<String> = changed.iter().map(|p| embedding_text(p.doc)).collect();
+        let vectors = embedder.embed(&texts).await?;
+        if vectors.len() != texts.len() {
+            return Err(EmbedError {
+                message: format!("`{}` returned {} vectors for {} texts", embedder.name(), vectors.len(), texts.len()),
+                retry: RetryClass::Permanent,
+            });
+        }
+        report.embedded += vectors.len();
+        for (point, vector) in changed.iter_mut().zip(vectors) {
+            point.dense = Some(vector);
+        }
+    }
+    Ok(changed)
 }
 
 /// One document per id; a later duplicate replaces an earlier one, as sequential upserts would.
