@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferret_collection::{
-    bm25_encoder, changed_points, date_days, mean_token_count, payload, point_id, rank_hits, read_path, to_hit, unique_by_id,
-    Bm25Params, Document, IngestOptions, IngestReport, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+    bm25_encoder, changed_points, date_days, embedder_fit, mean_token_count, payload, point_id, rank_hits, read_path, to_hit, unique_by_id,
+    Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions, IngestReport, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit, RetrievalMode, SearchBackend,
@@ -121,12 +121,6 @@ struct IndexMeta {
     dense: Option<DenseMeta>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct DenseMeta {
-    embedder: String,
-    dimension: usize,
-}
-
 impl IndexMeta {
     fn bm25(&self) -> Bm25Params {
         Bm25Params { k1: self.k1, b: self.b, avg_doc_len: self.avg_doc_len }
@@ -185,7 +179,7 @@ impl LocalIndex {
         std::fs::create_dir_all(dir).map_err(|e| IndexError::unreadable(dir, e))?;
         let mut config = EdgeConfigBuilder::new()
             .sparse_vector(SPARSE_VECTOR, EdgeSparseVectorParamsBuilder::new().modifier(Modifier::Idf).build());
-        let dense = embedder.as_ref().map(|e| DenseMeta { embedder: e.name().to_owned(), dimension: e.dimension() });
+        let dense = embedder.as_deref().map(DenseMeta::of);
         if let Some(dense) = &dense {
             config = config.vector(DENSE_VECTOR, EdgeVectorParamsBuilder::new(dense.dimension, Distance::Cosine).build());
         }
@@ -503,19 +497,16 @@ fn read_meta(dir: &Path) -> Result<IndexMeta, IndexError> {
 
 /// An embedder may open an index only if it made the index's vectors.
 fn check_embedder(dir: &Path, dense: Option<&DenseMeta>, embedder: Option<&dyn Embedder>) -> Result<(), IndexError> {
-    match (dense, embedder) {
-        (None, Some(_)) => Err(IndexError::NoDenseVectors { path: dir.to_owned(), mode: RetrievalMode::Dense }),
-        (Some(dense), Some(embedder)) if dense.embedder != embedder.name() || dense.dimension != embedder.dimension() => {
-            Err(IndexError::EmbedderMismatch {
-                path: dir.to_owned(),
-                index_embedder: dense.embedder.clone(),
-                index_dimension: dense.dimension,
-                embedder: embedder.name().to_owned(),
-                embedder_dimension: embedder.dimension(),
-            })
-        }
-        _ => Ok(()),
-    }
+    embedder_fit(dense, embedder).map_err(|misfit| match misfit {
+        EmbedderMisfit::NoDenseVectors => IndexError::NoDenseVectors { path: dir.to_owned(), mode: RetrievalMode::Dense },
+        EmbedderMisfit::Mismatch { stored, offered } => IndexError::EmbedderMismatch {
+            path: dir.to_owned(),
+            index_embedder: stored.embedder,
+            index_dimension: stored.dimension,
+            embedder: offered.embedder,
+            embedder_dimension: offered.dimension,
+        },
+    })
 }
 
 fn date_filter(range: DateRange) -> Filter {

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ferret_collection::{
-    bm25_encoder, changed_points, mean_token_count, point_id, read_path, unique_by_id, Bm25Params, Document, IngestOptions,
+    bm25_encoder, changed_points, embedder_fit, mean_token_count, point_id, read_path, unique_by_id, Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions,
     IngestReport,
 };
 use ferret_core::{Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
@@ -17,7 +17,7 @@ use crate::error::CallError;
 use crate::requests::{
     collection_request, count_request, delete_request, field_index_request, hits_from, meta_from_info, metadata_update,
     missing_indexes, most_recent_request, point, query_request, recent_hits, source_page_request, stale_points,
-    stored_hashes, stored_hashes_request, upsert_request, CollectionMeta, DenseMeta,
+    stored_hashes, stored_hashes_request, upsert_request, CollectionMeta,
 };
 use crate::{QdrantConfig, QdrantError};
 
@@ -89,7 +89,7 @@ impl QdrantIndex {
             if !create {
                 return Err(QdrantError::MissingCollection { collection: name, url });
             }
-            let dense = embedder.as_ref().map(|e| DenseMeta { embedder: e.name().to_owned(), dimension: e.dimension() });
+            let dense = embedder.as_deref().map(DenseMeta::of);
             match bounded(timeout, client.create_collection(collection_request(&name, &CollectionMeta::new(dense)))).await {
                 // Another process created it meanwhile: it is validated below like any other.
                 Err(e) if e.is_already_exists() => {}
@@ -312,17 +312,14 @@ fn check_version(url: &str, version: &str) -> Result<(), QdrantError> {
 
 /// An embedder may open a collection only if it made the collection's vectors.
 fn check_embedder(collection: &str, dense: Option<&DenseMeta>, embedder: Option<&dyn Embedder>) -> Result<(), QdrantError> {
-    match (dense, embedder) {
-        (None, Some(_)) => Err(QdrantError::NoDenseVectors { collection: collection.to_owned(), mode: RetrievalMode::Dense }),
-        (Some(dense), Some(embedder)) if dense.embedder != embedder.name() || dense.dimension != embedder.dimension() => {
-            Err(QdrantError::EmbedderMismatch {
-                collection: collection.to_owned(),
-                index_embedder: dense.embedder.clone(),
-                index_dimension: dense.dimension,
-                embedder: embedder.name().to_owned(),
-                embedder_dimension: embedder.dimension(),
-            })
-        }
-        _ => Ok(()),
-    }
+    embedder_fit(dense, embedder).map_err(|misfit| match misfit {
+        EmbedderMisfit::NoDenseVectors => QdrantError::NoDenseVectors { collection: collection.to_owned(), mode: RetrievalMode::Dense },
+        EmbedderMisfit::Mismatch { stored, offered } => QdrantError::EmbedderMismatch {
+            collection: collection.to_owned(),
+            index_embedder: stored.embedder,
+            index_dimension: stored.dimension,
+            embedder: offered.embedder,
+            embedder_dimension: offered.dimension,
+        },
+    })
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ferret_collection::{
+use ferret_collection::{DenseMeta, 
     date_days, payload, rank_hits, to_hit, Bm25Params, Document, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, SOURCE_FIELD,
     SPARSE_VECTOR, TIE_MARGIN,
 };
@@ -49,12 +49,6 @@ pub(crate) struct CollectionMeta {
     pub(crate) b: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) dense: Option<DenseMeta>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct DenseMeta {
-    pub(crate) embedder: String,
-    pub(crate) dimension: usize,
 }
 
 impl CollectionMeta {

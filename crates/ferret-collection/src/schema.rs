@@ -164,6 +164,46 @@ pub fn rank_hits(mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
     hits
 }
 
+/// The embedder whose vectors a store holds, recorded with the store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DenseMeta {
+    /// [`Embedder::name`].
+    pub embedder: String,
+    /// [`Embedder::dimension`].
+    pub dimension: usize,
+}
+
+impl DenseMeta {
+    /// What `embedder` would record.
+    pub fn of(embedder: &dyn Embedder) -> Self {
+        Self { embedder: embedder.name().to_owned(), dimension: embedder.dimension() }
+    }
+}
+
+/// Why an embedder cannot be used with a store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmbedderMisfit {
+    /// The store holds no dense vectors.
+    NoDenseVectors,
+    /// The store's vectors came from another embedder, or another dimension.
+    Mismatch {
+        /// What the store holds.
+        stored: DenseMeta,
+        /// What was offered.
+        offered: DenseMeta,
+    },
+}
+
+/// An embedder may open a store only if it made the store's vectors; no embedder always may.
+pub fn embedder_fit(stored: Option<&DenseMeta>, embedder: Option<&dyn Embedder>) -> Result<(), EmbedderMisfit> {
+    let Some(offered) = embedder.map(DenseMeta::of) else { return Ok(()) };
+    match stored {
+        None => Err(EmbedderMisfit::NoDenseVectors),
+        Some(stored) if *stored != offered => Err(EmbedderMisfit::Mismatch { stored: stored.clone(), offered }),
+        Some(_) => Ok(()),
+    }
+}
+
 /// A document of a batch whose content is new or changed, ready to be written.
 #[derive(Debug)]
 pub struct PendingPoint<'a> {
