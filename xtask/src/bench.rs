@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use ferret_core::Embedder;
-use ferret_embed::{LocalEmbedder, LocalEmbedderConfig};
+use ferret_embed::{LocalEmbedder, LocalEmbedderConfig, LocalRuntime};
 use serde::{Deserialize, Serialize};
 
 /// Arguments of `cargo xtask bench`.
@@ -26,6 +26,15 @@ pub struct BenchArgs {
     /// Threads for our embedder (default: every core).
     #[arg(long)]
     threads: Option<usize>,
+    /// Texts per forward pass of our embedder.
+    #[arg(long, default_value_t = LocalEmbedderConfig::default().batch_size)]
+    batch_size: usize,
+    /// Which of our runtimes to measure (auto: every one whose files are there).
+    #[arg(long, value_enum, default_value = "auto")]
+    runtime: crate::eval::Runtime,
+    /// Skip the query latency part.
+    #[arg(long)]
+    no_queries: bool,
     /// Where the report is written.
     #[arg(long, default_value = "docs/bench")]
     out: PathBuf,
@@ -39,10 +48,9 @@ struct Report {
     dataset: String,
     documents: usize,
     mean_chars: f64,
-    ferret: Throughput,
+    /// One entry per runtime whose files are there.
+    ferret: Vec<Throughput>,
     sentence_transformers: Option<PeerThroughput>,
-    /// Ours over theirs, in documents per second.
-    ratio: Option<f64>,
     /// Judged queries the latencies were measured on.
     queries: usize,
     /// Latency of one query, embedded and searched, per mode.
@@ -52,9 +60,18 @@ struct Report {
 
 #[derive(Serialize)]
 struct Throughput {
+    runtime: String,
+    embedder: String,
     seconds: f64,
     documents_per_second: f64,
     threads: Option<usize>,
+    /// Ours over sentence-transformers', in documents per second.
+    ratio: Option<f64>,
+    /// Cosine between sentence-transformers' vector and ours, lowest over all documents.
+    min_cosine: Option<f64>,
+    mean_cosine: Option<f64>,
+    #[serde(skip)]
+    vectors: Vec<Vec<f32>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -63,9 +80,8 @@ struct PeerThroughput {
     documents_per_second: f64,
     torch_threads: usize,
     versions: String,
-    /// Cosine between their vector and ours, lowest over all documents.
-    min_cosine: Option<f64>,
-    mean_cosine: Option<f64>,
+    #[serde(skip)]
+    vectors: Vec<Vec<f32>>,
 }
 
 /// sentence-transformers' side of the comparison: the same texts, its default batch size, the
@@ -90,30 +106,38 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mean_chars = texts.iter().map(|t| t.chars().count()).sum::<usize>() as f64 / texts.len().max(1) as f64;
     println!("{} documents from {}, {mean_chars:.0} characters on average", texts.len(), args.dataset.display());
 
-    let model = LocalEmbedder::minilm(&ferret::default_models_dir(), LocalEmbedderConfig { threads: args.threads, ..Default::default() })?;
-    model.embed_blocking(&texts[..8.min(texts.len())])?;
-    let started = Instant::now();
-    let ours = model.embed_blocking(&texts)?;
-    let seconds = started.elapsed().as_secs_f64();
-    let ferret = Throughput { seconds, documents_per_second: texts.len() as f64 / seconds, threads: args.threads };
-    println!("ferret ({}): {:.1} documents/s", model.name(), ferret.documents_per_second);
-
-    let peer = if args.peers { Some(run_peer(&texts, &ours)?) } else { None };
+    let mut ferret = Vec::new();
+    let runtimes = match LocalRuntime::from(args.runtime) {
+        LocalRuntime::Auto => vec![LocalRuntime::Onnx, LocalRuntime::Candle],
+        one => vec![one],
+    };
+    for runtime in runtimes {
+        let config = LocalEmbedderConfig { threads: args.threads, runtime, batch_size: args.batch_size, ..Default::default() };
+        match LocalEmbedder::minilm(&ferret::default_models_dir(), config) {
+            Ok(model) => ferret.push(measure(&model, &texts, args.threads)?),
+            Err(e) => println!("{runtime:?} not measured: {e}"),
+        }
+    }
+    if ferret.is_empty() {
+        bail!("no local embedder could be loaded: run `cargo xtask models`");
+    }
+    let peer = if args.peers { Some(run_peer(&texts)?) } else { None };
     if let Some(p) = &peer {
         println!("sentence-transformers ({}): {:.1} documents/s", p.versions, p.documents_per_second);
+        let theirs = &p.vectors;
+        for ours in &mut ferret {
+            let cosines: Vec<f64> =
+                ours.vectors.iter().zip(theirs).map(|(a, b)| a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum()).collect();
+            ours.min_cosine = cosines.iter().copied().reduce(f64::min);
+            ours.mean_cosine = Some(cosines.iter().sum::<f64>() / cosines.len().max(1) as f64);
+            ours.ratio = Some(ours.documents_per_second / p.documents_per_second);
+        }
     }
-    let name = args.dataset.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "dataset".into());
-    let prepared = crate::eval::prepare_index(&args.dataset, &name, &args.index, true, false, args.threads)?;
-    let queries = crate::eval::read_queries(&args.dataset.join("queries.test.jsonl"))?;
-    let qrels = crate::eval::read_qrels(&args.dataset.join("qrels/test.tsv"))?;
-    let judged: Vec<(String, String)> = queries.into_iter().filter(|(id, _)| qrels.contains_key(id)).collect();
-    let query_latency =
-        crate::eval::measure_modes(&prepared.index, prepared.model.as_ref(), &ferret_core::RetrievalMode::ALL, &judged, &qrels)?;
+    let (judged, query_latency) = if args.no_queries { (Vec::new(), Vec::new()) } else { query_latency(&args)? };
     let report = Report {
         dataset: args.dataset.display().to_string(),
         documents: texts.len(),
         mean_chars,
-        ratio: peer.as_ref().map(|p| ferret.documents_per_second / p.documents_per_second),
         ferret,
         sentence_transformers: peer,
         queries: judged.len(),
@@ -130,21 +154,64 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Latency per mode over the dataset's judged test queries, on the index `cargo xtask eval` builds.
+fn query_latency(args: &BenchArgs) -> anyhow::Result<(Vec<(String, String)>, Vec<crate::eval::ModeFigures>)> {
+    let name = args.dataset.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "dataset".into());
+    let embedder = LocalEmbedderConfig { threads: args.threads, ..Default::default() };
+    let prepared = crate::eval::prepare_index(&args.dataset, &name, &args.index, Some(embedder), false)?;
+    let queries = crate::eval::read_queries(&args.dataset.join("queries.test.jsonl"))?;
+    let qrels = crate::eval::read_qrels(&args.dataset.join("qrels/test.tsv"))?;
+    let judged: Vec<(String, String)> = queries.into_iter().filter(|(id, _)| qrels.contains_key(id)).collect();
+    let figures =
+        crate::eval::measure_modes(&prepared.index, prepared.model.as_ref(), &ferret_core::RetrievalMode::ALL, &judged, &qrels)?;
+    Ok((judged, figures))
+}
+
+/// Embed the texts once to warm up, then time them.
+fn measure(model: &LocalEmbedder, texts: &[String], threads: Option<usize>) -> anyhow::Result<Throughput> {
+    model.embed_blocking(&texts[..8.min(texts.len())])?;
+    let started = Instant::now();
+    let vectors = model.embed_blocking(texts)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let runtime = format!("{:?}", model.runtime()).to_lowercase();
+    let documents_per_second = texts.len() as f64 / seconds;
+    println!("ferret on {runtime} ({}): {documents_per_second:.1} documents/s", model.name());
+    Ok(Throughput {
+        runtime,
+        embedder: model.name().to_owned(),
+        seconds,
+        documents_per_second,
+        threads,
+        ratio: None,
+        min_cosine: None,
+        mean_cosine: None,
+        vectors,
+    })
+}
+
 fn render(r: &Report) -> String {
     let mut md = format!(
         "# Embedding throughput\n\nGenerated by `{}`: {} documents of {} ({:.0} characters on average), \
          all-MiniLM-L6-v2, 256-token limit, measured one after the other in one run.\n\n\
-         | embedder | documents/s | seconds |\n|---|---|---|\n| ferret (candle, in-process) | {:.1} | {:.1} |\n",
-        r.command, r.documents, r.dataset, r.mean_chars, r.ferret.documents_per_second, r.ferret.seconds
+         | embedder | documents/s | seconds | ratio to sentence-transformers | cosine to theirs (mean / worst) |\n|---|---|---|---|---|\n",
+        r.command, r.documents, r.dataset, r.mean_chars
     );
-    if let Some(p) = &r.sentence_transformers {
-        md += &format!("| {} ({} threads) | {:.1} | {:.1} |\n", p.versions, p.torch_threads, p.documents_per_second, p.seconds);
-        md += &format!("\nRatio ferret / sentence-transformers: **{:.2}x**.\n", r.ratio.unwrap_or_default());
-        if let (Some(min), Some(mean)) = (p.min_cosine, p.mean_cosine) {
-            md += &format!("\nAgreement of the vectors: cosine {mean:.6} on average, {min:.6} at worst.\n");
-        }
-    } else {
-        md += "\nsentence-transformers not measured: run with `--peers`.\n";
+    let or_dash = |v: Option<f64>, digits: usize| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
+    for f in &r.ferret {
+        md += &format!(
+            "| ferret, {} (`{}`) | {:.1} | {:.1} | {}x | {} / {} |\n",
+            f.runtime,
+            f.embedder,
+            f.documents_per_second,
+            f.seconds,
+            or_dash(f.ratio, 2),
+            or_dash(f.mean_cosine, 4),
+            or_dash(f.min_cosine, 4)
+        );
+    }
+    match &r.sentence_transformers {
+        Some(p) => md += &format!("| {} ({} threads) | {:.1} | {:.1} | 1.00x | 1 / 1 |\n", p.versions, p.torch_threads, p.documents_per_second, p.seconds),
+        None => md += "\nsentence-transformers not measured: run with `--peers`.\n",
     }
     md += &format!(
         "\n## Query latency\n\nOne query at a time over the {} queries of the same dataset, embedding included (dense, hybrid):\n\n\
@@ -176,7 +243,7 @@ fn sample_corpus(path: &Path, n: usize) -> anyhow::Result<Vec<String>> {
     Ok((0..n.min(all.len())).map(|i| all[(i as f64 * step) as usize].clone()).collect())
 }
 
-fn run_peer(texts: &[String], ours: &[Vec<f32>]) -> anyhow::Result<PeerThroughput> {
+fn run_peer(texts: &[String]) -> anyhow::Result<PeerThroughput> {
     let venv = PathBuf::from("target/bench-venv");
     let python = venv.join("bin/python");
     if !python.is_file() {
@@ -197,10 +264,7 @@ fn run_peer(texts: &[String], ours: &[Vec<f32>]) -> anyhow::Result<PeerThroughpu
     }
     let last = String::from_utf8_lossy(&output.stdout).lines().last().unwrap_or_default().to_owned();
     let mut peer: PeerThroughput = serde_json::from_str(&last).with_context(|| format!("reading the peer's result {last:?}"))?;
-    let theirs: Vec<Vec<f32>> = serde_json::from_str(&std::fs::read_to_string(&vectors)?)?;
-    let cosines: Vec<f64> = ours.iter().zip(&theirs).map(|(a, b)| a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum()).collect();
-    peer.min_cosine = cosines.iter().copied().reduce(f64::min);
-    peer.mean_cosine = Some(cosines.iter().sum::<f64>() / cosines.len().max(1) as f64);
+    peer.vectors = serde_json::from_str(&std::fs::read_to_string(&vectors)?)?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(peer)
 }

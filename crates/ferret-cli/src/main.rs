@@ -71,9 +71,10 @@ enum Command {
         /// Only the N most recent dated entries.
         #[arg(long)]
         recent: Option<usize>,
-        /// One search attempt, no refinement.
-        #[arg(long)]
-        single_pass: bool,
+        /// How hard to try: auto chooses per question (one pass when results are good, multi-hop
+        /// for bridge questions), refine retries weak results, single-pass searches once.
+        #[arg(long, value_enum, default_value = "auto")]
+        strategy: StrategyArg,
         #[command(flatten)]
         llm: llm_args::LlmArgs,
     },
@@ -95,7 +96,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Ingest { path, index, embedder, store } => ingest(&path, &index, embedder, &store),
-        Command::Search { question, index, mode, store, json, verbose, limit, since, until, recent, single_pass, llm } => {
+        Command::Search { question, index, mode, store, json, verbose, limit, since, until, recent, strategy, llm } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange { from: since, to: until });
             let query = Query::new(question)?.with_limit(limit)?.with_filters(Filters { date_range, most_recent: recent })?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -111,7 +112,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(mode) = mode.filter(|_| index.is_some()) {
                 builder = builder.retrieval(mode);
             }
-            let strategy = if single_pass { Strategy::SinglePass } else { Strategy::Refine };
+            let strategy = match strategy {
+                StrategyArg::Auto => Strategy::Auto,
+                StrategyArg::Refine => Strategy::Refine,
+                StrategyArg::MultiHop => Strategy::MultiHop,
+                StrategyArg::SinglePass => Strategy::SinglePass,
+            };
             let mut builder = builder.agent(AgentConfig { strategy, ..AgentConfig::default() });
             if let Some(model) = llm.model()? {
                 builder = builder.language_model(model);
@@ -178,4 +184,13 @@ fn ingest(path: &std::path::Path, dir: &std::path::Path, embedder: EmbedderChoic
         started.elapsed().as_secs_f64()
     );
     Ok(if report.issues.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// [`Strategy`] on the command line.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum StrategyArg {
+    Auto,
+    Refine,
+    MultiHop,
+    SinglePass,
 }

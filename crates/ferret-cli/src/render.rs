@@ -62,6 +62,7 @@ fn trace_step(step: &TraceStep) -> String {
         TraceStep::Analysis { query_type, entities, complexity, implementation } => {
             format!("analysis: {query_type}, {complexity}, entities [{}] [{}]", entities.join(", "), by(implementation))
         }
+        TraceStep::Strategy { chosen, reason } => format!("strategy: {chosen} ({reason})"),
         TraceStep::Queries { attempt, queries, reason, implementation } => {
             format!("attempt {attempt} queries ({reason}): {queries:?} [{}]", by(implementation))
         }

@@ -88,6 +88,13 @@ pub enum TraceStep {
         /// Which analyzer ran.
         implementation: Implementation,
     },
+    /// The strategy chooser escalated past the cheapest path.
+    Strategy {
+        /// The strategy run (`multi_hop`).
+        chosen: String,
+        /// Why (`bridge question`, `comparison question`).
+        reason: String,
+    },
     /// The queries sent to the backends for one attempt, after decomposition and rewriting.
     Queries {
         /// Attempt number, from 1.

@@ -2,12 +2,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use candle_core::{DType, Device, Tensor, D};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use candle_transformers::models::bert::Config as BertConfig;
 use ferret_core::{EmbedError, Embedder, RetryClass};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
+use crate::candle::CandleBert;
+use crate::onnx::{onnxruntime_library, OnnxBert, ONNX_MODEL_FILE};
 use crate::{EmbedderError, HubSource};
 
 /// The folder `cargo xtask models` puts all-MiniLM-L6-v2 in, under the models directory.
@@ -28,16 +28,36 @@ pub struct LocalEmbedderConfig {
     pub batch_size: usize,
     /// Threads for the matrix products; `None` uses every core.
     pub threads: Option<usize>,
+    /// Which engine runs the model.
+    pub runtime: LocalRuntime,
 }
 
 impl Default for LocalEmbedderConfig {
     fn default() -> Self {
-        Self { max_tokens: 256, batch_size: 16, threads: None }
+        Self { max_tokens: 256, batch_size: 16, threads: None, runtime: LocalRuntime::Auto }
     }
 }
 
-/// A BERT sentence-embedding model (all-MiniLM-L6-v2 by default) run in-process by candle:
-/// mean pooling over the attention mask, then L2 normalisation, as sentence-transformers does.
+/// The engine that runs a local model.
+///
+/// Measured on SciFact (2 cores): the int8 ONNX model embeds about 2.5x faster than candle, with
+/// vectors within cosine 0.99 of the float model's. candle stays for where ONNX Runtime's shared
+/// library is not available, and for exact float vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LocalRuntime {
+    /// ONNX Runtime when the folder holds [`ONNX_MODEL_FILE`] and the library is found
+    /// ([`onnxruntime_library`]); candle otherwise.
+    #[default]
+    Auto,
+    /// candle, pure Rust, float weights from `model.safetensors`.
+    Candle,
+    /// ONNX Runtime with int8 weights; an error when the model file or the library is missing.
+    Onnx,
+}
+
+/// A BERT sentence-embedding model (all-MiniLM-L6-v2 by default) run in-process by ONNX Runtime
+/// or candle ([`LocalRuntime`]): mean pooling over the attention mask, then L2 normalisation, as
+/// sentence-transformers does.
 ///
 /// Cheap to clone; clones share the weights and the thread pool.
 #[derive(Clone)]
@@ -47,11 +67,15 @@ pub struct LocalEmbedder {
 
 struct Inner {
     name: String,
-    model: BertModel,
+    engine: Engine,
     tokenizer: Tokenizer,
     dimension: usize,
     config: LocalEmbedderConfig,
-    pool: rayon::ThreadPool,
+}
+
+enum Engine {
+    Candle(CandleBert),
+    Onnx(OnnxBert),
 }
 
 impl std::fmt::Debug for LocalEmbedder {
@@ -60,6 +84,7 @@ impl std::fmt::Debug for LocalEmbedder {
             .field("name", &self.inner.name)
             .field("dimension", &self.inner.dimension)
             .field("config", &self.inner.config)
+            .field("runtime", &self.runtime())
             .finish()
     }
 }
@@ -70,32 +95,62 @@ impl LocalEmbedder {
         Self::from_dir(&models_dir.join(MINILM_DIR), config)
     }
 
-    /// Load a model folder holding [`MODEL_FILES`].
+    /// Load a model folder: [`MODEL_FILES`] for candle; `config.json`, `tokenizer.json` and
+    /// [`ONNX_MODEL_FILE`] for ONNX Runtime (see [`LocalRuntime`] for which is chosen).
     pub fn from_dir(dir: &Path, config: LocalEmbedderConfig) -> Result<Self, EmbedderError> {
-        let missing: Vec<&'static str> = MODEL_FILES.into_iter().filter(|f| !dir.join(f).is_file()).collect();
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "bert".into());
+        let library = onnxruntime_library(dir);
+        let onnx_ready = dir.join(ONNX_MODEL_FILE).is_file() && library.is_file();
+        let runtime = match config.runtime {
+            LocalRuntime::Auto if onnx_ready => LocalRuntime::Onnx,
+            LocalRuntime::Auto => LocalRuntime::Candle,
+            chosen => chosen,
+        };
+        let weights = match runtime {
+            LocalRuntime::Onnx => ONNX_MODEL_FILE,
+            _ => "model.safetensors",
+        };
+        let missing: Vec<&'static str> =
+            ["config.json", "tokenizer.json", weights].into_iter().filter(|f| !dir.join(f).is_file()).collect();
         if !missing.is_empty() {
             return Err(EmbedderError::MissingFiles { dir: dir.to_owned(), missing });
         }
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "bert".into());
-        Self::load(&name, &dir.join("config.json"), &dir.join("tokenizer.json"), &dir.join("model.safetensors"), config)
+        if runtime == LocalRuntime::Onnx && !library.is_file() {
+            return Err(EmbedderError::MissingRuntime { library });
+        }
+        let files = ModelFiles { config: dir.join("config.json"), tokenizer: dir.join("tokenizer.json"), weights: dir.join(weights) };
+        let loaded = Self::load(&name, &files, runtime, &library, config);
+        match loaded {
+            // A library that is there but does not load (another platform, another version) is
+            // no reason to fail when the float model can run instead.
+            Err(EmbedderError::Runtime(reason)) if config.runtime == LocalRuntime::Auto && dir.join(MODEL_FILES[2]).is_file() => {
+                tracing::warn!(%reason, "ONNX Runtime unavailable; embedding with candle");
+                let files = ModelFiles { weights: dir.join(MODEL_FILES[2]), ..files };
+                Self::load(&name, &files, LocalRuntime::Candle, &library, config)
+            }
+            other => other,
+        }
     }
 
     /// Load a model from the HuggingFace hub (for example [`MINILM_HUB_ID`]), downloading its
-    /// files into `hub.cache_dir` on first use.
+    /// files into `hub.cache_dir` on first use. It runs on candle.
     pub async fn from_hub(hub: &HubSource, model_id: &str, config: LocalEmbedderConfig) -> Result<Self, EmbedderError> {
+        if config.runtime == LocalRuntime::Onnx {
+            return Err(EmbedderError::Config("models from the hub run on candle; use LocalRuntime::Auto or Candle".into()));
+        }
         let files = hub.download(model_id, &MODEL_FILES).await?;
         let name = model_id.rsplit('/').next().unwrap_or(model_id).to_lowercase();
-        let config_file = files[0].clone();
-        tokio::task::spawn_blocking(move || Self::load(&name, &config_file, &files[1], &files[2], config))
+        let files = ModelFiles { config: files[0].clone(), tokenizer: files[1].clone(), weights: files[2].clone() };
+        tokio::task::spawn_blocking(move || Self::load(&name, &files, LocalRuntime::Candle, Path::new(""), config))
             .await
             .map_err(|e| EmbedderError::Runtime(format!("loading task failed: {e}")))?
     }
 
     fn load(
         name: &str,
-        config_file: &Path,
-        tokenizer_file: &Path,
-        weights_file: &Path,
+        files: &ModelFiles,
+        runtime: LocalRuntime,
+        library: &Path,
         config: LocalEmbedderConfig,
     ) -> Result<Self, EmbedderError> {
         if config.max_tokens == 0 || config.batch_size == 0 || config.threads == Some(0) {
@@ -104,15 +159,15 @@ impl LocalEmbedder {
             )));
         }
         let invalid = |file: &Path, reason: String| EmbedderError::Invalid { file: file.to_owned(), reason };
-        let raw = std::fs::read_to_string(config_file).map_err(|e| invalid(config_file, e.to_string()))?;
-        let bert: BertConfig = serde_json::from_str(&raw).map_err(|e| invalid(config_file, e.to_string()))?;
+        let raw = std::fs::read_to_string(&files.config).map_err(|e| invalid(&files.config, e.to_string()))?;
+        let bert: BertConfig = serde_json::from_str(&raw).map_err(|e| invalid(&files.config, e.to_string()))?;
         if config.max_tokens > bert.max_position_embeddings {
             return Err(EmbedderError::Config(format!(
                 "max_tokens {} exceeds the model's {} positions",
                 config.max_tokens, bert.max_position_embeddings
             )));
         }
-        let mut tokenizer = Tokenizer::from_file(tokenizer_file).map_err(|e| invalid(tokenizer_file, e.to_string()))?;
+        let mut tokenizer = Tokenizer::from_file(&files.tokenizer).map_err(|e| invalid(&files.tokenizer, e.to_string()))?;
         // The packaged tokenizer pads and cuts everything to 128; we cut at our limit and pad per batch.
         tokenizer.with_padding(None);
         tokenizer
@@ -122,26 +177,29 @@ impl LocalEmbedder {
                 stride: 0,
                 direction: TruncationDirection::Right,
             }))
-            .map_err(|e| invalid(tokenizer_file, e.to_string()))?;
-        let weights = std::fs::read(weights_file).map_err(|e| invalid(weights_file, e.to_string()))?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| invalid(weights_file, e.to_string()))?;
-        let model = BertModel::load(vb, &bert).map_err(|e| invalid(weights_file, e.to_string()))?;
-        let mut pool = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("ferret-embed-{i}"));
-        if let Some(threads) = config.threads {
-            pool = pool.num_threads(threads);
-        }
-        let pool = pool.build().map_err(|e| EmbedderError::Runtime(format!("cannot start the thread pool: {e}")))?;
+            .map_err(|e| invalid(&files.tokenizer, e.to_string()))?;
+        let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        let (engine, name) = match runtime {
+            LocalRuntime::Onnx => (Engine::Onnx(OnnxBert::load(&files.weights, library, threads)?), format!("{name}-int8")),
+            _ => (Engine::Candle(CandleBert::load(&files.weights, &bert, threads)?), name.to_owned()),
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 name: format!("{name}@{}", config.max_tokens),
-                model,
+                engine,
                 tokenizer,
                 dimension: bert.hidden_size,
                 config,
-                pool,
             }),
         })
+    }
+
+    /// The engine the model runs on: [`LocalRuntime::Onnx`] or [`LocalRuntime::Candle`].
+    pub fn runtime(&self) -> LocalRuntime {
+        match self.inner.engine {
+            Engine::Candle(_) => LocalRuntime::Candle,
+            Engine::Onnx(_) => LocalRuntime::Onnx,
+        }
     }
 
     /// The configuration the model runs with.
@@ -149,10 +207,18 @@ impl LocalEmbedder {
         self.inner.config
     }
 
-    /// Embed texts on the calling thread (the matrix products use the embedder's own pool).
+    /// Embed texts on the calling thread (the engine uses its own threads for the matrix products).
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.inner.pool.install(|| self.inner.embed_sorted(texts))
+        self.inner.embed_sorted(texts)
     }
+}
+
+/// Where a model's three files are.
+#[derive(Clone)]
+struct ModelFiles {
+    config: std::path::PathBuf,
+    tokenizer: std::path::PathBuf,
+    weights: std::path::PathBuf,
 }
 
 impl Inner {
@@ -175,27 +241,40 @@ impl Inner {
                 mask.resize(mask.len() + longest - tokens.len(), 0);
             }
             let shape = (batch.len(), longest);
-            let ids = Tensor::from_vec(ids, shape, &Device::Cpu).map_err(permanent)?;
-            let mask = Tensor::from_vec(mask, shape, &Device::Cpu).map_err(permanent)?;
-            let pooled = self.forward_pooled(&ids, &mask).map_err(permanent)?;
+            let hidden = match &self.engine {
+                Engine::Candle(model) => model.hidden_states(&ids, &mask, shape),
+                Engine::Onnx(model) => model.hidden_states(&ids, &mask, shape),
+            }
+            .map_err(permanent)?;
+            let pooled = mean_pool(&hidden, &mask, shape, self.dimension).map_err(permanent)?;
             for (&i, vector) in batch.iter().zip(pooled) {
                 vectors[i] = vector;
             }
         }
         Ok(vectors)
     }
+}
 
-    /// Mean of the token vectors under the mask, scaled to unit length.
-    fn forward_pooled(&self, ids: &Tensor, mask: &Tensor) -> candle_core::Result<Vec<Vec<f32>>> {
-        let token_types = ids.zeros_like()?;
-        let hidden = self.model.forward(ids, &token_types, Some(mask))?;
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
-        mean.broadcast_div(&norms)?.to_vec2()
+/// Mean of the token vectors under the mask, scaled to unit length, per text of the batch.
+fn mean_pool(hidden: &[f32], mask: &[u32], (batch, tokens): (usize, usize), dimension: usize) -> Result<Vec<Vec<f32>>, String> {
+    if hidden.len() != batch * tokens * dimension {
+        return Err(format!("the model returned {} values for {batch}×{tokens}×{dimension}", hidden.len()));
     }
+    let pooled = hidden
+        .chunks_exact(tokens * dimension)
+        .zip(mask.chunks_exact(tokens))
+        .map(|(states, mask)| {
+            let mut sum = vec![0f32; dimension];
+            for (state, _) in states.chunks_exact(dimension).zip(mask).filter(|(_, &m)| m != 0) {
+                sum.iter_mut().zip(state).for_each(|(s, x)| *s += x);
+            }
+            // Dividing by the token count does not change the direction, so only the norm matters.
+            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+            sum.iter_mut().for_each(|x| *x /= norm);
+            sum
+        })
+        .collect();
+    Ok(pooled)
 }
 
 fn permanent(error: impl std::fmt::Display) -> EmbedError {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use ferret_core::Embedder;
-use ferret_embed::{EmbedderError, LocalEmbedder, LocalEmbedderConfig, MINILM_DIR};
+use ferret_embed::{EmbedderError, LocalEmbedder, LocalEmbedderConfig, LocalRuntime, MINILM_DIR};
 
 fn models_dir() -> PathBuf {
     std::env::var_os("FERRET_MODELS")
@@ -15,10 +15,19 @@ fn models_dir() -> PathBuf {
 }
 
 fn minilm() -> Option<LocalEmbedder> {
+    on(LocalRuntime::Auto)
+}
+
+/// Both engines, each when its files are there.
+fn engines() -> Vec<LocalEmbedder> {
+    [LocalRuntime::Candle, LocalRuntime::Onnx].into_iter().filter_map(on).collect()
+}
+
+fn on(runtime: LocalRuntime) -> Option<LocalEmbedder> {
     let dir = models_dir();
-    match LocalEmbedder::minilm(&dir, LocalEmbedderConfig::default()) {
+    match LocalEmbedder::minilm(&dir, LocalEmbedderConfig { runtime, ..Default::default() }) {
         Ok(embedder) => Some(embedder),
-        Err(e @ EmbedderError::MissingFiles { .. }) => {
+        Err(e @ (EmbedderError::MissingFiles { .. } | EmbedderError::MissingRuntime { .. })) => {
             assert!(std::env::var_os("FERRET_REQUIRE_MODELS").is_none(), "{e}");
             eprintln!("skipped: {e}");
             None
@@ -41,23 +50,63 @@ struct Reference {
 
 #[test]
 fn vectors_match_sentence_transformers() {
-    let Some(embedder) = minilm() else { return };
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/embed/minilm-reference.json");
     let reference: Reference = serde_json::from_str(&std::fs::read_to_string(&path).expect("reference file")).expect("parses");
-    let ours = embedder.embed_blocking(&reference.sentences).expect("embeds");
-    assert_eq!(embedder.dimension(), 384);
-    for ((sentence, expected), got) in reference.sentences.iter().zip(&reference.vectors).zip(&ours) {
-        assert_eq!(got.len(), 384);
-        let similarity = cosine(expected, got);
-        assert!(similarity >= 0.999, "cosine {similarity} for {sentence:?}");
-        let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+    for embedder in engines() {
+        // The float model must reproduce the reference; int8 weights may move a vector a little.
+        let floor = if embedder.runtime() == LocalRuntime::Onnx { 0.99 } else { 0.999 };
+        let ours = embedder.embed_blocking(&reference.sentences).expect("embeds");
+        assert_eq!(embedder.dimension(), 384);
+        for ((sentence, expected), got) in reference.sentences.iter().zip(&reference.vectors).zip(&ours) {
+            assert_eq!(got.len(), 384);
+            let similarity = cosine(expected, got);
+            assert!(similarity >= floor, "{:?}: cosine {similarity} for {sentence:?}", embedder.runtime());
+            let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+        }
     }
 }
 
 #[test]
+fn the_runtimes_are_told_apart_by_name() {
+    let engines = engines();
+    let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
+    if engines.len() == 2 {
+        // Vectors from different weights must not share an index or a cache entry.
+        assert_eq!(names, ["all-minilm-l6-v2@256", "all-minilm-l6-v2-int8@256"]);
+    }
+}
+
+#[test]
+fn onnx_without_its_library_names_the_path_and_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join(MINILM_DIR);
+    std::fs::create_dir_all(&model).unwrap();
+    for file in ["config.json", "tokenizer.json", ferret_embed::ONNX_MODEL_FILE] {
+        std::fs::write(model.join(file), "{}").unwrap();
+    }
+    if std::env::var_os("ORT_DYLIB_PATH").is_some() {
+        eprintln!("skipped: ORT_DYLIB_PATH points elsewhere");
+        return;
+    }
+    let config = LocalEmbedderConfig { runtime: LocalRuntime::Onnx, ..Default::default() };
+    let err = LocalEmbedder::minilm(dir.path(), config).unwrap_err();
+    let EmbedderError::MissingRuntime { library } = &err else { panic!("{err}") };
+    assert!(library.starts_with(dir.path().join("onnxruntime")), "{}", library.display());
+    assert!(err.to_string().contains("cargo xtask models"), "{err}");
+    // Auto falls back to candle, which then names its own missing weights.
+    let err = LocalEmbedder::minilm(dir.path(), LocalEmbedderConfig::default()).unwrap_err();
+    assert!(matches!(&err, EmbedderError::MissingFiles { missing, .. } if missing == &["model.safetensors"]), "{err}");
+}
+
+#[test]
 fn a_text_embeds_the_same_alone_and_in_a_padded_batch() {
-    let Some(embedder) = minilm() else { return };
+    for embedder in engines() {
+        alone_and_batched_agree(&embedder);
+    }
+}
+
+fn alone_and_batched_agree(embedder: &LocalEmbedder) {
     let short = "Vitamin D deficiency raises fracture risk.".to_string();
     let long = "A much longer passage about bone density, calcium intake, sunlight exposure and the many ways \
                 that clinical trials have measured the effect of supplements on older adults."
@@ -70,7 +119,12 @@ fn a_text_embeds_the_same_alone_and_in_a_padded_batch() {
 
 #[test]
 fn text_beyond_the_token_limit_is_cut_not_refused() {
-    let Some(embedder) = minilm() else { return };
+    for embedder in engines() {
+        cut_at_the_limit(&embedder);
+    }
+}
+
+fn cut_at_the_limit(embedder: &LocalEmbedder) {
     let head: String = (0..300).map(|i| format!("word{i} ")).collect();
     let longer = format!("{head} and a tail that lies well past the limit");
     let vectors = embedder.embed_blocking(&[head, longer]).unwrap();

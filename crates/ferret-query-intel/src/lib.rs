@@ -1,7 +1,8 @@
 //! `ferret-query-intel` works out what a question asks before anything is searched: the intent
 //! guardrail (search, unclear, unrelated or greeting, with the reply for each non-search outcome),
 //! the analyzer (query type, entities, intent, complexity), the decomposer (focused sub-queries
-//! for complex questions) and the rewriter (a short, noise-free query per backend).
+//! for complex questions), the rewriter (a short, noise-free query per backend) and the bridge
+//! finder (the next hop of a multi-hop question, read from the results so far).
 //!
 //! Each stage is a trait returning a [`ferret_core::StageOutput`], with a deterministic heuristic
 //! implementation here so the pipeline runs without a language model; a model-backed version
@@ -10,6 +11,7 @@
 //! on any backend crate: it only reads text and produces text.
 
 mod analyzer;
+mod bridge;
 mod decomposer;
 mod guardrail;
 mod llm;
@@ -17,6 +19,7 @@ mod rewriter;
 mod util;
 
 pub use analyzer::{Analysis, Complexity, Entity, EntityKind, HeuristicAnalyzer, QueryAnalyzer, QueryType};
+pub use bridge::{BridgeConfig, BridgeFinder, Hop, QuestionShape};
 pub use decomposer::{HeuristicDecomposer, QueryDecomposer};
 pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier, IntentVerdict,
