@@ -154,8 +154,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Judged queries and the figures measured on them.
+type Latencies = (Vec<(String, String)>, Vec<crate::eval::ModeFigures>);
+
 /// Latency per mode over the dataset's judged test queries, on the index `cargo xtask eval` builds.
-fn query_latency(args: &BenchArgs) -> anyhow::Result<(Vec<(String, String)>, Vec<crate::eval::ModeFigures>)> {
+fn query_latency(args: &BenchArgs) -> anyhow::Result<Latencies> {
     let name = args.dataset.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "dataset".into());
     let embedder = LocalEmbedderConfig { threads: args.threads, ..Default::default() };
     let prepared = crate::eval::prepare_index(&args.dataset, &name, &args.index, Some(embedder), false)?;

@@ -5,7 +5,7 @@ use ferret_core::{
     Event, FerretError, Hit, HitId, Implementation, Query, Response, ResponseType, StageOutput, StopReason, TraceStep,
     Usage,
 };
-use ferret_exec::{dedup_and_fuse, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
+use ferret_exec::{dedup_and_fuse, dedup_and_interleave, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
 use ferret_grading::{Grades, Quality, RetryStrategy, RetrySuggestion};
 use ferret_query_intel::{Analysis, BridgeFinder, Complexity, Intent, QuestionShape};
 use tokio::sync::mpsc::UnboundedSender;
@@ -123,10 +123,12 @@ impl Agent {
         if shape != QuestionShape::Simple {
             rec.step(TraceStep::Strategy { chosen: "multi_hop".into(), reason: format!("{} question", shape.as_str()) });
         }
-        // A bridge's parts are found one by one, each from what the last search showed; a
-        // comparison's parts are all named, so they are searched at once.
+        // A bridge's second part is unnamed, so it is found by hopping; a comparison's parts are
+        // named, so they are searched at once and each is graded as an aspect.
         let sub_queries = if shape == QuestionShape::Bridge { 0 } else { budget.max_sub_queries as usize };
         let (mut queries, aspects) = self.first_queries(question, &analysis, sub_queries, &mut rec).await;
+        // A hop's results answer its own query, not the question's words: they are judged by it.
+        let mut hop_queries: Vec<String> = Vec::new();
         let max_attempts = match self.config.strategy {
             Strategy::SinglePass => 1,
             _ => budget.max_attempts,
@@ -157,8 +159,10 @@ impl Agent {
 
             // Results accumulate over attempts (seed 001 returns the best of all attempts), so the
             // verdict is on everything found so far, earlier attempts ranking first.
-            let accumulated = dedup_and_fuse(&lists, RRF_K);
-            let grades = self.grade(question, &aspects, &accumulated).instrument(tracing::info_span!("grading")).await;
+            let accumulated =
+                if hop_queries.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_and_interleave(&lists) };
+            let grades =
+                self.grade(question, &aspects, &hop_queries, &accumulated).instrument(tracing::info_span!("grading")).await;
             let (grades, implementation) = rec.stage(grades);
             rec.step(grades.trace_step(number, implementation));
 
@@ -180,6 +184,7 @@ impl Agent {
             } else if number >= max_attempts {
                 ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
             } else if let Some(hop) = hop {
+                hop_queries.push(hop.query.clone());
                 queries = vec![hop.query];
                 rec.step(TraceStep::Queries {
                     attempt: number + 1,
@@ -322,12 +327,28 @@ impl Agent {
     /// the question or one aspect, and the results are good only when every aspect is covered
     /// (or some hit answers the whole question). A weak aspect's refinement comes first, so the
     /// next attempt looks for what is missing.
-    async fn grade(&self, question: &str, aspects: &[String], hits: &[Hit]) -> StageOutput<Grades> {
+    ///
+    /// A hop query's judgement only raises a hit's relevance (so a bridge document that shares
+    /// few words with the question is kept); whether the question is covered stays the
+    /// question's and the aspects' verdict.
+    async fn grade(&self, question: &str, aspects: &[String], hop_queries: &[String], hits: &[Hit]) -> StageOutput<Grades> {
         let whole = self.stages.grader.grade(question, hits).await;
-        if aspects.is_empty() {
+        if aspects.is_empty() && hop_queries.is_empty() {
             return whole;
         }
         let StageOutput { value: mut merged, implementation, mut llm_calls } = whole;
+        for hop in hop_queries {
+            let graded = self.stages.grader.grade(hop, hits).await;
+            llm_calls.extend(graded.llm_calls);
+            for (best, other) in merged.per_hit.iter_mut().zip(&graded.value.per_hit) {
+                if other.relevance > best.relevance {
+                    *best = other.clone();
+                }
+            }
+        }
+        if aspects.is_empty() {
+            return StageOutput { value: merged, implementation, llm_calls };
+        }
         let mut per_aspect = Vec::with_capacity(aspects.len());
         for aspect in aspects {
             let graded = self.stages.grader.grade(aspect, hits).await;

@@ -14,6 +14,18 @@ pub const RRF_K: f32 = 60.0;
 /// score becomes the fused score. Ties are broken by first appearance, so the order is
 /// deterministic for the same input.
 pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
+    fuse(lists, k, |total, score| total + score)
+}
+
+/// Merge ranked lists by their best rank alone: the first of each list, then the second of each,
+/// and so on, duplicates merged as in [`dedup_and_fuse`]. A result found by several lists does
+/// not rise above another list's top results, so each list keeps its own head. This is how the
+/// hops of a multi-hop search combine: each hop looks for a different document.
+pub fn dedup_and_interleave(lists: &[Vec<Hit>]) -> Vec<Hit> {
+    fuse(lists, 0.0, f32::max)
+}
+
+fn fuse(lists: &[Vec<Hit>], k: f32, combine: impl Fn(f32, f32) -> f32) -> Vec<Hit> {
     let mut slot_of_key: HashMap<String, usize> = HashMap::new();
     let mut fused: Vec<(Hit, f32)> = Vec::new();
     for list in lists {
@@ -29,7 +41,7 @@ pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
                 fused.len() - 1
             });
             if seen_in_list.insert(slot) {
-                fused[slot].1 += 1.0 / (k + rank as f32 + 1.0);
+                fused[slot].1 = combine(fused[slot].1, 1.0 / (k + rank as f32 + 1.0));
             }
             slot_of_key.insert(id_key, slot);
             if let Some(u) = url_key {
@@ -68,6 +80,16 @@ mod tests {
         let fused = dedup_and_fuse(&[a, b, c], RRF_K);
         let ids: Vec<_> = fused.iter().map(|h| h.id.0.as_str()).collect();
         assert_eq!(ids, ["y", "z", "x"]);
+    }
+
+    #[test]
+    fn interleaving_keeps_each_lists_head_first() {
+        let first = vec![hit("a", None), hit("shared", None), hit("b", None)];
+        let hop = vec![hit("target", None), hit("shared", None)];
+        let ids: Vec<_> = dedup_and_interleave(&[first.clone(), hop.clone()]).into_iter().map(|h| h.id.0).collect();
+        assert_eq!(ids, ["a", "target", "shared", "b"]);
+        let summed: Vec<_> = dedup_and_fuse(&[first, hop], RRF_K).into_iter().map(|h| h.id.0).collect();
+        assert_eq!(summed[0], "shared", "summing lifts what both lists found");
     }
 
     #[test]

@@ -74,7 +74,8 @@ impl BridgeFinder {
     /// The shape of `question`.
     pub fn shape(&self, question: &str, analysis: &Analysis) -> QuestionShape {
         let names = question_names(question);
-        if analysis.query_type == QueryType::Comparison && names.len() >= 2 {
+        let comparative = ferret_core::text::words(question).any(|w| COMPARATIVE_WORDS.contains(&w.as_str()));
+        if names.len() >= 2 && (analysis.query_type == QueryType::Comparison || comparative) {
             QuestionShape::Comparison
         } else if !names.is_empty()
             // Several questions in one are decomposed, not hopped.
@@ -102,12 +103,14 @@ impl BridgeFinder {
         let names = question_names(question);
         let rest = remainder_words(question, &names);
         let top = &hits[..hits.len().min(self.config.hits_read * 2)];
-        let candidates: Vec<String> = match shape {
-            QuestionShape::Simple => return None,
-            // Each compared name must have a result about it; the first that has none is next.
-            QuestionShape::Comparison => {
-                names.into_iter().filter(|name| !top.iter().any(|h| is_about(h, name))).collect()
-            }
+        if shape == QuestionShape::Simple {
+            return None;
+        }
+        // Each name the question holds should have a result about it: those without come first.
+        let mut candidates: Vec<String> = names.iter().filter(|name| !top.iter().any(|h| is_about(h, name))).cloned().collect();
+        let more: Vec<String> = match shape {
+            QuestionShape::Simple | QuestionShape::Comparison => Vec::new(),
+            QuestionShape::Bridge if !candidates.is_empty() => Vec::new(),
             QuestionShape::Bridge => {
                 // One document that holds every word of the question answers it without a hop.
                 let asked = term_set(question);
@@ -122,6 +125,7 @@ impl BridgeFinder {
                 ranked
             }
         };
+        candidates.extend(more);
         candidates.into_iter().map(|entity| Hop { query: format!("{entity} {rest}").trim().to_owned(), entity }).find(|hop| {
             !searched.contains(&normalize(&hop.query))
         })
@@ -162,6 +166,13 @@ impl BridgeFinder {
         scored.into_iter().map(|(name, _)| name).collect()
     }
 }
+
+/// Words that set named things side by side ("which is older", "both", "in common").
+const COMPARATIVE_WORDS: &[&str] = &[
+    "both", "same", "common", "either", "between", "more", "less", "most", "least", "first", "older", "oldest",
+    "younger", "youngest", "earlier", "later", "larger", "smaller", "bigger", "higher", "lower", "longer", "shorter",
+    "taller", "further", "farther",
+];
 
 /// The names the question holds, as written, without duplicates.
 fn question_names(question: &str) -> Vec<String> {
@@ -225,6 +236,7 @@ mod tests {
         assert_eq!(shape("Were Scott Derrickson and Ed Wood of the same nationality?"), QuestionShape::Comparison);
         assert_eq!(shape("how do I configure retries for the http client in this library"), QuestionShape::Simple);
         assert_eq!(shape("How often must API keys be rotated, and what do I do if one leaks?"), QuestionShape::Simple);
+        assert_eq!(shape("Between Greyia and Calibanus, which genus contains more species?"), QuestionShape::Comparison);
     }
 
     #[test]
