@@ -294,14 +294,8 @@ pub(crate) fn measure_modes(
         let mut latencies = Vec::with_capacity(queries.len());
         let started = Instant::now();
         for (id, text) in queries {
-            let request = SearchRequest { query: text.clone(), limit: 100, filters: Filters::default() };
             let t = Instant::now();
-            // The uncached model embeds each query, as it would for a new question.
-            let vector = match (model, mode.needs_embeddings()) {
-                (Some(m), true) => m.embed_blocking(std::slice::from_ref(text))?.pop(),
-                _ => None,
-            };
-            let hits = index.search_blocking(&request, mode, vector.as_deref(), "local")?;
+            let hits = search_one(index, model, mode, text, 100)?;
             latencies.push(t.elapsed().as_secs_f64() * 1000.0);
             let ranked: Vec<&str> = hits.iter().map(|h| h.id.0.as_str()).collect();
             let relevant = &qrels[id];
@@ -321,6 +315,23 @@ pub(crate) fn measure_modes(
         });
     }
     Ok(figures)
+}
+
+/// One search of `text` in `mode`, the query embedded by the uncached model as a new question
+/// would be.
+pub(crate) fn search_one(
+    index: &LocalIndex,
+    model: Option<&LocalEmbedder>,
+    mode: RetrievalMode,
+    text: &str,
+    limit: usize,
+) -> anyhow::Result<Vec<ferret_core::Hit>> {
+    let vector = match (model, mode.needs_embeddings()) {
+        (Some(m), true) => m.embed_blocking(&[text.to_owned()])?.pop(),
+        _ => None,
+    };
+    let request = SearchRequest { query: text.to_owned(), limit, filters: Filters::default() };
+    Ok(index.search_blocking(&request, mode, vector.as_deref(), "local")?)
 }
 
 fn render_markdown(report: &Report, anchors: &[(&str, f64)], chart: &str) -> String {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use ferret::{Budget, Ferret, LanguageModel, LocalModel, Query};
 use ferret_backends_local::LocalIndex;
-use ferret_core::{Embedder, Filters, RetrievalMode, SearchRequest};
+use ferret_core::{Embedder, RetrievalMode};
 use ferret_embed::LocalEmbedder;
 use serde::Serialize;
 
@@ -77,12 +77,7 @@ pub(crate) fn run(
         let mut outcomes = Vec::with_capacity(run.queries.len());
         for (id, text) in run.queries {
             let started = Instant::now();
-            let vector = match (&model, mode.needs_embeddings()) {
-                (Some(m), true) => m.embed_blocking(std::slice::from_ref(text))?.pop(),
-                _ => None,
-            };
-            let request = SearchRequest { query: text.clone(), limit: 10, filters: Filters::default() };
-            let hits = index.search_blocking(&request, mode, vector.as_deref(), "local")?;
+            let hits = crate::eval::search_one(&index, model.as_ref(), mode, text, 10)?;
             let ranked: Vec<&str> = hits.iter().map(|h| h.id.0.as_str()).collect();
             outcomes.push(outcome(run, id, &ranked, 1, started.elapsed()));
         }
@@ -92,9 +87,10 @@ pub(crate) fn run(
     let dir = index.dir().to_owned();
     // The index admits one opener; the pipeline opens it again.
     drop(index);
-    let llm_model: Option<Arc<dyn LanguageModel>> = match run.llm {
-        LlmChoice::None => None,
-        LlmChoice::Local => Some(Arc::new(LocalModel::smollm2(&ferret::default_models_dir())?)),
+    // The model is loaded only for the pipeline, which alone asks it.
+    let llm_model: Option<Arc<dyn LanguageModel>> = match (agentic, run.llm) {
+        (true, LlmChoice::Local) => Some(Arc::new(LocalModel::smollm2(&ferret::default_models_dir())?)),
+        _ => None,
     };
     if agentic {
         let mut builder = Ferret::builder().local_index(&dir);
