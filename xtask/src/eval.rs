@@ -52,6 +52,10 @@ pub struct EvalArgs {
     /// Evaluate only the first N judged queries (agentic runs with a model are slow).
     #[arg(long)]
     limit: Option<usize>,
+    /// Multi-hop data: write the questions the agentic mode misses at 5 (their queries, titles
+    /// found and gold titles) to this JSONL file, to study them.
+    #[arg(long)]
+    misses: Option<PathBuf>,
 }
 
 /// [`LocalRuntime`] on the command line.
@@ -172,6 +176,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             wall_time: std::time::Duration::from_secs(args.wall_time),
             out: &args.out,
             report: args.report.as_deref().unwrap_or(&name),
+            misses: args.misses.as_deref(),
         };
         return crate::multihop::run(&run, index, model, &modes, args.mode.contains(&Mode::Agentic));
     }

@@ -60,6 +60,7 @@ pub(crate) struct MultiHopRun<'a> {
     pub wall_time: Duration,
     pub out: &'a Path,
     pub report: &'a str,
+    pub misses: Option<&'a Path>,
 }
 
 /// Run the retrieval `modes` over `index`, then (with `agentic`) the pipeline over the same
@@ -103,12 +104,20 @@ pub(crate) fn run(
         let ferret = builder.build()?;
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
         let mut outcomes = Vec::with_capacity(run.queries.len());
+        let mut misses = String::new();
         for (id, text) in run.queries {
             let started = Instant::now();
             let query = Query::new(text.clone())?.with_limit(10)?.with_budget(Budget { wall_time: run.wall_time, ..Budget::default() });
             let response = runtime.block_on(ferret.search(query))?;
             let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
-            outcomes.push(outcome(run, id, &ranked, response.usage.backend_calls, started.elapsed()));
+            let outcome = outcome(run, id, &ranked, response.usage.backend_calls, started.elapsed());
+            if !outcome.found_all[1] {
+                misses += &miss_line(run, id, text, &response)?;
+            }
+            outcomes.push(outcome);
+        }
+        if let Some(path) = run.misses {
+            std::fs::write(path, misses)?;
         }
         rows.push(summarise("agentic", &outcomes));
         println!("{}", line(rows.last().expect("just pushed")));
@@ -129,6 +138,30 @@ pub(crate) fn run(
     print!("{markdown}");
     println!("wrote {}.{{json,md}}", stem.display());
     Ok(())
+}
+
+/// One missed question as a JSON line: what was asked and searched, what came back, what was wanted.
+fn miss_line(run: &MultiHopRun<'_>, id: &str, text: &str, response: &ferret::Response) -> anyhow::Result<String> {
+    let queries: Vec<&String> = response
+        .trace
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            ferret_core::TraceStep::Queries { queries, .. } => Some(queries),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let line = serde_json::json!({
+        "id": id,
+        "type": run.types.get(id),
+        "question": text,
+        "gold": run.qrels[id].keys().collect::<Vec<_>>(),
+        "queries": queries,
+        "found": response.hits.iter().map(|h| format!("{} {}", h.id.0, h.title)).collect::<Vec<_>>(),
+        "stop": response.stop_reason,
+    });
+    Ok(serde_json::to_string(&line)? + "\n")
 }
 
 fn outcome(run: &MultiHopRun<'_>, id: &str, ranked: &[&str], backend_calls: u32, elapsed: Duration) -> Outcome {

@@ -7,9 +7,11 @@
 //!
 //! It must not depend on a concrete backend: it sees backends only through the executor.
 
+mod plan;
 mod recorder;
 mod refine;
 mod stages;
 
+pub use plan::{substitute, Plan, PlanError, PlanStep};
 pub use refine::{Agent, AgentConfig, Strategy};
 pub use stages::Stages;

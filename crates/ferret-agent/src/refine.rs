@@ -5,9 +5,9 @@ use ferret_core::{
     Event, FerretError, Hit, HitId, Implementation, Query, Response, ResponseType, StageOutput, StopReason, TraceStep,
     Usage,
 };
-use ferret_exec::{dedup_and_fuse, dedup_and_interleave, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
+use ferret_exec::{dedup_and_fuse, dedup_heads_first, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
 use ferret_grading::{Grades, Quality, RetryStrategy, RetrySuggestion};
-use ferret_query_intel::{Analysis, BridgeFinder, Complexity, Intent, QuestionShape};
+use ferret_query_intel::{Analysis, BridgeFinder, Complexity, Hop, Intent, QuestionShape};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
@@ -48,6 +48,19 @@ impl Default for AgentConfig {
 
 const NOTHING_FOUND: &str = "I couldn't find relevant material matching your question. Try describing what you're \
                              looking for in different words.";
+
+/// Results of the first search that stay ahead of every hop's: what the question as asked finds
+/// first is its best-grounded material.
+const FIRST_SEARCH_LEAD: usize = 2;
+
+/// What a decomposition's parts are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parts {
+    /// Searched beside the whole question, and graded as aspects.
+    Search,
+    /// Only graded as aspects: the first search is the whole question.
+    GradeOnly,
+}
 
 /// Runs a strategy over the stages and the executor.
 #[derive(Debug, Clone)]
@@ -123,12 +136,16 @@ impl Agent {
         if shape != QuestionShape::Simple {
             rec.step(TraceStep::Strategy { chosen: "multi_hop".into(), reason: format!("{} question", shape.as_str()) });
         }
-        // A bridge's second part is unnamed, so it is found by hopping; a comparison's parts are
-        // named, so they are searched at once and each is graded as an aspect.
+        // A bridge's second part is unnamed, so it is found by hopping. A comparison's parts are
+        // graded as aspects, but searched only when the question's own results lack a compared
+        // name: the whole question usually finds both, and fusing the parts in would dilute it.
         let sub_queries = if shape == QuestionShape::Bridge { 0 } else { budget.max_sub_queries as usize };
-        let (mut queries, aspects) = self.first_queries(question, &analysis, sub_queries, &mut rec).await;
+        let parts = if shape == QuestionShape::Comparison { Parts::GradeOnly } else { Parts::Search };
+        let (mut queries, aspects) = self.first_queries(question, &analysis, sub_queries, parts, &mut rec).await;
         // A hop's results answer its own query, not the question's words: they are judged by it.
         let mut hop_queries: Vec<String> = Vec::new();
+        // The hop the coming attempt runs, if it is one.
+        let mut current_hop: Option<Hop> = None;
         let max_attempts = match self.config.strategy {
             Strategy::SinglePass => 1,
             _ => budget.max_attempts,
@@ -155,14 +172,16 @@ impl Agent {
             usage.coalesced += outcome.coalesced;
             rec.emit(Event::Hits { attempt: number, hits: outcome.hits.clone() });
             let new_hits = outcome.hits.iter().filter(|h| seen_hits.insert((h.backend.clone(), h.id.clone()))).count();
-            lists.push(outcome.hits);
+            // A hop that missed its document would only push the first search's results down.
+            let missed_hop = current_hop.as_ref().is_some_and(|hop: &Hop| !hop.found_in(&outcome.hits));
+            lists.push(if missed_hop { Vec::new() } else { outcome.hits });
 
             // Results accumulate over attempts (seed 001 returns the best of all attempts), so the
             // verdict is on everything found so far, earlier attempts ranking first.
             let accumulated =
-                if hop_queries.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_and_interleave(&lists) };
+                if hop_queries.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_heads_first(&lists, FIRST_SEARCH_LEAD) };
             let grades =
-                self.grade(question, &aspects, &hop_queries, &accumulated).instrument(tracing::info_span!("grading")).await;
+                self.grade(question, shape, &aspects, &hop_queries, &accumulated).instrument(tracing::info_span!("grading")).await;
             let (grades, implementation) = rec.stage(grades);
             rec.step(grades.trace_step(number, implementation));
 
@@ -184,8 +203,9 @@ impl Agent {
             } else if number >= max_attempts {
                 ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
             } else if let Some(hop) = hop {
+                current_hop = Some(hop.clone());
                 hop_queries.push(hop.query.clone());
-                queries = vec![hop.query];
+                queries = vec![hop.query.clone()];
                 rec.step(TraceStep::Queries {
                     attempt: number + 1,
                     queries: queries.clone(),
@@ -203,6 +223,7 @@ impl Agent {
                 }
                 match next {
                     Some((strategy, rewritten, implementation)) => {
+                        current_hop = None;
                         queries = vec![rewritten];
                         rec.step(TraceStep::Queries {
                             attempt: number + 1,
@@ -223,17 +244,26 @@ impl Agent {
 
         // Seed 001: when nothing relevant (good) was found, say so instead of answering from
         // results that merely share a word with the question.
-        let hits: Vec<Hit> = if grades.quality == Quality::Low {
-            Vec::new()
+        let graded = accumulated.into_iter().zip(&grades.per_hit).map(|(h, g)| (h, g.kept));
+        let (hits, relevant): (Vec<Hit>, Vec<Hit>) = if grades.quality == Quality::Low {
+            (Vec::new(), Vec::new())
+        } else if shape == QuestionShape::Simple {
+            let kept: Vec<Hit> = graded.filter(|(_, kept)| *kept).map(|(h, _)| h).take(query.limit).collect();
+            (kept.clone(), kept)
         } else {
-            accumulated.into_iter().zip(&grades.per_hit).filter(|(_, g)| g.kept).map(|(h, _)| h).take(query.limit).collect()
+            // A multi-hop question's documents are linked through each other, not each through
+            // the question's words, which is all a grader judges one hit by: the results keep the
+            // hops' ranking, and the answer is written from the hits graded relevant.
+            let top: Vec<(Hit, bool)> = graded.take(query.limit).collect();
+            let relevant = top.iter().filter(|(_, kept)| *kept).map(|(h, _)| h.clone()).collect();
+            (top.into_iter().map(|(h, _)| h).collect(), relevant)
         };
-        let answer = if hits.is_empty() {
+        let answer = if relevant.is_empty() {
             None
         } else {
             // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
             let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
-            let answer = self.stages.synthesizer.synthesize(&asked, &hits).instrument(tracing::info_span!("synthesis")).await;
+            let answer = self.stages.synthesizer.synthesize(&asked, &relevant).instrument(tracing::info_span!("synthesis")).await;
             let (answer, implementation) = rec.stage(answer);
             rec.step(answer.trace_step(implementation));
             Some(answer).filter(|a| !a.text.trim().is_empty())
@@ -282,11 +312,16 @@ impl Agent {
         question: &str,
         analysis: &Analysis,
         max_sub_queries: usize,
+        parts_use: Parts,
         rec: &mut Recorder,
     ) -> (Vec<String>, Vec<String>) {
         let (parts, mut implementation, reason) = if analysis.complexity == Complexity::Complex && max_sub_queries > 0 {
             let (parts, implementation) = rec.stage(self.stages.decomposer.decompose(question, analysis, max_sub_queries).await);
-            (parts, Some(implementation), "decomposed, the whole question kept")
+            let reason = match parts_use {
+                Parts::Search => "decomposed, the whole question kept",
+                Parts::GradeOnly => "decomposed into aspects to grade; the whole question searched",
+            };
+            (parts, Some(implementation), reason)
         } else {
             (Vec::new(), None, "simple question: searched as asked, rewritten")
         };
@@ -301,6 +336,9 @@ impl Agent {
                 }
                 queries.push(rewritten);
             }
+        }
+        if parts_use == Parts::GradeOnly {
+            queries.truncate(1);
         }
         let implementation = implementation.unwrap_or_else(ferret_core::Implementation::heuristic_default);
         rec.step(TraceStep::Queries { attempt: 1, queries: queries.clone(), reason: reason.into(), implementation });
@@ -331,9 +369,19 @@ impl Agent {
     /// A hop query's judgement only raises a hit's relevance (so a bridge document that shares
     /// few words with the question is kept); whether the question is covered stays the
     /// question's and the aspects' verdict.
-    async fn grade(&self, question: &str, aspects: &[String], hop_queries: &[String], hits: &[Hit]) -> StageOutput<Grades> {
+    ///
+    /// A multi-hop question is answered by two documents together, each holding part of its
+    /// words: when no single hit covers it, the top two are judged as one.
+    async fn grade(
+        &self,
+        question: &str,
+        shape: QuestionShape,
+        aspects: &[String],
+        hop_queries: &[String],
+        hits: &[Hit],
+    ) -> StageOutput<Grades> {
         let whole = self.stages.grader.grade(question, hits).await;
-        if aspects.is_empty() && hop_queries.is_empty() {
+        if aspects.is_empty() && hop_queries.is_empty() && shape == QuestionShape::Simple {
             return whole;
         }
         let StageOutput { value: mut merged, implementation, mut llm_calls } = whole;
@@ -343,6 +391,22 @@ impl Agent {
             for (best, other) in merged.per_hit.iter_mut().zip(&graded.value.per_hit) {
                 if other.relevance > best.relevance {
                     *best = other.clone();
+                }
+            }
+        }
+        if shape != QuestionShape::Simple && merged.quality == Quality::Low && hits.len() >= 2 {
+            let pair = &hits[..2];
+            let mut joint = pair[0].clone();
+            joint.text = format!("{}\n{}\n{}", pair[0].text, pair[1].title, pair[1].text);
+            let graded = self.stages.grader.grade(question, &[joint]).await;
+            llm_calls.extend(graded.llm_calls);
+            if graded.value.quality != Quality::Low {
+                merged.quality = Quality::Medium;
+                merged.should_retry = false;
+                merged.suggestion = None;
+                for grade in &mut merged.per_hit[..2] {
+                    grade.kept = true;
+                    grade.reason.push_str("; with the other top result, covers the question");
                 }
             }
         }

@@ -14,18 +14,6 @@ pub const RRF_K: f32 = 60.0;
 /// score becomes the fused score. Ties are broken by first appearance, so the order is
 /// deterministic for the same input.
 pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
-    fuse(lists, k, |total, score| total + score)
-}
-
-/// Merge ranked lists by their best rank alone: the first of each list, then the second of each,
-/// and so on, duplicates merged as in [`dedup_and_fuse`]. A result found by several lists does
-/// not rise above another list's top results, so each list keeps its own head. This is how the
-/// hops of a multi-hop search combine: each hop looks for a different document.
-pub fn dedup_and_interleave(lists: &[Vec<Hit>]) -> Vec<Hit> {
-    fuse(lists, 0.0, f32::max)
-}
-
-fn fuse(lists: &[Vec<Hit>], k: f32, combine: impl Fn(f32, f32) -> f32) -> Vec<Hit> {
     let mut slot_of_key: HashMap<String, usize> = HashMap::new();
     let mut fused: Vec<(Hit, f32)> = Vec::new();
     for list in lists {
@@ -41,7 +29,7 @@ fn fuse(lists: &[Vec<Hit>], k: f32, combine: impl Fn(f32, f32) -> f32) -> Vec<Hi
                 fused.len() - 1
             });
             if seen_in_list.insert(slot) {
-                fused[slot].1 = combine(fused[slot].1, 1.0 / (k + rank as f32 + 1.0));
+                fused[slot].1 += 1.0 / (k + rank as f32 + 1.0);
             }
             slot_of_key.insert(id_key, slot);
             if let Some(u) = url_key {
@@ -58,6 +46,26 @@ fn fuse(lists: &[Vec<Hit>], k: f32, combine: impl Fn(f32, f32) -> f32) -> Vec<Hi
             hit
         })
         .collect()
+}
+
+/// The first list's top `lead` results, then each later list's best result in list order, then
+/// the rest of each list in list order; duplicates merge as in [`dedup_and_fuse`]. This is how
+/// the hops of a multi-hop search combine: the first search answered the question as asked, so
+/// its head stays; a hop looks for one document, so its head is what it adds; and the first
+/// search's ranking of everything else is kept (summing would lift what several searches found
+/// twice above a hop's target).
+pub fn dedup_heads_first(lists: &[Vec<Hit>], lead: usize) -> Vec<Hit> {
+    let Some((first, later)) = lists.split_first() else { return Vec::new() };
+    let lead = lead.max(1).min(first.len());
+    let order: Vec<Hit> = first[..lead]
+        .iter()
+        .chain(later.iter().filter_map(|list| list.first()))
+        .chain(&first[lead..])
+        .chain(later.iter().flat_map(|list| list.iter().skip(1)))
+        .cloned()
+        .collect();
+    // One list fused with itself keeps its order and merges its duplicates.
+    dedup_and_fuse(&[order], RRF_K)
 }
 
 #[cfg(test)]
@@ -83,11 +91,13 @@ mod tests {
     }
 
     #[test]
-    fn interleaving_keeps_each_lists_head_first() {
-        let first = vec![hit("a", None), hit("shared", None), hit("b", None)];
-        let hop = vec![hit("target", None), hit("shared", None)];
-        let ids: Vec<_> = dedup_and_interleave(&[first.clone(), hop.clone()]).into_iter().map(|h| h.id.0).collect();
-        assert_eq!(ids, ["a", "target", "shared", "b"]);
+    fn each_lists_head_comes_first_then_the_rest_in_list_order() {
+        let first = vec![hit("a", None), hit("b", None), hit("shared", None), hit("c", None)];
+        let hop = vec![hit("target", None), hit("hop-2", None), hit("shared", None)];
+        let ids: Vec<_> = dedup_heads_first(&[first.clone(), hop.clone()], 1).into_iter().map(|h| h.id.0).collect();
+        assert_eq!(ids, ["a", "target", "b", "shared", "c", "hop-2"]);
+        let led: Vec<_> = dedup_heads_first(&[first.clone(), hop.clone()], 2).into_iter().map(|h| h.id.0).collect();
+        assert_eq!(led, ["a", "b", "target", "shared", "c", "hop-2"]);
         let summed: Vec<_> = dedup_and_fuse(&[first, hop], RRF_K).into_iter().map(|h| h.id.0).collect();
         assert_eq!(summed[0], "shared", "summing lifts what both lists found");
     }

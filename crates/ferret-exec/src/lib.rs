@@ -15,5 +15,5 @@ mod fusion;
 mod normalize;
 
 pub use executor::{CallBudget, ExecOutcome, Executor, ExecutorBuilder, ExecutorConfig, RetryPolicy};
-pub use fusion::{dedup_and_fuse, dedup_and_interleave, RRF_K};
+pub use fusion::{dedup_and_fuse, dedup_heads_first, RRF_K};
 pub use normalize::{canonical_url, normalize_query};

@@ -24,9 +24,10 @@ pub use openai::{classify_openai_error, openai_client, retry_once, OpenAiConfig,
 pub use prompts::{
     ActionExtractionContext, ActionsReply, AnalysisContext, AnalysisReply, CandidateValidationContext, CandidateValidationReply,
     CandidateVerdict, DecompositionContext, DecompositionReply, ExtractedAction, FileCandidate, GradingContext, GradingReply,
-    IntentContext, IntentReply, PromptContext, PromptError, PromptSource, Prompts, RequestedFile, ResultGrade, RewriteContext,
-    RewriteReply, Stage, SynthesisContext, SynthesisReply, ToolChoiceReply, ToolDescription, ToolSelectionContext,
-    DEFAULT_ACTION_KINDS, DEFAULT_MAX_SOURCE_CHARS, DEFAULT_QUERY_TYPES, DONE_TOOL,
+    IntentContext, IntentReply, NextHopContext, NextHopReply, PlanEvaluationContext, PlanReply, PlanningContext, PromptContext,
+    PromptError, PromptSource, Prompts, ReportEvaluationContext, ReportReply, ReportSectionReply, ReportWritingContext, RequestedFile,
+    ResultGrade, RewriteContext, RewriteReply, Stage, SynthesisContext, SynthesisReply, ToolChoiceReply, ToolDescription,
+    ToolSelectionContext, Verdict, DEFAULT_ACTION_KINDS, DEFAULT_MAX_SOURCE_CHARS, DEFAULT_QUERY_TYPES, DONE_TOOL,
 };
 pub use stage::{ModelPrice, StageModel, StageModelConfig};
 pub use scripted::{Exchange, ScriptedModel};

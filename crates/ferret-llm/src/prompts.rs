@@ -53,11 +53,21 @@ pub enum Stage {
     ToolSelection,
     /// Whether found files are the requested file.
     CandidateValidation,
+    /// A ReWOO plan: numbered tool calls that may use earlier steps' results.
+    Planning,
+    /// Whether a plan is good enough to run, and what to change if not.
+    PlanEvaluation,
+    /// The next search of a multi-hop search, or done.
+    NextHop,
+    /// A report in titled sections citing numbered sources.
+    ReportWriting,
+    /// Whether a report is good enough to give, and what to change if not.
+    ReportEvaluation,
 }
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 14] = [
         Stage::Intent,
         Stage::Analysis,
         Stage::Decomposition,
@@ -67,6 +77,11 @@ impl Stage {
         Stage::ActionExtraction,
         Stage::ToolSelection,
         Stage::CandidateValidation,
+        Stage::Planning,
+        Stage::PlanEvaluation,
+        Stage::NextHop,
+        Stage::ReportWriting,
+        Stage::ReportEvaluation,
     ];
 
     /// The stage's name in snake case, as used in traces and template file names.
@@ -81,6 +96,11 @@ impl Stage {
             Stage::ActionExtraction => "action_extraction",
             Stage::ToolSelection => "tool_selection",
             Stage::CandidateValidation => "candidate_validation",
+            Stage::Planning => "planning",
+            Stage::PlanEvaluation => "plan_evaluation",
+            Stage::NextHop => "next_hop",
+            Stage::ReportWriting => "report_writing",
+            Stage::ReportEvaluation => "report_evaluation",
         }
     }
 
@@ -101,6 +121,11 @@ impl Stage {
             Stage::ActionExtraction => include_str!("../templates/action_extraction.j2"),
             Stage::ToolSelection => include_str!("../templates/tool_selection.j2"),
             Stage::CandidateValidation => include_str!("../templates/candidate_validation.j2"),
+            Stage::Planning => include_str!("../templates/planning.j2"),
+            Stage::PlanEvaluation => include_str!("../templates/plan_evaluation.j2"),
+            Stage::NextHop => include_str!("../templates/next_hop.j2"),
+            Stage::ReportWriting => include_str!("../templates/report_writing.j2"),
+            Stage::ReportEvaluation => include_str!("../templates/report_evaluation.j2"),
         }
     }
 
@@ -535,6 +560,153 @@ impl PromptContext for CandidateValidationContext {
     type Reply = CandidateValidationReply;
 }
 
+/// Context of planning: a ReWOO plan of tool calls for a question, or a corrected one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanningContext {
+    /// The question to plan for.
+    pub question: String,
+    /// The tools the plan may call.
+    pub tools: Vec<ToolDescription>,
+    /// Most steps the plan may have.
+    pub max_steps: u32,
+    /// The plan that was rejected, when asking for a corrected one; `None` for a first plan.
+    pub previous_plan: Option<String>,
+    /// What is wrong with `previous_plan`: validation errors or an evaluator's feedback, one per
+    /// entry, written by the agent; empty for a first plan.
+    pub problems: Vec<String>,
+}
+
+/// The plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlanReply {
+    /// The plan lines: for each step, "Plan: <one sentence>" then "#E<n> = <Tool>[<argument>]", one per line.
+    // A plan under "steps" is taken only when it is one string: a list fails the parse and gets
+    // the repair request, which names the expected field.
+    #[serde(alias = "steps")]
+    pub plan: String,
+}
+
+impl PromptContext for PlanningContext {
+    const STAGE: Stage = Stage::Planning;
+    type Reply = PlanReply;
+}
+
+/// Context of plan evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanEvaluationContext {
+    /// The question the plan is for.
+    pub question: String,
+    /// The plan to judge, as the planner wrote it.
+    pub plan: String,
+}
+
+/// An evaluator's judgement of a plan or a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Verdict {
+    /// true if it is good enough as it is, false if it must change.
+    #[serde(alias = "approved", alias = "accepted", alias = "ok")]
+    pub acceptable: bool,
+    /// What to change, in one to three short sentences; empty when acceptable.
+    #[serde(default, alias = "reason", alias = "critique", alias = "comments")]
+    pub feedback: String,
+}
+
+impl PromptContext for PlanEvaluationContext {
+    const STAGE: Stage = Stage::PlanEvaluation;
+    type Reply = Verdict;
+}
+
+/// Context of report writing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportWritingContext {
+    /// The question the report answers.
+    pub question: String,
+    /// The plan that was run to gather the sources.
+    pub plan: String,
+    /// The numbered sources the report may use and cite; may be empty, which the prompt states.
+    pub sources: Vec<PromptSource>,
+    /// A report evaluator's feedback on the previous report, when it sent that report back;
+    /// `None` for a first report.
+    pub feedback: Option<String>,
+}
+
+/// One section of a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReportSectionReply {
+    /// The section's heading, a few words.
+    #[serde(alias = "title", alias = "header")]
+    pub heading: String,
+    /// The section's text, citing sources by number in square brackets, e.g. `[1]` or `[2][3]`.
+    #[serde(alias = "content", alias = "body")]
+    pub text: String,
+}
+
+/// The report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReportReply {
+    /// The report's title, a few words.
+    #[serde(default)]
+    pub title: String,
+    /// The sections, in reading order.
+    pub sections: Vec<ReportSectionReply>,
+}
+
+impl PromptContext for ReportWritingContext {
+    const STAGE: Stage = Stage::ReportWriting;
+    type Reply = ReportReply;
+}
+
+/// Context of report evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportEvaluationContext {
+    /// The question the report answers.
+    pub question: String,
+    /// The report to judge, as text: title, headings and sections with their `[n]` citations.
+    pub report: String,
+}
+
+impl PromptContext for ReportEvaluationContext {
+    const STAGE: Stage = Stage::ReportEvaluation;
+    type Reply = Verdict;
+}
+
+/// Context of one hop of a multi-hop search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NextHopContext {
+    /// The question being researched.
+    pub question: String,
+    /// The queries already searched, which the next query must not repeat; may be empty.
+    pub searched: Vec<String>,
+    /// The sources found so far; may be empty.
+    pub sources: Vec<PromptSource>,
+}
+
+/// The next hop, or done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NextHopReply {
+    /// What the sources show and what is still missing, in one or two sentences.
+    #[serde(default)]
+    pub reasoning: String,
+    /// true if the sources answer every part of the question, false if another search is needed.
+    #[serde(default)]
+    pub done: bool,
+    /// The next search query: usually a name the sources point to plus what the question asks about it; empty when done.
+    #[serde(default, alias = "next_query", alias = "search_query")]
+    pub query: String,
+}
+
+impl NextHopReply {
+    /// Whether to stop: the model said done, or gave no query to search next.
+    pub fn is_done(&self) -> bool {
+        self.done || self.query.trim().is_empty()
+    }
+}
+
+impl PromptContext for NextHopContext {
+    const STAGE: Stage = Stage::NextHop;
+    type Reply = NextHopReply;
+}
+
 /// The prompt templates of every stage, ready to render.
 ///
 /// The templates are compiled into the binary, so rendering needs no files at run time; a
@@ -732,6 +904,34 @@ mod tests {
                     url: None,
                 }],
             }),
+            Stage::Planning => serde_json::to_value(PlanningContext {
+                question: "Is the Nile longer than the Amazon?".into(),
+                tools: vec![ToolDescription {
+                    name: "web_search".into(),
+                    description: "Searches the web.".into(),
+                    argument: Some("a search query".into()),
+                }],
+                max_steps: 4,
+                previous_plan: Some("Plan: Find the Nile's length.\n#E1 = web_search[Nile length]".into()),
+                problems: vec!["The plan does not look for the Amazon's length.".into()],
+            }),
+            Stage::PlanEvaluation => serde_json::to_value(PlanEvaluationContext {
+                question: "Is the Nile longer than the Amazon?".into(),
+                plan: "Plan: Find the Nile's length.\n#E1 = web_search[Nile length]".into(),
+            }),
+            Stage::NextHop => {
+                serde_json::to_value(NextHopContext { question: "Nile length".into(), searched: vec!["Nile".into()], sources })
+            }
+            Stage::ReportWriting => serde_json::to_value(ReportWritingContext {
+                question: "Nile length".into(),
+                plan: "Plan: Find the Nile's length.\n#E1 = web_search[Nile length]".into(),
+                sources,
+                feedback: None,
+            }),
+            Stage::ReportEvaluation => serde_json::to_value(ReportEvaluationContext {
+                question: "Nile length".into(),
+                report: "# The Nile\nIt is 6,650 km long [1].".into(),
+            }),
         };
         value.unwrap_or_default()
     }
@@ -823,6 +1023,54 @@ mod tests {
             assert_eq!(Stage::from_template_name(&stage.template_name()), Some(stage));
         }
         assert_eq!(Stage::from_template_name("nope.j2"), None);
+    }
+
+    #[test]
+    fn stage_names_are_their_serialised_names() {
+        for stage in Stage::ALL {
+            assert_eq!(serde_json::to_value(stage).ok(), Some(serde_json::Value::from(stage.name())));
+        }
+    }
+
+    #[test]
+    fn a_plan_given_as_steps_is_taken_only_as_one_string() {
+        let reply: PlanReply = serde_json::from_str(r#"{"steps": "Plan: a\n#E1 = web_search[a]"}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reply.plan, "Plan: a\n#E1 = web_search[a]");
+        assert!(serde_json::from_str::<PlanReply>(r##"{"steps": ["Plan: a", "#E1 = web_search[a]"]}"##).is_err());
+    }
+
+    #[test]
+    fn replies_tolerate_what_small_models_rename_or_leave_out() {
+        let parse = |raw: &str| -> Verdict { serde_json::from_str(raw).unwrap_or_else(|e| panic!("{e}")) };
+        assert_eq!(parse(r#"{"approved": true}"#), Verdict { acceptable: true, feedback: String::new() });
+        assert_eq!(parse(r#"{"acceptable": false, "reason": "Add a step for the Amazon."}"#).feedback, "Add a step for the Amazon.");
+        let report: ReportReply =
+            serde_json::from_str(r#"{"sections": [{"title": "Length", "content": "6,650 km [1]."}]}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.title, "");
+        assert_eq!(report.sections, [ReportSectionReply { heading: "Length".into(), text: "6,650 km [1].".into() }]);
+        let hop: NextHopReply =
+            serde_json::from_str(r#"{"next_query": "Steven Spielberg date of birth"}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!hop.done && !hop.is_done());
+        let hop: NextHopReply = serde_json::from_str(r#"{"done": false, "query": "  "}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert!(hop.is_done(), "no query to search ends the search");
+    }
+
+    #[test]
+    fn a_plan_prompt_renders_without_a_tool_that_takes_an_argument() {
+        let context = PlanningContext {
+            question: "What did I write lately?".into(),
+            tools: vec![ToolDescription { name: "recent_entries".into(), description: "Lists recent entries.".into(), argument: None }],
+            max_steps: 1,
+            previous_plan: None,
+            problems: vec![],
+        };
+        let messages = Prompts::new().render_context(&context).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!messages[0].content.contains("Example"), "{}", messages[0].content);
+        assert!(messages[0].content.contains("- Use 1 step."), "{}", messages[0].content);
+        assert!(messages[0].content.contains("write empty brackets []"), "{}", messages[0].content);
+        assert!(!messages[0].content.contains("<data>") && !messages[1].content.contains("<data"), "no plan, no fence");
+        let context = PlanningContext { tools: vec![], ..context };
+        assert!(Prompts::new().render_context(&context).is_ok());
     }
 
     #[test]

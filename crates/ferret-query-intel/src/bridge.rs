@@ -1,8 +1,7 @@
 //! Multi-hop questions without a model. A bridge question names one thing and asks about another
 //! that only the first one's document names ("the university where Tokarev was a professor"):
-//! the next query is a name found in the top results that the question does not contain, with
-//! the rest of the question. A comparison names both things: the next query is the one whose
-//! document the results lack.
+//! the next query is a name found in the top results that the question does not contain. A
+//! comparison names both things: the next query is the one whose document the results lack.
 
 use std::collections::HashSet;
 
@@ -39,8 +38,17 @@ impl QuestionShape {
 pub struct Hop {
     /// The name the hop is about.
     pub entity: String,
-    /// The query to run: the name and what the question still asks.
+    /// The query to run (the heuristic searches the name alone; a model may add words).
     pub query: String,
+}
+
+impl Hop {
+    /// Did the hop's search find the document it went for: is its best result about the name?
+    /// A hop that did not (the name was an adjective, or the collection has no page on it)
+    /// adds nothing worth ranking.
+    pub fn found_in(&self, hits: &[Hit]) -> bool {
+        hits.first().is_some_and(|hit| is_about(hit, &self.entity))
+    }
 }
 
 /// Settings of [`BridgeFinder`].
@@ -101,16 +109,14 @@ impl BridgeFinder {
         normalize: impl Fn(&str) -> String,
     ) -> Option<Hop> {
         let names = question_names(question);
-        let rest = remainder_words(question, &names);
         let top = &hits[..hits.len().min(self.config.hits_read * 2)];
-        if shape == QuestionShape::Simple {
-            return None;
-        }
-        // Each name the question holds should have a result about it: those without come first.
-        let mut candidates: Vec<String> = names.iter().filter(|name| !top.iter().any(|h| is_about(h, name))).cloned().collect();
-        let more: Vec<String> = match shape {
-            QuestionShape::Simple | QuestionShape::Comparison => Vec::new(),
-            QuestionShape::Bridge if !candidates.is_empty() => Vec::new(),
+        let fresh = |entity: &String| !searched.contains(&normalize(entity));
+        // Each name the question holds should have a result about it.
+        let missing = names.iter().filter(|name| !top.iter().any(|h| is_about(h, name)));
+        let entity = match shape {
+            QuestionShape::Simple => return None,
+            QuestionShape::Comparison => missing.into_iter().find(|name| fresh(name))?.clone(),
+            // The name the results lead to comes before a name the question mentions in passing.
             QuestionShape::Bridge => {
                 // One document that holds every word of the question answers it without a hop.
                 let asked = term_set(question);
@@ -122,13 +128,12 @@ impl BridgeFinder {
                 if ranked.first().is_some_and(|best| top.iter().any(|h| is_about(h, best))) {
                     return None;
                 }
-                ranked
+                ranked.into_iter().chain(missing.cloned()).find(|name| fresh(name))?
             }
         };
-        candidates.extend(more);
-        candidates.into_iter().map(|entity| Hop { query: format!("{entity} {rest}").trim().to_owned(), entity }).find(|hop| {
-            !searched.contains(&normalize(&hop.query))
-        })
+        // The name alone: the hop fetches its document, and the question's other words would
+        // pull back the documents the first search already found.
+        Some(Hop { query: entity.clone(), entity })
     }
 
     /// Names in the top results that the question does not contain, best first: a name that
@@ -192,15 +197,6 @@ fn remainder_terms(question: &str, names: &[String]) -> HashSet<String> {
     term_set(question).into_iter().filter(|t| !named.contains(t)).collect()
 }
 
-/// The question's words outside its names, stop words dropped, in order: the hop query's tail.
-fn remainder_words(question: &str, names: &[String]) -> String {
-    let mut rest = question.to_owned();
-    for name in names {
-        rest = rest.replace(name.as_str(), " ");
-    }
-    ferret_core::text::words(&rest).filter(|w| !ferret_core::text::is_stop_word(w)).collect::<Vec<_>>().join(" ")
-}
-
 /// Is `hit` a document about `name`: its title is the name, or the name is most of the title?
 fn is_about(hit: &Hit, name: &str) -> bool {
     let title = term_set(&hit.title);
@@ -252,7 +248,7 @@ mod tests {
         ];
         let hop = finder().next_hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
         assert_eq!(hop.entity, "Moscow State University");
-        assert_eq!(hop.query, "Moscow State University year university professor founded");
+        assert_eq!(hop.query, "Moscow State University");
     }
 
     #[test]
@@ -278,7 +274,7 @@ mod tests {
         let hits = [hit("1", "Scott Derrickson", "Scott Derrickson is an American director."), hit("2", "Doctor Strange", "A film.")];
         let hop = finder().next_hop(question, QuestionShape::Comparison, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
         assert_eq!(hop.entity, "Ed Wood");
-        assert_eq!(hop.query, "Ed Wood nationality");
+        assert_eq!(hop.query, "Ed Wood");
         let both = [hits[0].clone(), hit("3", "Ed Wood", "Edward Davis Wood Jr. was an American filmmaker.")];
         assert_eq!(finder().next_hop(question, QuestionShape::Comparison, &both, &HashSet::new(), |q| q.to_lowercase()), None);
     }
