@@ -7,11 +7,20 @@
 //!
 //! It must not depend on a concrete backend: it sees backends only through the executor.
 
+mod gathered;
 mod plan;
+mod planner;
 mod recorder;
 mod refine;
 mod stages;
+mod tool_loop;
+mod tools;
 
 pub use plan::{substitute, Plan, PlanError, PlanStep};
+pub use planner::PlanConfig;
 pub use refine::{Agent, AgentConfig, Strategy};
+pub use tool_loop::{
+    most_relevant_within, HeuristicToolSelector, LlmToolSelector, SelectionState, ToolCall, ToolLoopConfig, ToolSelector,
+};
 pub use stages::Stages;
+pub use tools::{Tool, ToolBox, ToolError, ToolRequest, DATE_RANGE_TOOL, RECENT_TOOL, SEARCH_TOOL};

@@ -2,15 +2,19 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use ferret_core::{
-    Event, FerretError, Hit, HitId, Implementation, Query, Response, ResponseType, StageOutput, StopReason, TraceStep,
+    Event, FerretError, Hit, Implementation, Query, Report, Response, ResponseType, StageOutput, StopReason, TraceStep,
     Usage,
 };
 use ferret_exec::{dedup_and_fuse, dedup_heads_first, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
 use ferret_grading::{Grades, Quality, RetryStrategy, RetrySuggestion};
+use ferret_synthesis::Answer;
 use ferret_query_intel::{Analysis, BridgeFinder, Complexity, Hop, Intent, QuestionShape};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
+use crate::gathered::Gathered;
+use crate::planner::PlanConfig;
+use crate::tool_loop::ToolLoopConfig;
 use crate::recorder::Recorder;
 use crate::Stages;
 
@@ -24,9 +28,16 @@ pub enum Strategy {
     /// Multi-hop: after each search, follow the name the results lead to (a bridge) or the
     /// compared name they lack, until the results cover the question; weak results still refine.
     MultiHop,
+    /// Seed 004's tool-selection loop: at each step a selector picks a tool (a search over every
+    /// backend or one, the most recent entries, a date range) or DONE, up to
+    /// [`ToolLoopConfig::max_steps`].
+    ToolLoop,
+    /// Seed 003's ReWOO planner: a plan of `#En = Tool[args]` steps runs as a dependency graph,
+    /// and a writer turns the evidence into a report with sections and references.
+    Plan,
     /// Choose per question: a simple one takes the refine loop's cheapest path (one search when
-    /// its results are good), a comparison is decomposed and a bridge question escalates to
-    /// multi-hop.
+    /// its results are good), a comparison is decomposed, a bridge question escalates to
+    /// multi-hop, and a request for a report or overview of a complex subject to a plan.
     #[default]
     Auto,
 }
@@ -38,11 +49,30 @@ pub struct AgentConfig {
     pub strategy: Strategy,
     /// Hits asked of each backend per query; more than the answer shows, so fusion has material.
     pub hits_per_call: usize,
+    /// Settings of the tool-selection loop.
+    pub tool_loop: ToolLoopConfig,
+    /// Settings of the planner.
+    pub plan: PlanConfig,
+}
+
+impl AgentConfig {
+    /// Check that the chosen strategy can take a step at all.
+    pub fn validate(&self) -> Result<(), FerretError> {
+        let zero = match self.strategy {
+            Strategy::ToolLoop if self.tool_loop.max_steps == 0 => Some("tool_loop.max_steps"),
+            Strategy::Plan | Strategy::Auto if self.plan.max_steps == 0 => Some("plan.max_steps"),
+            _ => None,
+        };
+        match zero {
+            Some(name) => Err(FerretError::Config(format!("{name} is zero, so the strategy could take no step"))),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        Self { strategy: Strategy::Auto, hits_per_call: 20 }
+        Self { strategy: Strategy::Auto, hits_per_call: 20, tool_loop: ToolLoopConfig::default(), plan: PlanConfig::default() }
     }
 }
 
@@ -62,12 +92,21 @@ enum Parts {
     GradeOnly,
 }
 
+/// How a search ended: why, the hits it shows and the answer written from them.
+pub(crate) struct Ending {
+    pub(crate) stop_reason: StopReason,
+    pub(crate) hits: Vec<Hit>,
+    pub(crate) answer: Option<Answer>,
+    /// The report the answer renders, for the planner strategy.
+    pub(crate) report: Option<Report>,
+}
+
 /// Runs a strategy over the stages and the executor.
 #[derive(Debug, Clone)]
 pub struct Agent {
-    stages: Stages,
-    executor: Executor,
-    config: AgentConfig,
+    pub(crate) stages: Stages,
+    pub(crate) executor: Executor,
+    pub(crate) config: AgentConfig,
 }
 
 impl Agent {
@@ -82,6 +121,7 @@ impl Agent {
     /// in `Response::failures`.
     pub async fn run(&self, query: &Query, events: Option<UnboundedSender<Event>>) -> Result<Response, FerretError> {
         query.budget.validate()?;
+        self.config.validate()?;
         let span = tracing::info_span!("search", question = %query.text());
         self.run_inner(query, Recorder::new(events)).instrument(span).await
     }
@@ -115,18 +155,23 @@ impl Agent {
             complexity: analysis.complexity.as_str().to_owned(),
             implementation,
         });
+        match self.config.strategy {
+            Strategy::ToolLoop => return Ok(self.run_tool_loop(query, &analysis, rec, started).await),
+            Strategy::Plan => return Ok(self.run_plan(query, &analysis, rec, started).await),
+            Strategy::Auto if asks_for_report(question, &analysis) => {
+                rec.step(TraceStep::Strategy { chosen: "plan".into(), reason: "a complex question asking for a report".into() });
+                return Ok(self.run_plan(query, &analysis, rec, started).await);
+            }
+            _ => {}
+        }
 
         let calls = CallBudget::new(budget.max_backend_calls, budget.wall_time);
-        let mut usage = Usage::default();
-        let mut failures = Vec::new();
+        let mut gathered = Gathered::default();
         let mut lists: Vec<Vec<Hit>> = Vec::new();
-        // Keyed like fusion: ids are only unique within a backend.
-        let mut seen_hits: HashSet<(String, HitId)> = HashSet::new();
         let mut searched: HashSet<String> = HashSet::new();
-        let mut any_call_answered = false;
         let bridge = BridgeFinder::default();
         let shape = match self.config.strategy {
-            Strategy::SinglePass | Strategy::Refine => QuestionShape::Simple,
+            Strategy::SinglePass | Strategy::Refine | Strategy::ToolLoop | Strategy::Plan => QuestionShape::Simple,
             Strategy::Auto => bridge.shape(question, &analysis),
             Strategy::MultiHop => match bridge.shape(question, &analysis) {
                 QuestionShape::Simple => QuestionShape::Bridge,
@@ -159,22 +204,11 @@ impl Agent {
                 .execute(&queries, &query.filters, self.config.hits_per_call.max(query.limit), &calls, budget.call_deadline)
                 .instrument(tracing::info_span!("exec", attempt = number))
                 .await;
-            for step in outcome.calls {
-                any_call_answered |= matches!(step, TraceStep::BackendCall { error: None, .. });
-                rec.step(step);
-            }
-            for failure in outcome.failures {
-                rec.emit(Event::Failure { failure: failure.clone() });
-                failures.push(failure);
-            }
-            usage.backend_calls += outcome.backend_calls;
-            usage.cache_hits += outcome.cache_hits;
-            usage.coalesced += outcome.coalesced;
-            rec.emit(Event::Hits { attempt: number, hits: outcome.hits.clone() });
-            let new_hits = outcome.hits.iter().filter(|h| seen_hits.insert((h.backend.clone(), h.id.clone()))).count();
+            let budget_spent = outcome.budget_exhausted;
+            let (found, new_hits) = gathered.absorb(outcome, number, &mut rec);
             // A hop that missed its document would only push the first search's results down.
-            let missed_hop = current_hop.as_ref().is_some_and(|hop: &Hop| !hop.found_in(&outcome.hits));
-            lists.push(if missed_hop { Vec::new() } else { outcome.hits });
+            let missed_hop = current_hop.as_ref().is_some_and(|hop: &Hop| !hop.found_in(&found));
+            lists.push(if missed_hop { Vec::new() } else { found });
 
             // Results accumulate over attempts (seed 001 returns the best of all attempts), so the
             // verdict is on everything found so far, earlier attempts ranking first.
@@ -192,7 +226,7 @@ impl Agent {
             let hops_exhausted = hop.is_none() || (number > 1 && new_hits == 0);
             let (decision, stop) = if grades.quality != Quality::Low && hops_exhausted {
                 ("stop: answered".to_owned(), Some(StopReason::Answered))
-            } else if outcome.budget_exhausted
+            } else if budget_spent
                 || calls.is_exhausted()
                 || started.elapsed() >= budget.wall_time
                 || rec.llm_tokens() >= budget.max_tokens
@@ -258,16 +292,28 @@ impl Agent {
             let relevant = top.iter().filter(|(_, kept)| *kept).map(|(h, _)| h.clone()).collect();
             (top.into_iter().map(|(h, _)| h).collect(), relevant)
         };
-        let answer = if relevant.is_empty() {
-            None
-        } else {
-            // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
-            let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
-            let answer = self.stages.synthesizer.synthesize(&asked, &relevant).instrument(tracing::info_span!("synthesis")).await;
-            let (answer, implementation) = rec.stage(answer);
-            rec.step(answer.trace_step(implementation));
-            Some(answer).filter(|a| !a.text.trim().is_empty())
-        };
+        // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
+        let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
+        let answer = self.answer(&asked, &relevant, &mut rec).await;
+        Ok(self.finish(Ending { stop_reason, hits, answer, report: None }, gathered, started, rec))
+    }
+
+    /// The answer written from `relevant`, or `None` when there is nothing to write from.
+    pub(crate) async fn answer(&self, asked: &str, relevant: &[Hit], rec: &mut Recorder) -> Option<Answer> {
+        if relevant.is_empty() {
+            return None;
+        }
+        let answer = self.stages.synthesizer.synthesize(asked, relevant).instrument(tracing::info_span!("synthesis")).await;
+        let (answer, implementation) = rec.stage(answer);
+        rec.step(answer.trace_step(implementation));
+        Some(answer).filter(|a| !a.text.trim().is_empty())
+    }
+
+    /// The response of a search that ended: its answer and hits, or the message saying why
+    /// there are none, with everything the search spent.
+    pub(crate) fn finish(&self, ending: Ending, gathered: Gathered, started: Instant, rec: Recorder) -> Response {
+        let Ending { stop_reason, hits, answer, report } = ending;
+        let Gathered { mut usage, failures, any_call_answered, .. } = gathered;
         let mut response = match answer {
             None => {
                 let message = if any_call_answered || failures.is_empty() {
@@ -285,6 +331,7 @@ impl Agent {
                     message: None,
                     answer: Some(answer.text),
                     citations: answer.citations,
+                    report,
                     hits,
                     failures: Vec::new(),
                     trace: rec.trace.clone(),
@@ -301,7 +348,7 @@ impl Agent {
         usage.cost_usd = rec.llm.cost_usd;
         response.usage = usage;
         rec.emit(Event::Done { response: Box::new(response.clone()) });
-        Ok(response)
+        response
     }
 
     /// The first attempt's queries: the question itself, plus sub-queries when it is complex,
@@ -438,7 +485,15 @@ impl Agent {
     }
 }
 
-fn elapsed_ms(started: Instant) -> u64 {
+/// Words that ask for a written overview rather than a fact.
+const REPORT_WORDS: &[&str] = &["report", "overview", "survey", "summarize", "summarise", "summary", "research", "review"];
+
+/// Does the question ask for a report on a subject with several parts: the planner's job.
+fn asks_for_report(question: &str, analysis: &Analysis) -> bool {
+    analysis.complexity == Complexity::Complex && ferret_core::text::words(question).any(|w| REPORT_WORDS.contains(&w.as_str()))
+}
+
+pub(crate) fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -9,6 +9,8 @@ use ferret_query_intel::{
 };
 use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer, LlmSynthesizer};
 
+use crate::tool_loop::{HeuristicToolSelector, LlmToolSelector, ToolSelector};
+
 /// The stage implementations a strategy runs. Each is a trait object so an LLM version can
 /// replace the heuristic one stage by stage.
 #[derive(Clone)]
@@ -25,6 +27,8 @@ pub struct Stages {
     pub grader: Arc<dyn RelevanceGrader>,
     /// Writes the answer.
     pub synthesizer: Arc<dyn AnswerSynthesizer>,
+    /// Picks the tool-selection loop's next step.
+    pub tool_selector: Arc<dyn ToolSelector>,
     /// The guardrail's replies for questions that are not searched.
     pub guardrail: GuardrailConfig,
 }
@@ -39,6 +43,7 @@ impl Stages {
             rewriter: Arc::new(HeuristicRewriter),
             grader: Arc::new(HeuristicGrader::new(grading)),
             synthesizer: Arc::new(ExtractiveSynthesizer::default()),
+            tool_selector: Arc::new(HeuristicToolSelector::default()),
             guardrail,
         }
     }
@@ -51,6 +56,7 @@ impl Stages {
             decomposer: Arc::new(LlmDecomposer::new(model.clone())),
             rewriter: Arc::new(LlmRewriter::new(model.clone())),
             grader: Arc::new(LlmGrader::new(model.clone(), HeuristicGrader::new(grading))),
+            tool_selector: Arc::new(LlmToolSelector::new(model.clone())),
             synthesizer: Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default())),
             guardrail,
         }

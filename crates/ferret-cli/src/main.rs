@@ -116,6 +116,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 StrategyArg::Auto => Strategy::Auto,
                 StrategyArg::Refine => Strategy::Refine,
                 StrategyArg::MultiHop => Strategy::MultiHop,
+                StrategyArg::ToolLoop => Strategy::ToolLoop,
+                StrategyArg::Plan => Strategy::Plan,
                 StrategyArg::SinglePass => Strategy::SinglePass,
             };
             let mut builder = builder.agent(AgentConfig { strategy, ..AgentConfig::default() });
@@ -193,4 +195,8 @@ enum StrategyArg {
     Refine,
     MultiHop,
     SinglePass,
+    /// The tool-selection loop: a selector picks each search or stops.
+    ToolLoop,
+    /// The ReWOO planner: a plan of searches, then a report with references.
+    Plan,
 }

@@ -63,6 +63,22 @@ fn trace_step(step: &TraceStep) -> String {
             format!("analysis: {query_type}, {complexity}, entities [{}] [{}]", entities.join(", "), by(implementation))
         }
         TraceStep::Strategy { chosen, reason } => format!("strategy: {chosen} ({reason})"),
+        TraceStep::ToolStep { step, tool, reasoning, query, results, new_results, error, implementation } => {
+            let outcome = error.as_ref().map_or_else(|| format!("{results} hits, {new_results} new"), |e| format!("failed: {e}"));
+            format!("tool step {step}: {tool}[{query}] {outcome}; {reasoning} [{}]", by(implementation))
+        }
+        TraceStep::Plan { plan, problems, implementation } => {
+            let fixed = if problems.is_empty() { String::new() } else { format!(" after: {}", problems.join("; ")) };
+            format!("plan [{}]{fixed}\n    {}", by(implementation), plan.replace('\n', "\n    "))
+        }
+        TraceStep::PlanStep { variable, tool, argument, results, new_results, duration_ms, error } => {
+            let outcome = error.as_ref().map_or_else(|| format!("{results} hits, {new_results} new"), |e| format!("failed: {e}"));
+            format!("#{variable} = {tool}[{argument}]: {outcome} in {duration_ms} ms")
+        }
+        TraceStep::Verdict { subject, acceptable, feedback, implementation } => {
+            let verdict = if *acceptable { "accepted".to_owned() } else { format!("sent back: {feedback}") };
+            format!("{subject} evaluation: {verdict} [{}]", by(implementation))
+        }
         TraceStep::Queries { attempt, queries, reason, implementation } => {
             format!("attempt {attempt} queries ({reason}): {queries:?} [{}]", by(implementation))
         }

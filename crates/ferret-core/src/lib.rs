@@ -26,6 +26,6 @@ pub use llm::{
     RetrievalMode, TokenUsage,
 };
 pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
-pub use response::{BackendFailure, Citation, Response, ResponseType, StopReason, Usage};
+pub use response::{BackendFailure, Citation, Report, ReportSection, Response, ResponseType, StopReason, Usage};
 pub use trace::{Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep};
 pub mod text;

@@ -73,6 +73,24 @@ pub struct Usage {
     pub elapsed_ms: u64,
 }
 
+/// A research report: sections whose text cites the response's hits with `[n]` markers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The report's title.
+    pub title: String,
+    /// The sections, in reading order.
+    pub sections: Vec<ReportSection>,
+}
+
+/// One section of a [`Report`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportSection {
+    /// The section's heading.
+    pub heading: String,
+    /// Its text, with `[n]` markers.
+    pub text: String,
+}
+
 /// The outcome of a search.
 ///
 /// With `response_type == Results`, `answer` is set and every `[n]` in it has a matching
@@ -89,6 +107,10 @@ pub struct Response {
     pub answer: Option<String>,
     /// What each marker of the answer points at, in marker order.
     pub citations: Vec<Citation>,
+    /// The planner strategy's report, section by section; `answer` holds it rendered as text,
+    /// and `citations` is its reference list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
     /// The results, best first.
     pub hits: Vec<Hit>,
     /// Backend calls that failed; the search went on without them.
@@ -108,6 +130,7 @@ impl Response {
             response_type: ResponseType::Message,
             message: Some(message.into()),
             answer: None,
+            report: None,
             citations: Vec::new(),
             hits: Vec::new(),
             failures: Vec::new(),

@@ -151,6 +151,65 @@ pub enum TraceStep {
         /// What the loop decided (`stop: answered`, `retry: broaden`, ...).
         decision: String,
     },
+    /// One step of the tool-selection loop: the tool the selector chose and what it found.
+    ToolStep {
+        /// Step number, from 1.
+        step: u32,
+        /// The tool called (`search`, `recent`, `date_range`, `search_<backend>`), or `DONE`.
+        tool: String,
+        /// Why the selector chose it.
+        reasoning: String,
+        /// The query the tool searched (empty for `DONE`).
+        query: String,
+        /// Hits the call returned.
+        results: usize,
+        /// Hits no earlier step had found.
+        new_results: usize,
+        /// Why the call could not be made, when it could not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Which selector chose (a model, or the heuristic and why).
+        implementation: Implementation,
+    },
+    /// The plan a planner wrote, as it will run.
+    Plan {
+        /// The plan, one `#En = Tool[argument]` step per line.
+        plan: String,
+        /// Problems found in earlier drafts (validation errors, an evaluator's feedback) that
+        /// led to this one; empty for a first draft that passed.
+        problems: Vec<String>,
+        /// Which planner wrote it.
+        implementation: Implementation,
+    },
+    /// One step of a plan ran.
+    PlanStep {
+        /// Its variable, as `E1`.
+        variable: String,
+        /// The tool called.
+        tool: String,
+        /// The argument, earlier results substituted.
+        argument: String,
+        /// Hits the step found.
+        results: usize,
+        /// Hits no earlier step had found.
+        new_results: usize,
+        /// Wall time of the step in milliseconds.
+        duration_ms: u64,
+        /// Why the step could not run, when it could not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// An evaluator judged a plan or a report.
+    Verdict {
+        /// `plan` or `report`.
+        subject: String,
+        /// Whether it passed.
+        acceptable: bool,
+        /// What to change, when it did not.
+        feedback: String,
+        /// Which evaluator judged.
+        implementation: Implementation,
+    },
     /// A stage called a language model.
     LlmCall(LlmCall),
     /// The answer was written.

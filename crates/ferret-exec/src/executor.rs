@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferret_core::{
-    BackendError, BackendErrorKind, BackendFailure, FerretError, Filters, Hit, RetryClass, SearchBackend,
+    BackendCapabilities, BackendError, BackendErrorKind, BackendFailure, FerretError, Filters, Hit, RetryClass, SearchBackend,
     SearchRequest, TraceStep,
 };
 use futures::future::join_all;
@@ -114,6 +114,21 @@ struct Slot {
     limiter: Option<DefaultDirectRateLimiter>,
 }
 
+/// One round of searches for [`Executor::execute_on`].
+#[derive(Debug, Clone, Copy)]
+pub struct ExecRequest<'a> {
+    /// The queries, each sent to every chosen backend.
+    pub queries: &'a [String],
+    /// Restrictions every call carries.
+    pub filters: &'a Filters,
+    /// Hits asked of each call.
+    pub limit: usize,
+    /// Deadline for one call.
+    pub call_deadline: Duration,
+    /// Only this backend; `None` for all of them.
+    pub backend: Option<&'a str>,
+}
+
 /// Builds an [`Executor`] from backends, each with an optional rate limit.
 #[derive(Default)]
 pub struct ExecutorBuilder {
@@ -191,6 +206,11 @@ impl Executor {
         self.slots.iter().map(|s| s.backend.name()).collect()
     }
 
+    /// Each backend's name and what it can filter by, in the order they were added.
+    pub fn backends(&self) -> Vec<(&str, BackendCapabilities)> {
+        self.slots.iter().map(|s| (s.backend.name(), s.backend.capabilities())).collect()
+    }
+
     /// Run every query against every backend concurrently, `limit` hits per call, and fuse.
     pub async fn execute(
         &self,
@@ -200,7 +220,15 @@ impl Executor {
         budget: &CallBudget,
         call_deadline: Duration,
     ) -> ExecOutcome {
-        let calls = queries.iter().flat_map(|q| self.slots.iter().map(move |slot| (q, slot)));
+        self.execute_on(&ExecRequest { queries, filters, limit, call_deadline, backend: None }, budget).await
+    }
+
+    /// Run `request`: its queries against its one backend, or every backend, concurrently, and fuse.
+    /// A backend name that is not configured calls nothing and finds nothing.
+    pub async fn execute_on(&self, request: &ExecRequest<'_>, budget: &CallBudget) -> ExecOutcome {
+        let ExecRequest { queries, filters, limit, call_deadline, backend } = *request;
+        let slots = self.slots.iter().filter(|slot| backend.is_none_or(|name| slot.backend.name() == name));
+        let calls = queries.iter().flat_map(|q| slots.clone().map(move |slot| (q, slot)));
         let records = join_all(calls.map(|(query, slot)| {
             let request = SearchRequest { query: query.clone(), limit, filters: filters.clone() };
             self.call(slot, request, budget, call_deadline)

@@ -1,0 +1,40 @@
+use std::collections::HashSet;
+
+use ferret_core::{BackendFailure, Event, Hit, HitId, TraceStep, Usage};
+use ferret_exec::ExecOutcome;
+
+use crate::recorder::Recorder;
+
+/// What a search has spent and met so far, whatever the strategy: backend usage, failures, and
+/// which hits it has already seen, so each round can say how many of its hits are new.
+#[derive(Default)]
+pub(crate) struct Gathered {
+    pub(crate) usage: Usage,
+    pub(crate) failures: Vec<BackendFailure>,
+    /// Some backend call succeeded, so an empty result means nothing matched rather than no
+    /// backend was reachable.
+    pub(crate) any_call_answered: bool,
+    // Keyed like fusion: ids are only unique within a backend.
+    seen: HashSet<(String, HitId)>,
+}
+
+impl Gathered {
+    /// Record one round's calls, failures and usage in the trace and the events; hand back its
+    /// hits and how many of them no earlier round had found.
+    pub(crate) fn absorb(&mut self, outcome: ExecOutcome, round: u32, rec: &mut Recorder) -> (Vec<Hit>, usize) {
+        for step in outcome.calls {
+            self.any_call_answered |= matches!(step, TraceStep::BackendCall { error: None, .. });
+            rec.step(step);
+        }
+        for failure in outcome.failures {
+            rec.emit(Event::Failure { failure: failure.clone() });
+            self.failures.push(failure);
+        }
+        self.usage.backend_calls += outcome.backend_calls;
+        self.usage.cache_hits += outcome.cache_hits;
+        self.usage.coalesced += outcome.coalesced;
+        rec.emit(Event::Hits { attempt: round, hits: outcome.hits.clone() });
+        let new_hits = outcome.hits.iter().filter(|h| self.seen.insert((h.backend.clone(), h.id.clone()))).count();
+        (outcome.hits, new_hits)
+    }
+}
