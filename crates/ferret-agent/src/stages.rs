@@ -9,6 +9,7 @@ use ferret_query_intel::{
 };
 use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer, LlmSynthesizer};
 
+use crate::planner::PlanStages;
 use crate::tool_loop::{HeuristicToolSelector, LlmToolSelector, ToolSelector};
 
 /// The stage implementations a strategy runs. Each is a trait object so an LLM version can
@@ -29,6 +30,8 @@ pub struct Stages {
     pub synthesizer: Arc<dyn AnswerSynthesizer>,
     /// Picks the tool-selection loop's next step.
     pub tool_selector: Arc<dyn ToolSelector>,
+    /// The planner strategy's planner, writer and optional evaluators.
+    pub plan: PlanStages,
     /// The guardrail's replies for questions that are not searched.
     pub guardrail: GuardrailConfig,
 }
@@ -44,6 +47,7 @@ impl Stages {
             grader: Arc::new(HeuristicGrader::new(grading)),
             synthesizer: Arc::new(ExtractiveSynthesizer::default()),
             tool_selector: Arc::new(HeuristicToolSelector::default()),
+            plan: PlanStages::heuristic(),
             guardrail,
         }
     }
@@ -57,6 +61,7 @@ impl Stages {
             rewriter: Arc::new(LlmRewriter::new(model.clone())),
             grader: Arc::new(LlmGrader::new(model.clone(), HeuristicGrader::new(grading))),
             tool_selector: Arc::new(LlmToolSelector::new(model.clone())),
+            plan: PlanStages::with_model(model.clone()),
             synthesizer: Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default())),
             guardrail,
         }
