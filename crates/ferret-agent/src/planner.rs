@@ -602,16 +602,10 @@ impl Agent {
         events: Option<UnboundedSender<Event>>,
     ) -> Result<(Response, PlanRecord), FerretError> {
         query.budget.validate()?;
+        self.config.validate()?;
         let started = Instant::now();
         let mut rec = Recorder::new(events);
-        let analysis = self.stages.analyzer.analyze(query.text()).instrument(tracing::info_span!("analysis")).await;
-        let (analysis, implementation) = rec.stage(analysis);
-        rec.step(TraceStep::Analysis {
-            query_type: analysis.query_type.as_str().to_owned(),
-            entities: analysis.entities.iter().map(|e| e.label()).collect(),
-            complexity: analysis.complexity.as_str().to_owned(),
-            implementation,
-        });
+        let analysis = self.analyze(query.text(), &mut rec).await;
         let span = tracing::info_span!("plan", question = %query.text());
         Ok(self.plan_and_run(query, &analysis, rec, started).instrument(span).await)
     }

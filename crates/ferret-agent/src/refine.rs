@@ -147,14 +147,7 @@ impl Agent {
             return Ok(response);
         }
 
-        let analysis = self.stages.analyzer.analyze(question).instrument(tracing::info_span!("analysis")).await;
-        let (analysis, implementation) = rec.stage(analysis);
-        rec.step(TraceStep::Analysis {
-            query_type: analysis.query_type.as_str().to_owned(),
-            entities: analysis.entities.iter().map(|e| e.label()).collect(),
-            complexity: analysis.complexity.as_str().to_owned(),
-            implementation,
-        });
+        let analysis = self.analyze(question, &mut rec).await;
         match self.config.strategy {
             Strategy::ToolLoop => return Ok(self.run_tool_loop(query, &analysis, rec, started).await),
             Strategy::Plan => return Ok(self.run_plan(query, &analysis, rec, started).await),
@@ -296,6 +289,19 @@ impl Agent {
         let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
         let answer = self.answer(&asked, &relevant, &mut rec).await;
         Ok(self.finish(Ending { stop_reason, hits, answer, report: None }, gathered, started, rec))
+    }
+
+    /// Analyse the question and record the analysis in the trace.
+    pub(crate) async fn analyze(&self, question: &str, rec: &mut Recorder) -> Analysis {
+        let analysis = self.stages.analyzer.analyze(question).instrument(tracing::info_span!("analysis")).await;
+        let (analysis, implementation) = rec.stage(analysis);
+        rec.step(TraceStep::Analysis {
+            query_type: analysis.query_type.as_str().to_owned(),
+            entities: analysis.entities.iter().map(|e| e.label()).collect(),
+            complexity: analysis.complexity.as_str().to_owned(),
+            implementation,
+        });
+        analysis
     }
 
     /// The answer written from `relevant`, or `None` when there is nothing to write from.
