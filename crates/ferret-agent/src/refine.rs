@@ -198,10 +198,15 @@ impl Agent {
                 .instrument(tracing::info_span!("exec", attempt = number))
                 .await;
             let budget_spent = outcome.budget_exhausted;
-            let (found, new_hits) = gathered.absorb(outcome, number, &mut rec);
-            // A hop that missed its document would only push the first search's results down.
-            let missed_hop = current_hop.as_ref().is_some_and(|hop: &Hop| !hop.found_in(&found));
-            lists.push(if missed_hop { Vec::new() } else { found });
+            let (mut found, new_hits) = gathered.absorb(outcome, number, &mut rec);
+            // A hop's document leads its list; a hop that missed it would only push the first
+            // search's results down.
+            match current_hop.as_ref().map(|hop: &Hop| hop.document_in(&found)) {
+                Some(None) => found.clear(),
+                Some(Some(at)) => found[..=at].rotate_right(1),
+                None => {}
+            }
+            lists.push(found);
 
             // Results accumulate over attempts (seed 001 returns the best of all attempts), so the
             // verdict is on everything found so far, earlier attempts ranking first.

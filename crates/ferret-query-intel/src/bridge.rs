@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use ferret_core::text::term_set;
 use ferret_core::Hit;
 
-use crate::util::name_runs;
+use crate::util::{name_runs, tokenize};
 use crate::{Analysis, Complexity, QueryType};
 
 /// How a question is answered, as the strategy chooser sees it.
@@ -43,13 +43,17 @@ pub struct Hop {
 }
 
 impl Hop {
-    /// Did the hop's search find the document it went for: is its best result about the name?
-    /// A hop that did not (the name was an adjective, or the collection has no page on it)
-    /// adds nothing worth ranking.
-    pub fn found_in(&self, hits: &[Hit]) -> bool {
-        hits.first().is_some_and(|hit| is_about(hit, &self.entity))
+    /// Where the hop's search put the document it went for: the first of its top results about
+    /// the name (a search for a name can rank a page that mentions it often above the name's
+    /// own). `None` when there is none: the name was an adjective, or the collection has no page
+    /// on it, and the hop adds nothing worth ranking.
+    pub fn document_in(&self, hits: &[Hit]) -> Option<usize> {
+        hits.iter().take(HOP_RESULTS_READ).position(|hit| is_about(hit, &self.entity))
     }
 }
+
+/// A hop's top results searched for the document about its name.
+const HOP_RESULTS_READ: usize = 3;
 
 /// Settings of [`BridgeFinder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,32 +140,36 @@ impl BridgeFinder {
         Some(Hop { query: entity.clone(), entity })
     }
 
-    /// Names in the top results that the question does not contain, best first: a name that
-    /// holds the question's remaining words ("university" in "Moscow State University"), or
-    /// stands in a sentence that does, ranks first; earlier results break ties.
+    /// Names in the top results that the question does not contain, best first.
+    ///
+    /// A result about a name the question holds is where the bridge is written, so when the top
+    /// results include one, only such results are read. A name scores for the question's words
+    /// it holds ("university" in "Moscow State University"), for the question's words standing
+    /// next to it, for being quoted (titles of works are) and for its length; earlier results
+    /// break ties.
     pub fn bridge_entities(&self, question: &str, question_names: &[String], hits: &[Hit]) -> Vec<String> {
         let asked = term_set(question);
         let rest = remainder_terms(question, question_names);
+        let top = &hits[..hits.len().min(self.config.hits_read)];
+        let anchored = |hit: &Hit| question_names.iter().any(|name| is_about(hit, name));
+        let any_anchor = top.iter().any(anchored);
         let mut scored: Vec<(String, f32)> = Vec::new();
-        for (rank, hit) in hits.iter().take(self.config.hits_read).enumerate() {
+        for (rank, hit) in top.iter().enumerate().filter(|(_, hit)| !any_anchor || anchored(hit)) {
             let rank_weight = 1.0 / (rank as f32 + 1.0);
-            let sentences = std::iter::once(hit.title.as_str()).chain(hit.text.split_inclusive(['.', '!', '?', ';']));
-            for sentence in sentences {
-                let sentence_terms = term_set(sentence);
-                let context = sentence_terms.intersection(&rest).count() as f32;
-                for (start, end) in name_runs(sentence, true) {
-                    let name = sentence[start..end].trim();
-                    let terms = term_set(name);
+            for text in [hit.title.as_str(), hit.text.as_str()] {
+                for mention in mentions(text, &asked) {
+                    let terms = term_set(&mention.name);
                     // A name the question already has, or a hit's own subject, leads nowhere new.
-                    if terms.is_empty() || terms.is_subset(&asked) || is_about(hit, name) {
+                    if terms.is_empty() || terms.is_subset(&asked) || is_about(hit, &mention.name) {
                         continue;
                     }
                     let own = terms.intersection(&rest).count() as f32;
-                    let words = name.split_whitespace().count() as f32;
-                    let score = 2.0 * own + 0.5 * context + rank_weight + 0.25 * words.min(3.0);
-                    match scored.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                    let words = mention.name.split_whitespace().count() as f32;
+                    let quoted = if mention.quoted { 0.5 } else { 0.0 };
+                    let score = 2.0 * own + 0.5 * mention.near as f32 + quoted + rank_weight + 0.25 * words.min(3.0);
+                    match scored.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(&mention.name)) {
                         Some((_, best)) => *best = best.max(score) + 0.1,
-                        None => scored.push((name.to_owned(), score)),
+                        None => scored.push((mention.name, score)),
                     }
                 }
             }
@@ -170,6 +178,99 @@ impl BridgeFinder {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.into_iter().map(|(name, _)| name).collect()
     }
+}
+
+/// Content terms read on each side of a mention for the question's words.
+const NEAR_TERMS: usize = 4;
+
+/// Single words that are dates, not things with a document of their own.
+const CALENDAR_WORDS: &[&str] = &[
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+];
+
+/// A name as a text mentions it.
+#[derive(Debug, PartialEq)]
+struct Mention {
+    name: String,
+    /// Distinct question terms among the content terms next to it, its own excluded.
+    near: usize,
+    /// Written in quotes, as titles of works are.
+    quoted: bool,
+}
+
+/// The names `text` mentions: capitalised runs and quoted titles.
+///
+/// A run is cut before a lowercase hyphenated tail ("Dubai-based" is "Dubai"); a run holding a
+/// possessive also yields what follows it ("Ghana's Asamoah Gyan" gives "Asamoah Gyan"); a lone
+/// month, weekday or demonym used as an adjective ("American actor") is no name.
+fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
+    let tokens = tokenize(text);
+    let stemmed: Vec<Option<String>> = tokens.iter().map(|t| term_set(t.word).into_iter().next()).collect();
+    let near = |start: usize, end: usize, own: &HashSet<String>| -> usize {
+        let before = tokens.iter().zip(&stemmed).filter(|(t, _)| t.end <= start).filter_map(|(_, s)| s.as_ref());
+        let after = tokens.iter().zip(&stemmed).filter(|(t, _)| t.start >= end).filter_map(|(_, s)| s.as_ref());
+        let before: Vec<&String> = before.collect();
+        let window = before[before.len().saturating_sub(NEAR_TERMS)..].iter().copied().chain(after.take(NEAR_TERMS));
+        window.filter(|t| asked.contains(*t) && !own.contains(*t)).collect::<HashSet<_>>().len()
+    };
+    let mut found = Vec::new();
+    let mut push = |start: usize, end: usize, quoted: bool| {
+        let name = text[start..end].trim();
+        if name.is_empty() {
+            return;
+        }
+        let own = term_set(name);
+        found.push(Mention { name: name.to_owned(), near: near(start, end, &own), quoted });
+    };
+    for (start, end) in name_runs(text, true) {
+        let mut end = end;
+        // "Dubai-based": the name is what precedes a lowercase hyphenated tail.
+        if let Some(hyphen) = text[start..end].rfind('-') {
+            let tail = &text[start + hyphen + 1..end];
+            if tail.chars().next().is_some_and(char::is_lowercase) {
+                end = start + hyphen;
+            }
+        }
+        let run = &text[start..end];
+        let single = !run.trim().contains(char::is_whitespace);
+        let lower = run.trim().to_lowercase();
+        let followed_by_lowercase = text[end..].strip_prefix(' ').is_some_and(|r| r.starts_with(char::is_lowercase));
+        let demonym = ["an", "ese", "ish"].iter().any(|suffix| lower.ends_with(suffix)) && followed_by_lowercase;
+        if single && (CALENDAR_WORDS.contains(&lower.as_str()) || demonym) {
+            continue;
+        }
+        push(start, end, false);
+        if let Some(possessive) = run.find("'s ").or_else(|| run.find("’s ")) {
+            let after = run[possessive..].find(' ').map_or(end, |space| start + possessive + space + 1);
+            push(after, end, false);
+        }
+    }
+    for (start, end) in quoted_spans(text) {
+        let title = &text[start..end];
+        let words = title.split_whitespace().count();
+        if title.chars().next().is_some_and(char::is_uppercase) && (1..=8).contains(&words) {
+            push(start, end, true);
+        }
+    }
+    found
+}
+
+/// Byte spans of the text between straight or curly double quotes.
+fn quoted_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut open: Option<usize> = None;
+    for (at, c) in text.char_indices() {
+        match (c, open) {
+            ('"' | '“', None) => open = Some(at + c.len_utf8()),
+            ('"' | '”', Some(start)) => {
+                spans.push((start, at));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    spans
 }
 
 /// Words that set named things side by side ("which is older", "both", "in common").
@@ -197,11 +298,16 @@ fn remainder_terms(question: &str, names: &[String]) -> HashSet<String> {
     term_set(question).into_iter().filter(|t| !named.contains(t)).collect()
 }
 
-/// Is `hit` a document about `name`: its title is the name, or the name is most of the title?
+/// Is `hit` a document about `name`: does one of its title and the name hold the other, and is
+/// that at least half of it ("Harry S. Truman" is about "President Harry S. Truman")? A
+/// parenthesis in the title is left out.
 fn is_about(hit: &Hit, name: &str) -> bool {
-    let title = term_set(&hit.title);
+    // "Styx (band)": the parenthesis tells pages of one name apart; the name is before it.
+    let title = hit.title.split_once(" (").map_or(hit.title.as_str(), |(name, _)| name);
+    let title = term_set(title);
     let name = term_set(name);
-    !name.is_empty() && !title.is_empty() && name.is_subset(&title) && name.len() * 2 >= title.len()
+    let holds = |big: &HashSet<String>, small: &HashSet<String>| small.is_subset(big) && small.len() * 2 >= big.len();
+    !name.is_empty() && !title.is_empty() && (holds(&title, &name) || holds(&name, &title))
 }
 
 #[cfg(test)]
@@ -286,5 +392,43 @@ mod tests {
         let searched: HashSet<String> = ["scott derrickson".to_owned()].into();
         let hop = finder().next_hop(question, QuestionShape::Comparison, &hits, &searched, |q| q.to_lowercase()).unwrap();
         assert_eq!(hop.entity, "Ed Wood", "the first name was searched already");
+    }
+
+    #[test]
+    fn the_bridge_is_read_in_the_result_about_the_questions_name() {
+        let question = "Saltillo Engine is an engine plant in Ramos Arizpe that belongs to the subsidiary of what company?";
+        let hits = [
+            hit("1", "Graptopetalum", "Graptopetalum is a plant sold by the Ascena Retail Group company in Coahuila."),
+            hit("2", "Saltillo Engine Plant", "Saltillo Engine is a Chrysler engine plant in Ramos Arizpe, Coahuila, Mexico."),
+        ];
+        let hop = finder().next_hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
+        assert_eq!(hop.entity, "Chrysler");
+    }
+
+    #[test]
+    fn a_quoted_title_beside_the_questions_words_comes_first() {
+        let question = "Who created the NBC sitcom that Johnny Pemberton appears in as the character Bo Thompson?";
+        let text = "He is best known for his role as the titular \"Son of Zorn\" in the short-lived Fox sitcom, and has also \
+                    appeared as the recurring character Bo Thompson in the NBC sitcom \"Superstore\".";
+        let hits = [hit("1", "Johnny Pemberton", text)];
+        let ranked = finder().bridge_entities(question, &question_names(question), &hits);
+        assert_eq!(ranked.first().map(String::as_str), Some("Superstore"), "{ranked:?}");
+    }
+
+    #[test]
+    fn names_keep_their_initials_and_lose_hyphenated_tails_and_possessors() {
+        let names = |text: &str| mentions(text, &HashSet::new()).into_iter().map(|m| m.name).collect::<Vec<_>>();
+        assert_eq!(names("Lamar is the birthplace of President Harry S. Truman."), ["Lamar", "President Harry S. Truman"]);
+        assert_eq!(names("It is a Seoul, South Korea-based company."), ["Seoul", "South Korea"]);
+        assert_eq!(names("She healed Ghana's Asamoah Gyan in January."), ["Ghana's Asamoah Gyan", "Asamoah Gyan"]);
+        assert!(names("He is an American actor.").is_empty(), "a demonym before a noun is an adjective");
+    }
+
+    #[test]
+    fn a_hop_finds_its_page_among_its_top_results_parenthesis_aside() {
+        let hop = Hop { entity: "Styx".into(), query: "Styx".into() };
+        let hits = [hit("1", "Renegade (Styx song)", "A song by Styx."), hit("2", "Styx (band)", "An American rock band.")];
+        assert_eq!(hop.document_in(&hits), Some(1));
+        assert_eq!(hop.document_in(&hits[..1]), None);
     }
 }

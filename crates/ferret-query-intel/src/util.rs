@@ -56,6 +56,8 @@ pub(crate) struct Token<'a> {
     pub trailing_punct: bool,
     /// Punctuation preceded the word inside the token.
     pub leading_punct: bool,
+    /// A capital letter and a full stop: a middle initial, part of the name around it.
+    pub initial: bool,
 }
 
 impl Token<'_> {
@@ -82,16 +84,20 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
         let start = raw_start + (raw.len() - trimmed_front.len());
         let end = start + word.len();
         let tail = &text[end..raw_end];
+        // A middle initial ("Harry S. Truman") neither ends the name nor the sentence.
+        let initial = tail == "." && word.len() == 1 && word.chars().all(|c| c.is_ascii_uppercase());
         tokens.push(Token {
             word,
             start,
             end,
             sentence_start: next_is_start,
-            trailing_punct: !tail.is_empty(),
+            trailing_punct: !tail.is_empty() && !initial,
             leading_punct: start > raw_start,
+            initial,
         });
         let tail_core = tail.trim_end_matches(['"', '\'', ')', ']', '”', '’']);
         let ends_sentence = tail_core.ends_with(['.', '!', '?', ':', ';'])
+            && !initial
             && !(tail_core == "." && ABBREVIATIONS.contains(&word.to_lowercase().as_str()));
         next_is_start = ends_sentence;
     }
@@ -119,8 +125,11 @@ fn is_name_word(tok: &Token<'_>) -> bool {
     if !first.is_uppercase() || is_error_class(word) {
         return false;
     }
-    if !word.chars().all(|c| c.is_alphabetic() || c == '-' || c == '\'' || c == '’' || c == '&') {
+    if !word.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '\'' || c == '’' || c == '&') {
         return false;
+    }
+    if tok.initial {
+        return true;
     }
     let lower = word.to_lowercase();
     if is_stop_word(&lower) || is_question_word(&lower) {
@@ -245,6 +254,7 @@ mod tests {
         assert_eq!(names("Who was Marie Curie's teacher?", false), ["Marie Curie"]);
         assert_eq!(names("Was it Arthur's Magazine?", false), ["Arthur's Magazine"]);
         assert_eq!(names("Paris is the capital of France.", false), ["France"]);
+        assert_eq!(names("It was born of Harry S. Truman. Then Fly540 flew.", false), ["Harry S. Truman", "Fly540"]);
         assert_eq!(names("Paris is the capital of France.", true), ["Paris", "France"]);
         assert_eq!(names("Upgrade Spring Boot to 3", false), ["Spring Boot"]);
         assert_eq!(names("Where is the Bank of England?", false), ["Bank of England"]);
