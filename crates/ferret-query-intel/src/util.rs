@@ -24,6 +24,8 @@ const LEADING_VERBS: &[&str] = &[
     "remove", "removing", "enable", "disable", "convert", "converting", "debug", "debugging",
     "hi", "hello", "hey", "thanks", "ok", "okay", "yes", "so", "also", "then", "now", "please",
     "since", "although", "though", "because", "unless", "yet", "still", "maybe", "perhaps",
+    "summarize", "summarise", "outline", "discuss", "identify", "suggest", "recommend", "provide", "draft",
+    "translate", "calculate", "check", "research", "report", "review", "survey",
 ];
 
 /// Lowercase words that may sit inside a multiword name ("Bank of England", "Leonardo da Vinci").
@@ -125,7 +127,7 @@ fn is_name_word(tok: &Token<'_>) -> bool {
     if !first.is_uppercase() || is_error_class(word) {
         return false;
     }
-    if !word.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '\'' || c == '’' || c == '&') {
+    if !word.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '–' || c == '\'' || c == '’' || c == '&') {
         return false;
     }
     if tok.initial {
