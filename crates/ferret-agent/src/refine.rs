@@ -210,8 +210,11 @@ impl Agent {
 
             // Results accumulate over attempts (seed 001 returns the best of all attempts), so the
             // verdict is on everything found so far, earlier attempts ranking first.
-            let accumulated =
+            let mut accumulated =
                 if hop_queries.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_heads_first(&lists, FIRST_SEARCH_LEAD) };
+            if shape == QuestionShape::Bridge {
+                accumulated = bridge.linked_first(question, accumulated, FIRST_SEARCH_LEAD);
+            }
             let grades =
                 self.grade(question, shape, &aspects, &hop_queries, &accumulated).instrument(tracing::info_span!("grading")).await;
             let (grades, implementation) = rec.stage(grades);

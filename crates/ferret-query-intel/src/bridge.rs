@@ -143,6 +143,30 @@ impl BridgeFinder {
         Some(Hop { query: entity.clone(), entity })
     }
 
+    /// `hits` with the pages of the bridge names their top results give moved up to just after
+    /// the first `lead`: a page the question's search found low down is the one its best result
+    /// points to, so it belongs beside it. At most [`BridgeConfig::hits_read`] names are followed,
+    /// and only the best-ranked (a name merely mentioned is rarely a page's subject).
+    pub fn linked_first(&self, question: &str, hits: Vec<Hit>, lead: usize) -> Vec<Hit> {
+        let names = question_names(question);
+        let ranked = self.bridge_entities(question, &names, &hits);
+        let lead = lead.min(hits.len());
+        let mut promoted: Vec<usize> = Vec::new();
+        for name in ranked.iter().take(self.config.hits_read) {
+            if let Some(at) = (lead..hits.len()).find(|&i| !promoted.contains(&i) && is_about(&hits[i], name)) {
+                promoted.push(at);
+            }
+        }
+        if promoted.is_empty() {
+            return hits;
+        }
+        let mut slots: Vec<Option<Hit>> = hits.into_iter().map(Some).collect();
+        let mut ordered: Vec<Hit> = slots[..lead].iter_mut().filter_map(Option::take).collect();
+        ordered.extend(promoted.iter().filter_map(|&i| slots[i].take()));
+        ordered.extend(slots.into_iter().flatten());
+        ordered
+    }
+
     /// Names in the top results that the question does not contain, best first.
     ///
     /// A result about a name the question holds is where the bridge is written, so when the top
@@ -436,21 +460,17 @@ mod tests {
         assert_eq!(hop.document_in(&hits), Some(1));
         assert_eq!(hop.document_in(&hits[..1]), None);
     }
-}
-#[cfg(test)]
-mod scratch {
-    use super::*;
+
     #[test]
-    fn scratch() {
-        for (q, t, x) in [
-            ("Shirley Breeden won her first Senate term in a narrow upset over the politician who was a member of what branch of the armed forces?", "Shirley Breeden", "She won her first term in 2008, when she narrowly upset incumbent Republican Joe Heck."),
-            ("In what city is the company that Fastjet Tanzania was originally founded as a part of prior to rebranding based?", "Fastjet Tanzania", "The airline was founded in 2011 as \"Fly540 Tanzania\", but through the acquisition of Fly540 in 2012, it was rebranded as Fastjet Tanzania."),
-        ] {
-            let hits = [Hit::new("1", t, x, 1.0, "i")];
-            let names = question_names(q);
-            let a = crate::HeuristicAnalyzer.analysis(q);
-            eprintln!("{:?} names {:?} shape {:?} ranked {:?} hop {:?}", q, names, BridgeFinder::default().shape(q, &a), BridgeFinder::default().bridge_entities(q, &names, &hits),
-              BridgeFinder::default().next_hop(q, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()));
-        }
+    fn the_page_the_best_result_points_to_moves_up_beside_it() {
+        let question = "What is the nationality of the dancer who partnered Tom Chambers in the sixth season of Strictly Come Dancing?";
+        let hits = vec![
+            hit("1", "Tom Chambers (actor)", "He won the sixth season of Strictly Come Dancing, partnered by dancer Camilla Dallerup."),
+            hit("2", "Strictly Slots", "A game show."),
+            hit("3", "Martha Graham", "A dancer."),
+            hit("4", "Camilla Dallerup", "Camilla Dallerup is a Danish dancer."),
+        ];
+        let ids: Vec<String> = finder().linked_first(question, hits, 2).into_iter().map(|h| h.id.0).collect();
+        assert_eq!(ids, ["1", "2", "4", "3"]);
     }
 }
