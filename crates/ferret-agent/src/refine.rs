@@ -83,6 +83,9 @@ const NOTHING_FOUND: &str = "I couldn't find relevant material matching your que
 /// first is its best-grounded material.
 const FIRST_SEARCH_LEAD: usize = 2;
 
+/// Top results a multi-hop question's grading may judge as one document when none covers it alone.
+const JOINTLY_GRADED: usize = 3;
+
 /// What a decomposition's parts are for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Parts {
@@ -456,16 +459,16 @@ impl Agent {
             }
         }
         if shape != QuestionShape::Simple && merged.quality == Quality::Low && hits.len() >= 2 {
-            let pair = &hits[..2];
+            let pair = &hits[..JOINTLY_GRADED.min(hits.len())];
             let mut joint = pair[0].clone();
-            joint.text = format!("{}\n{}\n{}", pair[0].text, pair[1].title, pair[1].text);
+            joint.text = pair.iter().skip(1).fold(pair[0].text.clone(), |text, hit| format!("{text}\n{}\n{}", hit.title, hit.text));
             let graded = self.stages.grader.grade(question, &[joint]).await;
             llm_calls.extend(graded.llm_calls);
             if graded.value.quality != Quality::Low {
                 merged.quality = Quality::Medium;
                 merged.should_retry = false;
                 merged.suggestion = None;
-                for grade in &mut merged.per_hit[..2] {
+                for grade in &mut merged.per_hit[..pair.len()] {
                     grade.kept = true;
                     grade.reason.push_str("; with the other top result, covers the question");
                 }
