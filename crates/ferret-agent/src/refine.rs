@@ -8,7 +8,7 @@ use ferret_core::{
 use ferret_exec::{dedup_and_fuse, dedup_heads_first, normalize_query, CallBudget, ExecOutcome, Executor, RRF_K};
 use ferret_grading::{Grades, Quality, RetryStrategy, RetrySuggestion};
 use ferret_synthesis::Answer;
-use ferret_query_intel::{Analysis, BridgeFinder, Complexity, Hop, Intent, QuestionShape};
+use ferret_query_intel::{Analysis, BridgeFinder, Complexity, Hop, HopRequest, Intent, QuestionShape};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
@@ -165,6 +165,7 @@ impl Agent {
         let mut gathered = Gathered::default();
         let mut lists: Vec<Vec<Hit>> = Vec::new();
         let mut searched: HashSet<String> = HashSet::new();
+        let mut searched_queries: Vec<String> = Vec::new();
         let bridge = BridgeFinder::default();
         let shape = match self.config.strategy {
             Strategy::SinglePass | Strategy::Refine | Strategy::ToolLoop | Strategy::Plan => QuestionShape::Simple,
@@ -195,6 +196,7 @@ impl Agent {
         let (stop_reason, accumulated, grades) = loop {
             let number = lists.len() as u32 + 1;
             searched.extend(queries.iter().map(|q| normalize_query(q)));
+            searched_queries.extend(queries.iter().cloned());
             let outcome: ExecOutcome = self
                 .executor
                 .execute(&queries, &query.filters, self.config.hits_per_call.max(query.limit), &calls, budget.call_deadline)
@@ -223,9 +225,14 @@ impl Agent {
             let (grades, implementation) = rec.stage(grades);
             rec.step(grades.trace_step(number, implementation));
 
-            let hop = (shape != QuestionShape::Simple)
-                .then(|| bridge.next_hop(question, shape, &accumulated, &searched, normalize_query))
-                .flatten();
+            let hop = if shape == QuestionShape::Simple {
+                None
+            } else {
+                let request =
+                    HopRequest { question, shape, hits: &accumulated, searched: &searched_queries, fingerprint: normalize_query };
+                let (hop, implementation) = rec.stage(self.stages.hop_finder.next_hop(request).await);
+                hop.map(|hop| (hop, implementation))
+            };
             // A hop that found nothing new will not find it by hopping on.
             let hops_exhausted = hop.is_none() || (number > 1 && new_hits == 0);
             let (decision, stop) = if grades.quality != Quality::Low && hops_exhausted {
@@ -240,7 +247,7 @@ impl Agent {
                 ("stop: no new results".to_owned(), Some(StopReason::NoProgress))
             } else if number >= max_attempts {
                 ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
-            } else if let Some(hop) = hop {
+            } else if let Some((hop, implementation)) = hop {
                 current_hop = Some(hop.clone());
                 hop_queries.push(hop.query.clone());
                 queries = vec![hop.query.clone()];
@@ -248,7 +255,7 @@ impl Agent {
                     attempt: number + 1,
                     queries: queries.clone(),
                     reason: format!("hop ({}): {}", shape.as_str(), hop.entity),
-                    implementation: Implementation::heuristic_default(),
+                    implementation,
                 });
                 (format!("hop: {}", hop.entity), None)
             } else {

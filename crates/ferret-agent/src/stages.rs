@@ -3,9 +3,9 @@ use std::sync::Arc;
 use ferret_grading::{GradingConfig, HeuristicGrader, LlmGrader, RelevanceGrader};
 use ferret_llm::StageModel;
 use ferret_query_intel::{
-    GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier, HeuristicRewriter,
-    IntentClassifier, LlmAnalyzer, LlmDecomposer, LlmIntentClassifier, LlmRewriter, QueryAnalyzer, QueryDecomposer,
-    QueryRewriter,
+    BridgeFinder, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier, HeuristicRewriter,
+    HopFinder, IntentClassifier, LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter, QueryAnalyzer,
+    QueryDecomposer, QueryRewriter,
 };
 use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer, LlmSynthesizer};
 
@@ -26,6 +26,8 @@ pub struct Stages {
     pub rewriter: Arc<dyn QueryRewriter>,
     /// Judges results.
     pub grader: Arc<dyn RelevanceGrader>,
+    /// Names the next search of a multi-hop question.
+    pub hop_finder: Arc<dyn HopFinder>,
     /// Writes the answer.
     pub synthesizer: Arc<dyn AnswerSynthesizer>,
     /// Picks the tool-selection loop's next step.
@@ -45,6 +47,7 @@ impl Stages {
             decomposer: Arc::new(HeuristicDecomposer),
             rewriter: Arc::new(HeuristicRewriter),
             grader: Arc::new(HeuristicGrader::new(grading)),
+            hop_finder: Arc::new(BridgeFinder::default()),
             synthesizer: Arc::new(ExtractiveSynthesizer::default()),
             tool_selector: Arc::new(HeuristicToolSelector::default()),
             plan: PlanStages::heuristic(),
@@ -60,6 +63,7 @@ impl Stages {
             decomposer: Arc::new(LlmDecomposer::new(model.clone())),
             rewriter: Arc::new(LlmRewriter::new(model.clone())),
             grader: Arc::new(LlmGrader::new(model.clone(), HeuristicGrader::new(grading))),
+            hop_finder: Arc::new(LlmHopFinder::new(model.clone())),
             tool_selector: Arc::new(LlmToolSelector::new(model.clone())),
             plan: PlanStages::with_model(model.clone()),
             synthesizer: Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default())),

@@ -130,7 +130,7 @@ impl HeuristicToolSelector {
         }
         let shape = self.bridge.shape(state.question, state.analysis);
         if shape != QuestionShape::Simple {
-            if let Some(hop) = self.bridge.next_hop(state.question, shape, state.hits, state.searched, normalize_query) {
+            if let Some(hop) = self.bridge.hop(state.question, shape, state.hits, state.searched, normalize_query) {
                 return ToolCall::search(hop.query, format!("the results lead to {}", hop.entity));
             }
         }

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use ferret_core::text::term_set;
-use ferret_core::Hit;
+use ferret_core::{Hit, StageOutput};
 
 use crate::util::{name_runs, tokenize};
 use crate::{Analysis, Complexity, QueryType};
@@ -50,10 +50,60 @@ impl Hop {
     pub fn document_in(&self, hits: &[Hit]) -> Option<usize> {
         hits.iter().take(HOP_RESULTS_READ).position(|hit| is_about(hit, &self.entity))
     }
+
+    /// The hop a written query makes ("Steven Spielberg date of birth"): it is about the first
+    /// name in it that the question does not hold, or about the whole query when there is none.
+    pub fn for_query(query: &str, question: &str) -> Self {
+        let asked = term_set(question);
+        let entity = name_runs(query, true)
+            .into_iter()
+            .map(|(start, end)| query[start..end].trim())
+            .find(|name| !term_set(name).is_subset(&asked))
+            .unwrap_or(query);
+        Self { entity: entity.to_owned(), query: query.to_owned() }
+    }
 }
 
 /// A hop's top results searched for the document about its name.
 const HOP_RESULTS_READ: usize = 3;
+
+/// What a hop finder reads to choose the next search of a multi-hop question.
+#[derive(Debug, Clone, Copy)]
+pub struct HopRequest<'a> {
+    /// The question as asked.
+    pub question: &'a str,
+    /// Its shape; a [`QuestionShape::Simple`] question has no hop.
+    pub shape: QuestionShape,
+    /// The results so far, best first.
+    pub hits: &'a [Hit],
+    /// The queries searched so far, as they were run.
+    pub searched: &'a [String],
+    /// The fingerprint two queries share when they are the same search (the executor's), so no
+    /// hop repeats one.
+    pub fingerprint: fn(&str) -> String,
+}
+
+impl HopRequest<'_> {
+    fn fingerprints(&self) -> HashSet<String> {
+        self.searched.iter().map(|q| (self.fingerprint)(q)).collect()
+    }
+}
+
+/// Chooses the next search of a multi-hop question, or none when the results hold what the
+/// question leads to.
+#[async_trait::async_trait]
+pub trait HopFinder: Send + Sync {
+    /// The next hop for `request`, or `None`.
+    async fn next_hop(&self, request: HopRequest<'_>) -> StageOutput<Option<Hop>>;
+}
+
+#[async_trait::async_trait]
+impl HopFinder for BridgeFinder {
+    async fn next_hop(&self, request: HopRequest<'_>) -> StageOutput<Option<Hop>> {
+        let searched = request.fingerprints();
+        StageOutput::heuristic(self.hop(request.question, request.shape, request.hits, &searched, request.fingerprint))
+    }
+}
 
 /// Settings of [`BridgeFinder`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +157,7 @@ impl BridgeFinder {
     /// The next query for `question` given the results so far (best first), or `None` when the
     /// results already hold what the question leads to. Queries in `searched` (normalised with
     /// `normalize`) are never proposed again.
-    pub fn next_hop(
+    pub fn hop(
         &self,
         question: &str,
         shape: QuestionShape,
@@ -125,9 +175,7 @@ impl BridgeFinder {
             QuestionShape::Comparison => missing.into_iter().find(|name| fresh(name))?.clone(),
             // The name the results lead to comes before a name the question mentions in passing.
             QuestionShape::Bridge => {
-                // One document that holds every word of the question answers it without a hop.
-                let asked = term_set(question);
-                if top.iter().take(self.config.hits_read).any(|h| asked.is_subset(&term_set(&format!("{} {}", h.title, h.text)))) {
+                if self.one_result_answers(question, hits) {
                     return None;
                 }
                 let ranked = self.bridge_entities(question, &names, hits);
@@ -141,6 +189,12 @@ impl BridgeFinder {
         // The name alone: the hop fetches its document, and the question's other words would
         // pull back the documents the first search already found.
         Some(Hop { query: entity.clone(), entity })
+    }
+
+    /// Does one of the top results hold every word of the question? Then it answers without a hop.
+    pub fn one_result_answers(&self, question: &str, hits: &[Hit]) -> bool {
+        let asked = term_set(question);
+        hits.iter().take(self.config.hits_read).any(|h| asked.is_subset(&term_set(&format!("{} {}", h.title, h.text))))
     }
 
     /// `hits` with the pages of the bridge names their top results give moved up to just after
@@ -381,7 +435,7 @@ mod tests {
             ),
             hit("2", "Tokarev pistol", "The TT pistol was designed by Fedor Tokarev in the Soviet Union."),
         ];
-        let hop = finder().next_hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
+        let hop = finder().hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
         assert_eq!(hop.entity, "Moscow State University");
         assert_eq!(hop.query, "Moscow State University");
     }
@@ -393,25 +447,25 @@ mod tests {
             hit("1", "Sergei Aleksandrovich Tokarev", "He was a professor at Moscow State University."),
             hit("2", "Moscow State University", "Moscow State University was founded in 1755."),
         ];
-        assert_eq!(finder().next_hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()), None);
+        assert_eq!(finder().hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()), None);
     }
 
     #[test]
     fn a_document_holding_the_whole_question_ends_the_hops() {
         let question = "Who were the members of the Final Five gymnastics team?";
         let hits = [hit("1", "Final Five (gymnastics)", "The five members of the Final Five gymnastics team were Simone Biles and Aly Raisman.")];
-        assert_eq!(finder().next_hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()), None);
+        assert_eq!(finder().hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()), None);
     }
 
     #[test]
     fn a_comparison_searches_the_name_without_a_document() {
         let question = "Were Scott Derrickson and Ed Wood of the same nationality?";
         let hits = [hit("1", "Scott Derrickson", "Scott Derrickson is an American director."), hit("2", "Doctor Strange", "A film.")];
-        let hop = finder().next_hop(question, QuestionShape::Comparison, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
+        let hop = finder().hop(question, QuestionShape::Comparison, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
         assert_eq!(hop.entity, "Ed Wood");
         assert_eq!(hop.query, "Ed Wood");
         let both = [hits[0].clone(), hit("3", "Ed Wood", "Edward Davis Wood Jr. was an American filmmaker.")];
-        assert_eq!(finder().next_hop(question, QuestionShape::Comparison, &both, &HashSet::new(), |q| q.to_lowercase()), None);
+        assert_eq!(finder().hop(question, QuestionShape::Comparison, &both, &HashSet::new(), |q| q.to_lowercase()), None);
     }
 
     #[test]
@@ -419,7 +473,7 @@ mod tests {
         let question = "Were Scott Derrickson and Ed Wood of the same nationality?";
         let hits = [hit("2", "Doctor Strange", "A film.")];
         let searched: HashSet<String> = ["scott derrickson".to_owned()].into();
-        let hop = finder().next_hop(question, QuestionShape::Comparison, &hits, &searched, |q| q.to_lowercase()).unwrap();
+        let hop = finder().hop(question, QuestionShape::Comparison, &hits, &searched, |q| q.to_lowercase()).unwrap();
         assert_eq!(hop.entity, "Ed Wood", "the first name was searched already");
     }
 
@@ -430,7 +484,7 @@ mod tests {
             hit("1", "Graptopetalum", "Graptopetalum is a plant sold by the Ascena Retail Group company in Coahuila."),
             hit("2", "Saltillo Engine Plant", "Saltillo Engine is a Chrysler engine plant in Ramos Arizpe, Coahuila, Mexico."),
         ];
-        let hop = finder().next_hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
+        let hop = finder().hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
         assert_eq!(hop.entity, "Chrysler");
     }
 

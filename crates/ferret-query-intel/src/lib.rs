@@ -7,7 +7,7 @@
 //! Each stage is a trait returning a [`ferret_core::StageOutput`], with a deterministic heuristic
 //! implementation here so the pipeline runs without a language model; a model-backed version
 //! implements the same trait and falls back to the heuristic (`LlmIntentClassifier`, `LlmAnalyzer`,
-//! `LlmDecomposer`, `LlmRewriter`, on `ferret-llm`). This crate must not depend on `ferret-exec` or
+//! `LlmDecomposer`, `LlmRewriter`, `LlmHopFinder`, on `ferret-llm`). This crate must not depend on `ferret-exec` or
 //! on any backend crate: it only reads text and produces text.
 
 mod analyzer;
@@ -19,11 +19,11 @@ mod rewriter;
 mod util;
 
 pub use analyzer::{Analysis, Complexity, Entity, EntityKind, HeuristicAnalyzer, QueryAnalyzer, QueryType};
-pub use bridge::{BridgeConfig, BridgeFinder, Hop, QuestionShape};
+pub use bridge::{BridgeConfig, BridgeFinder, Hop, HopFinder, HopRequest, QuestionShape};
 pub use decomposer::{HeuristicDecomposer, QueryDecomposer};
 pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier, IntentVerdict,
     DEFAULT_UNRELATED_TOPICS,
 };
-pub use llm::{LlmAnalyzer, LlmDecomposer, LlmIntentClassifier, LlmRewriter};
+pub use llm::{LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter};
 pub use rewriter::{HeuristicRewriter, QueryRewriter};

@@ -7,14 +7,15 @@ use std::collections::HashSet;
 use ferret_core::text::term_set;
 use ferret_core::StageOutput;
 use ferret_llm::{
-    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext, IntentReply, RewriteContext,
-    RewriteReply, StageModel,
+    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext, IntentReply, NextHopContext,
+    NextHopReply, PromptSource, RewriteContext, RewriteReply, StageModel,
 };
 
 use crate::{
     Analysis, Complexity, Entity, EntityKind, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier,
     HeuristicRewriter, Intent, IntentClassifier, IntentVerdict, QueryAnalyzer, QueryDecomposer, QueryRewriter, QueryType,
 };
+use crate::{BridgeFinder, Hop, HopFinder, HopRequest, QuestionShape};
 
 const INTENTS: [Intent; 4] = [Intent::Search, Intent::Unclear, Intent::Unrelated, Intent::Greeting];
 const QUERY_TYPES: [QueryType; 6] = [
@@ -187,5 +188,55 @@ impl QueryRewriter for LlmRewriter {
             }
         };
         self.model.run(&context, 64, accept, HeuristicRewriter.rewrite(query, analysis)).await
+    }
+}
+
+/// The hop finder with a model (the `next_hop` prompt): the model reads the results so far and
+/// names the next query, or says the question is answered. A query that repeats one searched or
+/// is too long is refused, and the heuristic [`BridgeFinder`] chooses instead. The model is not
+/// asked when one result holds every word of the question.
+#[derive(Debug, Clone)]
+pub struct LlmHopFinder {
+    model: StageModel,
+    heuristic: BridgeFinder,
+}
+
+impl LlmHopFinder {
+    /// Results shown to the model, best first.
+    pub const SOURCES: usize = 5;
+
+    /// Find hops with `model`.
+    pub fn new(model: StageModel) -> Self {
+        Self { model, heuristic: BridgeFinder::default() }
+    }
+}
+
+#[async_trait::async_trait]
+impl HopFinder for LlmHopFinder {
+    async fn next_hop(&self, request: HopRequest<'_>) -> StageOutput<Option<Hop>> {
+        // No model call when a hop is out of the question.
+        if request.shape == QuestionShape::Simple || self.heuristic.one_result_answers(request.question, request.hits) {
+            return StageOutput::heuristic(None);
+        }
+        let context = NextHopContext {
+            question: request.question.to_owned(),
+            searched: request.searched.to_vec(),
+            sources: PromptSource::numbered(&request.hits[..request.hits.len().min(Self::SOURCES)]),
+        };
+        let searched: HashSet<String> = request.searched.iter().map(|q| (request.fingerprint)(q)).collect();
+        let accept = |reply: NextHopReply| {
+            if reply.is_done() {
+                return Ok(None);
+            }
+            let query = reply.query.trim().trim_matches('"').trim().to_owned();
+            if query.chars().count() > HeuristicRewriter::MAX_CHARS {
+                Err(format!("the query must have at most {} characters, it has {}", HeuristicRewriter::MAX_CHARS, query.chars().count()))
+            } else if searched.contains(&(request.fingerprint)(&query)) {
+                Err(format!("`{query}` was searched already"))
+            } else {
+                Ok(Some(Hop::for_query(&query, request.question)))
+            }
+        };
+        self.model.run(&context, 160, accept, self.heuristic.next_hop(request)).await
     }
 }

@@ -1,0 +1,146 @@
+//! Multi-hop search over a scripted encyclopedia: the heuristic hop to the name the first page
+//! gives, the model's hop, and a model whose hop repeats a search (the heuristic hops instead).
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use ferret_agent::{Agent, AgentConfig, Stages, Strategy};
+use ferret_core::{
+    BackendCapabilities, BackendError, Hit, Implementation, Query, Response, SearchBackend, SearchRequest, StopReason,
+    TraceStep,
+};
+use ferret_exec::Executor;
+use ferret_grading::GradingConfig;
+use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig};
+use ferret_query_intel::{GuardrailConfig, HeuristicAnalyzer, HeuristicRewriter, LlmHopFinder, QueryRewriter};
+
+const QUESTION: &str = "In what year was the university where Sergei Tokarev was a professor founded?";
+
+/// Pages that share at least two words of four letters or more with the query, most shared first.
+struct Encyclopedia {
+    pages: Vec<Hit>,
+    queries: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl SearchBackend for Encyclopedia {
+    fn name(&self) -> &str {
+        "encyclopedia"
+    }
+    fn capabilities(&self) -> BackendCapabilities {
+        BackendCapabilities::default()
+    }
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        self.queries.lock().unwrap().push(request.query.clone());
+        let words: Vec<String> = request.query.to_lowercase().split_whitespace().filter(|w| w.len() >= 4).map(str::to_owned).collect();
+        let mut scored: Vec<(usize, Hit)> = self
+            .pages
+            .iter()
+            .map(|page| {
+                let text = format!("{} {}", page.title, page.text).to_lowercase();
+                (words.iter().filter(|w| text.contains(w.as_str())).count(), page.clone())
+            })
+            .filter(|(shared, _)| *shared >= 2)
+            .collect();
+        scored.sort_by_key(|(shared, _)| std::cmp::Reverse(*shared));
+        Ok(scored.into_iter().map(|(_, hit)| hit).collect())
+    }
+}
+
+fn encyclopedia() -> Arc<Encyclopedia> {
+    let pages = vec![
+        Hit::new("tokarev", "Sergei Tokarev", "Sergei Tokarev was an ethnographer and a professor at Moscow State University.", 1.0, "encyclopedia"),
+        Hit::new("msu", "Moscow State University", "Moscow State University opened in 1755.", 1.0, "encyclopedia"),
+        Hit::new("pistol", "Tokarev pistol", "The Tokarev pistol was designed in Tula.", 1.0, "encyclopedia"),
+    ];
+    Arc::new(Encyclopedia { pages, queries: Mutex::new(Vec::new()) })
+}
+
+fn run_with(stages: Stages, backend: Arc<Encyclopedia>) -> Response {
+    let executor = Executor::builder().backend(backend).build().unwrap();
+    let agent = Agent::new(stages, executor, AgentConfig { strategy: Strategy::Auto, ..AgentConfig::default() });
+    tokio::runtime::Runtime::new().unwrap().block_on(agent.run(&Query::new(QUESTION).unwrap(), None)).unwrap()
+}
+
+fn heuristic_stages() -> Stages {
+    Stages::heuristic(GuardrailConfig::default(), GradingConfig::default())
+}
+
+fn with_hop_model(replies: &[&str]) -> Stages {
+    let exchanges = replies.iter().map(|r| Exchange { expect_contains: None, reply: (*r).to_owned() }).collect();
+    let model = StageModel::new(Arc::new(ScriptedModel::new("scripted", exchanges)), StageModelConfig::default());
+    Stages { hop_finder: Arc::new(LlmHopFinder::new(model)), ..heuristic_stages() }
+}
+
+/// (queries, reason, implementation) of each hop.
+fn hops(response: &Response) -> Vec<(Vec<String>, String, Implementation)> {
+    response
+        .trace
+        .steps
+        .iter()
+        .filter_map(|step| match step {
+            TraceStep::Queries { queries, reason, implementation, .. } if reason.starts_with("hop") => {
+                Some((queries.clone(), reason.clone(), implementation.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn hit_ids(response: &Response) -> Vec<&str> {
+    response.hits.iter().map(|h| h.id.0.as_str()).collect()
+}
+
+#[test]
+fn without_a_model_the_search_hops_to_the_name_the_first_page_gives() {
+    let backend = encyclopedia();
+    let response = run_with(heuristic_stages(), backend.clone());
+
+    let hops = hops(&response);
+    assert_eq!(hops.len(), 1, "{hops:?}");
+    assert_eq!(hops[0].0, ["Moscow State University"]);
+    assert_eq!(hops[0].1, "hop (bridge): Moscow State University");
+    assert_eq!(&hit_ids(&response)[..2], ["tokarev", "msu"], "both pages of the chain lead");
+    assert_eq!(response.stop_reason, StopReason::Answered);
+    assert_eq!(backend.queries.lock().unwrap().len(), 2, "one search, one hop");
+}
+
+#[test]
+fn a_model_names_the_next_query_and_says_when_the_chain_is_done() {
+    let backend = encyclopedia();
+    let stages = with_hop_model(&[
+        r#"{"reasoning": "Tokarev taught at Moscow State University.", "done": false, "query": "Moscow State University founding year"}"#,
+        r#"{"reasoning": "The sources answer it.", "done": true, "query": ""}"#,
+    ]);
+    let response = run_with(stages, backend.clone());
+
+    let hops = hops(&response);
+    assert_eq!(hops.len(), 1, "{hops:?}");
+    assert_eq!(hops[0].0, ["Moscow State University founding year"]);
+    assert_eq!(hops[0].1, "hop (bridge): Moscow State University", "the hop is about the name the query holds");
+    assert!(matches!(hops[0].2, Implementation::Llm { .. }), "{:?}", hops[0].2);
+    assert!(hit_ids(&response).contains(&"msu"), "{:?}", hit_ids(&response));
+    assert_eq!(response.stop_reason, StopReason::Answered);
+    assert_eq!(response.usage.llm_calls, 2, "one hop, one done");
+}
+
+#[test]
+fn a_model_hop_that_repeats_a_search_is_refused_and_the_heuristic_hops() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let first_query =
+        runtime.block_on(HeuristicRewriter.rewrite(QUESTION, &HeuristicAnalyzer.analysis(QUESTION))).value;
+    let repeat = format!(r#"{{"reasoning": "Search it again.", "done": false, "query": "{first_query}"}}"#);
+    let backend = encyclopedia();
+    // The scripted model then fails (its script is used up): the heuristic stops the chain too.
+    let response = run_with(with_hop_model(&[&repeat]), backend.clone());
+
+    let hops = hops(&response);
+    assert_eq!(hops.len(), 1, "{hops:?}");
+    assert_eq!(hops[0].0, ["Moscow State University"]);
+    match &hops[0].2 {
+        Implementation::Heuristic { why } => assert!(why.contains("searched already"), "{why}"),
+        other => panic!("the heuristic should have hopped: {other:?}"),
+    }
+    let queries = backend.queries.lock().unwrap().clone();
+    assert_eq!(queries.len(), 2, "the repeat is never searched: {queries:?}");
+}
