@@ -18,7 +18,7 @@ use ferret_core::{
     StopReason, TraceStep,
 };
 use ferret_exec::{dedup_and_fuse, normalize_query, CallBudget, ExecOutcome, ExecRequest, RRF_K};
-use ferret_grading::Quality;
+use ferret_grading::{heuristic_relevance, GradingConfig, Quality};
 use ferret_llm::{
     PlanEvaluationContext, PlanReply, PlanningContext, PromptSource, ReportEvaluationContext, ReportReply,
     ReportWritingContext, StageModel, ToolDescription, Verdict,
@@ -332,8 +332,8 @@ impl ReportEvaluator for LlmReportEvaluator {
 /// by the step's query ("Overview" for the question itself), its text the
 /// [`ExtractiveSynthesizer`]'s answer to that query from the step's hits. A hit one section
 /// cites is left to it, so sections do not repeat each other: focused steps choose first, a
-/// search of the whole question gets what they left, and a step left with nothing gets no
-/// section. Feedback is ignored.
+/// search of the whole question gets what they left that a grader would keep, and a step left
+/// with nothing gets no section. Feedback is ignored.
 #[derive(Debug, Clone, Default)]
 pub struct HeuristicReportWriter {
     synthesizer: ExtractiveSynthesizer,
@@ -360,8 +360,16 @@ impl HeuristicReportWriter {
         let mut sections: Vec<(usize, ReportSection)> = Vec::new();
         for i in order {
             let step = &request.steps[i];
-            let positions: Vec<usize> =
+            let mut positions: Vec<usize> =
                 step.hits.iter().copied().filter(|p| *p < request.evidence.len() && !cited.contains(p)).collect();
+            if is_overview(step) {
+                // What the focused steps left includes results that merely share a word with the
+                // question: the overview keeps those a grader would keep.
+                let left: Vec<Hit> = positions.iter().map(|&p| request.evidence[p].clone()).collect();
+                let judged = heuristic_relevance(&step.query, &left);
+                let keep = GradingConfig::default();
+                positions = positions.into_iter().zip(judged).filter(|(_, j)| keep.is_kept(j.relevance)).map(|(p, _)| p).collect();
+            }
             if positions.is_empty() {
                 continue;
             }
@@ -1253,6 +1261,7 @@ mod tests {
             hit("v", "Volcano", "Volcanic eruptions are caused by magma rising through the crust."),
             hit("g", "Glacier", "Glaciers form where snow accumulates faster than it melts."),
             hit("x", "Ash", "Volcanic ash from eruptions can darken glaciers."),
+            hit("s", "Five Summer Stories", "A surf film, its premiere an eruption of cheers."),
         ];
         let step = |variable: &str, query: &str, hits: Vec<usize>| StepEvidence {
             variable: variable.into(),
@@ -1262,7 +1271,7 @@ mod tests {
             hits,
         };
         let steps = [
-            step("E1", "volcanic eruptions glaciers", vec![0, 1, 2]),
+            step("E1", "volcanic eruptions glaciers", vec![0, 1, 2, 3]),
             step("E2", "glaciers form", vec![1]),
             step("E3", "causes of volcanic eruptions", vec![0]),
         ];
@@ -1276,7 +1285,8 @@ mod tests {
         let report = HeuristicReportWriter::default().report(&request);
         let sections: Vec<(&str, &str)> =
             report.sections.iter().map(|s| (s.heading.as_str(), s.text.as_str())).collect();
-        // The focused steps chose first; the overview keeps what they left, and comes first.
+        // The focused steps chose first; the overview keeps what they left that is relevant (not
+        // the film sharing one word), and comes first.
         assert_eq!(
             sections,
             [
