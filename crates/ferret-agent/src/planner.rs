@@ -332,8 +332,8 @@ impl ReportEvaluator for LlmReportEvaluator {
 /// by the step's query ("Overview" for the question itself), its text the
 /// [`ExtractiveSynthesizer`]'s answer to that query from the step's hits. A hit one section
 /// cites is left to it, so sections do not repeat each other: focused steps choose first, a
-/// search of the whole question gets what they left that a grader would keep, and a step left
-/// with nothing gets no section. Feedback is ignored.
+/// search of the whole question gets what they left, and a step left with nothing gets no
+/// section. A section cites only the hits a grader would keep for its query. Feedback is ignored.
 #[derive(Debug, Clone, Default)]
 pub struct HeuristicReportWriter {
     synthesizer: ExtractiveSynthesizer,
@@ -362,14 +362,12 @@ impl HeuristicReportWriter {
             let step = &request.steps[i];
             let mut positions: Vec<usize> =
                 step.hits.iter().copied().filter(|p| *p < request.evidence.len() && !cited.contains(p)).collect();
-            if is_overview(step) {
-                // What the focused steps left includes results that merely share a word with the
-                // question: the overview keeps those a grader would keep.
-                let left: Vec<Hit> = positions.iter().map(|&p| request.evidence[p].clone()).collect();
-                let judged = heuristic_relevance(&step.query, &left);
-                let keep = GradingConfig::default();
-                positions = positions.into_iter().zip(judged).filter(|(_, j)| keep.is_kept(j.relevance)).map(|(p, _)| p).collect();
-            }
+            // A search also finds results that merely share a word with its query: a section
+            // cites only those a grader would keep.
+            let found: Vec<Hit> = positions.iter().map(|&p| request.evidence[p].clone()).collect();
+            let judged = heuristic_relevance(&step.query, &found);
+            let keep = GradingConfig::default();
+            positions = positions.into_iter().zip(judged).filter(|(_, j)| keep.is_kept(j.relevance)).map(|(p, _)| p).collect();
             if positions.is_empty() {
                 continue;
             }
