@@ -217,11 +217,15 @@ impl Agent {
             // verdict is on everything found so far, earlier attempts ranking first.
             let mut accumulated =
                 if hop_queries.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_heads_first(&lists, FIRST_SEARCH_LEAD) };
+            // A linked page is judged by its name, as a hop's page is by the hop's query.
+            let mut judged_by = hop_queries.clone();
             if shape == QuestionShape::Bridge {
-                accumulated = bridge.linked_first(question, accumulated, FIRST_SEARCH_LEAD);
+                let linked;
+                (accumulated, linked) = bridge.linked_first(question, accumulated, FIRST_SEARCH_LEAD);
+                judged_by.extend(linked);
             }
             let grades =
-                self.grade(question, shape, &aspects, &hop_queries, &accumulated).instrument(tracing::info_span!("grading")).await;
+                self.grade(question, shape, &aspects, &judged_by, &accumulated).instrument(tracing::info_span!("grading")).await;
             let (grades, implementation) = rec.stage(grades);
             rec.step(grades.trace_step(number, implementation));
 
@@ -297,9 +301,11 @@ impl Agent {
             (kept.clone(), kept)
         } else {
             // A multi-hop question's documents are linked through each other, not each through
-            // the question's words, which is all a grader judges one hit by: the results keep the
-            // hops' ranking, and the answer is written from the hits graded relevant.
-            let top: Vec<(Hit, bool)> = graded.take(query.limit).collect();
+            // the question's words, which is all a grader judges one hit by: the hits graded
+            // relevant lead in the hops' ranking, the rest follow, and the answer is written from
+            // the relevant ones.
+            let (kept, rest): (Vec<(Hit, bool)>, Vec<(Hit, bool)>) = graded.partition(|(_, kept)| *kept);
+            let top: Vec<(Hit, bool)> = kept.into_iter().chain(rest).take(query.limit).collect();
             let relevant = top.iter().filter(|(_, kept)| *kept).map(|(h, _)| h.clone()).collect();
             (top.into_iter().map(|(h, _)| h).collect(), relevant)
         };
