@@ -217,16 +217,20 @@ impl Agent {
             // verdict is on everything found so far, earlier attempts ranking first.
             let mut accumulated =
                 if hop_queries.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_heads_first(&lists, FIRST_SEARCH_LEAD) };
-            // A linked page is judged by its name, as a hop's page is by the hop's query.
-            let mut judged_by = hop_queries.clone();
+            let mut linked = 0;
             if shape == QuestionShape::Bridge {
-                let linked;
                 (accumulated, linked) = bridge.linked_first(question, accumulated, FIRST_SEARCH_LEAD);
-                judged_by.extend(linked);
             }
             let grades =
-                self.grade(question, shape, &aspects, &judged_by, &accumulated).instrument(tracing::info_span!("grading")).await;
-            let (grades, implementation) = rec.stage(grades);
+                self.grade(question, shape, &aspects, &hop_queries, &accumulated).instrument(tracing::info_span!("grading")).await;
+            let (mut grades, implementation) = rec.stage(grades);
+            // A page the best results point to is relevant through them, as a hop's page is.
+            for grade in grades.per_hit.iter_mut().skip(FIRST_SEARCH_LEAD).take(linked) {
+                if !grade.kept {
+                    grade.kept = true;
+                    grade.reason.push_str("; the page a top result names");
+                }
+            }
             rec.step(grades.trace_step(number, implementation));
 
             let hop = if shape == QuestionShape::Simple {

@@ -198,30 +198,28 @@ impl BridgeFinder {
     }
 
     /// `hits` with the pages of the bridge names their top results give moved up to just after
-    /// the first `lead`, and those names: a page the question's search found low down is the one
-    /// its best result points to, so it belongs beside it. At most [`BridgeConfig::hits_read`]
-    /// names are followed, and only the best-ranked (a name merely mentioned is rarely a page's
-    /// subject).
-    pub fn linked_first(&self, question: &str, hits: Vec<Hit>, lead: usize) -> (Vec<Hit>, Vec<String>) {
+    /// the first `lead`, and how many were moved: a page the question's search found low down is
+    /// the one its best result points to, so it belongs beside it. At most
+    /// [`BridgeConfig::hits_read`] names are followed, and only the best-ranked (a name merely
+    /// mentioned is rarely a page's subject).
+    pub fn linked_first(&self, question: &str, hits: Vec<Hit>, lead: usize) -> (Vec<Hit>, usize) {
         let names = question_names(question);
         let ranked = self.bridge_entities(question, &names, &hits);
         let lead = lead.min(hits.len());
         let mut promoted: Vec<usize> = Vec::new();
-        let mut linked: Vec<String> = Vec::new();
         for name in ranked.iter().take(self.config.hits_read) {
             if let Some(at) = (lead..hits.len()).find(|&i| !promoted.contains(&i) && is_about(&hits[i], name)) {
                 promoted.push(at);
-                linked.push(name.clone());
             }
         }
         if promoted.is_empty() {
-            return (hits, linked);
+            return (hits, 0);
         }
         let mut slots: Vec<Option<Hit>> = hits.into_iter().map(Some).collect();
         let mut ordered: Vec<Hit> = slots[..lead].iter_mut().filter_map(Option::take).collect();
         ordered.extend(promoted.iter().filter_map(|&i| slots[i].take()));
         ordered.extend(slots.into_iter().flatten());
-        (ordered, linked)
+        (ordered, promoted.len())
     }
 
     /// Names in the top results that the question does not contain, best first.
@@ -527,9 +525,9 @@ mod tests {
             hit("3", "Martha Graham", "A dancer."),
             hit("4", "Camilla Dallerup", "Camilla Dallerup is a Danish dancer."),
         ];
-        let (hits, linked) = finder().linked_first(question, hits, 2);
+        let (hits, moved) = finder().linked_first(question, hits, 2);
         let ids: Vec<String> = hits.into_iter().map(|h| h.id.0).collect();
         assert_eq!(ids, ["1", "2", "4", "3"]);
-        assert_eq!(linked, ["Camilla Dallerup"]);
+        assert_eq!(moved, 1);
     }
 }
