@@ -308,10 +308,12 @@ impl Agent {
             // the question's words, which is all a grader judges one hit by: the hits graded
             // relevant lead in the hops' ranking, the rest follow, and the answer is written from
             // the relevant ones.
-            let (kept, rest): (Vec<(Hit, bool)>, Vec<(Hit, bool)>) = graded.partition(|(_, kept)| *kept);
-            let top: Vec<(Hit, bool)> = kept.into_iter().chain(rest).take(query.limit).collect();
-            let relevant = top.iter().filter(|(_, kept)| *kept).map(|(h, _)| h.clone()).collect();
-            (top.into_iter().map(|(h, _)| h).collect(), relevant)
+            let (relevant, rest): (Vec<Hit>, Vec<Hit>) = {
+                let (kept, rest): (Vec<_>, Vec<_>) = graded.partition(|(_, kept)| *kept);
+                (kept.into_iter().map(|(h, _)| h).take(query.limit).collect(), rest.into_iter().map(|(h, _)| h).collect())
+            };
+            let top: Vec<Hit> = relevant.iter().cloned().chain(rest).take(query.limit).collect();
+            (top, relevant)
         };
         // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
         let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
