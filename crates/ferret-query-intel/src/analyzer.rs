@@ -9,7 +9,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::util::{
-    find_word, has_word, is_aux_verb, is_error_class, is_question_word, name_runs, strip_possessive, tokenize,
+    find_word, has_word, is_aux_verb, is_error_class, is_question_word, name_runs, quoted_spans, strip_possessive,
+    tokenize,
     Token,
 };
 
@@ -316,10 +317,6 @@ static GLUED_VERSION: LazyLock<Regex> =
 static ERROR_CLASS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(?:[A-Za-z_][\w$]*[./])*([A-Z][A-Za-z0-9_$]*(?:Error|Exception))\b").expect("valid regex")
 });
-static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#""([^"\n]+)"|“([^”\n]+)”|(?:^|[\s(\[{])'([^'\n]+)'(?:$|[\s.,;:!?)\]}])|(?:^|[\s(\[{])‘([^’\n]+)’"#)
-        .expect("valid regex")
-});
 
 /// All entities of `question`, in order of appearance, without duplicates.
 pub(crate) fn extract_entities(question: &str) -> Vec<Entity> {
@@ -338,15 +335,9 @@ pub(crate) fn extract_entities(question: &str) -> Vec<Entity> {
         }
     }
 
-    let mut quoted_spans = Vec::new();
-    for caps in QUOTED.captures_iter(question) {
-        if let Some(inner) = caps.iter().skip(1).flatten().next() {
-            let text = inner.as_str().trim();
-            if !text.is_empty() {
-                quoted_spans.push((inner.start(), inner.end()));
-                found.push((inner.start(), Entity { kind: EntityKind::QuotedPhrase, text: text.to_owned() }));
-            }
-        }
+    let quoted_spans = quoted_spans(question);
+    for &(start, end) in &quoted_spans {
+        found.push((start, Entity { kind: EntityKind::QuotedPhrase, text: question[start..end].trim().to_owned() }));
     }
 
     for (start, end) in name_runs(question, false) {

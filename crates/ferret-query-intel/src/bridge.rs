@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use ferret_core::text::term_set;
 use ferret_core::{Hit, StageOutput};
 
-use crate::util::{name_runs, tokenize};
+use crate::util::{name_runs, quoted_spans, tokenize};
 use crate::{Analysis, Complexity, QueryType};
 
 /// How a question is answered, as the strategy chooser sees it.
@@ -287,13 +287,17 @@ struct Mention {
 /// possessive also yields what follows it ("Ghana's Asamoah Gyan" gives "Asamoah Gyan"); a lone
 /// month, weekday or demonym used as an adjective ("American actor") is no name.
 fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
-    let tokens = tokenize(text);
-    let stemmed: Vec<Option<String>> = tokens.iter().map(|t| term_set(t.word).into_iter().next()).collect();
+    // The content terms of the text, in order, each with its token's byte span.
+    let terms: Vec<(usize, usize, String)> = tokenize(text)
+        .into_iter()
+        .filter_map(|t| term_set(t.word).into_iter().next().map(|term| (t.start, t.end, term)))
+        .collect();
     let near = |start: usize, end: usize, own: &HashSet<String>| -> usize {
-        let before = tokens.iter().zip(&stemmed).filter(|(t, _)| t.end <= start).filter_map(|(_, s)| s.as_ref());
-        let after = tokens.iter().zip(&stemmed).filter(|(t, _)| t.start >= end).filter_map(|(_, s)| s.as_ref());
-        let before: Vec<&String> = before.collect();
-        let window = before[before.len().saturating_sub(NEAR_TERMS)..].iter().copied().chain(after.take(NEAR_TERMS));
+        let first_inside = terms.partition_point(|(_, e, _)| *e <= start);
+        let first_after = terms.partition_point(|(s, _, _)| *s < end);
+        let before = &terms[first_inside.saturating_sub(NEAR_TERMS)..first_inside];
+        let after = &terms[first_after..(first_after + NEAR_TERMS).min(terms.len())];
+        let window = before.iter().chain(after).map(|(_, _, term)| term);
         window.filter(|t| asked.contains(*t) && !own.contains(*t)).collect::<HashSet<_>>().len()
     };
     let mut found = Vec::new();
@@ -336,23 +340,6 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
         }
     }
     found
-}
-
-/// Byte spans of the text between straight or curly double quotes.
-fn quoted_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let mut open: Option<usize> = None;
-    for (at, c) in text.char_indices() {
-        match (c, open) {
-            ('"' | '“', None) => open = Some(at + c.len_utf8()),
-            ('"' | '”', Some(start)) => {
-                spans.push((start, at));
-                open = None;
-            }
-            _ => {}
-        }
-    }
-    spans
 }
 
 /// Words that set named things side by side ("which is older", "both", "in common").

@@ -2,7 +2,10 @@
 //! cutting on a word boundary. Everything here works on byte offsets that are always char
 //! boundaries, so callers can slice the original text without panicking.
 
+use std::sync::LazyLock;
+
 use ferret_core::text::is_stop_word;
+use regex::Regex;
 
 /// Question words; most are stop words too, but the stages need to recognise them as such.
 pub(crate) const QUESTION_WORDS: &[&str] =
@@ -187,6 +190,22 @@ pub(crate) fn name_runs(text: &str, allow_leading_single: bool) -> Vec<(usize, u
         i = last + 1;
     }
     runs
+}
+
+static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#""([^"\n]+)"|“([^”\n]+)”|(?:^|[\s(\[{])'([^'\n]+)'(?:$|[\s.,;:!?)\]}])|(?:^|[\s(\[{])‘([^’\n]+)’"#)
+        .expect("valid regex")
+});
+
+/// Byte spans of what stands in double, single or curly quotes (an apostrophe is no quote), for
+/// quotes holding more than blanks.
+pub(crate) fn quoted_spans(text: &str) -> Vec<(usize, usize)> {
+    QUOTED
+        .captures_iter(text)
+        .filter_map(|caps| caps.iter().skip(1).flatten().next())
+        .filter(|inner| !inner.as_str().trim().is_empty())
+        .map(|inner| (inner.start(), inner.end()))
+        .collect()
 }
 
 /// Byte offset of the first whole-word occurrence of `needle` in `haystack` at or after `from`.
