@@ -184,8 +184,8 @@ impl Agent {
         let sub_queries = if shape == QuestionShape::Bridge { 0 } else { budget.max_sub_queries as usize };
         let parts = if shape == QuestionShape::Comparison { Parts::GradeOnly } else { Parts::Search };
         let (mut queries, aspects) = self.first_queries(question, &analysis, sub_queries, parts, &mut rec).await;
-        // A hop's results answer its own query, not the question's words: they are judged by it.
-        let mut hop_queries: Vec<String> = Vec::new();
+        // The hops made so far: a hop's page is relevant through the result that named it.
+        let mut hops: Vec<Hop> = Vec::new();
         // The hop the coming attempt runs, if it is one.
         let mut current_hop: Option<Hop> = None;
         let max_attempts = match self.config.strategy {
@@ -216,13 +216,13 @@ impl Agent {
             // Results accumulate over attempts (seed 001 returns the best of all attempts), so the
             // verdict is on everything found so far, earlier attempts ranking first.
             let mut accumulated =
-                if hop_queries.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_heads_first(&lists, FIRST_SEARCH_LEAD) };
+                if hops.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_heads_first(&lists, FIRST_SEARCH_LEAD) };
             let mut linked = 0;
             if shape == QuestionShape::Bridge {
                 (accumulated, linked) = bridge.linked_first(question, accumulated, FIRST_SEARCH_LEAD);
             }
             let grades =
-                self.grade(question, shape, &aspects, &hop_queries, &accumulated).instrument(tracing::info_span!("grading")).await;
+                self.grade(question, shape, &aspects, &hops, &accumulated).instrument(tracing::info_span!("grading")).await;
             let (mut grades, implementation) = rec.stage(grades);
             // A page the best results point to is relevant through them, as a hop's page is.
             for grade in grades.per_hit.iter_mut().skip(FIRST_SEARCH_LEAD).take(linked) {
@@ -257,7 +257,7 @@ impl Agent {
                 ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
             } else if let Some((hop, implementation)) = hop {
                 current_hop = Some(hop.clone());
-                hop_queries.push(hop.query.clone());
+                hops.push(hop.clone());
                 queries = vec![hop.query.clone()];
                 rec.step(TraceStep::Queries {
                     attempt: number + 1,
@@ -305,14 +305,13 @@ impl Agent {
             (kept.clone(), kept)
         } else {
             // A multi-hop question's documents are linked through each other, not each through
-            // the question's words, which is all a grader judges one hit by: the hits graded
-            // relevant lead in the hops' ranking, the rest follow, and the answer is written from
-            // the relevant ones.
-            let (relevant, rest): (Vec<Hit>, Vec<Hit>) = {
-                let (kept, rest): (Vec<_>, Vec<_>) = graded.partition(|(_, kept)| *kept);
-                (kept.into_iter().map(|(h, _)| h).take(query.limit).collect(), rest.into_iter().map(|(h, _)| h).collect())
-            };
-            let top: Vec<Hit> = relevant.iter().cloned().chain(rest).take(query.limit).collect();
+            // the question's words, which is all a grader judges one hit by. So the hops' ranking
+            // chooses which hits are shown (a page the first search ranked second stays, though
+            // it shares few words with the question), the grades only order them: relevant ones
+            // first, and the answer is written from those.
+            let (kept, rest): (Vec<_>, Vec<_>) = graded.take(query.limit).partition(|(_, kept)| *kept);
+            let relevant: Vec<Hit> = kept.into_iter().map(|(h, _)| h).collect();
+            let top = relevant.iter().cloned().chain(rest.into_iter().map(|(h, _)| h)).collect();
             (top, relevant)
         };
         // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
@@ -408,20 +407,19 @@ impl Agent {
         } else {
             (Vec::new(), None, "simple question: searched as asked, rewritten")
         };
-        let mut queries: Vec<String> = Vec::new();
+        let (mut queries, rewriter) = rec.stage(self.stages.rewriter.rewrite_covering(question, analysis).await);
+        implementation.get_or_insert(rewriter);
+        let whole_question = queries.len();
         let mut aspects = Vec::new();
-        for (i, text) in std::iter::once(question.to_owned()).chain(parts).enumerate() {
-            let (rewritten, rewriter) = rec.stage(self.stages.rewriter.rewrite(&text, analysis).await);
-            implementation.get_or_insert(rewriter);
+        for part in parts {
+            let (rewritten, _) = rec.stage(self.stages.rewriter.rewrite(&part, analysis).await);
             if !queries.iter().any(|q| normalize_query(q) == normalize_query(&rewritten)) {
-                if i > 0 {
-                    aspects.push(rewritten.clone());
-                }
+                aspects.push(rewritten.clone());
                 queries.push(rewritten);
             }
         }
         if parts_use == Parts::GradeOnly {
-            queries.truncate(1);
+            queries.truncate(whole_question);
         }
         let implementation = implementation.unwrap_or_else(ferret_core::Implementation::heuristic_default);
         rec.step(TraceStep::Queries { attempt: 1, queries: queries.clone(), reason: reason.into(), implementation });
@@ -449,8 +447,9 @@ impl Agent {
     /// (or some hit answers the whole question). A weak aspect's refinement comes first, so the
     /// next attempt looks for what is missing.
     ///
-    /// A hop query's judgement only raises a hit's relevance (so a bridge document that shares
-    /// few words with the question is kept); whether the question is covered stays the
+    /// A hop's page is kept, though it may share few words with the question; the hop's other
+    /// results are judged by the question like any hit (a search for "Donny" finds many pages
+    /// that hold the name and nothing asked). Whether the question is covered stays the
     /// question's and the aspects' verdict.
     ///
     /// A multi-hop question is answered by two documents together, each holding part of its
@@ -460,21 +459,18 @@ impl Agent {
         question: &str,
         shape: QuestionShape,
         aspects: &[String],
-        hop_queries: &[String],
+        hops: &[Hop],
         hits: &[Hit],
     ) -> StageOutput<Grades> {
         let whole = self.stages.grader.grade(question, hits).await;
-        if aspects.is_empty() && hop_queries.is_empty() && shape == QuestionShape::Simple {
+        if aspects.is_empty() && hops.is_empty() && shape == QuestionShape::Simple {
             return whole;
         }
         let StageOutput { value: mut merged, implementation, mut llm_calls } = whole;
-        for hop in hop_queries {
-            let graded = self.stages.grader.grade(hop, hits).await;
-            llm_calls.extend(graded.llm_calls);
-            for (best, other) in merged.per_hit.iter_mut().zip(&graded.value.per_hit) {
-                if other.relevance > best.relevance {
-                    *best = other.clone();
-                }
+        for (grade, hit) in merged.per_hit.iter_mut().zip(hits) {
+            if let Some(hop) = hops.iter().find(|hop| hop.is_document(hit)).filter(|_| !grade.kept) {
+                grade.kept = true;
+                grade.reason.push_str(&format!("; the page of the hop to {}", hop.entity));
             }
         }
         if shape != QuestionShape::Simple && merged.quality == Quality::Low && hits.len() >= 2 {

@@ -1,5 +1,6 @@
 //! Multi-hop search over a scripted encyclopedia: the heuristic hop to the name the first page
-//! gives, the model's hop, and a model whose hop repeats a search (the heuristic hops instead).
+//! gives, which of the results are shown, the model's hop, and a model whose hop repeats a
+//! search (the heuristic hops instead).
 
 use std::sync::{Arc, Mutex};
 
@@ -48,18 +49,28 @@ impl SearchBackend for Encyclopedia {
 }
 
 fn encyclopedia() -> Arc<Encyclopedia> {
-    let pages = vec![
+    encyclopedia_with(Vec::new())
+}
+
+fn encyclopedia_with(more: Vec<Hit>) -> Arc<Encyclopedia> {
+    let mut pages = vec![
         Hit::new("tokarev", "Sergei Tokarev", "Sergei Tokarev was an ethnographer and a professor at Moscow State University.", 1.0, "encyclopedia"),
         Hit::new("msu", "Moscow State University", "Moscow State University opened in 1755.", 1.0, "encyclopedia"),
         Hit::new("pistol", "Tokarev pistol", "The Tokarev pistol was designed in Tula.", 1.0, "encyclopedia"),
     ];
+    pages.extend(more);
     Arc::new(Encyclopedia { pages, queries: Mutex::new(Vec::new()) })
 }
 
 fn run_with(stages: Stages, backend: Arc<Encyclopedia>) -> Response {
+    run_limited(stages, backend, Query::new(QUESTION).unwrap().limit)
+}
+
+fn run_limited(stages: Stages, backend: Arc<Encyclopedia>, limit: usize) -> Response {
     let executor = Executor::builder().backend(backend).build().unwrap();
     let agent = Agent::new(stages, executor, AgentConfig { strategy: Strategy::Auto, ..AgentConfig::default() });
-    tokio::runtime::Runtime::new().unwrap().block_on(agent.run(&Query::new(QUESTION).unwrap(), None)).unwrap()
+    let query = Query::new(QUESTION).unwrap().with_limit(limit).unwrap();
+    tokio::runtime::Runtime::new().unwrap().block_on(agent.run(&query, None)).unwrap()
 }
 
 fn heuristic_stages() -> Stages {
@@ -103,6 +114,23 @@ fn without_a_model_the_search_hops_to_the_name_the_first_page_gives() {
     assert_eq!(&hit_ids(&response)[..2], ["tokarev", "msu"], "both pages of the chain lead");
     assert_eq!(response.stop_reason, StopReason::Answered);
     assert_eq!(backend.queries.lock().unwrap().len(), 2, "one search, one hop");
+}
+
+#[test]
+fn the_hops_other_results_do_not_push_out_what_the_question_found() {
+    let page = |id: &str, title: &str, text: &str| Hit::new(id, title, text, 1.0, "encyclopedia");
+    let backend = encyclopedia_with(vec![
+        // The question's second result: it shares one word with the question besides stop
+        // words, too few to be graded relevant, but the search ranked it second.
+        page("film", "Tokarev (film)", "Where Tokarev went, and what he saw."),
+        // The hop finds these after its page: they hold the hop's words and nothing asked.
+        page("ohio", "Ohio State University", "Ohio State University opened in Columbus."),
+        page("kent", "Kent State University", "Kent State University opened in Kent."),
+    ]);
+    let response = run_limited(heuristic_stages(), backend, 3);
+
+    assert_eq!(hops(&response)[0].0, ["Moscow State University"]);
+    assert_eq!(hit_ids(&response), ["tokarev", "msu", "film"], "the relevant first, then the question's own result");
 }
 
 #[test]

@@ -48,7 +48,12 @@ impl Hop {
     /// own). `None` when there is none: the name was an adjective, or the collection has no page
     /// on it, and the hop adds nothing worth ranking.
     pub fn document_in(&self, hits: &[Hit]) -> Option<usize> {
-        hits.iter().take(HOP_RESULTS_READ).position(|hit| is_about(hit, &self.entity))
+        hits.iter().take(HOP_RESULTS_READ).position(|hit| self.is_document(hit))
+    }
+
+    /// Is `hit` the page about the hop's name?
+    pub fn is_document(&self, hit: &Hit) -> bool {
+        is_about(hit, &self.entity)
     }
 
     /// The hop a written query makes ("Steven Spielberg date of birth"): it is about the first

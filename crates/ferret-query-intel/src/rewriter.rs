@@ -18,6 +18,14 @@ use crate::util::{collapse_whitespace, cut_to_chars, is_error_class};
 pub trait QueryRewriter: Send + Sync {
     /// A search query for `query`: at most 100 characters, never empty for non-blank input.
     async fn rewrite(&self, query: &str, analysis: &Analysis) -> StageOutput<String>;
+
+    /// The queries that together search `query`: [`rewrite`](Self::rewrite)'s, and when that
+    /// had to cut words a second one holding the end. A long question often asks its thing last
+    /// ("…, which was founded in what year"). The default asks `rewrite` alone.
+    async fn rewrite_covering(&self, query: &str, analysis: &Analysis) -> StageOutput<Vec<String>> {
+        let StageOutput { value, implementation, llm_calls } = self.rewrite(query, analysis).await;
+        StageOutput { value: vec![value], implementation, llm_calls }
+    }
 }
 
 /// The deterministic rewriter: strips log and stack-trace noise, no model.
@@ -37,6 +45,32 @@ impl HeuristicRewriter {
     /// the cut keeps them. Blank
     /// input gives an empty string; any other input gives a non-empty one.
     pub fn rewritten(&self, query: &str, analysis: &Analysis) -> String {
+        let text = self.cleaned(query, analysis);
+        let out = trim_question(&cut_to_chars(trim_question(&text), Self::MAX_CHARS)).to_owned();
+        if out.is_empty() {
+            cut_to_chars(query, Self::MAX_CHARS)
+        } else {
+            out
+        }
+    }
+
+    /// [`rewritten`](Self::rewritten), then the last [`MAX_CHARS`](Self::MAX_CHARS) of the
+    /// cleaned text when the cut lost words from its end. A text over twice the limit loses its
+    /// middle: the head names the subject, the end what is asked of it.
+    pub fn covering(&self, query: &str, analysis: &Analysis) -> Vec<String> {
+        let head = self.rewritten(query, analysis);
+        let text = self.cleaned(query, analysis);
+        let tail = tail_to_chars(trim_question(&text), Self::MAX_CHARS);
+        if tail.is_empty() || head.ends_with(tail.as_str()) {
+            vec![head]
+        } else {
+            vec![head, tail]
+        }
+    }
+
+    /// The text without noise, its stop words gone if it is long and its error classes first if
+    /// the cut would lose them: everything but the cut.
+    fn cleaned(&self, query: &str, analysis: &Analysis) -> String {
         let mut classes: Vec<String> = analysis.entities_of(EntityKind::ErrorClass).map(|e| e.text.clone()).collect();
         let mut pieces = Vec::new();
         for line in query.lines() {
@@ -55,13 +89,7 @@ impl HeuristicRewriter {
         }
         let text = drop_repeated_classes(&collapse_whitespace(&pieces.join(" ")));
         let text = drop_stop_words_if_long(&text);
-        let text = classes_first_if_cut(&text, &classes);
-        let out = trim_question(&cut_to_chars(trim_question(&text), Self::MAX_CHARS)).to_owned();
-        if out.is_empty() {
-            cut_to_chars(query, Self::MAX_CHARS)
-        } else {
-            out
-        }
+        classes_first_if_cut(&text, &classes)
     }
 }
 
@@ -69,6 +97,10 @@ impl HeuristicRewriter {
 impl QueryRewriter for HeuristicRewriter {
     async fn rewrite(&self, query: &str, analysis: &Analysis) -> StageOutput<String> {
         StageOutput::heuristic(self.rewritten(query, analysis))
+    }
+
+    async fn rewrite_covering(&self, query: &str, analysis: &Analysis) -> StageOutput<Vec<String>> {
+        StageOutput::heuristic(self.covering(query, analysis))
     }
 }
 
@@ -189,6 +221,24 @@ fn classes_first_if_cut(text: &str, classes: &[String]) -> String {
     lost.iter().copied().chain(rest).collect::<Vec<_>>().join(" ")
 }
 
+/// The end of `text` in at most `max_chars` characters, starting at a word.
+fn tail_to_chars(text: &str, max_chars: usize) -> String {
+    let text = text.trim();
+    let count = text.chars().count();
+    if count <= max_chars {
+        return text.to_owned();
+    }
+    let (start, _) = text.char_indices().nth(count - max_chars).expect("count > max_chars");
+    let tail = &text[start..];
+    if text[..start].ends_with(char::is_whitespace) {
+        return tail.trim_start().to_owned();
+    }
+    match tail.find(char::is_whitespace) {
+        Some(i) if !tail[i..].trim().is_empty() => tail[i..].trim_start().to_owned(),
+        _ => tail.to_owned(),
+    }
+}
+
 fn trim_question(text: &str) -> &str {
     text.trim_end_matches(|c: char| c == '?' || c.is_whitespace()).trim_start()
 }
@@ -274,6 +324,21 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
     }
 
     #[test]
+    fn a_question_too_long_for_one_query_gets_a_second_holding_its_end() {
+        let q = "The 2011–12 VCU Rams men's basketball team, led by third year head coach Shaka Smart, \
+                 represented Virginia Commonwealth University which was founded in what year?";
+        let queries = HeuristicRewriter.covering(q, &HeuristicAnalyzer.analysis(q));
+        assert_eq!(queries.len(), 2, "{queries:?}");
+        assert_eq!(queries[0], rewrite(q), "the first is the rewrite");
+        assert!(!queries[0].contains("Commonwealth"), "the cut lost the end: {queries:?}");
+        assert!(queries[1].ends_with("Virginia Commonwealth University founded year"), "{queries:?}");
+        assert!(queries[1].starts_with(char::is_alphanumeric), "starts at a word: {queries:?}");
+
+        let short = "Where was Shaka Smart born?";
+        assert_eq!(HeuristicRewriter.covering(short, &HeuristicAnalyzer.analysis(short)), ["Where was Shaka Smart born"]);
+    }
+
+    #[test]
     fn never_empty_for_non_blank_input() {
         assert_eq!(rewrite("?"), "?", "falls back to the trimmed input");
         assert_eq!(rewrite("\tat a.b(C.java:1)"), "at a.b(C.java:1)");
@@ -294,6 +359,26 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
             let out = rewrite(&q);
             prop_assert!(out.chars().count() <= HeuristicRewriter::MAX_CHARS, "{:?}", out);
             prop_assert_eq!(out.is_empty(), q.trim().is_empty());
+        }
+
+        #[test]
+        fn covering_queries_are_short_and_hold_every_word_of_a_question_up_to_twice_the_limit(
+            ws in proptest::collection::vec("[a-z]{3,12}", 1..40),
+        ) {
+            let q = ws.join(" ");
+            let queries = HeuristicRewriter.covering(&q, &HeuristicAnalyzer.analysis(&q));
+            prop_assert!(!queries.is_empty() && queries.len() <= 2, "{:?}", queries);
+            for query in &queries {
+                prop_assert!(!query.is_empty() && query.chars().count() <= HeuristicRewriter::MAX_CHARS, "{:?}", query);
+            }
+            let cleaned = HeuristicRewriter.cleaned(&q, &HeuristicAnalyzer.analysis(&q));
+            // Each cut loses at most a word of 12 letters and its space.
+            if cleaned.chars().count() <= 2 * (HeuristicRewriter::MAX_CHARS - 13) + 1 {
+                let held: HashSet<&str> = queries.iter().flat_map(|query| query.split(' ')).collect();
+                for word in cleaned.split(' ') {
+                    prop_assert!(held.contains(word), "{:?} lost from {:?}", word, queries);
+                }
+            }
         }
 
         #[test]

@@ -1,5 +1,5 @@
-//! The whole pipeline through the facade: default corpus, partial failures, the refine loop,
-//! streaming, and refused input.
+//! The whole pipeline through the facade: default corpus, partial failures, long questions, the
+//! refine loop, streaming, and refused input.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -108,6 +108,32 @@ async fn weak_results_are_refined_until_good_ones_arrive() {
     assert_eq!(response.stop_reason, StopReason::Answered);
     assert!(response.hits.iter().any(|h| h.id.0 == "v1"));
     assert!(response.hits.iter().all(|h| h.id.0 != "x"), "the off-topic page was not kept");
+    assert_citations_resolve(&response);
+}
+
+#[tokio::test]
+async fn a_question_too_long_for_one_query_is_searched_to_its_end() {
+    // What is asked comes last, past the 100 characters one query may hold.
+    let question = "The 2011–12 VCU Rams men's basketball team, led by third year head coach Shaka Smart, \
+                    represented Virginia Commonwealth University which was founded in what year?";
+    let university = hit(
+        "vcu",
+        "2011–12 VCU Rams men's basketball team",
+        "Led by third year head coach Shaka Smart, the team represented Virginia Commonwealth University, \
+         founded in the year 1838.",
+    );
+    let backend = Arc::new(Scripted::new("wiki", vec![("commonwealth university founded year", vec![university])]));
+    let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
+    let response = ferret.search(Query::new(question).unwrap()).await.unwrap();
+
+    let first = response.trace.steps.iter().find_map(|s| match s {
+        TraceStep::Queries { attempt: 1, queries, .. } => Some(queries.clone()),
+        _ => None,
+    });
+    let first = first.expect("the first attempt's queries are traced");
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(first.iter().all(|q| q.chars().count() <= 100), "{first:?}");
+    assert_eq!(response.hits.first().map(|h| h.id.0.as_str()), Some("vcu"), "{:#?}", response.trace);
     assert_citations_resolve(&response);
 }
 
