@@ -147,6 +147,7 @@ impl QueryDecomposer for LlmDecomposer {
 
 /// The rewriter with a model (seed 002's rewrite prompt): a query of at most
 /// [`HeuristicRewriter::MAX_CHARS`] characters that keeps at least one content word of the input.
+/// A question's first search also runs its own words beside the model's query.
 #[derive(Debug, Clone)]
 pub struct LlmRewriter {
     model: StageModel,
@@ -188,6 +189,20 @@ impl QueryRewriter for LlmRewriter {
             }
         };
         self.model.run(&context, 64, accept, HeuristicRewriter.rewrite(query, analysis)).await
+    }
+
+    /// The model's query, then the user's own words as the heuristic cleans them: keyword
+    /// backends score those best, and a model's rewrite can drop what is asked ("How many
+    /// members Ken Pruitt is a Republican?" lost "upper house of the legislature").
+    async fn rewrite_covering(&self, query: &str, analysis: &Analysis) -> StageOutput<Vec<String>> {
+        let StageOutput { value, implementation, llm_calls } = self.rewrite(query, analysis).await;
+        let mut queries = vec![value];
+        for own in HeuristicRewriter.covering(query, analysis) {
+            if !queries.iter().any(|q| q.eq_ignore_ascii_case(&own)) {
+                queries.push(own);
+            }
+        }
+        StageOutput { value: queries, implementation, llm_calls }
     }
 }
 

@@ -72,6 +72,16 @@ async fn every_stage_uses_the_models_answers_and_the_search_accounts_for_them() 
     });
     assert!(!entities.unwrap_or_default().iter().any(|e| e.contains("Atlantis")), "an entity not in the question is not kept");
 
+    let first = response.trace.steps.iter().find_map(|s| match s {
+        TraceStep::Queries { attempt: 1, queries, .. } => Some(queries.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        first.unwrap_or_default(),
+        ["Final Five gymnastics team members", "Who were the members of the Final Five gymnastics team"],
+        "the model's query, and the question's own words beside it"
+    );
+
     let calls: Vec<_> = response.trace.steps.iter().filter_map(|s| if let TraceStep::LlmCall(c) = s { Some(c) } else { None }).collect();
     assert_eq!(calls.iter().map(|c| c.caller.as_str()).collect::<Vec<_>>(), ["intent", "analysis", "rewrite", "grading", "synthesis"]);
     assert_eq!(response.usage.llm_calls, 5);
