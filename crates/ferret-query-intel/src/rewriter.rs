@@ -45,21 +45,15 @@ impl HeuristicRewriter {
     /// the cut keeps them. Blank
     /// input gives an empty string; any other input gives a non-empty one.
     pub fn rewritten(&self, query: &str, analysis: &Analysis) -> String {
-        let text = self.cleaned(query, analysis);
-        let out = trim_question(&cut_to_chars(trim_question(&text), Self::MAX_CHARS)).to_owned();
-        if out.is_empty() {
-            cut_to_chars(query, Self::MAX_CHARS)
-        } else {
-            out
-        }
+        head_query(&self.cleaned(query, analysis), query)
     }
 
     /// [`rewritten`](Self::rewritten), then the last [`MAX_CHARS`](Self::MAX_CHARS) of the
     /// cleaned text when the cut lost words from its end. A text over twice the limit loses its
     /// middle: the head names the subject, the end what is asked of it.
     pub fn covering(&self, query: &str, analysis: &Analysis) -> Vec<String> {
-        let head = self.rewritten(query, analysis);
         let text = self.cleaned(query, analysis);
+        let head = head_query(&text, query);
         let tail = tail_to_chars(trim_question(&text), Self::MAX_CHARS);
         if tail.is_empty() || head.ends_with(tail.as_str()) {
             vec![head]
@@ -219,6 +213,16 @@ fn classes_first_if_cut(text: &str, classes: &[String]) -> String {
         !lost.contains(&core)
     });
     lost.iter().copied().chain(rest).collect::<Vec<_>>().join(" ")
+}
+
+/// The cleaned `text` cut to the limit, or the cut raw `query` when nothing of it is left.
+fn head_query(text: &str, query: &str) -> String {
+    let out = trim_question(&cut_to_chars(trim_question(text), HeuristicRewriter::MAX_CHARS)).to_owned();
+    if out.is_empty() {
+        cut_to_chars(query, HeuristicRewriter::MAX_CHARS)
+    } else {
+        out
+    }
 }
 
 /// The end of `text` in at most `max_chars` characters, starting at a word.
