@@ -1,33 +1,36 @@
-//! `ferret-agent` holds the search strategies: a single pass; the refine loop of seed 001 (search,
-//! grade, and while results are weak search again with a broadened or narrowed query); multi-hop
-//! search (follow the bridge the results name, or the compared name they lack); seed 004's
-//! tool-selection loop (a selector picks each tool call or DONE); and seed 003's ReWOO planner (a
-//! plan of `#En = Tool[args]` steps run as a dependency graph, then a report with references).
-//! `Auto` chooses per question. It wires the stages together — guardrail, analysis,
-//! decomposition, rewriting, execution, grading, synthesis — and enforces the query's one
-//! [`Budget`](ferret_core::Budget) throughout. Every step is recorded in the trace and streamed
-//! as an [`Event`](ferret_core::Event).
+//! `ferret-agent` runs searches: it screens a question with the guardrail, analyses it, and
+//! hands it to a strategy, each a type in the `strategy` folder: a single pass; the refine loop
+//! (search, grade, and while results are weak search again with a broadened or narrowed query);
+//! multi-hop search (follow the bridge the results name, or the compared name they lack); the
+//! tool-selection loop (a selector picks each tool call or DONE); the ReWOO planner (a plan of
+//! `#En = Tool[args]` steps run as a dependency graph, then a report with references); and
+//! `Auto`, which chooses per question. Every strategy works on one `SearchRun` that owns the
+//! query, its [`Budget`](ferret_core::Budget), the hits gathered, the trace and the clock; every
+//! step is recorded in the trace and streamed as an [`Event`](ferret_core::Event).
 //!
 //! It must not depend on a concrete backend: it sees backends only through the executor.
 
+mod agent;
+mod config;
 mod gathered;
-mod plan;
 mod planner;
 mod recorder;
-mod refine;
+mod run;
 mod stages;
-mod tool_loop;
+mod strategy;
+mod tool_selection;
 mod tools;
 
-pub use plan::{substitute, Plan, PlanError, PlanStep};
+pub use agent::Agent;
+pub use config::{AgentConfig, PlanConfig, ToolLoopConfig};
+pub use ferret_core::{Strategy, StrategyReason};
 pub use planner::{
-    HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner, LlmReportEvaluator, LlmReportWriter, PlanConfig,
-    PlanEvaluator, PlanRecord, PlanRecordError, PlanRequest, PlanStages, Planner, RecordedStep, RecordedVerdict,
-    ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
+    substitute, HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner, LlmReportEvaluator,
+    LlmReportWriter, Plan, PlanError, PlanEvaluator, PlanRecord, PlanRecordError, PlanRequest, PlanStages, PlanStep,
+    Planner, RecordedStep, RecordedVerdict, ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
 };
-pub use refine::{Agent, AgentConfig, Strategy};
-pub use tool_loop::{
-    most_relevant_within, HeuristicToolSelector, LlmToolSelector, SelectionState, ToolCall, ToolLoopConfig, ToolSelector,
+pub use stages::{StageConfig, Stages};
+pub use tool_selection::{
+    most_relevant_within, HeuristicToolSelector, LlmToolSelector, SelectionState, ToolCall, ToolSelector,
 };
-pub use stages::Stages;
 pub use tools::{Tool, ToolBox, ToolError, ToolRequest, DATE_RANGE_TOOL, RECENT_TOOL, SEARCH_TOOL};

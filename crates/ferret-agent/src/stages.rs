@@ -1,16 +1,32 @@
+//! The stage implementations a search runs, each a trait object so a model-backed version can
+//! replace the heuristic one stage by stage, and the configuration they are built from.
+
 use std::sync::Arc;
 
 use ferret_grading::{GradingConfig, HeuristicGrader, LlmGrader, RelevanceGrader};
 use ferret_llm::StageModel;
 use ferret_query_intel::{
-    BridgeFinder, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier, HeuristicRewriter,
-    HopFinder, IntentClassifier, LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter, QueryAnalyzer,
-    QueryDecomposer, QueryRewriter,
+    BridgeConfig, BridgeFinder, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier,
+    HeuristicRewriter, HopFinder, IntentClassifier, LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier,
+    LlmRewriter, QueryAnalyzer, QueryDecomposer, QueryRewriter,
 };
 use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer, LlmSynthesizer};
 
 use crate::planner::PlanStages;
-use crate::tool_loop::{HeuristicToolSelector, LlmToolSelector, ToolSelector};
+use crate::tool_selection::{HeuristicToolSelector, LlmToolSelector, ToolSelector};
+
+/// What the stages are built from: the guardrail's domain and replies, the grading thresholds
+/// and how questions' shapes and links between results are read. Every stage that needs one of
+/// these gets it from here, the heuristic fallbacks of model-backed stages included.
+#[derive(Debug, Clone, Default)]
+pub struct StageConfig {
+    /// The guardrail's domain and replies.
+    pub guardrail: GuardrailConfig,
+    /// Relevance thresholds.
+    pub grading: GradingConfig,
+    /// How a question's shape and the names that link results are read.
+    pub bridge: BridgeConfig,
+}
 
 /// The stage implementations a strategy runs. Each is a trait object so an LLM version can
 /// replace the heuristic one stage by stage.
@@ -26,6 +42,8 @@ pub struct Stages {
     pub rewriter: Arc<dyn QueryRewriter>,
     /// Judges results.
     pub grader: Arc<dyn RelevanceGrader>,
+    /// Reads a question's shape (simple, bridge, comparison) and the names that link results.
+    pub bridge: BridgeFinder,
     /// Names the next search of a multi-hop question.
     pub hop_finder: Arc<dyn HopFinder>,
     /// Writes the answer.
@@ -40,32 +58,38 @@ pub struct Stages {
 
 impl Stages {
     /// The deterministic stages: no model, no network.
-    pub fn heuristic(guardrail: GuardrailConfig, grading: GradingConfig) -> Self {
+    pub fn heuristic(config: StageConfig) -> Self {
+        let StageConfig { guardrail, grading, bridge } = config;
+        let bridge = BridgeFinder::new(bridge);
         Self {
             classifier: Arc::new(HeuristicIntentClassifier::new(guardrail.clone())),
             analyzer: Arc::new(HeuristicAnalyzer),
             decomposer: Arc::new(HeuristicDecomposer),
             rewriter: Arc::new(HeuristicRewriter),
             grader: Arc::new(HeuristicGrader::new(grading)),
-            hop_finder: Arc::new(BridgeFinder::default()),
+            bridge,
+            hop_finder: Arc::new(bridge),
             synthesizer: Arc::new(ExtractiveSynthesizer::default()),
-            tool_selector: Arc::new(HeuristicToolSelector::default()),
-            plan: PlanStages::heuristic(),
+            tool_selector: Arc::new(HeuristicToolSelector::new(bridge)),
+            plan: PlanStages::heuristic(grading, bridge),
             guardrail,
         }
     }
 
     /// Every stage asks `model`, each falling back to its heuristic twin when the model fails.
-    pub fn with_model(model: StageModel, guardrail: GuardrailConfig, grading: GradingConfig) -> Self {
+    pub fn with_model(model: StageModel, config: StageConfig) -> Self {
+        let StageConfig { guardrail, grading, bridge } = config;
+        let bridge = BridgeFinder::new(bridge);
         Self {
             classifier: Arc::new(LlmIntentClassifier::new(model.clone(), guardrail.clone())),
             analyzer: Arc::new(LlmAnalyzer::new(model.clone())),
             decomposer: Arc::new(LlmDecomposer::new(model.clone())),
             rewriter: Arc::new(LlmRewriter::new(model.clone())),
             grader: Arc::new(LlmGrader::new(model.clone(), HeuristicGrader::new(grading))),
-            hop_finder: Arc::new(LlmHopFinder::new(model.clone())),
+            bridge,
+            hop_finder: Arc::new(LlmHopFinder::new(model.clone(), bridge)),
             tool_selector: Arc::new(LlmToolSelector::new(model.clone())),
-            plan: PlanStages::with_model(model.clone()),
+            plan: PlanStages::with_model(model.clone(), grading, bridge),
             synthesizer: Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default())),
             guardrail,
         }
@@ -74,6 +98,6 @@ impl Stages {
 
 impl std::fmt::Debug for Stages {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Stages").field("guardrail", &self.guardrail).finish_non_exhaustive()
+        f.debug_struct("Stages").field("guardrail", &self.guardrail).field("bridge", &self.bridge).finish_non_exhaustive()
     }
 }

@@ -1,4 +1,4 @@
-//! The tools a tool-selection loop or a plan may call (seed 004): a search over every backend,
+//! The tools a tool-selection loop or a plan may call: a search over every backend,
 //! a search over one named backend, the most recent entries, and a date range. Each is a search
 //! through the executor with its own backend choice and filters, so caching, retries, rate limits
 //! and the call budget apply to tools exactly as to the refine loop's searches.

@@ -2,85 +2,58 @@
 //! gives, which of the results are shown, the model's hop, and a model whose hop repeats a
 //! search (the heuristic hops instead).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
-use ferret_agent::{Agent, AgentConfig, Stages, Strategy};
-use ferret_core::{
-    BackendCapabilities, BackendError, Hit, Implementation, Query, Response, SearchBackend, SearchRequest, StopReason,
-    TraceStep,
-};
+use ferret_agent::{Agent, AgentConfig, StageConfig, Stages, Strategy};
+use ferret_core::{BackendCapabilities, Hit, Implementation, Query, Response, StopReason, TraceStep};
 use ferret_exec::Executor;
-use ferret_grading::GradingConfig;
 use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig};
-use ferret_query_intel::{GuardrailConfig, HeuristicAnalyzer, HeuristicRewriter, LlmHopFinder, QueryRewriter};
+use ferret_query_intel::{BridgeFinder, HeuristicAnalyzer, HeuristicRewriter, LlmHopFinder, QueryRewriter};
+use ferret_test_support::{Matching, ScriptedBackend};
 
 const QUESTION: &str = "In what year was the university where Sergei Tokarev was a professor founded?";
 
 /// Pages that share at least two words of four letters or more with the query, most shared first.
-struct Encyclopedia {
-    pages: Vec<Hit>,
-    queries: Mutex<Vec<String>>,
+fn encyclopedia_of(pages: Vec<Hit>) -> Arc<ScriptedBackend> {
+    let backend = ScriptedBackend::new("encyclopedia", pages)
+        .matching(Matching::SharedWords { min_shared: 2, min_letters: 4 })
+        .capabilities(BackendCapabilities::default());
+    Arc::new(backend)
 }
 
-#[async_trait]
-impl SearchBackend for Encyclopedia {
-    fn name(&self) -> &str {
-        "encyclopedia"
-    }
-    fn capabilities(&self) -> BackendCapabilities {
-        BackendCapabilities::default()
-    }
-    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        self.queries.lock().unwrap().push(request.query.clone());
-        let words: Vec<String> = request.query.to_lowercase().split_whitespace().filter(|w| w.len() >= 4).map(str::to_owned).collect();
-        let mut scored: Vec<(usize, Hit)> = self
-            .pages
-            .iter()
-            .map(|page| {
-                let text = format!("{} {}", page.title, page.text).to_lowercase();
-                (words.iter().filter(|w| text.contains(w.as_str())).count(), page.clone())
-            })
-            .filter(|(shared, _)| *shared >= 2)
-            .collect();
-        scored.sort_by_key(|(shared, _)| std::cmp::Reverse(*shared));
-        Ok(scored.into_iter().map(|(_, hit)| hit).collect())
-    }
-}
-
-fn encyclopedia() -> Arc<Encyclopedia> {
+fn encyclopedia() -> Arc<ScriptedBackend> {
     encyclopedia_with(Vec::new())
 }
 
-fn encyclopedia_with(more: Vec<Hit>) -> Arc<Encyclopedia> {
+fn encyclopedia_with(more: Vec<Hit>) -> Arc<ScriptedBackend> {
     let mut pages = vec![
         Hit::new("tokarev", "Sergei Tokarev", "Sergei Tokarev was an ethnographer and a professor at Moscow State University.", 1.0, "encyclopedia"),
         Hit::new("msu", "Moscow State University", "Moscow State University opened in 1755.", 1.0, "encyclopedia"),
         Hit::new("pistol", "Tokarev pistol", "The Tokarev pistol was designed in Tula.", 1.0, "encyclopedia"),
     ];
     pages.extend(more);
-    Arc::new(Encyclopedia { pages, queries: Mutex::new(Vec::new()) })
+    encyclopedia_of(pages)
 }
 
-fn run_with(stages: Stages, backend: Arc<Encyclopedia>) -> Response {
+fn run_with(stages: Stages, backend: Arc<ScriptedBackend>) -> Response {
     run_limited(stages, backend, Query::new(QUESTION).unwrap().limit)
 }
 
-fn run_limited(stages: Stages, backend: Arc<Encyclopedia>, limit: usize) -> Response {
+fn run_limited(stages: Stages, backend: Arc<ScriptedBackend>, limit: usize) -> Response {
     let executor = Executor::builder().backend(backend).build().unwrap();
-    let agent = Agent::new(stages, executor, AgentConfig { strategy: Strategy::Auto, ..AgentConfig::default() });
+    let agent = Agent::new(stages, executor, AgentConfig { strategy: Strategy::Auto, ..AgentConfig::default() }).unwrap();
     let query = Query::new(QUESTION).unwrap().with_limit(limit).unwrap();
     tokio::runtime::Runtime::new().unwrap().block_on(agent.run(&query, None)).unwrap()
 }
 
 fn heuristic_stages() -> Stages {
-    Stages::heuristic(GuardrailConfig::default(), GradingConfig::default())
+    Stages::heuristic(StageConfig::default())
 }
 
 fn with_hop_model(replies: &[&str]) -> Stages {
     let exchanges = replies.iter().map(|r| Exchange { expect_contains: None, reply: (*r).to_owned() }).collect();
     let model = StageModel::new(Arc::new(ScriptedModel::new("scripted", exchanges)), StageModelConfig::default());
-    Stages { hop_finder: Arc::new(LlmHopFinder::new(model)), ..heuristic_stages() }
+    Stages { hop_finder: Arc::new(LlmHopFinder::new(model, BridgeFinder::default())), ..heuristic_stages() }
 }
 
 /// (queries, reason, implementation) of each hop.
@@ -113,7 +86,7 @@ fn without_a_model_the_search_hops_to_the_name_the_first_page_gives() {
     assert_eq!(hops[0].1, "hop (bridge): Moscow State University");
     assert_eq!(&hit_ids(&response)[..2], ["tokarev", "msu"], "both pages of the chain lead");
     assert_eq!(response.stop_reason, StopReason::Answered);
-    assert_eq!(backend.queries.lock().unwrap().len(), 2, "one search, one hop");
+    assert_eq!(backend.queries().len(), 2, "one search, one hop");
 }
 
 #[test]
@@ -169,6 +142,6 @@ fn a_model_hop_that_repeats_a_search_is_refused_and_the_heuristic_hops() {
         Implementation::Heuristic { why } => assert!(why.contains("searched already"), "{why}"),
         other => panic!("the heuristic should have hopped: {other:?}"),
     }
-    let queries = backend.queries.lock().unwrap().clone();
+    let queries = backend.queries();
     assert_eq!(queries.len(), 2, "the repeat is never searched: {queries:?}");
 }

@@ -3,123 +3,55 @@
 //! heuristic plan), evaluators that never approve, a budget that stops the plan, and records
 //! saved, loaded and replayed.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_agent::{
     Agent, AgentConfig, HeuristicPlanner, HeuristicReportWriter, LlmPlanner, PlanConfig, PlanEvaluator, PlanRecord,
-    PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest, ReportWriter, Stages, Strategy,
+    PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest, ReportWriter, StageConfig, Stages, Strategy,
 };
 use ferret_core::{
-    BackendCapabilities, BackendError, Budget, Hit, Implementation, Query, Report, Response, ResponseType,
-    SearchBackend, SearchRequest, StageOutput, StopReason, TraceStep,
+    BackendCapabilities, Budget, Hit, Implementation, Query, Report, Response, ResponseType, StageOutput, StopReason,
+    TraceStep,
 };
 use ferret_exec::Executor;
 use ferret_grading::GradingConfig;
 use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig, Verdict};
-use ferret_query_intel::GuardrailConfig;
-use tokio::sync::Barrier;
+use ferret_query_intel::BridgeFinder;
+use ferret_test_support::{Matching, ScriptedBackend};
 
-/// A backend answering each query with the hits of every shelf whose key the query contains,
-/// remembering the queries and how many calls were in flight at once. Queries containing a
-/// gate word wait at a barrier until as many of them have arrived as there are gate words.
-struct Library {
-    shelves: Vec<(&'static str, Vec<Hit>)>,
-    queries: Mutex<Vec<String>>,
-    calls: AtomicU32,
-    in_flight: AtomicUsize,
-    max_in_flight: AtomicUsize,
-    gate: Option<(Vec<&'static str>, Barrier)>,
-    /// Calls that passed the barrier together with the others, rather than timing out alone.
-    met_at_gate: AtomicU32,
-}
-
-impl Library {
-    fn new() -> Self {
-        let v1 = hit(
-            "v1",
-            "Mount Etna",
-            "Mount Etna is an active volcano in Sicily. Etna erupts often and its lava reaches the sea.",
-        );
-        let v2 = hit(
-            "v2",
-            "Volcano",
-            "A volcano is a rupture in the crust where lava escapes. Volcanic eruptions are caused by magma rising.",
-        );
-        let g1 = hit(
-            "g1",
-            "Glacier",
-            "A glacier is a persistent body of dense ice. Glaciers form where snow accumulates faster than it melts.",
-        );
-        let e1 = hit(
-            "e1",
-            "Eruptions of Etna",
-            "Mount Etna eruptions have been recorded since 1500 BC, the latest in 2021.",
-        );
-        Self {
-            shelves: vec![("volcan", vec![v1.clone(), v2]), ("glacier", vec![g1]), ("etna eruptions", vec![e1, v1])],
-            queries: Mutex::new(Vec::new()),
-            calls: AtomicU32::new(0),
-            in_flight: AtomicUsize::new(0),
-            max_in_flight: AtomicUsize::new(0),
-            gate: None,
-            met_at_gate: AtomicU32::new(0),
-        }
-    }
-
-    fn gated(words: Vec<&'static str>) -> Self {
-        let barrier = Barrier::new(words.len());
-        Self { gate: Some((words, barrier)), ..Self::new() }
-    }
-
-    fn queries(&self) -> Vec<String> {
-        self.queries.lock().unwrap().clone()
-    }
-}
-
-#[async_trait]
-impl SearchBackend for Library {
-    fn name(&self) -> &str {
-        "library"
-    }
-    fn capabilities(&self) -> BackendCapabilities {
-        BackendCapabilities { date_range: true, most_recent: false }
-    }
-    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.queries.lock().unwrap().push(request.query.clone());
-        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
-        let query = request.query.to_lowercase();
-        if let Some((words, barrier)) = &self.gate {
-            if words.iter().any(|w| query.contains(w)) {
-                // Sequential calls would never meet: the timeout only keeps a failing test short.
-                if tokio::time::timeout(Duration::from_secs(5), barrier.wait()).await.is_ok() {
-                    self.met_at_gate.fetch_add(1, Ordering::SeqCst);
-                }
-            }
-        }
-        let mut hits: Vec<Hit> = Vec::new();
-        for (key, shelf) in &self.shelves {
-            if query.contains(key) {
-                hits.extend(shelf.iter().filter(|h| !hits.iter().any(|k| k.id == h.id)).cloned().collect::<Vec<_>>());
-            }
-        }
-        self.in_flight.fetch_sub(1, Ordering::SeqCst);
-        Ok(hits)
-    }
+/// A library answering each query with the hits of every shelf whose key the query contains,
+/// remembering the queries and how many calls were in flight at once.
+fn library() -> ScriptedBackend {
+    let v1 = hit("v1", "Mount Etna", "Mount Etna is an active volcano in Sicily. Etna erupts often and its lava reaches the sea.");
+    let v2 = hit(
+        "v2",
+        "Volcano",
+        "A volcano is a rupture in the crust where lava escapes. Volcanic eruptions are caused by magma rising.",
+    );
+    let g1 = hit(
+        "g1",
+        "Glacier",
+        "A glacier is a persistent body of dense ice. Glaciers form where snow accumulates faster than it melts.",
+    );
+    let e1 = hit("e1", "Eruptions of Etna", "Mount Etna eruptions have been recorded since 1500 BC, the latest in 2021.");
+    let shelf = |key: &str, ids: &[&str]| (key.to_owned(), ids.iter().map(|id| (*id).to_owned()).collect());
+    let shelves = vec![shelf("volcan", &["v1", "v2"]), shelf("glacier", &["g1"]), shelf("etna eruptions", &["e1", "v1"])];
+    ScriptedBackend::new("library", vec![v1, v2, g1, e1])
+        .matching(Matching::Shelves { shelves, first_only: false })
+        .capabilities(BackendCapabilities { date_range: true, most_recent: false })
 }
 
 fn hit(id: &str, title: &str, text: &str) -> Hit {
     Hit::new(id, title, text, 1.0, "library")
 }
 
-fn agent(library: Arc<Library>, plan: PlanStages, config: PlanConfig) -> Agent {
+fn agent(library: Arc<ScriptedBackend>, plan: PlanStages, config: PlanConfig) -> Agent {
     let executor = Executor::builder().backend(library).build().unwrap();
-    let stages = Stages { plan, ..Stages::heuristic(GuardrailConfig::default(), GradingConfig::default()) };
-    Agent::new(stages, executor, AgentConfig { strategy: Strategy::Plan, plan: config, ..AgentConfig::default() })
+    let stages = Stages { plan, ..Stages::heuristic(StageConfig::default()) };
+    Agent::new(stages, executor, AgentConfig { strategy: Strategy::Plan, plan: config, ..AgentConfig::default() }).unwrap()
 }
 
 fn model(replies: &[&str]) -> (StageModel, Arc<ScriptedModel>) {
@@ -134,7 +66,11 @@ fn scripted(exchanges: Vec<Exchange>) -> (StageModel, Arc<ScriptedModel>) {
 
 /// Only the planner asks the model; everything else is heuristic.
 fn model_planner(model: StageModel) -> PlanStages {
-    PlanStages { planner: Arc::new(LlmPlanner::new(model)), ..PlanStages::heuristic() }
+    PlanStages { planner: Arc::new(LlmPlanner::new(model, HeuristicPlanner::default())), ..heuristic_plan_stages() }
+}
+
+fn heuristic_plan_stages() -> PlanStages {
+    PlanStages::heuristic(GradingConfig::default(), BridgeFinder::default())
 }
 
 fn plan_json(plan: &str) -> String {
@@ -216,8 +152,8 @@ fn assert_report_resolves(response: &Response) {
 
 #[tokio::test]
 async fn the_heuristic_plan_runs_end_to_end_into_a_report_with_references() {
-    let library = Arc::new(Library::new());
-    let agent = agent(library.clone(), PlanStages::heuristic(), PlanConfig::default());
+    let library = Arc::new(library());
+    let agent = agent(library.clone(), heuristic_plan_stages(), PlanConfig::default());
     let response = ask(&agent, "What causes volcanic eruptions? How do glaciers form?").await;
 
     let plans = plans(&response);
@@ -245,15 +181,14 @@ async fn the_heuristic_plan_runs_end_to_end_into_a_report_with_references() {
 
 #[tokio::test]
 async fn the_steps_of_one_wave_are_in_flight_together() {
-    // E1 and E2 wait for each other at the backend: run one after the other, neither would pass.
-    let library = Arc::new(Library::gated(vec!["sicily", "glacier"]));
+    // Each call takes a while: run one after the other, no two would be in flight at once.
+    let library = Arc::new(library().delay(Duration::from_millis(200)));
     let plan = "#E1 = search[volcano in Sicily]\n#E2 = search[glacier ice]\n#E3 = search[#E1 eruptions]";
     let (model, _) = model(&[&plan_json(plan)]);
     let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
     let response = ask(&agent, "Tell me about the volcano in Sicily and about glacier ice").await;
 
-    assert_eq!(library.met_at_gate.load(Ordering::SeqCst), 2, "{:?}", library.queries());
-    assert_eq!(library.max_in_flight.load(Ordering::SeqCst), 2, "E3 waits for E1");
+    assert_eq!(library.max_in_flight(), 2, "E1 and E2 together, then E3, which waits for E1: {:?}", library.queries());
     let variables: Vec<String> = plan_steps(&response).into_iter().map(|s| s.0).collect();
     assert_eq!(variables, ["E1", "E2", "E3"]);
     assert_report_resolves(&response);
@@ -261,7 +196,7 @@ async fn the_steps_of_one_wave_are_in_flight_together() {
 
 #[tokio::test]
 async fn a_result_is_substituted_into_the_step_that_uses_it() {
-    let library = Arc::new(Library::new());
+    let library = Arc::new(library());
     let plan = "Plan: find the volcano of Sicily.\n#E1 = search[volcano in Sicily]\nPlan: find its eruptions.\n#E2 = search[#E1 eruptions]";
     let (model, _) = model(&[&plan_json(plan)]);
     let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
@@ -286,7 +221,7 @@ async fn a_bad_plan_is_rejected_with_its_step_named_and_the_repaired_plan_runs()
     ];
     let repaired = "#E1 = search[volcano]\n#E2 = search[glacier]";
     for (bad, named) in cases {
-        let library = Arc::new(Library::new());
+        let library = Arc::new(library());
         let exchanges = vec![
             Exchange { expect_contains: None, reply: plan_json(bad) },
             // The repair request shows the rejected plan and says what is wrong with it.
@@ -310,7 +245,7 @@ async fn a_bad_plan_is_rejected_with_its_step_named_and_the_repaired_plan_runs()
 
 #[tokio::test]
 async fn a_model_that_writes_bad_plans_twice_gets_the_heuristic_plan() {
-    let library = Arc::new(Library::new());
+    let library = Arc::new(library());
     let (model, script) = model(&[
         &plan_json("#E1 = search[volcano]\n#E2 = browse[glacier]"),
         &plan_json("#E1 = search[volcano]\n#E2 = search[#E1 #E2]"),
@@ -333,7 +268,7 @@ async fn a_model_that_writes_bad_plans_twice_gets_the_heuristic_plan() {
 
 #[tokio::test]
 async fn a_model_that_fails_falls_back_to_the_heuristic_planner_and_says_why() {
-    let library = Arc::new(Library::new());
+    let library = Arc::new(library());
     let (model, _) = model(&[]);
     let agent = agent(library, model_planner(model), PlanConfig::default());
     let response = ask(&agent, "What causes volcanic eruptions?").await;
@@ -373,7 +308,7 @@ impl Planner for CountingPlanner {
     async fn plan(&self, request: &PlanRequest<'_>) -> StageOutput<String> {
         self.0.fetch_add(1, Ordering::SeqCst);
         self.1.lock().unwrap().push(request.problems.to_vec());
-        StageOutput::heuristic(HeuristicPlanner.plan_text(request))
+        StageOutput::heuristic(HeuristicPlanner::default().plan_text(request))
     }
 }
 
@@ -392,7 +327,7 @@ impl ReportWriter for CountingWriter {
 
 #[tokio::test]
 async fn evaluators_that_never_approve_are_bounded() {
-    let library = Arc::new(Library::new());
+    let library = Arc::new(library());
     let plan_judge = Arc::new(NeverSatisfied::default());
     let report_judge = Arc::new(NeverSatisfied::default());
     let planner = Arc::new(CountingPlanner::default());
@@ -424,7 +359,7 @@ async fn evaluators_that_never_approve_are_bounded() {
 
 #[tokio::test]
 async fn every_stage_can_ask_a_model_and_the_writer_s_markers_are_checked() {
-    let library = Arc::new(Library::new());
+    let library = Arc::new(library());
     let report = serde_json::json!({
         "title": "Volcanoes [and] glaciers",
         "sections": [
@@ -438,7 +373,7 @@ async fn every_stage_can_ask_a_model_and_the_writer_s_markers_are_checked() {
         &report.to_string(),
         r#"{"acceptable": true}"#,
     ]);
-    let agent = agent(library, PlanStages::with_model(model), PlanConfig::default());
+    let agent = agent(library, PlanStages::with_model(model, GradingConfig::default(), BridgeFinder::default()), PlanConfig::default());
     let response = ask(&agent, "Tell me about volcano and glacier").await;
 
     assert_eq!(script.remaining(), 0);
@@ -461,7 +396,7 @@ async fn every_stage_can_ask_a_model_and_the_writer_s_markers_are_checked() {
 
 #[tokio::test]
 async fn a_bad_tool_argument_is_the_step_s_error_and_the_plan_goes_on() {
-    let library = Arc::new(Library::new());
+    let library = Arc::new(library());
     let (model, _) = model(&[&plan_json("#E1 = search[volcano]\n#E2 = date_range[last week glacier]")]);
     let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
     let response = ask(&agent, "Tell me about volcano and glacier").await;
@@ -475,14 +410,14 @@ async fn a_bad_tool_argument_is_the_step_s_error_and_the_plan_goes_on() {
 
 #[tokio::test]
 async fn a_spent_budget_stops_the_waves_that_remain() {
-    let library = Arc::new(Library::new());
+    let library = Arc::new(library());
     let (model, _) = model(&[&plan_json("#E1 = search[volcano in Sicily]\n#E2 = search[#E1 eruptions]")]);
     let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
     let budget = Budget { max_backend_calls: 1, ..Budget::default() };
     let query = Query::new("When did the volcano of Sicily last erupt?").unwrap().with_budget(budget);
     let response = agent.run(&query, None).await.unwrap();
 
-    assert_eq!(library.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(library.calls(), 1);
     let steps = plan_steps(&response);
     assert_eq!(steps.len(), 2);
     assert!(steps[1].4.as_deref().is_some_and(|e| e.contains("budget")), "{steps:?}");
@@ -493,8 +428,8 @@ async fn a_spent_budget_stops_the_waves_that_remain() {
 
 #[tokio::test]
 async fn nothing_relevant_found_is_a_message_not_a_report() {
-    let library = Arc::new(Library::new());
-    let agent = agent(library, PlanStages::heuristic(), PlanConfig::default());
+    let library = Arc::new(library());
+    let agent = agent(library, heuristic_plan_stages(), PlanConfig::default());
     let response = ask(&agent, "What is the recipe for lemon tart?").await;
     assert_eq!(response.response_type, ResponseType::Message);
     assert!(response.report.is_none() && response.answer.is_none());
@@ -503,8 +438,8 @@ async fn nothing_relevant_found_is_a_message_not_a_report() {
 
 #[tokio::test]
 async fn a_record_is_saved_loaded_and_replayed_without_the_backends() {
-    let library = Arc::new(Library::new());
-    let agent = agent(library.clone(), PlanStages::heuristic(), PlanConfig::default());
+    let library = Arc::new(library());
+    let agent = agent(library.clone(), heuristic_plan_stages(), PlanConfig::default());
     let query = Query::new("What causes volcanic eruptions? How do glaciers form?").unwrap();
     let (response, record) = agent.run_plan_recorded(&query, None).await.unwrap();
     assert_report_resolves(&response);
@@ -519,9 +454,9 @@ async fn a_record_is_saved_loaded_and_replayed_without_the_backends() {
     let loaded = PlanRecord::load(&path).unwrap();
     assert_eq!(loaded, record);
 
-    let calls = library.calls.load(Ordering::SeqCst);
-    let replayed = agent.replay_plan(&loaded, None).await;
-    assert_eq!(library.calls.load(Ordering::SeqCst), calls, "a replay calls no backend");
+    let calls = library.calls();
+    let replayed = agent.replay_plan(&loaded, None).await.unwrap();
+    assert_eq!(library.calls(), calls, "a replay calls no backend");
     assert_eq!(replayed.report, response.report);
     assert_eq!(replayed.answer, response.answer);
     assert_eq!(replayed.citations, response.citations);

@@ -2,67 +2,45 @@
 //! choices, a model that fails, a selector that repeats itself, and budgets that allow no step.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use ferret_agent::{Agent, AgentConfig, Stages, Strategy, ToolBox, ToolLoopConfig};
+use ferret_agent::{Agent, AgentConfig, StageConfig, Stages, Strategy, ToolBox, ToolLoopConfig};
 use ferret_agent::{SelectionState, ToolCall, ToolSelector};
 use ferret_core::{
-    BackendCapabilities, BackendError, Budget, FerretError, Hit, Implementation, Query, Response, ResponseType,
-    SearchBackend, SearchRequest, StageOutput, StopReason, TraceStep,
+    Budget, FerretError, Hit, Implementation, Query, Response, ResponseType, StageOutput, StopReason, TraceStep,
 };
 use ferret_exec::Executor;
-use ferret_grading::GradingConfig;
 use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig};
-use ferret_query_intel::GuardrailConfig;
+use ferret_test_support::ScriptedBackend;
 
-/// A journal: answers any query with the entries that share a longer word with it, and remembers the
-/// requests it got.
-struct Journal {
-    entries: Vec<Hit>,
-    requests: Mutex<Vec<SearchRequest>>,
-    calls: AtomicU32,
-}
-
-#[async_trait]
-impl SearchBackend for Journal {
-    fn name(&self) -> &str {
-        "journal"
-    }
-    fn capabilities(&self) -> BackendCapabilities {
-        BackendCapabilities { date_range: true, most_recent: true }
-    }
-    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.requests.lock().unwrap().push(request.clone());
-        // Words of four letters or more, so "I" or "my" match nothing.
-        let words: Vec<String> = request.query.to_lowercase().split_whitespace().filter(|w| w.len() >= 4).map(str::to_owned).collect();
-        Ok(self
-            .entries
-            .iter()
-            .filter(|h| words.iter().any(|w| h.text.to_lowercase().contains(w.as_str())))
-            .take(request.filters.most_recent.unwrap_or(usize::MAX))
-            .cloned()
-            .collect())
-    }
-}
-
-fn journal() -> Arc<Journal> {
+/// A journal: answers a query with the entries sharing a word of four letters or more with it,
+/// honouring date filters, and remembering the requests it got.
+fn journal() -> Arc<ScriptedBackend> {
+    let entry = |id: &str, title: &str, text: &str, date: &str| {
+        let mut hit = Hit::new(id, title, text, 1.0, "journal");
+        hit.date = Some(date.parse().unwrap());
+        hit
+    };
     let entries = vec![
-        Hit::new("e1", "Exams", "I have been stressed about the exams and my thesis deadline.", 1.0, "journal"),
-        Hit::new("e2", "Garden", "The tomatoes in the garden finally ripened.", 1.0, "journal"),
-        Hit::new("e3", "Work", "Work stress again: the thesis review moved to Friday.", 1.0, "journal"),
+        entry("e1", "Exams", "I have been stressed about the exams and my thesis deadline.", "2024-04-10"),
+        entry("e2", "Garden", "The tomatoes in the garden finally ripened.", "2024-07-01"),
+        entry("e3", "Work", "Work stress again: the thesis review moved to Friday.", "2024-05-20"),
     ];
-    Arc::new(Journal { entries, requests: Mutex::new(Vec::new()), calls: AtomicU32::new(0) })
+    Arc::new(ScriptedBackend::new("journal", entries))
 }
 
-fn agent(backend: Arc<Journal>, stages: Stages, tool_loop: ToolLoopConfig) -> Agent {
+fn agent(backend: Arc<ScriptedBackend>, stages: Stages, tool_loop: ToolLoopConfig) -> Agent {
+    try_agent(backend, stages, tool_loop).unwrap()
+}
+
+fn try_agent(backend: Arc<ScriptedBackend>, stages: Stages, tool_loop: ToolLoopConfig) -> Result<Agent, FerretError> {
     let executor = Executor::builder().backend(backend).build().unwrap();
     Agent::new(stages, executor, AgentConfig { strategy: Strategy::ToolLoop, tool_loop, ..AgentConfig::default() })
 }
 
 fn heuristic_stages() -> Stages {
-    Stages::heuristic(GuardrailConfig::default(), GradingConfig::default())
+    Stages::heuristic(StageConfig::default())
 }
 
 /// (tool, query, results, new results, error) of each tool step.
@@ -93,7 +71,7 @@ async fn without_a_model_the_loop_lists_recent_entries_when_asked_and_stops_when
     assert_eq!(steps[1].0, "DONE");
     assert_eq!(response.stop_reason, StopReason::Answered);
     assert_eq!(response.response_type, ResponseType::Results);
-    assert_eq!(backend.requests.lock().unwrap()[0].filters.most_recent, Some(ToolLoopConfig::default().recent_entries));
+    assert_eq!(backend.requests()[0].filters.most_recent, Some(ToolLoopConfig::default().recent_entries));
     for citation in &response.citations {
         assert!(response.hits.iter().any(|h| h.id == citation.hit_id), "{citation:?}");
     }
@@ -119,7 +97,7 @@ async fn a_selector_that_repeats_its_call_ends_the_loop_with_no_progress() {
     let steps = tool_steps(&response);
     assert_eq!(steps.len(), 2, "{steps:?}");
     assert_eq!(steps[1].4.as_deref(), Some("repeats step 1"));
-    assert_eq!(backend.calls.load(Ordering::SeqCst), 1, "the repeat is not searched");
+    assert_eq!(backend.calls(), 1, "the repeat is not searched");
     assert_eq!(response.response_type, ResponseType::Results, "what the first call found still answers");
 }
 
@@ -144,7 +122,7 @@ async fn a_models_choices_run_with_their_arguments_and_its_reasoning_is_traced()
     let tools: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(tools, ["date_range", "search", "DONE"]);
     assert_eq!((steps[0].1.as_str(), steps[1].1.as_str()), ("exams", "work stress"));
-    let range = backend.requests.lock().unwrap()[0].filters.date_range.unwrap();
+    let range = backend.requests()[0].filters.date_range.unwrap();
     assert_eq!(range.from.unwrap().to_string(), "2024-03-01");
     let reasons: Vec<(&str, &Implementation)> = response
         .trace
@@ -178,7 +156,7 @@ async fn a_failing_selector_falls_back_to_one_plain_search_and_says_so() {
     let (why, reasoning) = fallback.expect("the fallback is traced");
     assert!(why.contains("scripted failed"), "{why}");
     assert!(reasoning.contains("selector failed"), "{reasoning}");
-    assert_eq!(backend.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(backend.calls(), 1);
     assert_eq!(response.response_type, ResponseType::Results);
 }
 
@@ -203,7 +181,7 @@ async fn the_loop_stops_at_its_step_limit() {
 #[tokio::test]
 async fn budgets_of_zero_steps_are_clear_errors() {
     let zero_steps = ToolLoopConfig { max_steps: 0, ..ToolLoopConfig::default() };
-    let error = agent(journal(), heuristic_stages(), zero_steps).run(&Query::new("thesis stress").unwrap(), None).await.unwrap_err();
+    let error = try_agent(journal(), heuristic_stages(), zero_steps).unwrap_err();
     assert!(matches!(&error, FerretError::Config(m) if m.contains("tool_loop.max_steps is zero")), "{error}");
 
     let no_attempts = Query::new("thesis stress").unwrap().with_budget(Budget { max_attempts: 0, ..Budget::default() });

@@ -31,8 +31,9 @@ impl QdrantBackend {
     }
 }
 
-/// A failure as the executor sees it: whether a retry can help decides what it does next.
-pub(crate) fn backend_error(backend: &str, error: QdrantError) -> BackendError {
+/// `error` as the failure of backend `backend`, as the executor sees it: whether a retry can
+/// help decides what it does next.
+pub fn backend_error(backend: &str, error: QdrantError) -> BackendError {
     let message = error.to_string();
     match error {
         QdrantError::Unreachable { .. } => BackendError::transient(backend, BackendErrorKind::Unavailable, message),

@@ -15,7 +15,7 @@ mod error;
 mod index;
 mod requests;
 
-pub use backend::QdrantBackend;
+pub use backend::{backend_error, QdrantBackend};
 pub use error::{QdrantConfig, QdrantError};
 pub use ferret_collection::{Document, IngestIssue, IngestOptions, IngestReport};
 pub use index::QdrantIndex;

@@ -7,11 +7,13 @@ mod store_args;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use ferret::{AgentConfig, DateRange, Ferret, Filters, IngestOptions, IngestReport, LocalIndex, QdrantBackend, QdrantIndex, Query, RetrievalMode, Strategy};
+use ferret::{
+    AgentConfig, DateRange, Ferret, Filters, IngestOptions, IngestReport, LocalIndex, PlanRecord, QdrantIndex, Query,
+    RetrievalMode, Strategy,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use store_args::{EmbedderChoice, StoreArgs};
 
@@ -75,10 +77,20 @@ enum Command {
         /// for bridge questions), refine retries weak results, single-pass searches once.
         #[arg(long, value_enum, default_value = "auto")]
         strategy: StrategyArg,
+        /// Run the planner and keep what it found in DIR/plan.json, to write the report again
+        /// later with --replay.
+        #[arg(long, value_name = "DIR", conflicts_with = "replay")]
+        record: Option<PathBuf>,
+        /// Write the report of the plan run recorded in DIR/plan.json again, calling no backend.
+        #[arg(long, value_name = "DIR")]
+        replay: Option<PathBuf>,
         #[command(flatten)]
         llm: llm_args::LlmArgs,
     },
 }
+
+/// The file a recorded plan run is kept in, inside the `--record` / `--replay` folder.
+const PLAN_RECORD_FILE: &str = "plan.json";
 
 fn main() -> ExitCode {
     if std::env::var_os("RUST_LOG").is_some() {
@@ -96,20 +108,17 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Ingest { path, index, embedder, store } => ingest(&path, &index, embedder, &store),
-        Command::Search { question, index, mode, store, json, verbose, limit, since, until, recent, strategy, llm } => {
+        Command::Search { question, index, mode, store, json, verbose, limit, since, until, recent, strategy, record, replay, llm } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange { from: since, to: until });
             let query = Query::new(question)?.with_limit(limit)?.with_filters(Filters { date_range, most_recent: recent })?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let mut builder = match (&index, store.qdrant()) {
                 (Some(_), Some(_)) => anyhow::bail!("choose one of --index and --qdrant-url"),
-                (None, Some(config)) => {
-                    let (index, mode) = runtime.block_on(store_args::qdrant_for_search(config, mode))?;
-                    Ferret::builder().backend(Arc::new(QdrantBackend::new("qdrant", Arc::new(index), mode)?))
-                }
+                (None, Some(config)) => Ferret::builder().qdrant_config(config),
                 (Some(dir), None) => Ferret::builder().local_index(dir),
                 (None, None) => Ferret::builder().default_corpus(),
             };
-            if let Some(mode) = mode.filter(|_| index.is_some()) {
+            if let Some(mode) = mode.filter(|_| index.is_some() || store.qdrant_url.is_some()) {
                 builder = builder.retrieval(mode);
             }
             let strategy = match strategy {
@@ -125,7 +134,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 builder = builder.language_model(model);
             }
             let ferret = builder.build()?;
-            let response = runtime.block_on(ferret.search(query))?;
+            let response = match (&record, &replay) {
+                (Some(dir), _) => {
+                    let (response, plan) = runtime.block_on(ferret.search_recorded(query))?;
+                    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                    plan.save(dir.join(PLAN_RECORD_FILE))?;
+                    response
+                }
+                (None, Some(dir)) => {
+                    let plan = PlanRecord::load(dir.join(PLAN_RECORD_FILE))?;
+                    runtime.block_on(ferret.replay(&plan))?
+                }
+                (None, None) => runtime.block_on(ferret.search(query))?,
+            };
             if json {
                 println!("{}", serde_json::to_string_pretty(&response)?);
             } else {

@@ -63,6 +63,7 @@ fn trace_step(step: &TraceStep) -> String {
             format!("analysis: {query_type}, {complexity}, entities [{}] [{}]", entities.join(", "), by(implementation))
         }
         TraceStep::Strategy { chosen, reason } => format!("strategy: {chosen} ({reason})"),
+        TraceStep::Tools { names, max_steps } => format!("tools: {}; at most {max_steps} steps", names.join(", ")),
         TraceStep::ToolStep { step, tool, reasoning, query, results, new_results, error, implementation } => {
             let outcome = error.as_ref().map_or_else(|| format!("{results} hits, {new_results} new"), |e| format!("failed: {e}"));
             format!("tool step {step}: {tool}[{query}] {outcome}; {reasoning} [{}]", by(implementation))

@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Context as _;
-use ferret::{Embedder, LocalIndex, QdrantConfig, QdrantError, QdrantIndex, RetrievalMode};
+use ferret::{Embedder, LocalIndex, QdrantConfig};
 
 /// Whether documents get dense vectors at ingest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -35,7 +34,7 @@ impl StoreArgs {
     pub fn qdrant(&self) -> Option<QdrantConfig> {
         let url = self.qdrant_url.clone()?;
         let mut config = QdrantConfig::new(url, self.collection.clone());
-        if let Ok(key) = std::env::var("FERRET_QDRANT_API_KEY") {
+        if let Ok(key) = std::env::var(ferret::QDRANT_API_KEY_VAR) {
             config = config.api_key(key);
         }
         Some(config)
@@ -62,33 +61,6 @@ pub fn ingest_embedder(choice: EmbedderChoice, dir: Option<&Path>) -> anyhow::Re
                 }
             }
         }
-    }
-}
-
-/// Connect to the collection for a search in `mode` (default: hybrid when the collection holds
-/// dense vectors and the model is here, else BM25).
-pub async fn qdrant_for_search(config: QdrantConfig, mode: Option<RetrievalMode>) -> anyhow::Result<(QdrantIndex, RetrievalMode)> {
-    let url = config.url.clone();
-    let wants_dense = mode.is_none_or(|m| m.needs_embeddings());
-    let embedder = if wants_dense {
-        match (ferret::default_embedder(), mode) {
-            (Ok(embedder), _) => Some(embedder),
-            (Err(e), Some(_)) => return Err(e.into()),
-            (Err(_), None) => None,
-        }
-    } else {
-        None
-    };
-    match QdrantIndex::connect(config.clone(), embedder.clone()).await {
-        Ok(index) => {
-            let mode = mode.unwrap_or(if embedder.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 });
-            Ok((index, mode))
-        }
-        // A BM25-only collection searched without an explicit mode.
-        Err(QdrantError::NoDenseVectors { .. }) if mode.is_none() => {
-            Ok((QdrantIndex::connect(config, None).await.with_context(|| format!("connecting to {url}"))?, RetrievalMode::Bm25))
-        }
-        Err(e) => Err(e).with_context(|| format!("connecting to {url}")),
     }
 }
 

@@ -4,7 +4,8 @@ use crate::{BackendFailure, Citation, Hit, Response, TraceStep};
 
 /// The streamed form of a search: the same facts as the [`Response`] and its trace, as they happen.
 ///
-/// A stream always ends with exactly one `Done`, or an error if the search was refused outright.
+/// A stream always ends with exactly one `Done`; a search that could not start sends an `Error`
+/// first, and its `Done` carries a message response with [`StopReason::Refused`](crate::StopReason).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "event")]
 #[non_exhaustive]
@@ -37,6 +38,11 @@ pub enum Event {
         text: String,
         /// What the markers point at.
         citations: Vec<Citation>,
+    },
+    /// The search could not start; `Done` follows.
+    Error {
+        /// What is wrong, and what to fix.
+        message: String,
     },
     /// The search is over; the complete response.
     Done {

@@ -14,6 +14,7 @@ mod hit;
 mod llm;
 mod query;
 mod response;
+mod strategy;
 mod trace;
 
 pub use backend::{BackendCapabilities, SearchBackend, SearchRequest};
@@ -27,5 +28,6 @@ pub use llm::{
 };
 pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
 pub use response::{BackendFailure, Citation, Report, ReportSection, Response, ResponseType, StopReason, Usage};
+pub use strategy::{Strategy, StrategyReason, UnknownStrategy};
 pub use trace::{Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep};
 pub mod text;

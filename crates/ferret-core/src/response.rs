@@ -27,6 +27,9 @@ pub enum StopReason {
     BudgetExhausted,
     /// The guardrail decided not to search (greeting, unclear or unrelated question).
     Guardrail,
+    /// The search could not start: its budget or the configuration is unusable. The message
+    /// says what to fix.
+    Refused,
 }
 
 /// One `[n]` marker of the answer and the hit it points at.

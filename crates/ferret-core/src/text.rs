@@ -60,6 +60,57 @@ pub fn coverage(query_terms: &HashSet<String>, document_terms: &HashSet<String>)
     found as f32 / query_terms.len() as f32
 }
 
+/// How a text that [`cut`] shortened ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutMark {
+    /// Nothing marks the cut: for queries, which a search engine reads word by word.
+    Plain,
+    /// `…` marks the cut: for text a person or a model reads.
+    Ellipsis,
+}
+
+/// `text` trimmed and, when longer than `max_chars` characters, cut to at most `max_chars`
+/// characters, the mark included: on a word boundary, or mid-word when one word is longer than
+/// the limit. An ellipsis also drops the punctuation left dangling before it (`Etna,…` would
+/// read as a list), though not closing brackets or quotes. The one text-cutting rule of Ferret.
+pub fn cut(text: &str, max_chars: usize, mark: CutMark) -> String {
+    let text = text.trim();
+    match mark {
+        CutMark::Plain => cut_on_word(text, max_chars).to_owned(),
+        CutMark::Ellipsis if text.chars().nth(max_chars).is_none() => text.to_owned(),
+        CutMark::Ellipsis => {
+            let head = cut_on_word(text, max_chars.saturating_sub(1));
+            format!("{}…", head.trim_end_matches(|c: char| !c.is_alphanumeric() && !is_closing(c)))
+        }
+    }
+}
+
+/// The longest head of `text` (already trimmed) of at most `max_chars` characters that ends at
+/// a word boundary; a single word longer than that is cut mid-word.
+fn cut_on_word(text: &str, max_chars: usize) -> &str {
+    let Some((end, _)) = text.char_indices().nth(max_chars) else {
+        return text;
+    };
+    let head = &text[..end];
+    if text[end..].starts_with(char::is_whitespace) {
+        return head.trim_end();
+    }
+    match head.rfind(char::is_whitespace) {
+        Some(i) if !head[..i].trim().is_empty() => head[..i].trim_end(),
+        _ => head,
+    }
+}
+
+/// Closes a parenthesis or a quotation, and so may follow a sentence's final punctuation.
+pub fn is_closing(c: char) -> bool {
+    matches!(c, '"' | '\'' | ')' | '\u{201d}' | '\u{2019}' | '\u{bb}')
+}
+
+/// `text` on one line: line breaks as spaces, runs of whitespace as one space, trimmed.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +127,32 @@ mod tests {
         assert!((coverage(&q, &d) - 2.0 / 3.0).abs() < 1e-6, "panel and panels share a stem");
         assert_eq!(coverage(&q, &term_set("Efficient solar panels")), 1.0, "so do efficiency and efficient");
         assert_eq!(coverage(&term_set("the of"), &d), 0.0);
+    }
+
+
+    #[test]
+    fn cuts_end_on_a_word_and_stay_within_the_limit() {
+        assert_eq!(cut("alpha beta gamma", 10, CutMark::Plain), "alpha beta");
+        assert_eq!(cut("alpha beta gamma", 11, CutMark::Plain), "alpha beta");
+        assert_eq!(cut("alphabetagamma", 5, CutMark::Plain), "alpha");
+        assert_eq!(cut("  short  ", 100, CutMark::Plain), "short");
+        assert_eq!(cut("one two three four", 12, CutMark::Ellipsis), "one two…");
+        assert_eq!(cut("éééééé", 5, CutMark::Ellipsis), "éééé…");
+        assert_eq!(cut("one, two, three", 10, CutMark::Ellipsis), "one, two…");
+        assert_eq!(cut("He said \"yes\" then left", 16, CutMark::Ellipsis), "He said \"yes\"…");
+        assert_eq!(cut("short", 5, CutMark::Ellipsis), "short");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_cut_never_exceeds_its_limit(text in ".{0,80}", max in 0usize..40, ellipsis: bool) {
+            let mark = if ellipsis { CutMark::Ellipsis } else { CutMark::Plain };
+            let out = cut(&text, max, mark);
+            proptest::prop_assert!(out.chars().count() <= max.max(usize::from(ellipsis)), "{out:?}");
+            if text.trim().chars().count() <= max {
+                proptest::prop_assert_eq!(out, text.trim());
+            }
+        }
     }
 
     proptest::proptest! {

@@ -88,12 +88,20 @@ pub enum TraceStep {
         /// Which analyzer ran.
         implementation: Implementation,
     },
-    /// The strategy chooser escalated past the cheapest path.
+    /// The strategy that runs, and why: the configuration named it, or the automatic choice read
+    /// the question so.
     Strategy {
-        /// The strategy run (`multi_hop`).
-        chosen: String,
-        /// Why (`bridge question`, `comparison question`).
-        reason: String,
+        /// The strategy run.
+        chosen: crate::Strategy,
+        /// Why this one.
+        reason: crate::StrategyReason,
+    },
+    /// The tools a tool-selection loop or a plan may call.
+    Tools {
+        /// Their names, as a selector or a plan calls them.
+        names: Vec<String>,
+        /// Most tool calls or plan steps.
+        max_steps: u32,
     },
     /// The queries sent to the backends for one attempt, after decomposition and rewriting.
     Queries {

@@ -70,6 +70,7 @@ pub fn grades_from_judgements(config: &GradingConfig, question: &str, hits: &[Hi
                 kept: config.is_kept(relevance),
                 good: config.is_good(relevance),
                 reason,
+                linked: None,
             }
         })
         .collect();

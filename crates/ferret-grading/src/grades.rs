@@ -14,6 +14,39 @@ pub struct HitGrade {
     pub good: bool,
     /// Why this relevance, in a few words.
     pub reason: String,
+    /// Set when a strategy keeps the hit for how it links to other results rather than for its
+    /// own words (a hop's page, a page the top results name): the grader's reason stays its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked: Option<LinkedRelevance>,
+}
+
+impl HitGrade {
+    /// Keep this hit for `why`, whatever its relevance.
+    pub fn keep_as(&mut self, why: LinkedRelevance) {
+        self.kept = true;
+        self.linked = Some(why);
+    }
+}
+
+/// Why a hit is relevant through other results, though a grader reading its words against the
+/// question would not keep it: the decisions multi-hop search and plans make.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum LinkedRelevance {
+    /// The page a hop searched for, relevant through the result that named it.
+    HopPage {
+        /// The name the hop followed.
+        entity: String,
+    },
+    /// A page the top results name.
+    NamedByTopResult,
+    /// One of the top results that together cover the question, though none does alone.
+    CoversJointly,
+    /// A grader keeps it for the query of the plan step that found it.
+    PlanStep {
+        /// That step's query.
+        query: String,
+    },
 }
 
 /// The overall verdict on a set of hits (seed 002's `overall_quality`).
@@ -36,6 +69,29 @@ impl Quality {
             Self::Medium => "medium",
             Self::Low => "low",
         }
+    }
+}
+
+impl Quality {
+    fn rank(self) -> u8 {
+        match self {
+            Self::Low => 0,
+            Self::Medium => 1,
+            Self::High => 2,
+        }
+    }
+}
+
+/// Worse is less: `Low < Medium < High`.
+impl Ord for Quality {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for Quality {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 

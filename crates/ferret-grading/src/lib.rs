@@ -20,5 +20,5 @@ mod suggest;
 pub use config::{GradingConfig, GradingConfigError, HIGH_RELEVANCE};
 pub use grader::{grades_from_judgements, HeuristicGrader, RelevanceGrader};
 pub use llm::{LlmGrader, LLM_SCORE_WEIGHT};
-pub use grades::{Grades, HitGrade, Quality, RetryStrategy, RetrySuggestion};
+pub use grades::{Grades, HitGrade, LinkedRelevance, Quality, RetryStrategy, RetrySuggestion};
 pub use relevance::{heuristic_relevance, Judgement, COVERAGE_WEIGHT, PHRASE_WEIGHT, SCORE_WEIGHT};

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::classify_http_status;
-use crate::prompts::truncate_chars;
+use ferret_core::text::{cut, CutMark};
 
 /// How the provider asks for JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -252,7 +252,7 @@ pub fn classify_openai_error(error: OpenAIError, url: &str) -> LlmError {
         OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
             Ok(failure) => {
                 let retry = classify_http_status(failure.status, failure.retry_after.as_deref(), &failure.body);
-                (format!("{url} answered HTTP {}: {}", failure.status, truncate_chars(&failure.body, 300)), retry)
+                (format!("{url} answered HTTP {}: {}", failure.status, cut(&failure.body, 300, CutMark::Ellipsis)), retry)
             }
             Err(other) => (other.to_string(), RetryClass::Transient),
         },
@@ -268,7 +268,7 @@ pub fn classify_openai_error(error: OpenAIError, url: &str) -> LlmError {
         }
         // A garbled body or event stream: a proxy or an overloaded server, worth the one retry.
         OpenAIError::JSONDeserialize(e, body) => {
-            (format!("{url} sent a body that is not what the API returns ({e}): {}", truncate_chars(&body, 200)), RetryClass::Transient)
+            (format!("{url} sent a body that is not what the API returns ({e}): {}", cut(&body, 200, CutMark::Ellipsis)), RetryClass::Transient)
         }
         OpenAIError::StreamError(e) => (format!("the stream from {url} failed: {e}"), RetryClass::Transient),
         other => (other.to_string(), RetryClass::Permanent),

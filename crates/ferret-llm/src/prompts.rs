@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use ferret_core::text::{cut, CutMark};
 use ferret_core::{ChatMessage, ChatRole, Hit};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 use schemars::JsonSchema;
@@ -766,7 +767,7 @@ impl Prompts {
     fn register_truncation(&mut self) {
         let default_max = self.max_source_chars;
         self.env.add_filter("truncate_chars", move |text: Value, max_chars: Option<usize>| {
-            Ok(truncate_chars(&filter_text("truncate_chars", &text)?, max_chars.unwrap_or(default_max)))
+            Ok(cut(&filter_text("truncate_chars", &text)?, max_chars.unwrap_or(default_max), CutMark::Ellipsis))
         });
     }
 
@@ -843,18 +844,6 @@ fn reads_as_fence_tag(after_angle: &str) -> bool {
     let name = after_angle.trim_start();
     let name = name.strip_prefix('/').unwrap_or(name).trim_start();
     name.get(..4).is_some_and(|word| word.eq_ignore_ascii_case("data"))
-}
-
-/// At most `max_chars` characters of `text`, the last being "…" when something was cut. Also
-/// keeps model output and error bodies quoted in messages short.
-pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> String {
-    let text = text.trim();
-    if text.chars().nth(max_chars).is_none() {
-        return text.to_owned();
-    }
-    let keep = max_chars.saturating_sub(1);
-    let cut = text.char_indices().nth(keep).map_or(text.len(), |(index, _)| index);
-    format!("{}…", text[..cut].trim_end())
 }
 
 #[cfg(test)]
@@ -1006,10 +995,10 @@ mod tests {
 
     #[test]
     fn long_source_texts_are_cut_on_a_character_boundary() {
-        assert_eq!(truncate_chars("short", 10), "short");
-        assert_eq!(truncate_chars("ééééé", 5), "ééééé");
-        assert_eq!(truncate_chars("éééééé", 5), "éééé…");
-        assert_eq!(truncate_chars("ab cd ef", 4), "ab…");
+        assert_eq!(cut("short", 10, CutMark::Ellipsis), "short");
+        assert_eq!(cut("ééééé", 5, CutMark::Ellipsis), "ééééé");
+        assert_eq!(cut("éééééé", 5, CutMark::Ellipsis), "éééé…");
+        assert_eq!(cut("ab cd ef", 4, CutMark::Ellipsis), "ab…");
         let prompts = Prompts::new().with_max_source_chars(20);
         let context = GradingContext { question: "q".into(), results: vec![source(1, &"ü".repeat(500))], previous_queries: vec![] };
         let messages = prompts.render_context(&context).unwrap_or_else(|e| panic!("{e}"));

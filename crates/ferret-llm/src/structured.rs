@@ -3,7 +3,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::prompts::truncate_chars;
+use ferret_core::text::{cut, CutMark};
 
 /// Why no typed value could be had from the model.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -60,7 +60,7 @@ pub fn parse_tolerant<T: DeserializeOwned>(raw: &str) -> Result<T, String> {
     }
     let repaired = llm_json::repair_json(candidate, &llm_json::RepairOptions { ensure_ascii: false, ..Default::default() })
         .map_err(|e| format!("{strict_error}; repair failed: {e}"))?;
-    serde_json::from_str::<T>(&repaired).map_err(|e| format!("{e} (after repairing the JSON to `{}`)", truncate_chars(&repaired, 200)))
+    serde_json::from_str::<T>(&repaired).map_err(|e| format!("{e} (after repairing the JSON to `{}`)", cut(&repaired, 200, CutMark::Ellipsis)))
 }
 
 /// The part of `text` most likely to be the JSON value: inside a code fence if there is one,

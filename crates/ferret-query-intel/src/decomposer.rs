@@ -4,13 +4,13 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use ferret_core::text::{content_terms, is_stop_word, words};
+use ferret_core::text::{content_terms, cut, is_stop_word, one_line, words, CutMark};
 use ferret_core::StageOutput;
 use regex::Regex;
 
 use crate::analyzer::{is_comparison_question, Analysis, Complexity, EntityKind, QueryType};
 use crate::util::{
-    collapse_whitespace, cut_to_chars, dedup_key, find_word, is_aux_verb, is_question_word, name_runs,
+    dedup_key, find_word, is_aux_verb, is_question_word, name_runs,
     strip_possessive, tokenize,
 };
 
@@ -69,9 +69,9 @@ fn finish(queries: Vec<String>, max: usize) -> Vec<String> {
     queries
         .into_iter()
         .map(|q| {
-            let q = collapse_whitespace(&q);
+            let q = one_line(&q);
             let q = trim_punctuation(&q);
-            trim_punctuation(&cut_to_chars(q, HeuristicDecomposer::MAX_SUB_QUERY_CHARS)).to_owned()
+            trim_punctuation(&cut(q, HeuristicDecomposer::MAX_SUB_QUERY_CHARS, CutMark::Plain)).to_owned()
         })
         .filter(|q| !q.is_empty() && seen.insert(dedup_key(q)))
         .take(max)

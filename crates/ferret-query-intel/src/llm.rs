@@ -220,9 +220,9 @@ impl LlmHopFinder {
     /// Results shown to the model, best first.
     pub const SOURCES: usize = 5;
 
-    /// Find hops with `model`.
-    pub fn new(model: StageModel) -> Self {
-        Self { model, heuristic: BridgeFinder::default() }
+    /// Find hops with `model`, falling back to `heuristic`.
+    pub fn new(model: StageModel, heuristic: BridgeFinder) -> Self {
+        Self { model, heuristic }
     }
 }
 

@@ -11,7 +11,9 @@ use ferret_core::StageOutput;
 use regex::Regex;
 
 use crate::analyzer::{Analysis, EntityKind};
-use crate::util::{collapse_whitespace, cut_to_chars, is_error_class};
+use ferret_core::text::{cut, one_line, CutMark};
+
+use crate::util::is_error_class;
 
 /// Rewrites a query for the backends.
 #[async_trait::async_trait]
@@ -81,7 +83,7 @@ impl HeuristicRewriter {
             }
             pieces.push(clean_line(line));
         }
-        let text = drop_repeated_classes(&collapse_whitespace(&pieces.join(" ")));
+        let text = drop_repeated_classes(&one_line(&pieces.join(" ")));
         let text = drop_stop_words_if_long(&text);
         classes_first_if_cut(&text, &classes)
     }
@@ -198,7 +200,7 @@ fn drop_stop_words_if_long(text: &str) -> String {
 
 /// When cutting to the limit would lose an error class, put the classes first.
 fn classes_first_if_cut(text: &str, classes: &[String]) -> String {
-    let kept = cut_to_chars(trim_question(text), HeuristicRewriter::MAX_CHARS);
+    let kept = cut(trim_question(text), HeuristicRewriter::MAX_CHARS, CutMark::Plain);
     let mut lost: Vec<&str> = Vec::new();
     for class in classes {
         if text.contains(class.as_str()) && !kept.contains(class.as_str()) && !lost.contains(&class.as_str()) {
@@ -217,9 +219,9 @@ fn classes_first_if_cut(text: &str, classes: &[String]) -> String {
 
 /// The cleaned `text` cut to the limit, or the cut raw `query` when nothing of it is left.
 fn head_query(text: &str, query: &str) -> String {
-    let out = trim_question(&cut_to_chars(trim_question(text), HeuristicRewriter::MAX_CHARS)).to_owned();
+    let out = trim_question(&cut(trim_question(text), HeuristicRewriter::MAX_CHARS, CutMark::Plain)).to_owned();
     if out.is_empty() {
-        cut_to_chars(query, HeuristicRewriter::MAX_CHARS)
+        cut(query, HeuristicRewriter::MAX_CHARS, CutMark::Plain)
     } else {
         out
     }

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use ferret_core::text::is_stop_word;
+use ferret_core::text::{is_stop_word, one_line};
 use regex::Regex;
 
 /// Question words; most are stop words too, but the stages need to recognise them as such.
@@ -235,31 +235,9 @@ pub(crate) fn has_word(haystack: &str, needle: &str) -> bool {
     find_word(haystack, needle, 0).is_some()
 }
 
-/// `text` trimmed and cut to at most `max_chars` characters, on a word boundary when there is
-/// one; a single word longer than the limit is cut mid-word.
-pub(crate) fn cut_to_chars(text: &str, max_chars: usize) -> String {
-    let text = text.trim();
-    let Some((end, _)) = text.char_indices().nth(max_chars) else {
-        return text.to_owned();
-    };
-    let head = &text[..end];
-    if text[end..].starts_with(char::is_whitespace) {
-        return head.trim_end().to_owned();
-    }
-    match head.rfind(char::is_whitespace) {
-        Some(i) if !head[..i].trim().is_empty() => head[..i].trim_end().to_owned(),
-        _ => head.to_owned(),
-    }
-}
-
-/// Collapse runs of whitespace to one space and trim.
-pub(crate) fn collapse_whitespace(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// Lowercased, whitespace-collapsed form used to deduplicate queries.
 pub(crate) fn dedup_key(text: &str) -> String {
-    collapse_whitespace(&text.to_lowercase())
+    one_line(&text.to_lowercase())
 }
 
 #[cfg(test)]
@@ -281,15 +259,6 @@ mod tests {
         assert_eq!(names("Where is the Bank of England?", false), ["Bank of England"]);
         assert_eq!(names("Is Python or Java faster?", false), ["Python", "Java"]);
         assert_eq!(names("Python vs. Java", false), ["Java"], "'vs.' does not end a sentence");
-    }
-
-    #[test]
-    fn cut_keeps_whole_words_and_never_exceeds_the_limit() {
-        assert_eq!(cut_to_chars("alpha beta gamma", 10), "alpha beta");
-        assert_eq!(cut_to_chars("alpha beta gamma", 11), "alpha beta");
-        assert_eq!(cut_to_chars("alphabetagamma", 5), "alpha");
-        assert_eq!(cut_to_chars("  short  ", 100), "short");
-        assert_eq!(cut_to_chars("ééé ééé", 5).chars().count(), 3);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 use std::collections::HashSet;
 
+use ferret_core::text::{cut, CutMark};
 use ferret_core::{text, Hit, StageOutput};
 use serde::{Deserialize, Serialize};
 
@@ -198,15 +199,10 @@ impl AnswerSynthesizer for ExtractiveSynthesizer {
 
 /// Cut `sentence` to `max` characters at a word boundary, ending with `…`; 0 means no limit.
 fn truncate(sentence: &str, max: usize) -> String {
-    if max == 0 || sentence.chars().count() <= max {
+    if max == 0 {
         return sentence.to_owned();
     }
-    let head: String = sentence.chars().take(max.saturating_sub(1)).collect();
-    let cut = match head.rfind(' ') {
-        Some(space) if space > 0 => &head[..space],
-        _ => head.as_str(),
-    };
-    format!("{}\u{2026}", cut.trim_end_matches(|c: char| !c.is_alphanumeric() && !is_closer(c)))
+    cut(sentence, max, CutMark::Ellipsis)
 }
 
 /// `sentence` with ` [n]` before its closing punctuation (terminators, then closing quotes), or
@@ -240,7 +236,7 @@ mod tests {
         assert_eq!(truncate("short", 400), "short");
         assert_eq!(truncate("one two three four", 12), "one two\u{2026}");
         assert_eq!(truncate("ééééééééééé", 5), "éééé\u{2026}");
-        assert_eq!(truncate("one, two three", 9), "one\u{2026}");
+        assert_eq!(truncate("one, two three", 9), "one, two\u{2026}");
     }
 
     #[test]

@@ -6,9 +6,7 @@ pub(crate) fn is_terminator(c: char) -> bool {
 }
 
 /// Characters that may follow a terminator and still belong to the sentence it ends.
-pub(crate) fn is_closer(c: char) -> bool {
-    matches!(c, '"' | '\'' | ')' | '\u{201d}' | '\u{2019}' | '\u{bb}')
-}
+pub(crate) use ferret_core::text::is_closing as is_closer;
 
 /// Words (lowercase, without their final dot) after which a dot does not end a sentence.
 const ABBREVIATIONS: &[&str] = &[

@@ -2,17 +2,26 @@ use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ferret_agent::{Agent, AgentConfig, Stages};
+use ferret_agent::{Agent, AgentConfig, PlanRecord, StageConfig, Stages};
 use ferret_backends_local::{IndexError, LocalBackend, LocalIndex};
-use ferret_core::{Embedder, Event, FerretError, LanguageModel, Query, Response, RetrievalMode, SearchBackend};
+use ferret_backends_qdrant::{backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
+use ferret_core::{
+    BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError, LanguageModel, Query, Response,
+    RetrievalMode, SearchBackend, StopReason, Trace,
+};
 use ferret_exec::{Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
 use ferret_llm::{StageModel, StageModelConfig};
-use ferret_query_intel::GuardrailConfig;
+use ferret_query_intel::{BridgeConfig, GuardrailConfig};
 use futures::Stream;
+use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use crate::default_corpus::{default_embedder, shared_default_index};
+use crate::lazy::LazyBackend;
+
+/// The environment variable holding a Qdrant server's API key: a key never goes in code or flags.
+pub const QDRANT_API_KEY_VAR: &str = "FERRET_QDRANT_API_KEY";
 
 pub(crate) fn index_error(path: &Path, error: IndexError) -> FerretError {
     FerretError::Index { path: path.to_owned(), reason: error.to_string() }
@@ -22,6 +31,7 @@ enum BackendSpec {
     Ready(Arc<dyn SearchBackend>, Option<NonZeroU32>),
     LocalIndex(PathBuf),
     DefaultCorpus,
+    Qdrant(QdrantConfig),
 }
 
 /// Configures a [`Ferret`]: which backends to search and how each stage behaves.
@@ -30,6 +40,7 @@ pub struct FerretBuilder {
     backends: Vec<BackendSpec>,
     guardrail: Option<GuardrailConfig>,
     grading: GradingConfig,
+    bridge: BridgeConfig,
     agent: AgentConfig,
     executor: ExecutorConfig,
     model: Option<Arc<dyn LanguageModel>>,
@@ -66,6 +77,26 @@ impl FerretBuilder {
         self
     }
 
+    /// Search collection `collection` of the Qdrant server at `url` (its gRPC port, as
+    /// `http://localhost:6334`), as backend `qdrant`, with the API key from
+    /// `FERRET_QDRANT_API_KEY` when it is set. The server is connected to on the first search;
+    /// an unreachable one is that search's backend failure, and the next search tries again.
+    /// Ranked as [`retrieval`](Self::retrieval) says, else hybrid when the collection holds dense
+    /// vectors and the embedding model is here, else BM25.
+    pub fn qdrant(self, url: impl Into<String>, collection: impl Into<String>) -> Self {
+        let mut config = QdrantConfig::new(url.into(), collection.into());
+        if let Ok(key) = std::env::var(QDRANT_API_KEY_VAR) {
+            config = config.api_key(key);
+        }
+        self.qdrant_config(config)
+    }
+
+    /// Search a Qdrant collection configured in full (timeouts, key), as backend `qdrant`.
+    pub fn qdrant_config(mut self, config: QdrantConfig) -> Self {
+        self.backends.push(BackendSpec::Qdrant(config));
+        self
+    }
+
     /// Search any backend.
     pub fn backend(mut self, backend: Arc<dyn SearchBackend>) -> Self {
         self.backends.push(BackendSpec::Ready(backend, None));
@@ -87,6 +118,12 @@ impl FerretBuilder {
     /// Relevance thresholds (default 0.3 kept, 0.4 good).
     pub fn grading(mut self, grading: GradingConfig) -> Self {
         self.grading = grading;
+        self
+    }
+
+    /// How a question's shape and the names linking results are read (multi-hop search).
+    pub fn bridge(mut self, bridge: BridgeConfig) -> Self {
+        self.bridge = bridge;
         self
     }
 
@@ -116,9 +153,12 @@ impl FerretBuilder {
         self
     }
 
-    /// Open the indexes and wire everything, or say what is missing.
+    /// Open the indexes and wire everything, or say what is missing or unusable. The default
+    /// corpus and a Qdrant server are opened on the first search, so this never blocks on
+    /// indexing or the network.
     pub fn build(self) -> Result<Ferret, FerretError> {
         self.grading.validate().map_err(|e| FerretError::Config(e.to_string()))?;
+        self.agent.validate()?;
         let mut executor = Executor::builder().config(self.executor);
         for spec in self.backends {
             executor = match spec {
@@ -136,17 +176,79 @@ impl FerretBuilder {
                     let backend = LocalBackend::new("local", Arc::new(index)).with_mode(mode).map_err(|e| index_error(&dir, e))?;
                     executor.backend(Arc::new(backend))
                 }
-                BackendSpec::DefaultCorpus => {
-                    executor.backend(Arc::new(LocalBackend::new("local", shared_default_index()?)))
+                BackendSpec::DefaultCorpus => executor.backend(Arc::new(default_corpus_backend())),
+                BackendSpec::Qdrant(config) => {
+                    executor.backend(Arc::new(qdrant_backend(config, self.retrieval, self.embedder.clone())?))
                 }
             };
         }
-        let guardrail = self.guardrail.unwrap_or_default();
+        let config = StageConfig { guardrail: self.guardrail.unwrap_or_default(), grading: self.grading, bridge: self.bridge };
         let stages = match self.model {
-            Some(model) => Stages::with_model(StageModel::new(model, self.stage_model), guardrail, self.grading),
-            None => Stages::heuristic(guardrail, self.grading),
+            Some(model) => Stages::with_model(StageModel::new(model, self.stage_model), config),
+            None => Stages::heuristic(config),
         };
-        Ok(Ferret { agent: Agent::new(stages, executor.build()?, self.agent) })
+        Ok(Ferret { agent: Agent::new(stages, executor.build()?, self.agent)? })
+    }
+}
+
+/// The built-in corpus as backend `local`, indexed on a blocking thread by its first search.
+fn default_corpus_backend() -> LazyBackend {
+    let capabilities = BackendCapabilities { date_range: true, most_recent: true };
+    LazyBackend::new("local", capabilities, || async {
+        let unavailable = |message: String| BackendError::permanent("local", BackendErrorKind::Unavailable, message);
+        let index = tokio::task::spawn_blocking(shared_default_index)
+            .await
+            .map_err(|e| unavailable(format!("indexing the built-in corpus stopped: {e}")))?
+            .map_err(|e| unavailable(e.to_string()))?;
+        Ok(Arc::new(LocalBackend::new("local", index)) as Arc<dyn SearchBackend>)
+    })
+}
+
+/// A Qdrant collection as backend `qdrant`, connected to by its first search. Without a mode,
+/// it ranks hybrid when the embedding model is here and the collection holds dense vectors,
+/// else BM25; a mode that needs embeddings needs the model now.
+fn qdrant_backend(
+    config: QdrantConfig,
+    mode: Option<RetrievalMode>,
+    embedder: Option<Arc<dyn Embedder>>,
+) -> Result<LazyBackend, FerretError> {
+    let embedder = match (embedder, mode) {
+        (Some(embedder), _) => Some(embedder),
+        (None, Some(mode)) if mode.needs_embeddings() => Some(default_embedder()?),
+        (None, Some(_)) => None,
+        // Hybrid if the model is here; BM25 otherwise.
+        (None, None) => default_embedder().ok(),
+    };
+    let capabilities = BackendCapabilities { date_range: true, most_recent: true };
+    Ok(LazyBackend::new("qdrant", capabilities, move || {
+        let (config, embedder) = (config.clone(), embedder.clone());
+        async move {
+            let (index, mode) = connect_qdrant(config, mode, embedder).await.map_err(|e| backend_error("qdrant", e))?;
+            let backend = QdrantBackend::new("qdrant", Arc::new(index), mode)
+                .map_err(|e| BackendError::permanent("qdrant", BackendErrorKind::InvalidRequest, e.to_string()))?;
+            Ok(Arc::new(backend) as Arc<dyn SearchBackend>)
+        }
+    }))
+}
+
+/// Connect to the collection; a collection without dense vectors searched with no mode given
+/// falls back to BM25.
+async fn connect_qdrant(
+    config: QdrantConfig,
+    mode: Option<RetrievalMode>,
+    embedder: Option<Arc<dyn Embedder>>,
+) -> Result<(QdrantIndex, RetrievalMode), QdrantError> {
+    let wants_dense = mode.is_none_or(|m| m.needs_embeddings());
+    let embedder = embedder.filter(|_| wants_dense);
+    match QdrantIndex::connect(config.clone(), embedder.clone()).await {
+        Ok(index) => {
+            let mode = mode.unwrap_or(if embedder.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 });
+            Ok((index, mode))
+        }
+        Err(QdrantError::NoDenseVectors { .. }) if mode.is_none() => {
+            Ok((QdrantIndex::connect(config, None).await?, RetrievalMode::Bm25))
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -168,19 +270,48 @@ impl Ferret {
         self.agent.run(&query, None).await
     }
 
-    /// Answer `query` as a stream of events ending with [`Event::Done`]. Must be called inside a
-    /// tokio runtime; the search runs on a spawned task and stops early if the stream is dropped.
-    pub fn search_stream(&self, query: Query) -> Result<impl Stream<Item = Event> + Send + 'static, FerretError> {
-        query.budget.validate()?;
-        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    /// Answer `query` as a stream of events ending with exactly one [`Event::Done`]. A search
+    /// that cannot start (an unusable budget) sends [`Event::Error`] and a `Done` whose response
+    /// says why. Must be called inside a tokio runtime; the search runs on a spawned task and
+    /// stops early if the stream is dropped.
+    pub fn search_stream(&self, query: Query) -> impl Stream<Item = Event> + Send + 'static {
         let agent = self.agent.clone();
-        tokio::spawn(async move {
-            let closed = sender.clone();
-            tokio::select! {
-                _ = agent.run(&query, Some(sender)) => {}
-                _ = closed.closed() => {}
-            }
-        });
-        Ok(UnboundedReceiverStream::new(receiver))
+        stream_of(move |sender| async move { agent.run(&query, Some(sender)).await })
     }
+
+    /// Run the planner whatever the configured strategy, and hand back the record of the run
+    /// with the response: [`PlanRecord::save`] keeps it, [`Ferret::replay`] writes the report
+    /// again from it without calling a backend.
+    pub async fn search_recorded(&self, query: Query) -> Result<(Response, PlanRecord), FerretError> {
+        self.agent.run_plan_recorded(&query, None).await
+    }
+
+    /// Write the report of a recorded plan run again from the hits it found, calling no backend.
+    pub async fn replay(&self, record: &PlanRecord) -> Result<Response, FerretError> {
+        self.agent.replay_plan(record, None).await
+    }
+}
+
+/// The events `search` sends, then, when it fails to start, an error and a final response.
+fn stream_of<F, Fut>(search: F) -> impl Stream<Item = Event> + Send + 'static
+where
+    F: FnOnce(UnboundedSender<Event>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<Response, FerretError>> + Send + 'static,
+{
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let closed = sender.clone();
+        tokio::select! {
+            outcome = search(sender.clone()) => {
+                if let Err(error) = outcome {
+                    let message = error.to_string();
+                    let _ = sender.send(Event::Error { message: message.clone() });
+                    let response = Response::message(message, StopReason::Refused, Trace::default());
+                    let _ = sender.send(Event::Done { response: Box::new(response) });
+                }
+            }
+            _ = closed.closed() => {}
+        }
+    });
+    UnboundedReceiverStream::new(receiver)
 }

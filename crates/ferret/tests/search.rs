@@ -1,15 +1,11 @@
 //! The whole pipeline through the facade: default corpus, partial failures, long questions, the
 //! refine loop, streaming, and refused input.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use ferret::{
-    BackendError, Budget, Event, Ferret, FerretError, Hit, Query, ResponseType, SearchBackend, SearchRequest,
-    StopReason, TraceStep,
-};
+use ferret::{BackendError, Budget, Event, Ferret, FerretError, Hit, Query, ResponseType, StopReason, TraceStep};
+use ferret_test_support::{Matching, ScriptedBackend};
 use futures::StreamExt;
 
 mod common;
@@ -30,34 +26,14 @@ async fn the_default_corpus_answers_with_citations_offline() {
 
 /// A backend that answers each query from a script: the hits for the first script entry whose
 /// key the query contains, or nothing.
-struct Scripted {
-    name: &'static str,
-    calls: AtomicU32,
-    script: Vec<(&'static str, Vec<Hit>)>,
-    failure: Option<BackendError>,
-    delay: Duration,
-}
-
-impl Scripted {
-    fn new(name: &'static str, script: Vec<(&'static str, Vec<Hit>)>) -> Self {
-        Self { name, calls: AtomicU32::new(0), script, failure: None, delay: Duration::ZERO }
+fn scripted(name: &str, script: Vec<(&str, Vec<Hit>)>) -> ScriptedBackend {
+    let mut documents: Vec<Hit> = Vec::new();
+    let mut shelves = Vec::new();
+    for (key, hits) in script {
+        shelves.push((key.to_owned(), hits.iter().map(|h| h.id.0.clone()).collect()));
+        documents.extend(hits.into_iter().filter(|h| !documents.iter().any(|d| d.id == h.id)).collect::<Vec<_>>());
     }
-}
-
-#[async_trait]
-impl SearchBackend for Scripted {
-    fn name(&self) -> &str {
-        self.name
-    }
-    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        tokio::time::sleep(self.delay).await;
-        if let Some(e) = &self.failure {
-            return Err(e.clone());
-        }
-        let query = request.query.to_lowercase();
-        Ok(self.script.iter().find(|(key, _)| query.contains(key)).map(|(_, hits)| hits.clone()).unwrap_or_default())
-    }
+    ScriptedBackend::new(name, documents).matching(Matching::Shelves { shelves, first_only: true })
 }
 
 fn hit(id: &str, title: &str, text: &str) -> Hit {
@@ -73,11 +49,10 @@ fn volcano_hits() -> Vec<Hit> {
 
 #[tokio::test]
 async fn a_failing_backend_and_a_slow_one_are_named_while_the_search_answers() {
-    let healthy = Scripted::new("healthy", vec![("volcano", volcano_hits())]);
-    let mut broken = Scripted::new("broken", vec![]);
-    broken.failure = Some(BackendError::permanent("broken", ferret::BackendErrorKind::Unavailable, "index gone"));
-    let mut slow = Scripted::new("slow", vec![("volcano", volcano_hits())]);
-    slow.delay = Duration::from_secs(60);
+    let healthy = scripted("healthy", vec![("volcano", volcano_hits())]);
+    let broken = scripted("broken", vec![])
+        .failing(BackendError::permanent("broken", ferret::BackendErrorKind::Unavailable, "index gone"));
+    let slow = scripted("slow", vec![("volcano", volcano_hits())]).delay(Duration::from_secs(60));
     let ferret = Ferret::builder().backend(Arc::new(healthy)).backend(Arc::new(broken)).backend(Arc::new(slow)).build().unwrap();
     let budget = Budget { call_deadline: Duration::from_millis(300), ..Budget::default() };
     let response = ferret.search(Query::new("Which volcano erupts in Sicily?").unwrap().with_budget(budget)).await.unwrap();
@@ -94,7 +69,7 @@ async fn a_failing_backend_and_a_slow_one_are_named_while_the_search_answers() {
 #[tokio::test]
 async fn weak_results_are_refined_until_good_ones_arrive() {
     // The full question finds only an off-topic page; the broadened query (without the year) finds the answer.
-    let backend = Arc::new(Scripted::new(
+    let backend = Arc::new(scripted(
         "wiki",
         vec![
             ("1998", vec![hit("x", "Cooking", "How to boil rice in a pot of water.")]),
@@ -122,7 +97,7 @@ async fn a_question_too_long_for_one_query_is_searched_to_its_end() {
         "Led by third year head coach Shaka Smart, the team represented Virginia Commonwealth University, \
          founded in the year 1838.",
     );
-    let backend = Arc::new(Scripted::new("wiki", vec![("commonwealth university founded year", vec![university])]));
+    let backend = Arc::new(scripted("wiki", vec![("commonwealth university founded year", vec![university])]));
     let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
     let response = ferret.search(Query::new(question).unwrap()).await.unwrap();
 
@@ -140,30 +115,20 @@ async fn a_question_too_long_for_one_query_is_searched_to_its_end() {
 #[tokio::test]
 async fn a_refinement_that_brings_nothing_new_stops_with_no_progress() {
     let weak = vec![hit("w", "Weather", "Rain is expected tomorrow in the north.")];
-    let backend = Arc::new(Scripted::new("wiki", vec![("", weak)]));
+    let backend = Arc::new(scripted("wiki", vec![("", weak)]));
     let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
     let response = ferret.search(Query::new("Etna volcano eruption history").unwrap()).await.unwrap();
     assert_eq!(response.stop_reason, StopReason::NoProgress);
     assert_eq!(response.response_type, ResponseType::Message, "nothing relevant: a message, not noise");
     assert!(response.message.as_deref().unwrap().contains("couldn't find"));
-    assert!(backend.calls.load(Ordering::SeqCst) <= 3);
+    assert!(backend.calls() <= 3);
 }
 
 #[tokio::test]
 async fn the_refine_loop_never_exceeds_its_attempts() {
     // Each call returns a fresh weak hit, so every attempt brings something new.
-    struct Fresh(AtomicU32);
-    #[async_trait]
-    impl SearchBackend for Fresh {
-        fn name(&self) -> &str {
-            "fresh"
-        }
-        async fn search(&self, _: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-            let n = self.0.fetch_add(1, Ordering::SeqCst);
-            Ok(vec![hit(&format!("w{n}"), "Weather", "Rain is expected tomorrow.")])
-        }
-    }
-    let backend = Arc::new(Fresh(AtomicU32::new(0)));
+    let weather = vec![hit("w", "Weather", "Rain is expected tomorrow.")];
+    let backend = Arc::new(ScriptedBackend::new("fresh", weather).matching(Matching::Fresh));
     let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
     let response = ferret.search(Query::new("Etna volcano eruption history").unwrap()).await.unwrap();
     assert_eq!(response.stop_reason, StopReason::MaxAttempts, "{:#?}", response.trace);
@@ -173,22 +138,22 @@ async fn the_refine_loop_never_exceeds_its_attempts() {
 
 #[tokio::test]
 async fn greetings_and_unrelated_requests_get_a_message_and_no_search() {
-    let backend = Arc::new(Scripted::new("wiki", vec![("", volcano_hits())]));
+    let backend = Arc::new(scripted("wiki", vec![("", volcano_hits())]));
     let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
     for question in ["hello there!", "tell me a joke"] {
         let response = ferret.search(Query::new(question).unwrap()).await.unwrap();
         assert_eq!((response.response_type, response.stop_reason), (ResponseType::Message, StopReason::Guardrail));
         assert!(response.message.is_some() && response.hits.is_empty());
     }
-    assert_eq!(backend.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(backend.calls(), 0);
 }
 
 #[tokio::test]
 async fn the_stream_carries_the_same_facts_and_ends_with_the_response() {
-    let backend = Arc::new(Scripted::new("wiki", vec![("volcano", volcano_hits())]));
+    let backend = Arc::new(scripted("wiki", vec![("volcano", volcano_hits())]));
     let ferret = Ferret::builder().backend(backend).build().unwrap();
     let query = Query::new("Which volcano erupts in Sicily?").unwrap();
-    let events: Vec<Event> = ferret.search_stream(query.clone()).unwrap().collect().await;
+    let events: Vec<Event> = ferret.search_stream(query.clone()).collect().await;
     let Some(Event::Done { response }) = events.last() else { panic!("the stream ends with Done: {events:#?}") };
     let steps: Vec<&TraceStep> = events.iter().filter_map(|e| if let Event::Step { step } = e { Some(step) } else { None }).collect();
     assert_eq!(steps, response.trace.steps.iter().collect::<Vec<_>>());
@@ -211,17 +176,33 @@ async fn bad_configuration_and_budgets_are_typed_errors() {
     }
     assert!(matches!(Ferret::builder().build(), Err(FerretError::Config(_))));
 
-    let ferret = Ferret::builder().backend(Arc::new(Scripted::new("wiki", vec![]))).build().unwrap();
+    let ferret = Ferret::builder().backend(Arc::new(scripted("wiki", vec![]))).build().unwrap();
     let no_attempts = Budget { max_attempts: 0, ..Budget::default() };
     let err = ferret.search(Query::new("volcano").unwrap().with_budget(no_attempts)).await.unwrap_err();
     assert!(matches!(err, FerretError::Budget(_)), "{err}");
-    assert!(ferret.search_stream(Query::new("volcano").unwrap().with_budget(no_attempts)).is_err());
+    // A stream never ends silently: the error, then the final response saying why.
+    let events: Vec<Event> = ferret.search_stream(Query::new("volcano").unwrap().with_budget(no_attempts)).collect().await;
+    match events.as_slice() {
+        [Event::Error { message }, Event::Done { response }] => {
+            assert!(message.contains("max_attempts"), "{message}");
+            assert_eq!((response.response_type, response.stop_reason), (ResponseType::Message, StopReason::Refused));
+        }
+        other => panic!("expected an error then Done: {other:#?}"),
+    }
+
+    let zero_steps = ferret::AgentConfig {
+        strategy: ferret::Strategy::ToolLoop,
+        tool_loop: ferret::ToolLoopConfig { max_steps: 0, ..Default::default() },
+        ..Default::default()
+    };
+    let error = Ferret::builder().backend(Arc::new(scripted("wiki", vec![]))).agent(zero_steps).build().unwrap_err();
+    assert!(matches!(&error, FerretError::Config(m) if m.contains("tool_loop.max_steps")), "checked when built: {error}");
 }
 
 #[tokio::test]
 async fn when_every_backend_fails_the_message_says_so_instead_of_asking_to_rephrase() {
-    let mut broken = Scripted::new("broken", vec![]);
-    broken.failure = Some(BackendError::permanent("broken", ferret::BackendErrorKind::Unavailable, "index gone"));
+    let broken = scripted("broken", vec![])
+        .failing(BackendError::permanent("broken", ferret::BackendErrorKind::Unavailable, "index gone"));
     let ferret = Ferret::builder().backend(Arc::new(broken)).build().unwrap();
     let response = ferret.search(Query::new("Which volcano erupts in Sicily?").unwrap()).await.unwrap();
     assert_eq!(response.response_type, ResponseType::Message);
@@ -233,7 +214,7 @@ async fn when_every_backend_fails_the_message_says_so_instead_of_asking_to_rephr
 #[tokio::test]
 async fn hits_without_text_give_a_message_not_an_empty_answer() {
     let titles_only = vec![hit("t1", "Volcano eruptions in Sicily", ""), hit("t2", "Sicily volcano", " ")];
-    let ferret = Ferret::builder().backend(Arc::new(Scripted::new("wiki", vec![("", titles_only)]))).build().unwrap();
+    let ferret = Ferret::builder().backend(Arc::new(scripted("wiki", vec![("", titles_only)]))).build().unwrap();
     let response = ferret.search(Query::new("Which volcano erupts in Sicily?").unwrap()).await.unwrap();
     assert_eq!(response.response_type, ResponseType::Message, "{response:#?}");
     assert!(response.answer.is_none());

@@ -14,6 +14,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use ferret_core::text::{cut, CutMark};
+
 /// One step of a plan: `#E2 = Search[birthplace of #E1]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanStep {
@@ -200,14 +202,14 @@ impl Plan {
         let mut out = String::new();
         for step in &self.steps {
             if let Some(reasoning) = &step.reasoning {
-                let reasoning = one_line(reasoning);
+                let reasoning = without_line_breaks(reasoning);
                 if !reasoning.is_empty() {
                     out.push_str("Plan: ");
                     out.push_str(&reasoning);
                     out.push('\n');
                 }
             }
-            let argument = one_line(&step.argument);
+            let argument = without_line_breaks(&step.argument);
             let argument = match unquote(&argument) {
                 Some(_) => QUOTES
                     .iter()
@@ -592,17 +594,14 @@ fn tool_list(known: &[String]) -> String {
     }
 }
 
-/// `text` cut to 120 characters, for quoting a line in a message.
-fn shorten(text: &str) -> String {
-    const MAX: usize = 120;
-    match text.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
+/// `text` on one line with its spacing kept, so that a rendered plan parses back to itself.
+fn without_line_breaks(text: &str) -> String {
+    text.replace(['\r', '\n'], " ").trim().to_string()
 }
 
-fn one_line(text: &str) -> String {
-    text.replace(['\r', '\n'], " ").trim().to_string()
+/// `text` cut to 120 characters, for quoting a line in a message.
+fn shorten(text: &str) -> String {
+    cut(text, 120, CutMark::Ellipsis)
 }
 
 fn non_empty(text: &str) -> Option<String> {

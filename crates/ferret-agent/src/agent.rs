@@ -1,0 +1,178 @@
+//! The agent: it screens a question with the guardrail, analyses it, runs the configured
+//! strategy over one [`SearchRun`], and turns how the strategy ended into the response.
+
+use std::time::Instant;
+
+use ferret_core::{
+    Event, FerretError, Query, Response, StopReason, Strategy, StrategyReason, TraceStep, Usage,
+};
+use ferret_exec::{CallBudget, Executor};
+use ferret_query_intel::{Analysis, HeuristicAnalyzer, Intent};
+use tokio::sync::mpsc::UnboundedSender;
+use tracing::Instrument;
+
+use crate::config::AgentConfig;
+use crate::gathered::Gathered;
+use crate::planner::PlanRecord;
+use crate::recorder::Recorder;
+use crate::run::{elapsed_ms, SearchRun, NOTHING_FOUND};
+use crate::stages::Stages;
+use crate::strategy::{implementation, PlanStrategy};
+
+/// Runs a strategy over the stages and the executor.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    stages: Stages,
+    executor: Executor,
+    config: AgentConfig,
+}
+
+impl Agent {
+    /// An agent running `stages` over `executor`, or the reason `config` cannot run.
+    pub fn new(stages: Stages, executor: Executor, config: AgentConfig) -> Result<Self, FerretError> {
+        config.validate()?;
+        Ok(Self { stages, executor, config })
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// Answer `query`, sending every step to `events` as it happens when a sender is given:
+    /// the guardrail, the analysis, the configured strategy, the response.
+    ///
+    /// Fails only when the search cannot start (an unusable budget); backend failures are listed
+    /// in `Response::failures`.
+    pub async fn run(&self, query: &Query, events: Option<UnboundedSender<Event>>) -> Result<Response, FerretError> {
+        query.budget.validate()?;
+        let span = tracing::info_span!("search", question = %query.text());
+        async {
+            let started = Instant::now();
+            let mut rec = Recorder::new(events);
+            if let Some(message) = self.guardrail(query.text(), &mut rec).await {
+                return Ok(guardrail_reply(message, rec, started));
+            }
+            let analysis = self.analyze(query.text(), &mut rec).await;
+            // Steps that change what is searched before any strategy runs (a follow-up resolved
+            // against its thread, a question the session has already answered) belong here.
+            let strategy = self.config.strategy;
+            if strategy != Strategy::Auto {
+                rec.step(TraceStep::Strategy { chosen: strategy, reason: StrategyReason::Configured });
+            }
+            let mut run = self.start(query, analysis, rec, started);
+            let ending = implementation(strategy).run(&mut run).await;
+            Ok(run.finish(ending))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Run `strategy` for a job whose input is not a question (a missing model file's name, a
+    /// syllabus): the guardrail, which screens questions, does not run; the analysis does.
+    pub async fn run_job(
+        &self,
+        query: &Query,
+        strategy: Strategy,
+        events: Option<UnboundedSender<Event>>,
+    ) -> Result<Response, FerretError> {
+        query.budget.validate()?;
+        let span = tracing::info_span!("job", input = %query.text(), %strategy);
+        async {
+            let started = Instant::now();
+            let mut rec = Recorder::new(events);
+            let analysis = self.analyze(query.text(), &mut rec).await;
+            rec.step(TraceStep::Strategy { chosen: strategy, reason: StrategyReason::Job });
+            let mut run = self.start(query, analysis, rec, started);
+            let ending = implementation(strategy).run(&mut run).await;
+            Ok(run.finish(ending))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Run the planner strategy for `query` whatever the configured strategy, and hand back the
+    /// record of the run with the response, to [`PlanRecord::save`] and [`Agent::replay_plan`]
+    /// later. Asking for a plan is asking to search, so it is a job: no guardrail.
+    pub async fn run_plan_recorded(
+        &self,
+        query: &Query,
+        events: Option<UnboundedSender<Event>>,
+    ) -> Result<(Response, PlanRecord), FerretError> {
+        query.budget.validate()?;
+        let span = tracing::info_span!("plan", question = %query.text());
+        async {
+            let started = Instant::now();
+            let mut rec = Recorder::new(events);
+            let analysis = self.analyze(query.text(), &mut rec).await;
+            rec.step(TraceStep::Strategy { chosen: Strategy::Plan, reason: StrategyReason::Job });
+            let mut run = self.start(query, analysis, rec, started);
+            let (ending, record) = PlanStrategy.run_recorded(&mut run).await;
+            Ok((run.finish(ending), record))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Write the report of a recorded run again from the hits it found, without calling a
+    /// backend: grading, the writer and the report evaluator run as configured (a model-backed
+    /// one asks its model again). The trace holds the recorded plan and steps.
+    pub async fn replay_plan(&self, record: &PlanRecord, events: Option<UnboundedSender<Event>>) -> Result<Response, FerretError> {
+        let query = Query::new(record.question.clone())?.with_limit(record.limit.max(1))?;
+        let started = Instant::now();
+        let analysis = HeuristicAnalyzer.analysis(query.text());
+        let mut run = self.start(&query, analysis, Recorder::new(events), started);
+        let ending = PlanStrategy.replay(&mut run, record).await;
+        Ok(run.finish(ending))
+    }
+
+    fn start<'a>(&'a self, query: &'a Query, analysis: Analysis, rec: Recorder, started: Instant) -> SearchRun<'a> {
+        SearchRun {
+            stages: &self.stages,
+            executor: &self.executor,
+            config: &self.config,
+            query,
+            analysis,
+            calls: CallBudget::new(query.budget.max_backend_calls, query.budget.wall_time),
+            gathered: Gathered::default(),
+            rec,
+            started,
+        }
+    }
+
+    /// The guardrail's verdict on `question`: `None` to search, else the reply to give instead.
+    async fn guardrail(&self, question: &str, rec: &mut Recorder) -> Option<String> {
+        let intent = self.stages.classifier.classify(question).instrument(tracing::info_span!("intent")).await;
+        let (intent, implementation) = rec.stage(intent);
+        rec.step(TraceStep::Intent {
+            outcome: intent.intent.as_str().to_owned(),
+            reason: intent.reason.clone(),
+            implementation,
+        });
+        (intent.intent != Intent::Search)
+            .then(|| self.stages.guardrail.message_for(intent.intent).unwrap_or(NOTHING_FOUND).to_owned())
+    }
+
+    /// Analyse the question and record the analysis in the trace.
+    async fn analyze(&self, question: &str, rec: &mut Recorder) -> Analysis {
+        let analysis = self.stages.analyzer.analyze(question).instrument(tracing::info_span!("analysis")).await;
+        let (analysis, implementation) = rec.stage(analysis);
+        rec.step(TraceStep::Analysis {
+            query_type: analysis.query_type.as_str().to_owned(),
+            entities: analysis.entities.iter().map(|e| e.label()).collect(),
+            complexity: analysis.complexity.as_str().to_owned(),
+            implementation,
+        });
+        analysis
+    }
+}
+
+/// The response to a question the guardrail does not search: its reply, and what the
+/// guardrail spent.
+fn guardrail_reply(message: String, rec: Recorder, started: Instant) -> Response {
+    rec.emit(Event::Message { text: message.clone() });
+    let mut response = Response::message(message, StopReason::Guardrail, rec.trace.clone());
+    response.usage = Usage { elapsed_ms: elapsed_ms(started), ..rec.llm };
+    rec.emit(Event::Done { response: Box::new(response.clone()) });
+    response
+}

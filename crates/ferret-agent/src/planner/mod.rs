@@ -1,0 +1,24 @@
+//! The planner strategy's parts, each with one job: the plan language (`#En = Tool[argument]`,
+//! parsed, validated and scheduled in waves), the stages that write and judge plans and reports
+//! with their heuristic and model versions, the record of a run for replay, and the report's
+//! rendering. The strategy that drives them is `strategy::plan`.
+
+mod evaluation;
+mod language;
+mod planning;
+mod record;
+mod report;
+mod stages;
+mod writing;
+
+pub use evaluation::{LlmPlanEvaluator, LlmReportEvaluator};
+pub use language::{substitute, Plan, PlanError, PlanStep};
+pub use planning::{HeuristicPlanner, LlmPlanner};
+pub use record::{PlanRecord, PlanRecordError, RecordedStep, RecordedVerdict};
+pub use stages::{
+    PlanEvaluator, PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
+};
+pub use writing::{HeuristicReportWriter, LlmReportWriter};
+
+pub(crate) use planning::without_references;
+pub(crate) use report::finalize;

@@ -1,0 +1,160 @@
+//! One search in progress: what every strategy reads (the query, its analysis, the stages, the
+//! executor) and what it spends and records (the call budget, the clock, the gathered hits and
+//! failures, the trace), with the moves they all make: search, grade, check the budget, answer,
+//! finish.
+
+use std::time::Instant;
+
+use ferret_core::{Event, Hit, Implementation, Query, Report, Response, ResponseType, StopReason, Usage};
+use ferret_exec::{CallBudget, ExecRequest, Executor};
+use ferret_grading::Grades;
+use ferret_query_intel::Analysis;
+use ferret_synthesis::Answer;
+use tracing::Instrument;
+
+use crate::config::AgentConfig;
+use crate::gathered::Gathered;
+use crate::recorder::Recorder;
+use crate::stages::Stages;
+
+/// Said when a search found nothing relevant to answer from.
+pub(crate) const NOTHING_FOUND: &str = "I couldn't find relevant material matching your question. Try describing \
+                                        what you're looking for in different words.";
+
+/// How a strategy ended: why, the hits it shows and the answer written from them.
+pub(crate) struct Ending {
+    pub(crate) stop_reason: StopReason,
+    pub(crate) hits: Vec<Hit>,
+    pub(crate) answer: Option<Answer>,
+    /// The report the answer renders, for the planner strategy.
+    pub(crate) report: Option<Report>,
+}
+
+/// What one search round brought.
+pub(crate) struct Round {
+    /// The round's hits, fused over its queries and backends.
+    pub(crate) hits: Vec<Hit>,
+    /// How many of them no earlier round had found.
+    pub(crate) new_hits: usize,
+    /// The call budget ran out during the round.
+    pub(crate) budget_exhausted: bool,
+}
+
+/// The state of one search, owned by the strategy running it.
+pub(crate) struct SearchRun<'a> {
+    pub(crate) stages: &'a Stages,
+    pub(crate) executor: &'a Executor,
+    pub(crate) config: &'a AgentConfig,
+    pub(crate) query: &'a Query,
+    pub(crate) analysis: Analysis,
+    /// Backend calls and time left.
+    pub(crate) calls: CallBudget,
+    pub(crate) gathered: Gathered,
+    pub(crate) rec: Recorder,
+    pub(crate) started: Instant,
+}
+
+impl<'a> SearchRun<'a> {
+    /// The question as asked.
+    pub(crate) fn question(&self) -> &'a str {
+        self.query.text()
+    }
+
+    /// Hits asked of each backend per query: more than the answer shows, so fusion has material.
+    pub(crate) fn hits_per_call(&self) -> usize {
+        self.config.hits_per_call.max(self.query.limit)
+    }
+
+    /// Search `queries` on every backend as round `round` (from 1), recording the calls.
+    pub(crate) async fn search(&mut self, queries: &[String], round: u32) -> Round {
+        let request = ExecRequest {
+            queries,
+            filters: &self.query.filters,
+            limit: self.hits_per_call(),
+            call_deadline: self.query.budget.call_deadline,
+            backend: None,
+        };
+        self.execute(&request, round).await
+    }
+
+    /// Run `request` as round `round`, recording the calls.
+    pub(crate) async fn execute(&mut self, request: &ExecRequest<'_>, round: u32) -> Round {
+        let outcome = self.executor.execute_on(request, &self.calls).instrument(tracing::info_span!("exec", round)).await;
+        let budget_exhausted = outcome.budget_exhausted;
+        let (hits, new_hits) = self.gathered.absorb(outcome, round, &mut self.rec);
+        Round { hits, new_hits, budget_exhausted }
+    }
+
+    /// Grade `hits` against `question` with the configured grader, its model calls recorded.
+    pub(crate) async fn grade(&mut self, question: &str, hits: &[Hit]) -> (Grades, Implementation) {
+        let grades = self.stages.grader.grade(question, hits).instrument(tracing::info_span!("grading")).await;
+        self.rec.stage(grades)
+    }
+
+    /// Is the budget spent: backend calls, wall time or the model's tokens?
+    pub(crate) fn budget_spent(&self) -> bool {
+        self.calls.is_exhausted()
+            || self.started.elapsed() >= self.query.budget.wall_time
+            || self.rec.llm_tokens() >= self.query.budget.max_tokens
+    }
+
+    /// The answer to `asked` written from `relevant`, or `None` when there is nothing to write
+    /// from.
+    pub(crate) async fn answer(&mut self, asked: &str, relevant: &[Hit]) -> Option<Answer> {
+        if relevant.is_empty() {
+            return None;
+        }
+        let answer = self.stages.synthesizer.synthesize(asked, relevant).instrument(tracing::info_span!("synthesis")).await;
+        let (answer, implementation) = self.rec.stage(answer);
+        self.rec.step(answer.trace_step(implementation));
+        Some(answer).filter(|a| !a.text.trim().is_empty())
+    }
+
+    /// The response of a search that ended: its answer and hits, or the message saying why
+    /// there are none, with everything the search spent.
+    pub(crate) fn finish(self, ending: Ending) -> Response {
+        let Ending { stop_reason, hits, answer, report } = ending;
+        let Gathered { mut usage, failures, any_call_answered, .. } = self.gathered;
+        let rec = self.rec;
+        let mut response = match answer {
+            None => {
+                let message = if any_call_answered || failures.is_empty() {
+                    NOTHING_FOUND.to_owned()
+                } else {
+                    format!("No search backend could be reached, so there is nothing to answer from: {}", failures[0].error)
+                };
+                rec.emit(Event::Message { text: message.clone() });
+                Response::message(message, stop_reason, rec.trace.clone())
+            }
+            Some(answer) => {
+                rec.emit(Event::Answer { text: answer.text.clone(), citations: answer.citations.clone() });
+                Response {
+                    response_type: ResponseType::Results,
+                    message: None,
+                    answer: Some(answer.text),
+                    citations: answer.citations,
+                    report,
+                    hits,
+                    failures: Vec::new(),
+                    trace: rec.trace.clone(),
+                    usage: Usage::default(),
+                    stop_reason,
+                }
+            }
+        };
+        response.failures = failures;
+        usage.elapsed_ms = elapsed_ms(self.started);
+        usage.llm_calls = rec.llm.llm_calls;
+        usage.prompt_tokens = rec.llm.prompt_tokens;
+        usage.completion_tokens = rec.llm.completion_tokens;
+        usage.cost_usd = rec.llm.cost_usd;
+        response.usage = usage;
+        rec.emit(Event::Done { response: Box::new(response.clone()) });
+        response
+    }
+}
+
+/// Milliseconds since `started`.
+pub(crate) fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,49 @@
+//! A backend that is opened on its first search rather than when the facade is built: the
+//! default corpus's first indexing runs on a blocking thread, a Qdrant server is connected to
+//! from inside the runtime. A failed opening is the search's backend failure, and the next
+//! search tries again.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use ferret_core::{BackendCapabilities, BackendError, Hit, SearchBackend, SearchRequest};
+use tokio::sync::OnceCell;
+
+type Opening = Pin<Box<dyn Future<Output = Result<Arc<dyn SearchBackend>, BackendError>> + Send>>;
+
+/// A backend opened by `open` when first searched.
+pub(crate) struct LazyBackend {
+    name: String,
+    capabilities: BackendCapabilities,
+    open: Box<dyn Fn() -> Opening + Send + Sync>,
+    opened: OnceCell<Arc<dyn SearchBackend>>,
+}
+
+impl LazyBackend {
+    /// A backend named `name` that honours `capabilities`, opened by `open`.
+    pub(crate) fn new<F, Fut>(name: impl Into<String>, capabilities: BackendCapabilities, open: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Arc<dyn SearchBackend>, BackendError>> + Send + 'static,
+    {
+        Self { name: name.into(), capabilities, open: Box::new(move || Box::pin(open())), opened: OnceCell::new() }
+    }
+}
+
+#[async_trait]
+impl SearchBackend for LazyBackend {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> BackendCapabilities {
+        self.capabilities
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        let backend = self.opened.get_or_try_init(|| (self.open)()).await?;
+        backend.search(request).await
+    }
+}
