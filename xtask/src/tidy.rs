@@ -110,6 +110,11 @@ pub fn dependency_violations() -> anyhow::Result<Vec<String>> {
             violations.push(format!("{member} depends on anyhow: libraries return typed errors"));
         }
     }
+    for member in &members {
+        if graph.get(member).is_some_and(|deps| deps.iter().any(|d| d == TEST_SUPPORT)) {
+            violations.push(format!("{member} depends on {TEST_SUPPORT}: test doubles are dev-dependencies only"));
+        }
+    }
     if let Some(facade_deps) = graph.get("ferret-server") {
         for backend in BACKENDS.iter().filter(|b| facade_deps.iter().any(|d| d == *b)) {
             violations.push(format!("ferret-server depends on {backend} directly: it goes through the facade"));
@@ -117,6 +122,65 @@ pub fn dependency_violations() -> anyhow::Result<Vec<String>> {
     }
     violations.sort();
     Ok(violations)
+}
+
+/// The crate of test doubles, which only tests may use.
+const TEST_SUPPORT: &str = "ferret-test-support";
+
+/// The top-level module a source file belongs to (`src/strategy/auto.rs` → `strategy`); `None`
+/// for the crate root.
+fn top_module(src: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(src).ok()?;
+    let first = relative.components().next()?.as_os_str().to_string_lossy().into_owned();
+    let name = first.strip_suffix(".rs").unwrap_or(&first).to_owned();
+    (name != "lib" && name != "main").then_some(name)
+}
+
+/// Each module cycle among the top-level modules of the crate in `src` (a module naming another
+/// through `crate::`), as `a -> b -> a`.
+pub fn module_cycles(src: &Path) -> anyhow::Result<Vec<String>> {
+    let mut edges: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut stack = vec![src.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let Some(from) = top_module(src, &path).filter(|_| path.extension().is_some_and(|e| e == "rs")) else { continue };
+            let text = std::fs::read_to_string(&path)?;
+            let targets = edges.entry(from.clone()).or_default();
+            for (at, _) in text.match_indices("crate::") {
+                let name: String = text[at + "crate::".len()..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() && name != from && name.chars().next().is_some_and(|c| c.is_lowercase()) {
+                    targets.insert(name);
+                }
+            }
+        }
+    }
+    let mut cycles = Vec::new();
+    let mut modules: Vec<&String> = edges.keys().collect();
+    modules.sort();
+    for start in modules {
+        // A path from `start` back to itself, found depth first.
+        let mut paths = vec![vec![start.clone()]];
+        let mut seen: HashSet<String> = HashSet::new();
+        while let Some(path) = paths.pop() {
+            let last = path.last().expect("paths are never empty");
+            for next in edges.get(last).into_iter().flatten() {
+                if next == start {
+                    let cycle = path.iter().chain([start]).cloned().collect::<Vec<_>>().join(" -> ");
+                    cycles.push(cycle);
+                } else if seen.insert(next.clone()) {
+                    paths.push(path.iter().chain([next]).cloned().collect());
+                }
+            }
+        }
+    }
+    cycles.sort();
+    cycles.dedup();
+    Ok(cycles)
 }
 
 /// Crates whose `lib.rs` does not open with a `//!` paragraph.
@@ -157,6 +221,30 @@ mod tests {
             [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec![])].into_iter().map(|(k, v)| (k.into(), v.into_iter().map(String::from).collect())).collect();
         assert!(reachable(&graph, "a").contains("c"));
         assert!(!reachable(&graph, "b").contains("a"));
+    }
+
+    #[test]
+    fn no_crate_has_a_module_cycle() {
+        for entry in std::fs::read_dir(workspace_root().join("crates")).unwrap() {
+            let src = entry.unwrap().path().join("src");
+            if src.is_dir() {
+                let cycles = module_cycles(&src).unwrap();
+                assert!(cycles.is_empty(), "{}: modules that name each other: {cycles:?}", src.display());
+            }
+        }
+    }
+
+    #[test]
+    fn a_cycle_between_modules_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("b")).unwrap();
+        std::fs::write(dir.path().join("lib.rs"), "mod a; mod b; use crate::a::X;").unwrap();
+        std::fs::write(dir.path().join("a.rs"), "use crate::b::Y;").unwrap();
+        std::fs::write(dir.path().join("b/mod.rs"), "mod c;").unwrap();
+        std::fs::write(dir.path().join("b/c.rs"), "use crate::a::X;").unwrap();
+        assert_eq!(module_cycles(dir.path()).unwrap(), ["a -> b -> a", "b -> a -> b"]);
+        std::fs::write(dir.path().join("b/c.rs"), "use super::Z;").unwrap();
+        assert!(module_cycles(dir.path()).unwrap().is_empty());
     }
 
     #[test]

@@ -1,71 +1,27 @@
 //! The executor's layers, checked against scripted backends.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, RetryClass, SearchBackend,
-    SearchRequest, TraceStep,
-};
+use ferret_core::{BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, RetryClass, TraceStep};
 use ferret_exec::{CallBudget, Executor, ExecutorConfig, RetryPolicy};
+use ferret_test_support::{Matching, ScriptedBackend};
 
-/// A backend whose answers are scripted per call number; it counts its calls.
-struct Scripted {
-    name: &'static str,
-    calls: AtomicU32,
-    delay: Duration,
-    failures: Mutex<Vec<BackendError>>,
-    hits: Vec<&'static str>,
+/// A backend holding documents `ids`, each answering with the query as its text and its own
+/// URL; it counts its calls.
+fn scripted(name: &str, ids: &[&str]) -> ScriptedBackend {
+    let documents = ids
+        .iter()
+        .map(|id| {
+            let mut hit = Hit::new(*id, *id, "", 1.0, name);
+            hit.url = Some(format!("https://example.com/{id}"));
+            hit
+        })
+        .collect();
+    ScriptedBackend::new(name, documents).matching(Matching::EchoQuery).capabilities(BackendCapabilities::default())
 }
 
-impl Scripted {
-    fn new(name: &'static str, hits: &[&'static str]) -> Self {
-        Self { name, calls: AtomicU32::new(0), delay: Duration::ZERO, failures: Mutex::new(Vec::new()), hits: hits.to_vec() }
-    }
-    fn slow(mut self, delay: Duration) -> Self {
-        self.delay = delay;
-        self
-    }
-    fn failing_first(self, errors: Vec<BackendError>) -> Self {
-        *self.failures.lock().unwrap() = errors;
-        self
-    }
-    fn calls(&self) -> u32 {
-        self.calls.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl SearchBackend for Scripted {
-    fn name(&self) -> &str {
-        self.name
-    }
-    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        tokio::time::sleep(self.delay).await;
-        let failure = {
-            let mut failures = self.failures.lock().unwrap();
-            (!failures.is_empty()).then(|| failures.remove(0))
-        };
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(self
-                .hits
-                .iter()
-                .take(request.limit)
-                .map(|id| {
-                    let mut hit = Hit::new(*id, *id, request.query.clone(), 1.0, self.name);
-                    hit.url = Some(format!("https://example.com/{id}"));
-                    hit
-                })
-                .collect()),
-        }
-    }
-}
-
-fn executor(backends: Vec<Arc<Scripted>>) -> Executor {
+fn executor(backends: Vec<Arc<ScriptedBackend>>) -> Executor {
     let config = ExecutorConfig { retry: RetryPolicy { max_retries: 1, backoff: Duration::from_millis(5) }, ..Default::default() };
     backends.into_iter().fold(Executor::builder().config(config), |b, s| b.backend(s)).build().unwrap()
 }
@@ -78,7 +34,7 @@ const DEADLINE: Duration = Duration::from_secs(5);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_concurrent_identical_queries_make_one_backend_call() {
-    let backend = Arc::new(Scripted::new("local", &["a", "b"]).slow(Duration::from_millis(100)));
+    let backend = Arc::new(scripted("local", &["a", "b"]).delay(Duration::from_millis(100)));
     let exec = executor(vec![backend.clone()]);
     let budget = budget();
     let queries = vec!["solar power".to_owned()];
@@ -93,7 +49,7 @@ async fn sixteen_concurrent_identical_queries_make_one_backend_call() {
 
 #[tokio::test]
 async fn a_repeat_in_other_word_order_is_served_from_the_cache() {
-    let backend = Arc::new(Scripted::new("local", &["a"]));
+    let backend = Arc::new(scripted("local", &["a"]));
     let exec = executor(vec![backend.clone()]);
     let budget = budget();
     exec.execute(&["Solar  Power".into()], &Filters::default(), 10, &budget, DEADLINE).await;
@@ -110,12 +66,12 @@ async fn a_repeat_in_other_word_order_is_served_from_the_cache() {
 
 #[tokio::test]
 async fn a_failing_backend_is_a_failure_and_the_others_still_answer() {
-    let broken = Arc::new(Scripted::new("broken", &[]).failing_first(vec![BackendError::permanent(
+    let broken = Arc::new(scripted("broken", &[]).fail_first(vec![BackendError::permanent(
         "broken",
         BackendErrorKind::Unavailable,
         "index missing",
     )]));
-    let healthy = Arc::new(Scripted::new("healthy", &["a", "b"]));
+    let healthy = Arc::new(scripted("healthy", &["a", "b"]));
     let exec = executor(vec![broken, healthy]);
     let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
     assert_eq!(outcome.hits.len(), 2);
@@ -126,8 +82,8 @@ async fn a_failing_backend_is_a_failure_and_the_others_still_answer() {
 
 #[tokio::test]
 async fn a_backend_past_its_deadline_is_cut_off_and_named() {
-    let slow = Arc::new(Scripted::new("slow", &["late"]).slow(Duration::from_secs(30)));
-    let fast = Arc::new(Scripted::new("fast", &["a"]));
+    let slow = Arc::new(scripted("slow", &["late"]).delay(Duration::from_secs(30)));
+    let fast = Arc::new(scripted("fast", &["a"]));
     let exec = executor(vec![slow.clone(), fast]);
     let started = std::time::Instant::now();
     let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), Duration::from_millis(200)).await;
@@ -139,7 +95,7 @@ async fn a_backend_past_its_deadline_is_cut_off_and_named() {
 
 #[tokio::test]
 async fn a_transient_failure_is_retried_once_and_a_permanent_one_never() {
-    let flaky = Arc::new(Scripted::new("flaky", &["a"]).failing_first(vec![BackendError::transient(
+    let flaky = Arc::new(scripted("flaky", &["a"]).fail_first(vec![BackendError::transient(
         "flaky",
         BackendErrorKind::Internal,
         "503",
@@ -148,7 +104,7 @@ async fn a_transient_failure_is_retried_once_and_a_permanent_one_never() {
     let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
     assert_eq!((flaky.calls(), outcome.hits.len(), outcome.backend_calls), (2, 1, 2));
 
-    let down = Arc::new(Scripted::new("down", &["a"]).failing_first(vec![
+    let down = Arc::new(scripted("down", &["a"]).fail_first(vec![
         BackendError::transient("down", BackendErrorKind::Internal, "503"),
         BackendError::transient("down", BackendErrorKind::Internal, "503"),
         BackendError::transient("down", BackendErrorKind::Internal, "503"),
@@ -162,7 +118,7 @@ async fn a_transient_failure_is_retried_once_and_a_permanent_one_never() {
 #[tokio::test]
 async fn retry_after_is_honoured_and_never_exceeds_the_deadline() {
     let limited = |after| {
-        Arc::new(Scripted::new("limited", &["a"]).failing_first(vec![BackendError {
+        Arc::new(scripted("limited", &["a"]).fail_first(vec![BackendError {
             backend: "limited".into(),
             kind: BackendErrorKind::RateLimited,
             message: "429".into(),
@@ -183,7 +139,7 @@ async fn retry_after_is_honoured_and_never_exceeds_the_deadline() {
 
 #[tokio::test]
 async fn calls_stop_when_the_budget_is_spent() {
-    let backend = Arc::new(Scripted::new("local", &["a"]));
+    let backend = Arc::new(scripted("local", &["a"]));
     let exec = executor(vec![backend.clone()]);
     let budget = CallBudget::new(2, Duration::from_secs(30));
     let queries: Vec<String> = ["one", "two", "three"].map(String::from).to_vec();
@@ -195,8 +151,8 @@ async fn calls_stop_when_the_budget_is_spent() {
 
 #[tokio::test]
 async fn sub_queries_fan_out_to_every_backend_and_fuse() {
-    let a = Arc::new(Scripted::new("a", &["x", "y"]));
-    let b = Arc::new(Scripted::new("b", &["y", "z"]));
+    let a = Arc::new(scripted("a", &["x", "y"]));
+    let b = Arc::new(scripted("b", &["y", "z"]));
     let exec = executor(vec![a.clone(), b.clone()]);
     let outcome = exec.execute(&["one".into(), "two".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
     assert_eq!((a.calls(), b.calls()), (2, 2));
@@ -205,41 +161,27 @@ async fn sub_queries_fan_out_to_every_backend_and_fuse() {
     assert_eq!(outcome.hits.len(), 3);
 }
 
-struct Dated;
-
-#[async_trait]
-impl SearchBackend for Dated {
-    fn name(&self) -> &str {
-        "dated"
-    }
-    fn capabilities(&self) -> BackendCapabilities {
-        BackendCapabilities { date_range: true, most_recent: true }
-    }
-    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        Ok(vec![Hit::new(format!("{:?}", request.filters.date_range.map(|r| r.from)), "t", "x", 1.0, "dated")])
-    }
-}
-
 #[tokio::test]
 async fn filters_reach_backends_that_support_them() {
-    let exec = Executor::builder().backend(Arc::new(Dated)).build().unwrap();
+    let dated = Arc::new(ScriptedBackend::new("dated", Vec::new()));
+    let exec = Executor::builder().backend(dated.clone()).build().unwrap();
     let from = chrono::NaiveDate::from_ymd_opt(2024, 1, 1);
     let filters = Filters { date_range: Some(DateRange { from, to: None }), most_recent: None };
     let outcome = exec.execute(&["q".into()], &filters, 10, &budget(), DEADLINE).await;
     assert!(outcome.failures.is_empty());
-    assert_eq!(outcome.hits[0].id.0, "Some(Some(2024-01-01))");
+    assert_eq!(dated.requests()[0].filters, filters);
 }
 
 #[test]
 fn an_executor_needs_a_backend_and_distinct_names() {
     assert!(Executor::builder().build().is_err());
-    let twice = Executor::builder().backend(Arc::new(Scripted::new("x", &[]))).backend(Arc::new(Scripted::new("x", &[]))).build();
+    let twice = Executor::builder().backend(Arc::new(scripted("x", &[]))).backend(Arc::new(scripted("x", &[]))).build();
     assert!(twice.unwrap_err().to_string().contains("two backends are named `x`"));
 }
 
 #[tokio::test]
 async fn a_rate_limited_backend_is_never_called_faster_than_its_quota() {
-    let backend = Arc::new(Scripted::new("web", &["a"]));
+    let backend = Arc::new(scripted("web", &["a"]));
     let exec = Executor::builder()
         .rate_limited_backend(backend.clone(), std::num::NonZeroU32::new(2).unwrap())
         .build()
@@ -255,7 +197,7 @@ async fn a_rate_limited_backend_is_never_called_faster_than_its_quota() {
 
 #[tokio::test]
 async fn a_search_joining_a_shared_call_keeps_its_own_deadline() {
-    let backend = Arc::new(Scripted::new("slow", &["a"]).slow(Duration::from_millis(800)));
+    let backend = Arc::new(scripted("slow", &["a"]).delay(Duration::from_millis(800)));
     let exec = executor(vec![backend.clone()]);
     let (patient_budget, hurried_budget) = (budget(), budget());
     let queries = vec!["q".to_owned()];

@@ -242,7 +242,7 @@ pub(crate) fn is_comparison_question(question: &str) -> bool {
 
     if let Some(or) = find_word(&lower, "or", 0) {
         let separated = lower[..or].contains([',', ':']);
-        let comparative = crate::decomposer::has_comparative(question) || {
+        let comparative = crate::util::has_comparative(question) || {
             let l = normalized_lower(question);
             COMPARATIVE_HINTS.iter().any(|w| has_word(&l, w))
         };

@@ -11,7 +11,7 @@ use regex::Regex;
 use crate::analyzer::{is_comparison_question, Analysis, Complexity, EntityKind, QueryType};
 use crate::util::{
     dedup_key, find_word, is_aux_verb, is_question_word, name_runs,
-    strip_possessive, tokenize,
+    strip_possessive, tokenize, COMPARATIVES,
 };
 
 /// Splits a question into sub-queries.
@@ -151,25 +151,6 @@ fn strip_part_connectors(part: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Comparisons.
 
-/// Comparative and superlative adjectives, mapped to the attribute they compare, so
-/// "Which is longer, X or Y?" searches "X length" and "Y length".
-const COMPARATIVES: &[(&str, &str)] = &[
-    ("older", "age"), ("oldest", "age"), ("younger", "age"), ("youngest", "age"),
-    ("longer", "length"), ("longest", "length"), ("shorter", "length"), ("shortest", "length"),
-    ("taller", "height"), ("tallest", "height"), ("higher", "height"), ("highest", "height"),
-    ("bigger", "size"), ("biggest", "size"), ("larger", "size"), ("largest", "size"),
-    ("smaller", "size"), ("smallest", "size"), ("heavier", "weight"), ("heaviest", "weight"),
-    ("lighter", "weight"), ("lightest", "weight"), ("faster", "speed"), ("fastest", "speed"),
-    ("slower", "speed"), ("slowest", "speed"), ("quicker", "speed"), ("quickest", "speed"),
-    ("deeper", "depth"), ("deepest", "depth"), ("shallower", "depth"), ("wider", "width"),
-    ("widest", "width"), ("narrower", "width"), ("hotter", "temperature"), ("hottest", "temperature"),
-    ("colder", "temperature"), ("coldest", "temperature"), ("warmer", "temperature"),
-    ("richer", "wealth"), ("richest", "wealth"), ("poorer", "wealth"), ("wealthier", "wealth"),
-    ("cheaper", "price"), ("cheapest", "price"), ("pricier", "price"), ("populous", "population"),
-    ("first", "date"), ("earlier", "date"), ("earliest", "date"), ("later", "date"),
-    ("latest", "date"), ("sooner", "date"),
-];
-
 /// Event verbs mapped to nouns, so "born first" searches "birth date".
 const EVENT_NOUNS: &[(&str, &str)] = &[
     ("born", "birth"), ("died", "death"), ("founded", "founding"), ("established", "founding"),
@@ -188,11 +169,6 @@ const NOT_TOPIC: &[&str] = &[
 
 /// Verbs that say nothing about the topic ("Which came first?") but may be a side ("Rust vs Go").
 const NOT_TOPIC_VERBS: &[&str] = &["came", "come", "go", "goes", "went"];
-
-/// Does the question use a comparative or superlative ("longer", "oldest", "first")?
-pub(crate) fn has_comparative(question: &str) -> bool {
-    words(question).any(|w| COMPARATIVES.iter().any(|(c, _)| *c == w))
-}
 
 static VS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\s+(?:vs\.?|versus)\s+").expect("valid regex"));
 static COMPARED_TO: LazyLock<Regex> = LazyLock::new(|| {

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use ferret_core::text::{is_stop_word, one_line};
+use ferret_core::text::{is_stop_word, one_line, words};
 use regex::Regex;
 
 /// Question words; most are stop words too, but the stages need to recognise them as such.
@@ -238,6 +238,30 @@ pub(crate) fn has_word(haystack: &str, needle: &str) -> bool {
 /// Lowercased, whitespace-collapsed form used to deduplicate queries.
 pub(crate) fn dedup_key(text: &str) -> String {
     one_line(&text.to_lowercase())
+}
+
+/// Comparative and superlative adjectives, mapped to the attribute they compare, so
+/// "Which is longer, X or Y?" searches "X length" and "Y length".
+pub(crate) const COMPARATIVES: &[(&str, &str)] = &[
+    ("older", "age"), ("oldest", "age"), ("younger", "age"), ("youngest", "age"),
+    ("longer", "length"), ("longest", "length"), ("shorter", "length"), ("shortest", "length"),
+    ("taller", "height"), ("tallest", "height"), ("higher", "height"), ("highest", "height"),
+    ("bigger", "size"), ("biggest", "size"), ("larger", "size"), ("largest", "size"),
+    ("smaller", "size"), ("smallest", "size"), ("heavier", "weight"), ("heaviest", "weight"),
+    ("lighter", "weight"), ("lightest", "weight"), ("faster", "speed"), ("fastest", "speed"),
+    ("slower", "speed"), ("slowest", "speed"), ("quicker", "speed"), ("quickest", "speed"),
+    ("deeper", "depth"), ("deepest", "depth"), ("shallower", "depth"), ("wider", "width"),
+    ("widest", "width"), ("narrower", "width"), ("hotter", "temperature"), ("hottest", "temperature"),
+    ("colder", "temperature"), ("coldest", "temperature"), ("warmer", "temperature"),
+    ("richer", "wealth"), ("richest", "wealth"), ("poorer", "wealth"), ("wealthier", "wealth"),
+    ("cheaper", "price"), ("cheapest", "price"), ("pricier", "price"), ("populous", "population"),
+    ("first", "date"), ("earlier", "date"), ("earliest", "date"), ("later", "date"),
+    ("latest", "date"), ("sooner", "date"),
+];
+
+/// Does the question use a comparative or superlative ("longer", "oldest", "first")?
+pub(crate) fn has_comparative(question: &str) -> bool {
+    words(question).any(|w| COMPARATIVES.iter().any(|(c, _)| *c == w))
 }
 
 #[cfg(test)]
