@@ -60,3 +60,35 @@ fn bad_input_exits_with_a_message_not_a_panic() {
     let out = ferret(dir.path()).args(["search", &long]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("10001 characters"));
 }
+
+#[test]
+fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("volcano.md"), "# Volcanoes\n\nVolcanic eruptions are caused by magma rising through the crust.").unwrap();
+    std::fs::write(notes.join("glacier.md"), "# Glaciers\n\nGlaciers form where snow accumulates faster than it melts.").unwrap();
+    let index = dir.path().join("index");
+    let out = ferret(dir.path()).arg("ingest").arg(&notes).arg("--index").arg(&index).args(["--embedder", "none"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let record = dir.path().join("run");
+    let question = "What causes volcanic eruptions? How do glaciers form?";
+    let search = |extra: &[&str]| {
+        let out = ferret(dir.path()).args(["search", question, "--json", "--index"]).arg(&index).args(extra).arg(&record).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let recorded = search(&["--strategy", "plan", "--record"]);
+    assert!(record.join("plan.json").is_file(), "the run is kept in DIR/plan.json");
+    assert!(recorded["answer"].as_str().unwrap().contains("## References"), "{recorded}");
+
+    // The index is gone: the replay writes the same report from the record alone.
+    std::fs::remove_dir_all(&index).unwrap();
+    std::fs::create_dir_all(&index).unwrap();
+    let replayed = ferret(dir.path()).args(["search", question, "--json", "--replay"]).arg(&record).output().unwrap();
+    assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
+    let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!(replayed["answer"], recorded["answer"]);
+    assert_eq!(replayed["citations"], recorded["citations"]);
+}

@@ -285,7 +285,7 @@ impl ScriptedBackend {
         }
         if let Some(n) = request.filters.most_recent {
             hits.retain(|h| h.date.is_some());
-            hits.sort_by(|a, b| b.date.cmp(&a.date));
+            hits.sort_by_key(|h| std::cmp::Reverse(h.date));
             hits.truncate(n);
         }
         hits.truncate(request.limit);

@@ -37,7 +37,7 @@ impl Attempts {
     /// Search until the results answer the question or nothing is left to try.
     pub(super) async fn run(self, run: &mut SearchRun<'_>) -> Ending {
         let question = run.question();
-        let budget = run.query.budget.clone();
+        let budget = run.query.budget;
         let shape = self.shape;
         let mut lists: Vec<Vec<Hit>> = Vec::new();
         let mut searched: HashSet<String> = HashSet::new();
