@@ -45,22 +45,20 @@ impl Agent {
     /// Fails only when the search cannot start (an unusable budget); backend failures are listed
     /// in `Response::failures`.
     pub async fn run(&self, query: &Query, events: Option<UnboundedSender<Event>>) -> Result<Response, FerretError> {
-        query.budget.validate()?;
-        let span = tracing::info_span!("search", question = %query.text());
+        let strategy = self.config.strategy;
+        let span = tracing::info_span!("search", question = %query.text(), %strategy);
         async {
-            let started = Instant::now();
-            let mut rec = Recorder::new(events);
+            query.budget.validate()?;
+            let (started, mut rec) = (Instant::now(), Recorder::new(events));
             if let Some(message) = self.guardrail(query.text(), &mut rec).await {
                 return Ok(guardrail_reply(message, rec, started));
             }
-            let analysis = self.analyze(query.text(), &mut rec).await;
+            let mut run = self.begin(query, rec, started, None).await;
             // Steps that change what is searched before any strategy runs (a follow-up resolved
             // against its thread, a question the session has already answered) belong here.
-            let strategy = self.config.strategy;
             if strategy != Strategy::Auto {
-                rec.step(TraceStep::Strategy { chosen: strategy, reason: StrategyReason::Configured });
+                run.rec.step(TraceStep::Strategy { chosen: strategy, reason: StrategyReason::Configured });
             }
-            let mut run = self.start(query, analysis, rec, started);
             let ending = implementation(strategy).run(&mut run).await;
             Ok(run.finish(ending))
         }
@@ -76,14 +74,10 @@ impl Agent {
         strategy: Strategy,
         events: Option<UnboundedSender<Event>>,
     ) -> Result<Response, FerretError> {
-        query.budget.validate()?;
         let span = tracing::info_span!("job", input = %query.text(), %strategy);
         async {
-            let started = Instant::now();
-            let mut rec = Recorder::new(events);
-            let analysis = self.analyze(query.text(), &mut rec).await;
-            rec.step(TraceStep::Strategy { chosen: strategy, reason: StrategyReason::Job });
-            let mut run = self.start(query, analysis, rec, started);
+            query.budget.validate()?;
+            let mut run = self.begin(query, Recorder::new(events), Instant::now(), Some(strategy)).await;
             let ending = implementation(strategy).run(&mut run).await;
             Ok(run.finish(ending))
         }
@@ -99,19 +93,24 @@ impl Agent {
         query: &Query,
         events: Option<UnboundedSender<Event>>,
     ) -> Result<(Response, PlanRecord), FerretError> {
-        query.budget.validate()?;
         let span = tracing::info_span!("plan", question = %query.text());
         async {
-            let started = Instant::now();
-            let mut rec = Recorder::new(events);
-            let analysis = self.analyze(query.text(), &mut rec).await;
-            rec.step(TraceStep::Strategy { chosen: Strategy::Plan, reason: StrategyReason::Job });
-            let mut run = self.start(query, analysis, rec, started);
+            query.budget.validate()?;
+            let mut run = self.begin(query, Recorder::new(events), Instant::now(), Some(Strategy::Plan)).await;
             let (ending, record) = PlanStrategy.run_recorded(&mut run).await;
             Ok((run.finish(ending), record))
         }
         .instrument(span)
         .await
+    }
+
+    /// Start searching `query`: analyse it and, for a job, record the strategy it runs and why.
+    async fn begin<'a>(&'a self, query: &'a Query, mut rec: Recorder, started: Instant, job: Option<Strategy>) -> SearchRun<'a> {
+        let analysis = self.analyze(query.text(), &mut rec).await;
+        if let Some(strategy) = job {
+            rec.step(TraceStep::Strategy { chosen: strategy, reason: StrategyReason::Job });
+        }
+        self.start(query, analysis, rec, started)
     }
 
     /// Write the report of a recorded run again from the hits it found, without calling a
