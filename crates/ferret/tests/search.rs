@@ -15,7 +15,9 @@ use common::{assert_citations_resolve, use_temporary_ferret_home};
 async fn the_default_corpus_answers_with_citations_offline() {
     use_temporary_ferret_home();
     let ferret = Ferret::builder().default_corpus().build().unwrap();
+    assert!(!ferret::default_index_dir().exists(), "building indexes nothing: the first search does, off the async threads");
     let response = ferret.search(Query::new("Who were the members of the Final Five gymnastics team?").unwrap()).await.unwrap();
+    assert!(ferret::default_index_dir().exists());
     assert_eq!(response.response_type, ResponseType::Results);
     assert_citations_resolve(&response);
     assert!(response.answer.as_deref().unwrap().contains("Simone Biles"), "{:?}", response.answer);
@@ -134,6 +136,20 @@ async fn the_refine_loop_never_exceeds_its_attempts() {
     assert_eq!(response.stop_reason, StopReason::MaxAttempts, "{:#?}", response.trace);
     let attempts = response.trace.steps.iter().filter(|s| matches!(s, TraceStep::Attempt { .. })).count();
     assert_eq!(attempts, 3);
+}
+
+#[tokio::test]
+async fn an_unreachable_qdrant_server_is_the_search_s_failure_and_the_next_search_tries_again() {
+    // Nothing listens on port 1: the connection is refused at once.
+    let ferret = Ferret::builder().qdrant("http://127.0.0.1:1", "ferret").retrieval(ferret::RetrievalMode::Bm25).build().unwrap();
+    for _ in 0..2 {
+        let response = ferret.search(Query::new("Which volcano erupts in Sicily?").unwrap()).await.unwrap();
+        assert_eq!(response.response_type, ResponseType::Message);
+        let failure = response.failures.first().expect("the connection failure is listed");
+        assert_eq!(failure.error.backend, "qdrant");
+        assert!(failure.error.to_string().contains("127.0.0.1:1"), "the message names the server: {}", failure.error);
+        assert!(response.message.unwrap().contains("No search backend could be reached"));
+    }
 }
 
 #[tokio::test]
