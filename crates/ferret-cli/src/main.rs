@@ -74,9 +74,11 @@ enum Command {
         #[arg(long)]
         recent: Option<usize>,
         /// How hard to try: auto chooses per question (one pass when results are good, multi-hop
-        /// for bridge questions), refine retries weak results, single-pass searches once.
-        #[arg(long, value_enum, default_value = "auto")]
-        strategy: StrategyArg,
+        /// for bridge questions, a plan for a report), refine retries weak results, single-pass
+        /// searches once, multi-hop follows the names results lead to, tool-loop lets a selector
+        /// pick each search, plan runs a plan of searches and writes a report.
+        #[arg(long, default_value = "auto", value_parser = parse_strategy)]
+        strategy: Strategy,
         /// Run the planner and keep what it found in DIR/plan.json, to write the report again
         /// later with --replay.
         #[arg(long, value_name = "DIR", conflicts_with = "replay")]
@@ -121,14 +123,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(mode) = mode.filter(|_| index.is_some() || store.qdrant_url.is_some()) {
                 builder = builder.retrieval(mode);
             }
-            let strategy = match strategy {
-                StrategyArg::Auto => Strategy::Auto,
-                StrategyArg::Refine => Strategy::Refine,
-                StrategyArg::MultiHop => Strategy::MultiHop,
-                StrategyArg::ToolLoop => Strategy::ToolLoop,
-                StrategyArg::Plan => Strategy::Plan,
-                StrategyArg::SinglePass => Strategy::SinglePass,
-            };
             let mut builder = builder.agent(AgentConfig { strategy, ..AgentConfig::default() });
             if let Some(model) = llm.model()? {
                 builder = builder.language_model(model);
@@ -209,15 +203,7 @@ fn ingest(path: &std::path::Path, dir: &std::path::Path, embedder: EmbedderChoic
     Ok(if report.issues.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// [`Strategy`] on the command line.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum StrategyArg {
-    Auto,
-    Refine,
-    MultiHop,
-    SinglePass,
-    /// The tool-selection loop: a selector picks each search or stops.
-    ToolLoop,
-    /// The ReWOO planner: a plan of searches, then a report with references.
-    Plan,
+/// A strategy's name on the command line: `multi-hop` or `multi_hop`.
+fn parse_strategy(name: &str) -> Result<Strategy, String> {
+    name.parse().map_err(|e: ferret::UnknownStrategy| e.to_string().replace('_', "-"))
 }

@@ -30,7 +30,7 @@ pub use ferret_embed::{CachedEmbedder, EmbedderError, HubSource, LocalEmbedder, 
 pub use ferret_core::{
     BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError, Embedder, Event, FerretError,
     Filters, Hit, HitId, Implementation, LanguageModel, LlmCall, LlmCallOutcome, LlmError, Query, QueryError, Response,
-    ResponseType, RetrievalMode, RetryClass, SearchBackend, SearchRequest, StopReason, Trace, TraceStep, Usage,
+    ResponseType, RetrievalMode, RetryClass, SearchBackend, SearchRequest, StopReason, Trace, TraceStep, UnknownStrategy, Usage,
 };
 pub use ferret_exec::{ExecutorConfig, RetryPolicy};
 pub use ferret_grading::GradingConfig;
