@@ -76,3 +76,66 @@ pub(super) fn shown_and_relevant(ranked: Vec<Hit>, grades: &Grades, limit: usize
     let shown = relevant.iter().cloned().chain(rest.into_iter().map(|(h, _)| h)).collect();
     (shown, relevant)
 }
+
+#[cfg(test)]
+mod tests {
+    use ferret_grading::{GradingConfig, HeuristicGrader};
+    use ferret_query_intel::Hop;
+
+    use super::*;
+
+    fn page(id: &str, title: &str, text: &str) -> Hit {
+        Hit::new(id, title, text, 1.0, "wiki")
+    }
+
+    fn graded(question: &str, hits: &[Hit]) -> Grades {
+        HeuristicGrader::new(GradingConfig::default()).grade_now(question, hits)
+    }
+
+    #[test]
+    fn a_hops_page_is_kept_as_a_typed_decision_and_its_reason_stays_the_graders() {
+        let question = "In what year was the university where Sergei Tokarev was a professor founded?";
+        let hits = [page("msu", "Moscow State University", "It opened in 1755."), page("x", "Kent", "A county.")];
+        let mut grades = graded(question, &hits);
+        let reason = grades.per_hit[0].reason.clone();
+        assert!(!grades.per_hit[0].kept, "the page shares too few words with the question to be kept on its own");
+        keep_hop_pages(&mut grades, &hits, &[Hop::for_query("Moscow State University", question)]);
+        let entity = match &grades.per_hit[0].linked {
+            Some(LinkedRelevance::HopPage { entity }) => entity.clone(),
+            other => panic!("expected the hop's page: {other:?}"),
+        };
+        assert_eq!(entity, "Moscow State University");
+        assert!(grades.per_hit[0].kept);
+        assert_eq!(grades.per_hit[0].reason, reason, "the decision is a value, not text appended to the reason");
+        assert_eq!(grades.per_hit[1].linked, None);
+    }
+
+    #[test]
+    fn pages_the_top_results_name_are_kept_after_the_lead() {
+        let hits: Vec<Hit> = (0..5).map(|i| page(&i.to_string(), "Weather", "Rain is expected.")).collect();
+        let mut grades = graded("volcano eruption", &hits);
+        keep_named_pages(&mut grades, 2);
+        let linked: Vec<bool> = grades.per_hit.iter().map(|g| g.linked == Some(LinkedRelevance::NamedByTopResult)).collect();
+        assert_eq!(linked, [false, false, true, true, false]);
+    }
+
+    #[tokio::test]
+    async fn top_results_that_cover_the_question_together_are_kept_together() {
+        let question = "Which river did the founder of Acme Rivers sail?";
+        let hits = [
+            page("a", "Acme Rivers", "Acme Rivers was founded by Jane Doe."),
+            page("b", "Jane Doe", "Jane Doe sailed the Danube river as a founder of trips."),
+        ];
+        let grader = HeuristicGrader::new(GradingConfig::default());
+        let mut grades = grader.grade_now(question, &hits);
+        grades.quality = Quality::Low;
+        let joint = grade_jointly(&grader, question, &hits, &mut grades).await;
+        assert!(joint.is_some(), "weak results of two or more are judged together");
+        assert_eq!(grades.quality, Quality::Medium, "together they hold every word of the question");
+        assert!(grades.per_hit.iter().all(|g| g.kept && g.linked == Some(LinkedRelevance::CoversJointly)));
+        assert!(grades.suggestion.is_none() && !grades.should_retry);
+        let mut good = grader.grade_now("Acme Rivers founder", &hits[..1]);
+        good.quality = Quality::High;
+        assert!(grade_jointly(&grader, question, &hits, &mut good).await.is_none(), "good results need no joint reading");
+    }
+}
