@@ -34,11 +34,6 @@ impl Agent {
         Ok(Self { stages, executor, config })
     }
 
-    /// The configuration it runs with.
-    pub fn config(&self) -> &AgentConfig {
-        &self.config
-    }
-
     /// Answer `query`, sending every step to `events` as it happens when a sender is given:
     /// the guardrail, the analysis, the configured strategy, the response.
     ///
@@ -77,6 +72,7 @@ impl Agent {
         let span = tracing::info_span!("job", input = %query.text(), %strategy);
         async {
             query.budget.validate()?;
+            self.config.validate_for(strategy)?;
             let mut run = self.begin(query, Recorder::new(events), Instant::now(), Some(strategy)).await;
             let ending = implementation(strategy).run(&mut run).await;
             Ok(run.finish(ending))
@@ -119,6 +115,7 @@ impl Agent {
     pub async fn replay_plan(&self, record: &PlanRecord, events: Option<UnboundedSender<Event>>) -> Result<Response, FerretError> {
         let query = Query::new(record.question.clone())?.with_limit(record.limit.max(1))?;
         let started = Instant::now();
+        // A replay searches nothing: the analysis only fills the run's state, so no model is asked.
         let analysis = HeuristicAnalyzer.analysis(query.text());
         let mut run = self.start(&query, analysis, Recorder::new(events), started);
         let ending = PlanStrategy.replay(&mut run, record).await;

@@ -17,9 +17,14 @@ pub struct AgentConfig {
 }
 
 impl AgentConfig {
-    /// Check that the chosen strategy can take a step at all.
+    /// Check that the configured strategy can take a step at all.
     pub fn validate(&self) -> Result<(), FerretError> {
-        let zero = match self.strategy {
+        self.validate_for(self.strategy)
+    }
+
+    /// Check that `strategy` can take a step at all with these settings.
+    pub fn validate_for(&self, strategy: Strategy) -> Result<(), FerretError> {
+        let zero = match strategy {
             Strategy::ToolLoop if self.tool_loop.max_steps == 0 => Some("tool_loop.max_steps"),
             Strategy::Plan | Strategy::Auto if self.plan.max_steps == 0 => Some("plan.max_steps"),
             _ => None,

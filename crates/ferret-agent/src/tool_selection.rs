@@ -77,17 +77,15 @@ pub struct HeuristicToolSelector {
     bridge: BridgeFinder,
 }
 
+/// Words that ask for the newest entries.
+const RECENCY_WORDS: &[&str] = &["recent", "recently", "latest", "lately", "newest", "new"];
+
 impl HeuristicToolSelector {
     /// A selector reading questions' shapes and hops with `bridge`.
     pub fn new(bridge: BridgeFinder) -> Self {
         Self { bridge }
     }
-}
 
-/// Words that ask for the newest entries.
-const RECENCY_WORDS: &[&str] = &["recent", "recently", "latest", "lately", "newest", "new"];
-
-impl HeuristicToolSelector {
     /// The choice, synchronously.
     pub fn choose(&self, tools: &ToolBox, state: &SelectionState<'_>) -> ToolCall {
         let fresh = |query: &str| !state.searched.contains(&normalize_query(query));

@@ -45,8 +45,9 @@ enum Command {
     },
     /// Answer a question with citations.
     Search {
-        /// The question.
-        question: String,
+        /// The question (with --replay, the recorded run's question is used).
+        #[arg(required_unless_present = "replay")]
+        question: Option<String>,
         /// Search this index instead of the built-in Wikipedia slice.
         #[arg(long)]
         index: Option<PathBuf>,
@@ -112,7 +113,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ingest { path, index, embedder, store } => ingest(&path, &index, embedder, &store),
         Command::Search { question, index, mode, store, json, verbose, limit, since, until, recent, strategy, record, replay, llm } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange { from: since, to: until });
-            let query = Query::new(question)?.with_limit(limit)?.with_filters(Filters { date_range, most_recent: recent })?;
+            let filters = Filters { date_range, most_recent: recent };
+            let query = question.map(|q| Query::new(q)?.with_limit(limit)?.with_filters(filters)).transpose()?;
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let mut builder = match (&index, store.qdrant()) {
                 (Some(_), Some(_)) => anyhow::bail!("choose one of --index and --qdrant-url"),
@@ -128,18 +130,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 builder = builder.language_model(model);
             }
             let ferret = builder.build()?;
-            let response = match (&record, &replay) {
-                (Some(dir), _) => {
+            let response = match (&record, &replay, query) {
+                (None, Some(dir), _) => {
+                    let plan = PlanRecord::load(dir.join(PLAN_RECORD_FILE))?;
+                    runtime.block_on(ferret.replay(&plan))?
+                }
+                (Some(dir), _, Some(query)) => {
                     let (response, plan) = runtime.block_on(ferret.search_recorded(query))?;
                     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
                     plan.save(dir.join(PLAN_RECORD_FILE))?;
                     response
                 }
-                (None, Some(dir)) => {
-                    let plan = PlanRecord::load(dir.join(PLAN_RECORD_FILE))?;
-                    runtime.block_on(ferret.replay(&plan))?
-                }
-                (None, None) => runtime.block_on(ferret.search(query))?,
+                (_, _, Some(query)) => runtime.block_on(ferret.search(query))?,
+                (_, _, None) => anyhow::bail!("a question is needed unless --replay is given"),
             };
             if json {
                 println!("{}", serde_json::to_string_pretty(&response)?);

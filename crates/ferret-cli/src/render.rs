@@ -88,9 +88,13 @@ fn trace_step(step: &TraceStep) -> String {
             let error = error.as_deref().map(|e| format!(", error: {e}")).unwrap_or_default();
             format!("call {backend} {query:?}: {hits} hits in {duration_ms} ms{source}{error}")
         }
-        TraceStep::Grading { attempt, graded, kept, good, quality, retry_suggestion, implementation } => {
+        TraceStep::Grading { attempt, graded, kept, linked, good, quality, retry_suggestion, implementation } => {
             let suggestion = retry_suggestion.as_deref().map(|s| format!(", suggest {s}")).unwrap_or_default();
-            format!("attempt {attempt} grading: {graded} graded, {kept} kept, {good} good, quality {quality}{suggestion} [{}]", by(implementation))
+            let linked = if *linked > 0 { format!(" ({linked} through other results)") } else { String::new() };
+            format!(
+                "attempt {attempt} grading: {graded} graded, {kept} kept{linked}, {good} good, quality {quality}{suggestion} [{}]",
+                by(implementation)
+            )
         }
         TraceStep::Attempt { attempt, new_hits, decision } => format!("attempt {attempt}: {new_hits} new hits, {decision}"),
         TraceStep::Synthesis { sentences, citations, dropped_markers, implementation } => format!(

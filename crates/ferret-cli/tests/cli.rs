@@ -86,7 +86,8 @@ fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
     // The index is gone: the replay writes the same report from the record alone.
     std::fs::remove_dir_all(&index).unwrap();
     std::fs::create_dir_all(&index).unwrap();
-    let replayed = ferret(dir.path()).args(["search", question, "--json", "--replay"]).arg(&record).output().unwrap();
+    // No question: the record holds it.
+    let replayed = ferret(dir.path()).args(["search", "--json", "--replay"]).arg(&record).output().unwrap();
     assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
     let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
     assert_eq!(replayed["answer"], recorded["answer"]);

@@ -138,8 +138,12 @@ pub enum TraceStep {
         attempt: u32,
         /// Hits graded.
         graded: usize,
-        /// Hits at or above the keep threshold.
+        /// Hits kept: at or above the keep threshold, or relevant through other results.
         kept: usize,
+        /// Of the kept hits, those kept for how they link to other results (a hop's page, a page
+        /// the top results name, results covering the question together), not for their words.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        linked: usize,
         /// Hits at or above the good threshold.
         good: usize,
         /// `high`, `medium` or `low`.
@@ -272,4 +276,8 @@ impl<T> StageOutput<T> {
     pub fn new(value: T, implementation: Implementation) -> Self {
         Self { value, implementation, llm_calls: Vec::new() }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -21,10 +21,10 @@ pub struct HitGrade {
 }
 
 impl HitGrade {
-    /// Keep this hit for `why`, whatever its relevance.
+    /// Keep this hit for `why`, whatever its relevance; the first such decision stays.
     pub fn keep_as(&mut self, why: LinkedRelevance) {
         self.kept = true;
-        self.linked = Some(why);
+        self.linked.get_or_insert(why);
     }
 }
 
@@ -70,9 +70,7 @@ impl Quality {
             Self::Low => "low",
         }
     }
-}
 
-impl Quality {
     fn rank(self) -> u8 {
         match self {
             Self::Low => 0,
@@ -179,6 +177,11 @@ impl Grades {
         self.per_hit.iter().filter(|g| g.kept).count()
     }
 
+    /// How many hits were kept for how they link to other results rather than for their words.
+    pub fn linked(&self) -> usize {
+        self.per_hit.iter().filter(|g| g.linked.is_some()).count()
+    }
+
     /// How many hits were good.
     pub fn good(&self) -> usize {
         self.per_hit.iter().filter(|g| g.good).count()
@@ -195,6 +198,7 @@ impl Grades {
             attempt,
             graded: self.per_hit.len(),
             kept: self.kept(),
+            linked: self.linked(),
             good: self.good(),
             quality: self.quality.as_str().to_owned(),
             retry_suggestion: self.suggestion.as_ref().map(ToString::to_string),

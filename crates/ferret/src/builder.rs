@@ -1,9 +1,9 @@
 use std::num::NonZeroU32;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use ferret_agent::{Agent, AgentConfig, PlanRecord, StageConfig, Stages};
-use ferret_backends_local::{IndexError, LocalBackend, LocalIndex};
+use ferret_backends_local::{LocalBackend, LocalIndex};
 use ferret_backends_qdrant::{backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError, LanguageModel, Query, Response,
@@ -17,15 +17,12 @@ use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use crate::default_corpus::{default_embedder, shared_default_index};
+use crate::default_corpus::{default_embedder, index_error, shared_default_index};
 use crate::lazy::LazyBackend;
 
 /// The environment variable holding a Qdrant server's API key: a key never goes in code or flags.
 pub const QDRANT_API_KEY_VAR: &str = "FERRET_QDRANT_API_KEY";
 
-pub(crate) fn index_error(path: &Path, error: IndexError) -> FerretError {
-    FerretError::Index { path: path.to_owned(), reason: error.to_string() }
-}
 
 enum BackendSpec {
     Ready(Arc<dyn SearchBackend>, Option<NonZeroU32>),
@@ -158,7 +155,6 @@ impl FerretBuilder {
     /// indexing or the network.
     pub fn build(self) -> Result<Ferret, FerretError> {
         self.grading.validate().map_err(|e| FerretError::Config(e.to_string()))?;
-        self.agent.validate()?;
         let mut executor = Executor::builder().config(self.executor);
         for spec in self.backends {
             executor = match spec {

@@ -6,7 +6,11 @@ use ferret_core::{Embedder, FerretError};
 use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig};
 use sha2::{Digest, Sha256};
 
-use crate::builder::index_error;
+
+/// `error` of the index at `path`, as the facade reports it.
+pub(crate) fn index_error(path: &std::path::Path, error: IndexError) -> FerretError {
+    FerretError::Index { path: path.to_owned(), reason: error.to_string() }
+}
 
 /// The default corpus (a slice of Wikipedia, see `fixtures/corpora/wikipedia-slice/README.md`),
 /// built into the binary so the first search works offline with no setup.

@@ -55,7 +55,8 @@ pub(super) async fn grade_jointly(
         grades.quality = Quality::Medium;
         grades.should_retry = false;
         grades.suggestion = None;
-        for grade in &mut grades.per_hit[..top.len()] {
+        // A grader may grade fewer hits than it was given: keep only what it graded.
+        for grade in grades.per_hit.iter_mut().take(top.len()) {
             grade.keep_as(LinkedRelevance::CoversJointly);
         }
     }

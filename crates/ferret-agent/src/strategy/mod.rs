@@ -2,7 +2,8 @@
 //! agent over one [`SearchRun`] once the guardrail and the analysis are done.
 //!
 //! To add one: write its file here, add its variant to [`Strategy`] (in `ferret-core`, so
-//! configuration, traces and the wire know its name), and its arm to [`implementation`].
+//! configuration, traces and the wire know its name; its name goes in `as_str` and `ALL`), and
+//! its arm to [`implementation`].
 
 mod attempts;
 mod auto;
