@@ -14,7 +14,7 @@ pub struct BudgetError(pub String);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Budget {
-    /// Search attempts of the refine loop (seed 001: at most 3).
+    /// Search attempts of the refine loop (3 by default).
     pub max_attempts: u32,
     /// Sub-queries a decomposition may produce.
     pub max_sub_queries: u32,

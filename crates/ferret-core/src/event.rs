@@ -27,7 +27,7 @@ pub enum Event {
         /// The hits.
         hits: Vec<Hit>,
     },
-    /// The search will not show results; the message says why (seed 001's "message" event).
+    /// The search will not show results; the message says why.
     Message {
         /// The message.
         text: String,

@@ -55,7 +55,7 @@ pub struct Filters {
     /// Only results dated inside this range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date_range: Option<DateRange>,
-    /// Only the N most recent dated results (seed 004's "recent entries"), newest first.
+    /// Only the N most recent dated results, newest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub most_recent: Option<usize>,
 }

@@ -2,7 +2,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{BackendError, Hit, HitId, Trace};
 
-/// What kind of reply a search produced (seed 001): results to show, or a message instead.
+/// What kind of reply a search produced: results to show, or a message instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResponseType {

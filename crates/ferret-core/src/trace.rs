@@ -79,7 +79,7 @@ pub enum TraceStep {
     },
     /// The analyzer described the question.
     Analysis {
-        /// Query type (seed 002: error_diagnosis, version_compatibility, how_to, api_usage, ...).
+        /// Query type (error_diagnosis, version_compatibility, how_to, api_usage, ...).
         query_type: String,
         /// Entities found, as `kind: value`.
         entities: Vec<String>,

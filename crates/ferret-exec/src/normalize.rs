@@ -1,4 +1,4 @@
-/// The cache's view of a query (seed 002): lowercase, whitespace collapsed, word order ignored.
+/// The cache's view of a query: lowercase, whitespace collapsed, word order ignored.
 pub fn normalize_query(query: &str) -> String {
     let mut words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
     words.sort_unstable();

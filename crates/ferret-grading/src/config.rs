@@ -1,10 +1,10 @@
 use serde::{Deserialize, Serialize};
 
-/// Relevance from which a single hit alone makes the results `high` quality (seed 002's "directly
+/// Relevance from which a single hit alone makes the results `high` quality ("directly
 /// answers the query"); raised to the good threshold when that is configured higher.
 pub const HIGH_RELEVANCE: f32 = 0.75;
 
-/// Thresholds of the grader (seed 001: keep at 0.3, 0.4 preferred).
+/// Thresholds of the grader (by default: keep at 0.3, 0.4 preferred).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GradingConfig {

@@ -5,7 +5,7 @@ use crate::relevance::{heuristic_relevance, sanitize, HitTerms, Judgement};
 use crate::suggest::suggest;
 use crate::{Grades, GradingConfig, HitGrade, Quality};
 
-/// The grading stage: judges hits against the question (seed 002's result grader).
+/// The grading stage: judges hits against the question.
 ///
 /// Implementations do not fail: one that cannot judge (a model that returns nothing usable) falls
 /// back to the heuristic and says so in the [`StageOutput`].

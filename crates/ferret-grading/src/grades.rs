@@ -49,7 +49,7 @@ pub enum LinkedRelevance {
     },
 }
 
-/// The overall verdict on a set of hits (seed 002's `overall_quality`).
+/// The overall verdict on a set of hits (a model's `overall_quality`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Quality {
@@ -99,7 +99,7 @@ impl std::fmt::Display for Quality {
     }
 }
 
-/// How to change the query for the next attempt (seed 001's refinement strategies).
+/// How to change the query for the next attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RetryStrategy {
@@ -125,9 +125,9 @@ impl std::fmt::Display for RetryStrategy {
     }
 }
 
-/// The next query to try (seed 002's `retry_suggestion`). Never empty, never the question itself.
+/// The next query to try (a model's `retry_suggestion`). Never empty, never the question itself.
 ///
-/// Built from the question's own words, by the rules below (seed 001's refinement strategies,
+/// Built from the question's own words, by the rules below (the refinement strategies,
 /// without synonyms, which need a model).
 ///
 /// - Broaden (nothing came back, or fewer than half the hits were kept: too narrow) drops the most
@@ -157,7 +157,7 @@ impl std::fmt::Display for RetrySuggestion {
     }
 }
 
-/// Everything the grader says about one set of hits (seed 002's grader output).
+/// Everything the grader says about one set of hits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Grades {
     /// One grade per hit, in the order the hits were given.

@@ -5,7 +5,7 @@ use crate::grader::{grades_from_judgements, HeuristicGrader, RelevanceGrader};
 use crate::relevance::{heuristic_relevance, Judgement};
 use crate::{Grades, RetryStrategy, RetrySuggestion};
 
-/// Grades with a language model (seed 002: each result 1-5 with a reason, overall quality, a
+/// Grades with a language model (each result 1-5 with a reason, overall quality, a
 /// retry suggestion), blended with the rules so one odd score from a small model cannot keep or
 /// drop a result alone. Falls back to [`HeuristicGrader`] when the model gives nothing usable.
 #[derive(Debug, Clone)]

@@ -1,4 +1,4 @@
-//! The query analyzer (seed 002, "Query Analyzer"): what kind of question this is, which entities
+//! The query analyzer: what kind of question this is, which entities
 //! it names, and whether it needs decomposing.
 
 use std::sync::LazyLock;
@@ -107,7 +107,7 @@ pub enum Complexity {
     /// One search answers it.
     Simple,
     /// It needs several searches: a comparison, several questions, or an error in a version
-    /// context (seed 002's "multi_hop").
+    /// context ("multi_hop").
     Complex,
 }
 
@@ -153,7 +153,7 @@ pub trait QueryAnalyzer: Send + Sync {
     async fn analyze(&self, question: &str) -> StageOutput<Analysis>;
 }
 
-/// The deterministic analyzer: keyword lists (seed 002) and patterns, no model.
+/// The deterministic analyzer: keyword lists and patterns, no model.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HeuristicAnalyzer;
 

@@ -1,4 +1,4 @@
-//! The query decomposer (seed 002, "Query Decomposer"): split a complex question into a few
+//! The query decomposer: split a complex question into a few
 //! focused, affirmative sub-queries, one search each.
 
 use std::collections::HashSet;
@@ -27,7 +27,7 @@ pub trait QueryDecomposer: Send + Sync {
 pub struct HeuristicDecomposer;
 
 impl HeuristicDecomposer {
-    /// Longest sub-query, in characters (seed 002: "under 100 characters").
+    /// Longest sub-query, in characters.
     pub const MAX_SUB_QUERY_CHARS: usize = 99;
 
     /// Decompose synchronously; [`QueryDecomposer::decompose`] wraps this.
@@ -404,7 +404,7 @@ fn join_words(parts: impl IntoIterator<Item = String>) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// An error in a version context (seed 002's multi-hop case).
+// An error in a version context (a multi-hop case).
 
 /// [error + component, versions + compatibility, product + error + fix].
 fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<String>> {

@@ -1,4 +1,4 @@
-//! The intent guardrail (seed 001): decide whether a message is a search, too vague, out of the
+//! The intent guardrail: decide whether a message is a search, too vague, out of the
 //! corpus's domain, or small talk, and hold the reply for each non-search outcome.
 
 use ferret_core::text::{content_terms, is_stop_word, words};
@@ -54,7 +54,7 @@ pub trait IntentClassifier: Send + Sync {
     async fn classify(&self, question: &str) -> StageOutput<IntentVerdict>;
 }
 
-/// Replies for the outcomes that do not search (seed 001's response templates).
+/// Replies for the outcomes that do not search.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuardrailMessages {
     /// Reply to an [`Intent::Unclear`] question: ask for details.

@@ -33,7 +33,7 @@ fn pick<T: Copy>(word: &str, options: &[T], name: impl Fn(T) -> &'static str) ->
     options.iter().copied().find(|o| name(*o) == word)
 }
 
-/// The intent guardrail with a model (seed 001's classification prompt).
+/// The intent guardrail with a model (the classification prompt).
 #[derive(Debug, Clone)]
 pub struct LlmIntentClassifier {
     model: StageModel,
@@ -59,7 +59,7 @@ impl IntentClassifier for LlmIntentClassifier {
     }
 }
 
-/// The analyzer with a model (seed 002's analysis prompt). Entities the model names are kept
+/// The analyzer with a model (the analysis prompt). Entities the model names are kept
 /// only when they occur in the question.
 #[derive(Debug, Clone)]
 pub struct LlmAnalyzer {
@@ -102,7 +102,7 @@ fn analysis_from(question: &str, reply: AnalysisReply) -> Result<Analysis, Strin
     Ok(Analysis { query_type, entities, intent, complexity })
 }
 
-/// The decomposer with a model (seed 002's decomposition prompt). A sub-query must share a
+/// The decomposer with a model (the decomposition prompt). A sub-query must share a
 /// content word with the question; at most `max_sub_queries` are kept.
 #[derive(Debug, Clone)]
 pub struct LlmDecomposer {
@@ -145,7 +145,7 @@ impl QueryDecomposer for LlmDecomposer {
     }
 }
 
-/// The rewriter with a model (seed 002's rewrite prompt): a query of at most
+/// The rewriter with a model (the rewrite prompt): a query of at most
 /// [`HeuristicRewriter::MAX_CHARS`] characters that keeps at least one content word of the input.
 /// A question's first search also runs its own words beside the model's query.
 #[derive(Debug, Clone)]

@@ -1,4 +1,4 @@
-//! The query rewriter (seed 002, "Query Rewriter"): turn a pasted error log or a question into
+//! The query rewriter: turn a pasted error log or a question into
 //! one search query of at most 100 characters, without stack-trace noise.
 //!
 //! A plain question passes through with its words in order: keyword backends (BM25) score the

@@ -27,7 +27,7 @@ impl Answer {
     }
 }
 
-/// The synthesis stage: turns the hits (best first) into a cited answer (seed 002's synthesizer).
+/// The synthesis stage: turns the hits (best first) into a cited answer.
 ///
 /// Implementations do not fail: one that cannot write (a model that returns nothing usable) falls
 /// back to the extractive answer and says so in the [`StageOutput`]. With no hits, or no hit with

@@ -3,8 +3,8 @@ use ferret_llm::{PromptSource, StageModel, SynthesisContext, SynthesisReply};
 
 use crate::{check_citations, Answer, AnswerSynthesizer, ExtractiveSynthesizer};
 
-/// Writes the answer with a language model from the best hits, numbered as the prompt shows them
-/// (seed 002's synthesizer, seed 004's "answer from the accumulated results").
+/// Writes the answer with a language model from the best hits (the results accumulated so far),
+/// numbered as the prompt shows them.
 ///
 /// The model's citations are checked like any other: a marker that points at no source is
 /// removed and counted in `dropped_markers`. An answer left with no valid citation is not an
