@@ -166,7 +166,7 @@ fn query_latency(args: &BenchArgs) -> anyhow::Result<Latencies> {
     let qrels = crate::eval::read_qrels(&args.dataset.join("qrels/test.tsv"))?;
     let judged: Vec<(String, String)> = queries.into_iter().filter(|(id, _)| qrels.contains_key(id)).collect();
     let figures =
-        crate::eval::measure_modes(&prepared.index, prepared.model.as_ref(), &ferret_core::RetrievalMode::ALL, &judged, &qrels)?;
+        crate::eval::measure_modes(&prepared.index, prepared.model.as_ref(), &ferret_core::RetrievalMode::ALL, &judged, &qrels)?.0;
     Ok((judged, figures))
 }
 

@@ -21,7 +21,9 @@ pub struct EvalArgs {
     /// Relevance judgements (default: the dataset's only qrels/*.tsv, or qrels/test.tsv).
     #[arg(long)]
     qrels: Option<PathBuf>,
-    /// Retrieval modes, comma-separated: bm25, dense, hybrid, or agentic alone.
+    /// Modes, comma-separated: bm25, dense, hybrid, agentic (the whole pipeline over the mode a
+    /// user gets: hybrid when the index has vectors, else bm25). Agentic alone reports the
+    /// stages' model calls; beside other modes, its gain or loss over the search it starts from.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "bm25")]
     mode: Vec<Mode>,
     /// Where indexes are built and reused (default: target/eval-index).
@@ -52,10 +54,30 @@ pub struct EvalArgs {
     /// Evaluate only the first N judged queries (agentic runs with a model are slow).
     #[arg(long)]
     limit: Option<usize>,
+    /// Evaluate one fixed half of the queries, by the parity of the last hex digit of their id,
+    /// so misses can be studied on one half and changes confirmed on the other.
+    #[arg(long, value_enum)]
+    half: Option<Half>,
     /// Multi-hop data: write the questions the agentic mode misses at 5 (their queries, titles
     /// found and gold titles) to this JSONL file, to study them.
     #[arg(long)]
     misses: Option<PathBuf>,
+}
+
+/// One of two fixed halves of a query set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Half {
+    Even,
+    Odd,
+}
+
+impl Half {
+    /// Does the query with this id belong to the half? The parity of its last character read as
+    /// a hex digit (any other character: its code).
+    pub(crate) fn holds(self, id: &str) -> bool {
+        let last = id.chars().last().map_or(0, |c| c.to_digit(16).unwrap_or(c as u32));
+        (last % 2 == 0) == (self == Self::Even)
+    }
 }
 
 /// [`LocalRuntime`] on the command line.
@@ -112,7 +134,39 @@ struct Report {
     queries: usize,
     ingest: IngestFigures,
     modes: Vec<ModeFigures>,
+    /// The whole pipeline, beside the search it starts from.
+    agent: Option<AgentFigures>,
     command: String,
+}
+
+/// The agent's quality and cost, and how it compares, question by question, with the search it
+/// starts from.
+#[derive(Serialize)]
+struct AgentFigures {
+    /// The retrieval mode the agent searches with.
+    over: RetrievalMode,
+    ndcg_at_10: f64,
+    /// Gain (or loss) in nDCG@10 over one search in `over`.
+    gain_over_start: f64,
+    backend_calls_per_question: f64,
+    queries_per_second: f64,
+    latency_ms_p50: f64,
+    latency_ms_p99: f64,
+    /// Questions whose nDCG@10 the agent raised, lowered, or left as the start had it.
+    improved: usize,
+    worsened: usize,
+    unchanged: usize,
+    /// Per strategy the agent chose (the question's type as the agent reads it): questions,
+    /// improved, worsened, and the nDCG@10 gain over the start on those questions.
+    by_strategy: std::collections::BTreeMap<String, StrategyFigures>,
+}
+
+#[derive(Serialize, Default)]
+struct StrategyFigures {
+    questions: usize,
+    improved: usize,
+    worsened: usize,
+    gain_over_start: f64,
 }
 
 #[derive(Serialize)]
@@ -151,6 +205,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let queries: Vec<(String, String)> = read_queries(&queries_path)?
         .into_iter()
         .filter(|(id, _)| qrels.contains_key(id))
+        .filter(|(id, _)| args.half.is_none_or(|half| half.holds(id)))
         .take(args.limit.unwrap_or(usize::MAX))
         .collect();
     if queries.is_empty() {
@@ -158,9 +213,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     }
     let modes: Vec<RetrievalMode> = args.mode.iter().filter_map(|m| m.retrieval()).collect();
     let types = crate::multihop::read_query_types(&queries_path)?;
-    if args.mode.contains(&Mode::Agentic) && args.mode.len() > 1 && types.is_empty() {
-        bail!("--mode agentic runs alone, except on multi-hop data (queries with `metadata.type`)");
-    }
+    let agentic = args.mode.contains(&Mode::Agentic);
 
     let embedding = modes.iter().any(|m| m.needs_embeddings());
     let embedder = embedding.then(|| LocalEmbedderConfig { threads: args.threads, runtime: args.runtime.into(), ..Default::default() });
@@ -186,14 +239,29 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         return crate::agentic::run(&name, &dir, &queries, &qrels, args.llm, std::time::Duration::from_secs(args.wall_time), &args.out);
     }
 
-    let figures = measure_modes(&index, model.as_ref(), &modes, &queries, &qrels)?;
+    let (figures, per_query) = measure_modes(&index, model.as_ref(), &modes, &queries, &qrels)?;
+    let documents = index.len();
+    let agent = if agentic {
+        // The agent starts from the search a user gets: hybrid when the index has vectors.
+        let start = if model.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 };
+        let start_scores = match modes.iter().position(|m| *m == start) {
+            Some(i) => per_query[i].clone(),
+            None => measure_modes(&index, model.as_ref(), &[start], &queries, &qrels)?.1.remove(0),
+        };
+        let dir = index.dir().to_owned();
+        drop(index);
+        Some(measure_agent(&dir, model, start, &start_scores, &queries, &qrels, std::time::Duration::from_secs(args.wall_time))?)
+    } else {
+        None
+    };
     let args_line = std::env::args().skip(2).collect::<Vec<_>>().join(" ");
     let report = Report {
         dataset: name.clone(),
-        documents: index.len(),
+        documents,
         queries: queries.len(),
         ingest: ingest_figures,
         modes: figures,
+        agent,
         command: format!("cargo xtask eval {args_line}"),
     };
     let stem_name = args.report.clone().unwrap_or_else(|| {
@@ -203,7 +271,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let stem = args.out.join(&stem_name);
     let anchors: &[(&str, f64)] = if name.contains("scifact") { &SCIFACT_ANCHORS } else { &[] };
     let chart = stem.with_extension("svg");
-    crate::chart::ndcg_bars(&chart, &name, &report.modes.iter().map(|m| (format!("ferret {}", m.mode), m.ndcg_at_10)).collect::<Vec<_>>(), anchors)?;
+    let mut bars: Vec<(String, f64)> = report.modes.iter().map(|m| (format!("ferret {}", m.mode), m.ndcg_at_10)).collect();
+    bars.extend(report.agent.iter().map(|a| (format!("ferret agentic over {}", a.over), a.ndcg_at_10)));
+    crate::chart::ndcg_bars(&chart, &name, &bars, anchors)?;
     let markdown = render_markdown(&report, anchors, &format!("{stem_name}.svg"));
     print!("{markdown}");
     std::fs::write(stem.with_extension("json"), serde_json::to_string_pretty(&report)? + "\n")?;
@@ -284,16 +354,18 @@ pub(crate) fn prepare_index(
 }
 
 /// Quality and latency of each mode over `queries`, one query at a time, each query embedded
-/// by the uncached model as a new question would be.
+/// by the uncached model as a new question would be; with each mode's nDCG@10 per query.
 pub(crate) fn measure_modes(
     index: &LocalIndex,
     model: Option<&LocalEmbedder>,
     modes: &[RetrievalMode],
     queries: &[(String, String)],
     qrels: &HashMap<String, HashMap<String, f64>>,
-) -> anyhow::Result<Vec<ModeFigures>> {
+) -> anyhow::Result<(Vec<ModeFigures>, Vec<Vec<f64>>)> {
     let mut figures = Vec::new();
+    let mut per_query = Vec::new();
     for &mode in modes {
+        let mut scores = Vec::with_capacity(queries.len());
         let mut ndcg = 0.0;
         let mut recall = 0.0;
         let mut latencies = Vec::with_capacity(queries.len());
@@ -304,7 +376,8 @@ pub(crate) fn measure_modes(
             latencies.push(t.elapsed().as_secs_f64() * 1000.0);
             let ranked: Vec<&str> = hits.iter().map(|h| h.id.0.as_str()).collect();
             let relevant = &qrels[id];
-            ndcg += ndcg_at(&ranked, relevant, 10);
+            scores.push(ndcg_at(&ranked, relevant, 10));
+            ndcg += scores.last().copied().unwrap_or_default();
             recall += recall_at(&ranked, relevant, 100);
         }
         let seconds = started.elapsed().as_secs_f64();
@@ -318,8 +391,74 @@ pub(crate) fn measure_modes(
             latency_ms_p50: percentile(&latencies, 0.50),
             latency_ms_p99: percentile(&latencies, 0.99),
         });
+        per_query.push(scores);
     }
-    Ok(figures)
+    Ok((figures, per_query))
+}
+
+/// The whole pipeline over the index in `dir` (searching in `start` mode, the default for an
+/// index with or without vectors), each question answered as `Ferret::search` answers it, its
+/// hits scored against `start_scores`, the same questions' scores for one search.
+fn measure_agent(
+    dir: &Path,
+    model: Option<LocalEmbedder>,
+    start: RetrievalMode,
+    start_scores: &[f64],
+    queries: &[(String, String)],
+    qrels: &HashMap<String, HashMap<String, f64>>,
+    wall_time: std::time::Duration,
+) -> anyhow::Result<AgentFigures> {
+    let mut builder = ferret::Ferret::builder().local_index(dir).retrieval(start);
+    if let Some(m) = model {
+        builder = builder.embedder(Arc::new(m) as Arc<dyn Embedder>);
+    }
+    let ferret = builder.build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (mut ndcg, mut calls, mut improved, mut worsened) = (0.0, 0u64, 0, 0);
+    let mut by_strategy: std::collections::BTreeMap<String, StrategyFigures> = Default::default();
+    let mut latencies = Vec::with_capacity(queries.len());
+    for ((id, text), start_score) in queries.iter().zip(start_scores) {
+        let t = Instant::now();
+        let budget = ferret::Budget { wall_time, ..ferret::Budget::default() };
+        let query = ferret::Query::new(text.clone())?.with_limit(10)?.with_budget(budget);
+        let response = runtime.block_on(ferret.search(query))?;
+        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+        let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
+        let score = ndcg_at(&ranked, &qrels[id], 10);
+        ndcg += score;
+        calls += u64::from(response.usage.backend_calls);
+        improved += usize::from(score > start_score + 1e-9);
+        worsened += usize::from(score < start_score - 1e-9);
+        let chosen = response.trace.steps.iter().find_map(|s| match s {
+            ferret_core::TraceStep::Strategy { chosen, .. } => Some(chosen.to_string()),
+            _ => None,
+        });
+        let group = by_strategy.entry(chosen.unwrap_or_else(|| "none".into())).or_default();
+        group.questions += 1;
+        group.improved += usize::from(score > start_score + 1e-9);
+        group.worsened += usize::from(score < start_score - 1e-9);
+        group.gain_over_start += score - start_score;
+    }
+    for group in by_strategy.values_mut() {
+        group.gain_over_start /= group.questions.max(1) as f64;
+    }
+    latencies.sort_by(f64::total_cmp);
+    let n = queries.len() as f64;
+    let queries_per_second = n / (latencies.iter().sum::<f64>() / 1000.0).max(1e-9);
+    let start_mean = start_scores.iter().sum::<f64>() / n;
+    Ok(AgentFigures {
+        over: start,
+        ndcg_at_10: ndcg / n,
+        gain_over_start: ndcg / n - start_mean,
+        backend_calls_per_question: calls as f64 / n,
+        queries_per_second,
+        latency_ms_p50: percentile(&latencies, 0.50),
+        latency_ms_p99: percentile(&latencies, 0.99),
+        improved,
+        worsened,
+        unchanged: queries.len() - improved - worsened,
+        by_strategy,
+    })
 }
 
 /// One search of `text` in `mode`, the query embedded by the uncached model as a new question
@@ -350,6 +489,26 @@ fn render_markdown(report: &Report, anchors: &[(&str, f64)], chart: &str) -> Str
             "| {} | {:.4} | {:.4} | {:.0} | {:.2} | {:.2} |\n",
             m.mode, m.ndcg_at_10, m.recall_at_100, m.queries_per_second, m.latency_ms_p50, m.latency_ms_p99
         );
+    }
+    if let Some(a) = &report.agent {
+        md += &format!(
+            "| agentic over {} | {:.4} ({:+.4}) | - | {:.0} | {:.2} | {:.2} |\n",
+            a.over,
+            a.ndcg_at_10,
+            a.gain_over_start,
+            a.queries_per_second,
+            a.latency_ms_p50,
+            a.latency_ms_p99
+        );
+        md += &format!(
+            "\nAgentic: {:.2} backend calls per question; against one {} search, {} questions improved, {} worsened, \
+             {} unchanged (nDCG@10 per question). Its hits are the ten an answer shows, so Recall@100 does not apply.\n",
+            a.backend_calls_per_question, a.over, a.improved, a.worsened, a.unchanged
+        );
+        md += "\n| strategy chosen | questions | improved | worsened | nDCG@10 gain |\n|---|---|---|---|---|\n";
+        for (strategy, f) in &a.by_strategy {
+            md += &format!("| {strategy} | {} | {} | {} | {:+.4} |\n", f.questions, f.improved, f.worsened, f.gain_over_start);
+        }
     }
     md += "\nLatency includes embedding the query (dense, hybrid) on the CPU, one query at a time.\n";
     let i = &report.ingest;

@@ -38,6 +38,17 @@ pub(crate) struct ModeRow {
     backend_calls_per_question: f64,
     latency_ms_p50: f64,
     latency_ms_p99: f64,
+    /// For the agent: how it compares, question by question, with the search it starts from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    versus: Option<Versus>,
+}
+
+/// The agent against one search in the mode it starts from.
+#[derive(Serialize)]
+struct Versus {
+    start: String,
+    /// Type (and `all`) to questions improved and worsened at 5.
+    improved_worsened_at_5: BTreeMap<String, (usize, usize)>,
 }
 
 #[derive(Serialize)]
@@ -74,6 +85,9 @@ pub(crate) fn run(
 ) -> anyhow::Result<()> {
     let documents = index.len();
     let mut rows = Vec::new();
+    // The search the agent starts from (hybrid when the index has vectors), to compare with.
+    let start = if model.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 };
+    let mut start_outcomes: Option<Vec<Outcome>> = None;
     for &mode in modes {
         let mut outcomes = Vec::with_capacity(run.queries.len());
         for (id, text) in run.queries {
@@ -84,6 +98,9 @@ pub(crate) fn run(
         }
         rows.push(summarise(mode.as_str(), &outcomes));
         println!("{}", line(rows.last().expect("just pushed")));
+        if mode == start {
+            start_outcomes = Some(outcomes);
+        }
     }
     let dir = index.dir().to_owned();
     // The index admits one opener; the pipeline opens it again.
@@ -94,7 +111,7 @@ pub(crate) fn run(
         _ => None,
     };
     if agentic {
-        let mut builder = Ferret::builder().local_index(&dir);
+        let mut builder = Ferret::builder().local_index(&dir).retrieval(start);
         if let Some(m) = &llm_model {
             builder = builder.language_model(m.clone());
         }
@@ -119,7 +136,9 @@ pub(crate) fn run(
         if let Some(path) = run.misses {
             std::fs::write(path, misses)?;
         }
-        rows.push(summarise("agentic", &outcomes));
+        let mut row = summarise("agentic", &outcomes);
+        row.versus = start_outcomes.as_deref().map(|before| versus(start, before, &outcomes));
+        rows.push(row);
         println!("{}", line(rows.last().expect("just pushed")));
     }
     let report = Report {
@@ -171,6 +190,21 @@ fn outcome(run: &MultiHopRun<'_>, id: &str, ranked: &[&str], backend_calls: u32,
     Outcome { kind, found_all, backend_calls, millis: elapsed.as_secs_f64() * 1000.0 }
 }
 
+/// Per question type, how many questions the agent improved and worsened against `before`, one
+/// search in `start` mode: both supporting documents in the top 5 where they were not, or the
+/// reverse.
+fn versus(start: RetrievalMode, before: &[Outcome], after: &[Outcome]) -> Versus {
+    let mut by_type: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (b, a) in before.iter().zip(after) {
+        for group in ["all", a.kind.as_str()] {
+            let counts = by_type.entry(group.to_owned()).or_default();
+            counts.0 += usize::from(a.found_all[1] && !b.found_all[1]);
+            counts.1 += usize::from(!a.found_all[1] && b.found_all[1]);
+        }
+    }
+    Versus { start: start.as_str().to_owned(), improved_worsened_at_5: by_type }
+}
+
 fn summarise(mode: &str, outcomes: &[Outcome]) -> ModeRow {
     let mut both_at: BTreeMap<String, BTreeMap<usize, f64>> = BTreeMap::new();
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -198,6 +232,7 @@ fn summarise(mode: &str, outcomes: &[Outcome]) -> ModeRow {
         backend_calls_per_question: outcomes.iter().map(|o| f64::from(o.backend_calls)).sum::<f64>() / n,
         latency_ms_p50: crate::eval::percentile(&millis, 0.50),
         latency_ms_p99: crate::eval::percentile(&millis, 0.99),
+        versus: None,
     }
 }
 
@@ -233,6 +268,16 @@ fn render(report: &Report) -> String {
             }
         }
         md += &format!(" {:.2} | {:.2} | {:.2} |\n", row.backend_calls_per_question, row.latency_ms_p50, row.latency_ms_p99);
+    }
+    for row in &report.modes {
+        if let Some(v) = &row.versus {
+            md += &format!("\n{} against one {} search, questions improved / worsened at 5:", row.mode, v.start);
+            for (group, (improved, worsened)) in &v.improved_worsened_at_5 {
+                md += &format!(" {group} +{improved} / -{worsened};");
+            }
+            md.pop();
+            md += ".\n";
+        }
     }
     md
 }
