@@ -76,7 +76,7 @@ impl Half {
     /// a hex digit (any other character: its code).
     pub(crate) fn holds(self, id: &str) -> bool {
         let last = id.chars().last().map_or(0, |c| c.to_digit(16).unwrap_or(c as u32));
-        (last % 2 == 0) == (self == Self::Even)
+        last.is_multiple_of(2) == (self == Self::Even)
     }
 }
 

@@ -124,7 +124,8 @@ impl<'a> SearchRun<'a> {
                     format!("No search backend could be reached, so there is nothing to answer from: {}", failures[0].error)
                 };
                 rec.emit(Event::Message { text: message.clone() });
-                Response::message(message, stop_reason, rec.trace.clone())
+                // What was found stays listed, though none of it answers.
+                Response { hits, ..Response::message(message, stop_reason, rec.trace.clone()) }
             }
             Some(answer) => {
                 rec.emit(Event::Answer { text: answer.text.clone(), citations: answer.citations.clone() });

@@ -126,6 +126,11 @@ impl Default for BridgeConfig {
     }
 }
 
+/// Does `text` ask something: a question mark, or a question word?
+fn asks_something(text: &str) -> bool {
+    text.contains('?') || ferret_core::text::words(text).any(|w| crate::util::is_question_word(&w))
+}
+
 /// Finds the next hop of a multi-hop question in the results so far.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BridgeFinder {
@@ -148,6 +153,9 @@ impl BridgeFinder {
         if names.len() >= 2 && (analysis.query_type == QueryType::Comparison || comparative) {
             QuestionShape::Comparison
         } else if !names.is_empty()
+            // A statement (a claim to check, a title) asks for nothing unnamed: it is searched as
+            // stated. A bridge is a question about something its names lead to.
+            && asks_something(question)
             // Several questions in one are decomposed, not hopped.
             && analysis.complexity == Complexity::Simple
             && ferret_core::text::words(question).count() >= self.config.min_bridge_words

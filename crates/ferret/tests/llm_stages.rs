@@ -78,8 +78,8 @@ async fn every_stage_uses_the_models_answers_and_the_search_accounts_for_them() 
     });
     assert_eq!(
         first.unwrap_or_default(),
-        ["Final Five gymnastics team members", "Who were the members of the Final Five gymnastics team"],
-        "the model's query, and the question's own words beside it"
+        ["Who were the members of the Final Five gymnastics team?"],
+        "the question as asked; the model's query holds the same words, so it adds no search"
     );
 
     let calls: Vec<_> = response.trace.steps.iter().filter_map(|s| if let TraceStep::LlmCall(c) = s { Some(c) } else { None }).collect();

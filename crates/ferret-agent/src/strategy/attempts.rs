@@ -5,8 +5,9 @@
 
 use std::collections::HashSet;
 
+use ferret_core::text::{one_line, term_set};
 use ferret_core::{Hit, Implementation, StopReason, TraceStep};
-use ferret_exec::{dedup_and_fuse, dedup_heads_first, normalize_query, RRF_K};
+use ferret_exec::{dedup_heads_first, normalize_query};
 use ferret_grading::{Grades, Quality, RetryStrategy, RetrySuggestion};
 use ferret_query_intel::{Complexity, Hop, HopRequest, QuestionShape};
 use tracing::Instrument;
@@ -53,24 +54,43 @@ impl Attempts {
         // The hop the coming attempt runs, if it is one.
         let mut current_hop: Option<Hop> = None;
 
+        let mut number = 0;
         let (stop_reason, accumulated, grades) = loop {
-            let number = lists.len() as u32 + 1;
+            number += 1;
             searched.extend(queries.iter().map(|q| normalize_query(q)));
             searched_queries.extend(queries.iter().cloned());
-            let round = run.search(&queries, number).await;
+            // The question's own ranking stands: a decomposed question's parts are searched
+            // beside it and add, after it, what they newly find.
+            let (round, parts) = if number == 1 && queries.len() > 1 {
+                let whole = run.search(&queries[..1], number).await;
+                (whole, Some(run.search(&queries[1..], number).await))
+            } else {
+                (run.search(&queries, number).await, None)
+            };
+            let budget_exhausted = round.budget_exhausted || parts.as_ref().is_some_and(|p| p.budget_exhausted);
+            let new_hits = round.new_hits + parts.as_ref().map_or(0, |p| p.new_hits);
             let mut found = round.hits;
             // A hop's document leads its list; a hop that missed it would only push the first
             // search's results down.
-            match current_hop.as_ref().map(|hop: &Hop| hop.document_in(&found)) {
-                Some(None) => found.clear(),
-                Some(Some(at)) => found[..=at].rotate_right(1),
-                None => {}
-            }
+            let hop_missed = match current_hop.as_ref().map(|hop: &Hop| hop.document_in(&found)) {
+                Some(None) => {
+                    found.clear();
+                    true
+                }
+                Some(Some(at)) => {
+                    found[..=at].rotate_right(1);
+                    false
+                }
+                None => false,
+            };
             lists.push(found);
+            lists.extend(parts.map(|p| p.hits));
 
-            // The verdict is on everything found so far, earlier attempts ranking first.
-            let mut accumulated =
-                if hops.is_empty() { dedup_and_fuse(&lists, RRF_K) } else { dedup_heads_first(&lists, FIRST_SEARCH_LEAD) };
+            // The verdict is on everything found so far. The first search's ranking stands: a
+            // refinement only adds what it newly found after it; a hop's head joins after the
+            // first search's lead.
+            let lead = if hops.is_empty() { usize::MAX } else { FIRST_SEARCH_LEAD };
+            let mut accumulated = dedup_heads_first(&lists, lead);
             let mut linked = 0;
             if shape == QuestionShape::Bridge {
                 (accumulated, linked) = run.stages.bridge.linked_first(question, accumulated, FIRST_SEARCH_LEAD);
@@ -89,12 +109,16 @@ impl Attempts {
                 hop.map(|hop| (hop, implementation))
             };
             // A hop that found nothing new will not find it by hopping on.
-            let hops_exhausted = hop.is_none() || (number > 1 && round.new_hits == 0);
-            let (decision, stop) = if grades.quality != Quality::Low && hops_exhausted {
+            let hops_exhausted = hop.is_none() || (number > 1 && new_hits == 0);
+            let (decision, stop) = if grades.quality != Quality::Low && hops_exhausted && hop_missed {
+                // The question led somewhere its results do not reach: what was found is
+                // usable, but not the whole answer.
+                ("stop: the hop found no page".to_owned(), Some(StopReason::NoProgress))
+            } else if grades.quality != Quality::Low && hops_exhausted {
                 ("stop: answered".to_owned(), Some(StopReason::Answered))
-            } else if round.budget_exhausted || run.budget_spent() {
+            } else if budget_exhausted || run.budget_spent() {
                 ("stop: budget spent".to_owned(), Some(StopReason::BudgetExhausted))
-            } else if number > 1 && round.new_hits == 0 {
+            } else if number > 1 && new_hits == 0 {
                 ("stop: no new results".to_owned(), Some(StopReason::NoProgress))
             } else if number >= self.max_attempts {
                 ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
@@ -132,24 +156,18 @@ impl Attempts {
                     None => ("stop: no new query to try".to_owned(), Some(StopReason::NoProgress)),
                 }
             };
-            run.rec.step(TraceStep::Attempt { attempt: number, new_hits: round.new_hits, decision });
+            run.rec.step(TraceStep::Attempt { attempt: number, new_hits, decision });
             if let Some(stop) = stop {
                 break (stop, accumulated, grades);
             }
         };
 
-        // When nothing relevant (good) was found, say so instead of answering from results that
-        // merely share a word with the question.
-        let limit = run.query.limit;
-        let (hits, relevant) = if grades.quality == Quality::Low {
-            (Vec::new(), Vec::new())
-        } else if shape == QuestionShape::Simple {
-            let kept: Vec<Hit> =
-                accumulated.into_iter().zip(&grades.per_hit).filter(|(_, g)| g.kept).map(|(h, _)| h).take(limit).collect();
-            (kept.clone(), kept)
-        } else {
-            linking::shown_and_relevant(accumulated, &grades, limit)
-        };
+        // The ranking stands as the searches made it (the first search's, with what hops and
+        // refinements added for a stated reason): the grades, a weaker signal, choose what the
+        // answer is written from, not what is shown. When nothing relevant (good) was found, the
+        // answer says so instead of answering from results that merely share a word.
+        let (hits, relevant) = linking::shown_and_relevant(accumulated, &grades, shape, run.query.limit);
+        let relevant = if grades.quality == Quality::Low { Vec::new() } else { relevant };
         // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
         let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
         let answer = run.answer(&asked, &relevant).await;
@@ -157,7 +175,7 @@ impl Attempts {
     }
 }
 
-/// The first attempt's queries: the question itself, plus sub-queries when it is complex, each
+/// The first attempt's queries: the question as asked, plus sub-queries when it is complex,
 /// rewritten for search engines. The whole question is always searched, so decomposition can
 /// only add evidence. Also returns the sub-queries alone: the aspects grading must cover.
 async fn first_queries(run: &mut SearchRun<'_>, max_sub_queries: usize, parts_use: Parts) -> (Vec<String>, Vec<String>) {
@@ -165,17 +183,32 @@ async fn first_queries(run: &mut SearchRun<'_>, max_sub_queries: usize, parts_us
     let stages = run.stages;
     let analysis = &run.analysis;
     let rec = &mut run.rec;
-    let (parts, mut implementation, reason) = if analysis.complexity == Complexity::Complex && max_sub_queries > 0 {
+    let (parts, implementation, reason) = if analysis.complexity == Complexity::Complex && max_sub_queries > 0 {
         let (parts, implementation) = rec.stage(stages.decomposer.decompose(question, analysis, max_sub_queries).await);
         let reason = match parts_use {
-            Parts::Search => "decomposed, the whole question kept",
+            Parts::Search => "decomposed, the whole question searched as asked",
             Parts::GradeOnly => "decomposed into aspects to grade; the whole question searched",
         };
         (parts, Some(implementation), reason)
     } else {
-        (Vec::new(), None, "simple question: searched as asked, rewritten")
+        (Vec::new(), None, "searched as asked")
     };
-    let (mut queries, rewriter) = rec.stage(stages.rewriter.rewrite_covering(question, analysis).await);
+    // The first search is the question as asked, the search a user would run: the engines read
+    // whole questions, and the rules' rewriting (dropping words, cutting) only loses what they
+    // would have found. A model's rewrite may name what the question does not: it is searched
+    // beside the question, adding candidates after the question's own ranking.
+    let (rewrites, rewriter) = rec.stage(stages.rewriter.rewrite_covering(question, analysis).await);
+    let mut queries = vec![one_line(question)];
+    if matches!(rewriter, Implementation::Llm { .. }) {
+        let asked = term_set(question);
+        for rewrite in rewrites {
+            let terms = term_set(&rewrite);
+            if terms != asked && !queries.iter().any(|q| term_set(q) == terms) {
+                queries.push(rewrite);
+            }
+        }
+    }
+    let mut implementation = implementation;
     implementation.get_or_insert(rewriter);
     let whole_question = queries.len();
     let mut aspects = Vec::new();

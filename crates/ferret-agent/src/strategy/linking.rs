@@ -5,8 +5,8 @@
 //! grades.
 
 use ferret_core::{Hit, StageOutput};
-use ferret_grading::{Grades, LinkedRelevance, Quality, RelevanceGrader};
-use ferret_query_intel::Hop;
+use ferret_grading::{Grades, HitGrade, LinkedRelevance, Quality, RelevanceGrader};
+use ferret_query_intel::{Hop, QuestionShape};
 
 /// Results of the first search that stay ahead of every hop's: what the question as asked finds
 /// first is its best-grounded material.
@@ -63,19 +63,31 @@ pub(super) async fn grade_jointly(
     Some(graded)
 }
 
-/// The hits a multi-hop search shows, at most `limit`, and those the answer is written from.
+/// The hits a search shows, at most `limit`, in the order the searches ranked them, and those of
+/// them the grades keep, which the answer is written from.
 ///
-/// A multi-hop question's documents are linked through each other, not each through the
-/// question's words, which is all a grader judges one hit by. So the hops' ranking chooses which
-/// hits are shown (a page the first search ranked second stays, though it shares few words with
-/// the question); the grades only order them: relevant ones first, and the answer is written
-/// from those.
-pub(super) fn shown_and_relevant(ranked: Vec<Hit>, grades: &Grades, limit: usize) -> (Vec<Hit>, Vec<Hit>) {
-    let graded = ranked.into_iter().zip(&grades.per_hit).map(|(h, g)| (h, g.kept));
-    let (kept, rest): (Vec<_>, Vec<_>) = graded.take(limit).partition(|(_, kept)| *kept);
-    let relevant: Vec<Hit> = kept.into_iter().map(|(h, _)| h).collect();
-    let shown = relevant.iter().cloned().chain(rest.into_iter().map(|(h, _)| h)).collect();
-    (shown, relevant)
+/// A grader judges one hit by the question's words, a weaker signal than the engine's ranking: it
+/// chooses what the answer cites, not what is shown. The one reordering is a promotion for a
+/// stated reason: for a bridge question, the pages reached through the top results (a hop's own
+/// page, a page they name) come right after the first result, since the question asks about
+/// what they are pages of and no search of its words could rank them. A comparison's names are
+/// in the question, so its first search already targets them: nothing is promoted.
+pub(super) fn shown_and_relevant(
+    ranked: Vec<Hit>,
+    grades: &Grades,
+    shape: QuestionShape,
+    limit: usize,
+) -> (Vec<Hit>, Vec<Hit>) {
+    let mut graded: Vec<(Hit, &HitGrade)> = ranked.into_iter().zip(&grades.per_hit).take(limit).collect();
+    if shape == QuestionShape::Bridge && graded.len() > 1 {
+        let reached = |g: &HitGrade| matches!(g.linked, Some(LinkedRelevance::HopPage { .. } | LinkedRelevance::NamedByTopResult));
+        let rest = graded.split_off(1);
+        let (promoted, others): (Vec<_>, Vec<_>) = rest.into_iter().partition(|(_, g)| reached(g));
+        graded.extend(promoted);
+        graded.extend(others);
+    }
+    let relevant = graded.iter().filter(|(_, g)| g.kept).map(|(h, _)| h.clone()).collect();
+    (graded.into_iter().map(|(h, _)| h).collect(), relevant)
 }
 
 #[cfg(test)]
