@@ -24,13 +24,13 @@ fn ingest_then_search_with_json_and_trace() {
     assert!(stdout.contains("2 added"), "{stdout}");
     assert!(stderr.contains("bad.jsonl:2:"), "{stderr}");
 
-    let out = ferret(dir.path()).args(["search", "how often should API keys be rotated?", "--json", "--index"]).arg(&index).output().unwrap();
+    let out = ferret(dir.path()).args(["search", "how often should keys be rotated?", "--json", "--index"]).arg(&index).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(response["response_type"], "results");
     assert_eq!(response["citations"][0]["title"], "Key rotation");
 
-    let out = ferret(dir.path()).args(["search", "how often should API keys be rotated?", "-v", "--index"]).arg(&index).output().unwrap();
+    let out = ferret(dir.path()).args(["search", "how often should keys be rotated?", "-v", "--index"]).arg(&index).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     for expected in ["Sources:", "[1] Key rotation", "Trace:", "intent: search", "call local", "grading:", "stop: Answered"] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
