@@ -9,6 +9,12 @@ pub fn response(response: &Response, verbose: bool) -> String {
     match response.response_type {
         ResponseType::Message => {
             let _ = writeln!(out, "{}", response.message.as_deref().unwrap_or_default());
+            if !response.hits.is_empty() {
+                let _ = writeln!(out, "\nFound, though none of it answers:");
+                for h in &response.hits {
+                    let _ = writeln!(out, "  - {}{}", h.title, h.url.as_deref().map(|u| format!(" — {u}")).unwrap_or_default());
+                }
+            }
         }
         ResponseType::Results => {
             let _ = writeln!(out, "{}\n\nSources:", response.answer.as_deref().unwrap_or_default());

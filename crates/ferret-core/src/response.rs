@@ -8,7 +8,8 @@ use crate::{BackendError, Hit, HitId, Trace};
 pub enum ResponseType {
     /// Hits were found; `answer` and `hits` are set.
     Results,
-    /// No search ran, or nothing relevant was found; `message` says why.
+    /// No search ran, or nothing relevant was found; `message` says why. After a search, `hits`
+    /// still lists what was found, none of it judged to answer.
     Message,
 }
 
@@ -19,7 +20,8 @@ pub enum ResponseType {
 pub enum StopReason {
     /// The results were good enough and an answer was written.
     Answered,
-    /// The last attempt brought no result that earlier attempts had not already found.
+    /// The last attempt brought no result that earlier attempts had not already found, or the
+    /// page a multi-hop question led to was not found.
     NoProgress,
     /// The refine loop used all its attempts without reaching good results.
     MaxAttempts,
@@ -97,7 +99,8 @@ pub struct ReportSection {
 /// The outcome of a search.
 ///
 /// With `response_type == Results`, `answer` is set and every `[n]` in it has a matching
-/// [`Citation`] whose hit is in `hits`. With `Message`, `message` says why there are no results.
+/// [`Citation`] whose hit is in `hits`. With `Message`, `message` says why there is no answer
+/// (and `hits` what a search found nonetheless, if it ran).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Response {
     /// Results, or a message instead.

@@ -515,4 +515,13 @@ mod tests {
         assert_eq!(ids, ["1", "2", "4", "3"]);
         assert_eq!(moved, 1);
     }
+
+    #[test]
+    fn a_statement_asks_nothing_and_is_searched_as_stated() {
+        let statement = "Sergei Tokarev taught ethnography at the university in Moscow for decades.";
+        let question = "In what year was the university where Sergei Tokarev was a professor founded?";
+        let shape = |text: &str| finder().shape(text, &crate::HeuristicAnalyzer.analysis(text));
+        assert_eq!(shape(statement), QuestionShape::Simple);
+        assert_eq!(shape(question), QuestionShape::Bridge);
+    }
 }

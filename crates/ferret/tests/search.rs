@@ -123,8 +123,9 @@ async fn a_refinement_that_brings_nothing_new_stops_with_no_progress() {
     let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
     let response = ferret.search(Query::new("Etna volcano eruption history").unwrap()).await.unwrap();
     assert_eq!(response.stop_reason, StopReason::NoProgress);
-    assert_eq!(response.response_type, ResponseType::Message, "nothing relevant: a message, not noise");
+    assert_eq!(response.response_type, ResponseType::Message, "nothing relevant: a message, not an answer from noise");
     assert!(response.message.as_deref().unwrap().contains("couldn't find"));
+    assert_eq!(response.hits.first().map(|h| h.id.0.as_str()), Some("w"), "what the search found is still listed");
     assert!(backend.calls() <= 3);
 }
 

@@ -197,16 +197,10 @@ async fn first_queries(run: &mut SearchRun<'_>, max_sub_queries: usize, parts_us
     // whole questions, and the rules' rewriting (dropping words, cutting) only loses what they
     // would have found. A model's rewrite may name what the question does not: it is searched
     // beside the question, adding candidates after the question's own ranking.
-    let (rewrites, rewriter) = rec.stage(stages.rewriter.rewrite_covering(question, analysis).await);
+    let (rewrite, rewriter) = rec.stage(stages.rewriter.rewrite(question, analysis).await);
     let mut queries = vec![one_line(question)];
-    if matches!(rewriter, Implementation::Llm { .. }) {
-        let asked = term_set(question);
-        for rewrite in rewrites {
-            let terms = term_set(&rewrite);
-            if terms != asked && !queries.iter().any(|q| term_set(q) == terms) {
-                queries.push(rewrite);
-            }
-        }
+    if matches!(rewriter, Implementation::Llm { .. }) && term_set(&rewrite) != term_set(question) {
+        queries.push(rewrite);
     }
     let mut implementation = implementation;
     implementation.get_or_insert(rewriter);

@@ -8,17 +8,18 @@ use ferret_core::{Hit, StageOutput};
 use ferret_grading::{Grades, HitGrade, LinkedRelevance, Quality, RelevanceGrader};
 use ferret_query_intel::{Hop, QuestionShape};
 
-/// Results of the first search that stay ahead of every hop's: what the question as asked finds
-/// first is its best-grounded material.
+/// Results of the first search a hop's head is placed after while results accumulate (what is
+/// shown then promotes a bridge's reached pages after the first result).
 pub(super) const FIRST_SEARCH_LEAD: usize = 2;
 
 /// Top results a multi-hop question's grading may judge as one document when none covers it alone.
 const JOINTLY_GRADED: usize = 3;
 
-/// Keep each hit that is the page of one of `hops`.
+/// Keep each hit that is the page of one of `hops`, and mark it so, whether or not the grader
+/// kept it for its words.
 pub(super) fn keep_hop_pages(grades: &mut Grades, hits: &[Hit], hops: &[Hop]) {
     for (grade, hit) in grades.per_hit.iter_mut().zip(hits) {
-        if let Some(hop) = hops.iter().find(|hop| hop.is_document(hit)).filter(|_| !grade.kept) {
+        if let Some(hop) = hops.iter().find(|hop| hop.is_document(hit)) {
             grade.keep_as(LinkedRelevance::HopPage { entity: hop.entity.clone() });
         }
     }
@@ -29,9 +30,7 @@ pub(super) fn keep_hop_pages(grades: &mut Grades, hits: &[Hit], hops: &[Hop]) {
 /// after the first search's lead.
 pub(super) fn keep_named_pages(grades: &mut Grades, linked: usize) {
     for grade in grades.per_hit.iter_mut().skip(FIRST_SEARCH_LEAD).take(linked) {
-        if !grade.kept {
-            grade.keep_as(LinkedRelevance::NamedByTopResult);
-        }
+        grade.keep_as(LinkedRelevance::NamedByTopResult);
     }
 }
 
@@ -63,11 +62,12 @@ pub(super) async fn grade_jointly(
     Some(graded)
 }
 
-/// The hits a search shows, at most `limit`, in the order the searches ranked them, and those of
-/// them the grades keep, which the answer is written from.
+/// The hits a search shows and those the answer is written from: the first `limit` in the order
+/// the searches ranked them, and the hits the grades keep, best ranked first, at most `limit`
+/// (any of these beyond the first `limit` are listed after them, so every citation resolves).
 ///
 /// A grader judges one hit by the question's words, a weaker signal than the engine's ranking: it
-/// chooses what the answer cites, not what is shown. The one reordering is a promotion for a
+/// chooses what the answer cites, not the order shown. The one reordering is a promotion for a
 /// stated reason: for a bridge question, the pages reached through the top results (a hop's own
 /// page, a page they name) come right after the first result, since the question asks about
 /// what they are pages of and no search of its words could rank them. A comparison's names are
@@ -78,16 +78,21 @@ pub(super) fn shown_and_relevant(
     shape: QuestionShape,
     limit: usize,
 ) -> (Vec<Hit>, Vec<Hit>) {
-    let mut graded: Vec<(Hit, &HitGrade)> = ranked.into_iter().zip(&grades.per_hit).take(limit).collect();
+    let mut graded: Vec<(Hit, &HitGrade)> = ranked.into_iter().zip(&grades.per_hit).collect();
+    let mut beyond = graded.split_off(limit.min(graded.len()));
     if shape == QuestionShape::Bridge && graded.len() > 1 {
-        let reached = |g: &HitGrade| matches!(g.linked, Some(LinkedRelevance::HopPage { .. } | LinkedRelevance::NamedByTopResult));
+        let reached =
+            |g: &HitGrade| matches!(g.linked, Some(LinkedRelevance::HopPage { .. } | LinkedRelevance::NamedByTopResult));
         let rest = graded.split_off(1);
         let (promoted, others): (Vec<_>, Vec<_>) = rest.into_iter().partition(|(_, g)| reached(g));
         graded.extend(promoted);
         graded.extend(others);
     }
-    let relevant = graded.iter().filter(|(_, g)| g.kept).map(|(h, _)| h.clone()).collect();
-    (graded.into_iter().map(|(h, _)| h).collect(), relevant)
+    let relevant: Vec<Hit> =
+        graded.iter().chain(&beyond).filter(|(_, g)| g.kept).map(|(h, _)| h.clone()).take(limit).collect();
+    beyond.retain(|(h, _)| relevant.iter().any(|r| r.backend == h.backend && r.id == h.id));
+    let shown = graded.into_iter().chain(beyond).map(|(h, _)| h).collect();
+    (shown, relevant)
 }
 
 #[cfg(test)]
@@ -150,5 +155,26 @@ mod tests {
         let mut good = grader.grade_now("Acme Rivers founder", &hits[..1]);
         good.quality = Quality::High;
         assert!(grade_jointly(&grader, question, &hits, &mut good).await.is_none(), "good results need no joint reading");
+    }
+
+    #[test]
+    fn the_ranking_is_shown_as_searched_and_a_bridges_reached_page_follows_the_first_result() {
+        let hits: Vec<Hit> = ["a", "b", "c", "d"].iter().map(|id| page(id, id, "text")).collect();
+        let mut grades = graded("volcano eruption", &hits);
+        for g in &mut grades.per_hit {
+            g.kept = false;
+        }
+        grades.per_hit[2].keep_as(LinkedRelevance::HopPage { entity: "C".into() });
+        grades.per_hit[3].kept = true;
+        let ids = |hits: &[Hit]| hits.iter().map(|h| h.id.0.clone()).collect::<Vec<_>>();
+
+        let (shown, relevant) = shown_and_relevant(hits.clone(), &grades, QuestionShape::Simple, 3);
+        assert_eq!(ids(&shown), ["a", "b", "c", "d"], "the first three as ranked, then the kept hit the answer may cite");
+        assert_eq!(ids(&relevant), ["c", "d"]);
+
+        let (shown, _) = shown_and_relevant(hits.clone(), &grades, QuestionShape::Bridge, 4);
+        assert_eq!(ids(&shown), ["a", "c", "b", "d"], "the hop's page right after the first result");
+        let (shown, _) = shown_and_relevant(hits, &grades, QuestionShape::Comparison, 4);
+        assert_eq!(ids(&shown), ["a", "b", "c", "d"], "a comparison promotes nothing");
     }
 }
