@@ -77,6 +77,28 @@ impl<'a> SearchRun<'a> {
         self.execute(&request, round).await
     }
 
+    /// Search each group of `groups` on every backend at once, as round `round`, each group's
+    /// hits a list of its own (so one ranking can stand ahead of the others).
+    pub(crate) async fn search_each(&mut self, groups: &[&[String]], round: u32) -> Vec<Round> {
+        let limit = self.hits_per_call();
+        let (filters, deadline) = (&self.query.filters, self.query.budget.call_deadline);
+        let (executor, calls) = (self.executor, &self.calls);
+        let outcomes = futures::future::join_all(groups.iter().map(|queries| async move {
+            let request = ExecRequest { queries, filters, limit, call_deadline: deadline, backend: None };
+            executor.execute_on(&request, calls).await
+        }))
+        .instrument(tracing::info_span!("exec", round))
+        .await;
+        outcomes
+            .into_iter()
+            .map(|outcome| {
+                let budget_exhausted = outcome.budget_exhausted;
+                let (hits, new_hits) = self.gathered.absorb(outcome, round, &mut self.rec);
+                Round { hits, new_hits, budget_exhausted }
+            })
+            .collect()
+    }
+
     /// Run `request` as round `round`, recording the calls.
     pub(crate) async fn execute(&mut self, request: &ExecRequest<'_>, round: u32) -> Round {
         let outcome = self.executor.execute_on(request, &self.calls).instrument(tracing::info_span!("exec", round)).await;

@@ -62,8 +62,11 @@ impl Attempts {
             // The question's own ranking stands: a decomposed question's parts are searched
             // beside it and add, after it, what they newly find.
             let (round, parts) = if number == 1 && queries.len() > 1 {
-                let whole = run.search(&queries[..1], number).await;
-                (whole, Some(run.search(&queries[1..], number).await))
+                let mut rounds = run.search_each(&[&queries[..1], &queries[1..]], number).await.into_iter();
+                match (rounds.next(), rounds.next()) {
+                    (Some(whole), parts) => (whole, parts),
+                    (None, _) => (run.search(&queries, number).await, None),
+                }
             } else {
                 (run.search(&queries, number).await, None)
             };
