@@ -52,6 +52,10 @@ fn heuristic_stages() -> Stages {
 
 fn with_hop_model(replies: &[&str]) -> Stages {
     let exchanges = replies.iter().map(|r| Exchange { expect_contains: None, reply: (*r).to_owned() }).collect();
+    hop_model(exchanges)
+}
+
+fn hop_model(exchanges: Vec<Exchange>) -> Stages {
     let model = StageModel::new(Arc::new(ScriptedModel::new("scripted", exchanges)), StageModelConfig::default());
     Stages { hop_finder: Arc::new(LlmHopFinder::new(model, BridgeFinder::default())), ..heuristic_stages() }
 }
@@ -109,9 +113,13 @@ fn the_hops_other_results_do_not_push_out_what_the_question_found() {
 #[test]
 fn a_model_names_the_next_query_and_says_when_the_chain_is_done() {
     let backend = encyclopedia();
-    let stages = with_hop_model(&[
-        r#"{"reasoning": "Tokarev taught at Moscow State University.", "done": false, "query": "Moscow State University founding year"}"#,
-        r#"{"reasoning": "The sources answer it.", "done": true, "query": ""}"#,
+    // The model chooses among the names the rules found: the first prompt lists the bridge.
+    let stages = hop_model(vec![
+        Exchange {
+            expect_contains: Some("Names the sources lead to, best first:\n- Moscow State University".into()),
+            reply: r#"{"reasoning": "Tokarev taught at Moscow State University.", "done": false, "query": "Moscow State University founding year"}"#.into(),
+        },
+        Exchange { expect_contains: None, reply: r#"{"reasoning": "The sources answer it.", "done": true, "query": ""}"#.into() },
     ]);
     let response = run_with(stages, backend.clone());
 

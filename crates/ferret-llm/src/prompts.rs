@@ -680,6 +680,9 @@ pub struct NextHopContext {
     pub searched: Vec<String>,
     /// The sources found so far; may be empty.
     pub sources: Vec<PromptSource>,
+    /// Names the sources lead to, as the rules rank them, best first; may be empty.
+    #[serde(default)]
+    pub candidates: Vec<String>,
 }
 
 /// The next hop, or done.
@@ -909,7 +912,12 @@ mod tests {
                 plan: "Plan: Find the Nile's length.\n#E1 = web_search[Nile length]".into(),
             }),
             Stage::NextHop => {
-                serde_json::to_value(NextHopContext { question: "Nile length".into(), searched: vec!["Nile".into()], sources })
+                serde_json::to_value(NextHopContext {
+                    question: "Nile length".into(),
+                    searched: vec!["Nile".into()],
+                    sources,
+                    candidates: vec!["Amazon".into()],
+                })
             }
             Stage::ReportWriting => serde_json::to_value(ReportWritingContext {
                 question: "Nile length".into(),

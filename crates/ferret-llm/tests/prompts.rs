@@ -282,6 +282,7 @@ fn next_hop_prompt() {
     let context = NextHopContext {
         question: "Where was the author of the novel behind the film Jaws born?".into(),
         searched: vec!["film Jaws based on novel author".into()],
+        candidates: vec!["Peter Benchley".into(), "Steven Spielberg".into()],
         sources: vec![
             PromptSource {
                 number: 1,

@@ -204,6 +204,20 @@ impl BridgeFinder {
         Some(Hop { query: entity.clone(), entity })
     }
 
+    /// The names `hits` lead to for a question of `shape`, best first, at most `max`: for a
+    /// bridge, the names the top results hold and the question does not; for a comparison, the
+    /// compared names without a result of their own. What a model hop finder chooses among.
+    pub fn candidates(&self, question: &str, shape: QuestionShape, hits: &[Hit], max: usize) -> Vec<String> {
+        let names = question_names(question);
+        let top = &hits[..hits.len().min(self.config.hits_read * 2)];
+        let found = match shape {
+            QuestionShape::Simple => Vec::new(),
+            QuestionShape::Comparison => names.iter().filter(|name| !top.iter().any(|h| is_about(h, name))).cloned().collect(),
+            QuestionShape::Bridge => self.bridge_entities(question, &names, hits),
+        };
+        found.into_iter().take(max).collect()
+    }
+
     /// Does one of the top results hold every word of the question? Then it answers without a hop.
     pub fn one_result_answers(&self, question: &str, hits: &[Hit]) -> bool {
         let asked = term_set(question);

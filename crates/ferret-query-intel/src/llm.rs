@@ -219,6 +219,8 @@ pub struct LlmHopFinder {
 impl LlmHopFinder {
     /// Results shown to the model, best first.
     pub const SOURCES: usize = 5;
+    /// Names the rules found that the model chooses among.
+    pub const CANDIDATES: usize = 5;
 
     /// Find hops with `model`, falling back to `heuristic`.
     pub fn new(model: StageModel, heuristic: BridgeFinder) -> Self {
@@ -237,6 +239,7 @@ impl HopFinder for LlmHopFinder {
             question: request.question.to_owned(),
             searched: request.searched.to_vec(),
             sources: PromptSource::numbered(&request.hits[..request.hits.len().min(Self::SOURCES)]),
+            candidates: self.heuristic.candidates(request.question, request.shape, request.hits, Self::CANDIDATES),
         };
         let searched: HashSet<String> = request.searched.iter().map(|q| (request.fingerprint)(q)).collect();
         let accept = |reply: NextHopReply| {
