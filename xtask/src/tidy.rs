@@ -15,32 +15,161 @@ pub struct Rule {
 }
 
 const HTTP_LLM_STORE_RUNTIME: &[&str] = &[
-    "reqwest", "hyper", "axum", "async-openai", "qdrant-edge", "qdrant-client", "tokio", "candle-core", "ort", "moka",
-    "governor", "ferret-llm", "ferret-embed",
+    "reqwest",
+    "hyper",
+    "axum",
+    "async-openai",
+    "qdrant-edge",
+    "qdrant-client",
+    "tokio",
+    "candle-core",
+    "ort",
+    "moka",
+    "governor",
+    "ferret-llm",
+    "ferret-embed",
 ];
-const BACKENDS: &[&str] = &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"];
+const BACKENDS: &[&str] = &[
+    "ferret-backends-local",
+    "ferret-backends-qdrant",
+    "ferret-backends-web",
+    "ferret-backends-hub",
+];
 
 pub const RULES: &[Rule] = &[
-    Rule { krate: "ferret-core", forbidden: HTTP_LLM_STORE_RUNTIME, why: "core is vocabulary only" },
-    Rule { krate: "ferret-llm", forbidden: BACKENDS, why: "models know nothing of backends" },
-    Rule { krate: "ferret-embed", forbidden: BACKENDS, why: "embedders know nothing of backends" },
-    Rule { krate: "ferret-query-intel", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "query understanding never runs searches" },
-    Rule { krate: "ferret-exec", forbidden: &["ferret-llm", "async-openai", "candle-core", "candle-transformers", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "the executor runs any backend, and no model" },
-    Rule { krate: "ferret-grading", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "grading judges hits, whoever found them" },
-    Rule { krate: "ferret-synthesis", forbidden: &["ferret-exec", "ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub"], why: "synthesis writes from hits, whoever found them" },
-    Rule { krate: "ferret-agent", forbidden: BACKENDS, why: "strategies see backends only through the executor" },
-    Rule { krate: "ferret-collection", forbidden: &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub", "ferret-embed", "ferret-llm", "reqwest", "candle-core"], why: "the shared schema is data and text, no store, model or HTTP" },
-    Rule { krate: "ferret-backends-local", forbidden: &["ferret-backends-qdrant", "ferret-backends-web", "ferret-backends-hub", "ferret-exec", "ferret-llm", "ferret-embed"], why: "a backend stands alone and takes any embedder" },
-    Rule { krate: "ferret-backends-qdrant", forbidden: &["ferret-backends-local", "ferret-backends-web", "ferret-backends-hub", "ferret-exec", "ferret-llm", "ferret-embed"], why: "a backend stands alone and takes any embedder" },
-    Rule { krate: "ferret-backends-web", forbidden: &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-hub"], why: "a backend stands alone" },
-    Rule { krate: "ferret-backends-hub", forbidden: &["ferret-backends-local", "ferret-backends-qdrant", "ferret-backends-web"], why: "a backend stands alone" },
+    Rule {
+        krate: "ferret-core",
+        forbidden: HTTP_LLM_STORE_RUNTIME,
+        why: "core is vocabulary only",
+    },
+    Rule {
+        krate: "ferret-llm",
+        forbidden: BACKENDS,
+        why: "models know nothing of backends",
+    },
+    Rule {
+        krate: "ferret-embed",
+        forbidden: BACKENDS,
+        why: "embedders know nothing of backends",
+    },
+    Rule {
+        krate: "ferret-query-intel",
+        forbidden: &[
+            "ferret-exec",
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+        ],
+        why: "query understanding never runs searches",
+    },
+    Rule {
+        krate: "ferret-exec",
+        forbidden: &[
+            "ferret-llm",
+            "async-openai",
+            "candle-core",
+            "candle-transformers",
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+        ],
+        why: "the executor runs any backend, and no model",
+    },
+    Rule {
+        krate: "ferret-grading",
+        forbidden: &[
+            "ferret-exec",
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+        ],
+        why: "grading judges hits, whoever found them",
+    },
+    Rule {
+        krate: "ferret-synthesis",
+        forbidden: &[
+            "ferret-exec",
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+        ],
+        why: "synthesis writes from hits, whoever found them",
+    },
+    Rule {
+        krate: "ferret-agent",
+        forbidden: BACKENDS,
+        why: "strategies see backends only through the executor",
+    },
+    Rule {
+        krate: "ferret-collection",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+            "ferret-embed",
+            "ferret-llm",
+            "reqwest",
+            "candle-core",
+        ],
+        why: "the shared schema is data and text, no store, model or HTTP",
+    },
+    Rule {
+        krate: "ferret-backends-local",
+        forbidden: &[
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+            "ferret-exec",
+            "ferret-llm",
+            "ferret-embed",
+        ],
+        why: "a backend stands alone and takes any embedder",
+    },
+    Rule {
+        krate: "ferret-backends-qdrant",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+            "ferret-exec",
+            "ferret-llm",
+            "ferret-embed",
+        ],
+        why: "a backend stands alone and takes any embedder",
+    },
+    Rule {
+        krate: "ferret-backends-web",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-hub",
+        ],
+        why: "a backend stands alone",
+    },
+    Rule {
+        krate: "ferret-backends-hub",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+        ],
+        why: "a backend stands alone",
+    },
 ];
 
 /// Libraries report typed errors; `anyhow` belongs to binaries and xtask.
 const ANYHOW_ALLOWED: &[&str] = &["ferret-cli", "xtask"];
 
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_owned()
 }
 
 /// Package name to the names of its normal and build dependencies.
@@ -55,7 +184,10 @@ fn dependency_graph() -> anyhow::Result<(HashSet<String>, Graph)> {
         .output()
         .context("running cargo metadata")?;
     if !output.status.success() {
-        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
     let meta: serde_json::Value = serde_json::from_slice(&output.stdout)?;
     let name_of: HashMap<&str, &str> = meta["packages"]
@@ -72,9 +204,15 @@ fn dependency_graph() -> anyhow::Result<(HashSet<String>, Graph)> {
         .collect();
     let mut graph = Graph::new();
     for node in meta["resolve"]["nodes"].as_array().into_iter().flatten() {
-        let Some(name) = node["id"].as_str().and_then(|id| name_of.get(id)) else { continue };
+        let Some(name) = node["id"].as_str().and_then(|id| name_of.get(id)) else {
+            continue;
+        };
         let deps = node["deps"].as_array().into_iter().flatten().filter(|d| {
-            d["dep_kinds"].as_array().into_iter().flatten().any(|k| k["kind"].is_null() || k["kind"] == "build")
+            d["dep_kinds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|k| k["kind"].is_null() || k["kind"] == "build")
         });
         let entry = graph.entry(name.to_string()).or_default();
         entry.extend(deps.filter_map(|d| name_of.get(d["pkg"].as_str()?).map(|n| n.to_string())));
@@ -102,22 +240,43 @@ pub fn dependency_violations() -> anyhow::Result<Vec<String>> {
     for rule in RULES.iter().filter(|r| members.contains(r.krate)) {
         let deps = reachable(&graph, rule.krate);
         for forbidden in rule.forbidden.iter().filter(|f| deps.contains(**f)) {
-            violations.push(format!("{} depends on {forbidden}: {}", rule.krate, rule.why));
+            violations.push(format!(
+                "{} depends on {forbidden}: {}",
+                rule.krate, rule.why
+            ));
         }
     }
-    for member in members.iter().filter(|m| !ANYHOW_ALLOWED.contains(&m.as_str())) {
-        if graph.get(member).is_some_and(|deps| deps.iter().any(|d| d == "anyhow")) {
-            violations.push(format!("{member} depends on anyhow: libraries return typed errors"));
+    for member in members
+        .iter()
+        .filter(|m| !ANYHOW_ALLOWED.contains(&m.as_str()))
+    {
+        if graph
+            .get(member)
+            .is_some_and(|deps| deps.iter().any(|d| d == "anyhow"))
+        {
+            violations.push(format!(
+                "{member} depends on anyhow: libraries return typed errors"
+            ));
         }
     }
     for member in &members {
-        if graph.get(member).is_some_and(|deps| deps.iter().any(|d| d == TEST_SUPPORT)) {
-            violations.push(format!("{member} depends on {TEST_SUPPORT}: test doubles are dev-dependencies only"));
+        if graph
+            .get(member)
+            .is_some_and(|deps| deps.iter().any(|d| d == TEST_SUPPORT))
+        {
+            violations.push(format!(
+                "{member} depends on {TEST_SUPPORT}: test doubles are dev-dependencies only"
+            ));
         }
     }
     if let Some(facade_deps) = graph.get("ferret-server") {
-        for backend in BACKENDS.iter().filter(|b| facade_deps.iter().any(|d| d == *b)) {
-            violations.push(format!("ferret-server depends on {backend} directly: it goes through the facade"));
+        for backend in BACKENDS
+            .iter()
+            .filter(|b| facade_deps.iter().any(|d| d == *b))
+        {
+            violations.push(format!(
+                "ferret-server depends on {backend} directly: it goes through the facade"
+            ));
         }
     }
     violations.sort();
@@ -131,7 +290,12 @@ const TEST_SUPPORT: &str = "ferret-test-support";
 /// for the crate root.
 fn top_module(src: &Path, file: &Path) -> Option<String> {
     let relative = file.strip_prefix(src).ok()?;
-    let first = relative.components().next()?.as_os_str().to_string_lossy().into_owned();
+    let first = relative
+        .components()
+        .next()?
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
     let name = first.strip_suffix(".rs").unwrap_or(&first).to_owned();
     (name != "lib" && name != "main").then_some(name)
 }
@@ -148,12 +312,22 @@ pub fn module_cycles(src: &Path) -> anyhow::Result<Vec<String>> {
                 stack.push(path);
                 continue;
             }
-            let Some(from) = top_module(src, &path).filter(|_| path.extension().is_some_and(|e| e == "rs")) else { continue };
+            let Some(from) =
+                top_module(src, &path).filter(|_| path.extension().is_some_and(|e| e == "rs"))
+            else {
+                continue;
+            };
             let text = std::fs::read_to_string(&path)?;
             let targets = edges.entry(from.clone()).or_default();
             for (at, _) in text.match_indices("crate::") {
-                let name: String = text[at + "crate::".len()..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                if !name.is_empty() && name != from && name.chars().next().is_some_and(|c| c.is_lowercase()) {
+                let name: String = text[at + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty()
+                    && name != from
+                    && name.chars().next().is_some_and(|c| c.is_lowercase())
+                {
                     targets.insert(name);
                 }
             }
@@ -170,7 +344,12 @@ pub fn module_cycles(src: &Path) -> anyhow::Result<Vec<String>> {
             let last = path.last().expect("paths are never empty");
             for next in edges.get(last).into_iter().flatten() {
                 if next == start {
-                    let cycle = path.iter().chain([start]).cloned().collect::<Vec<_>>().join(" -> ");
+                    let cycle = path
+                        .iter()
+                        .chain([start])
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(" -> ");
                     cycles.push(cycle);
                 } else if seen.insert(next.clone()) {
                     paths.push(path.iter().chain([next]).cloned().collect());
@@ -202,7 +381,11 @@ mod tests {
     #[test]
     fn crates_keep_the_dependency_rules_of_the_brief() {
         let violations = dependency_violations().unwrap();
-        assert!(violations.is_empty(), "dependency rules broken:\n{}", violations.join("\n"));
+        assert!(
+            violations.is_empty(),
+            "dependency rules broken:\n{}",
+            violations.join("\n")
+        );
     }
 
     #[test]
@@ -210,15 +393,22 @@ mod tests {
         let (members, _) = dependency_graph().unwrap();
         for rule in RULES {
             let folder = workspace_root().join("crates").join(rule.krate);
-            assert_eq!(members.contains(rule.krate), folder.is_dir(), "{} is not a workspace member", rule.krate);
+            assert_eq!(
+                members.contains(rule.krate),
+                folder.is_dir(),
+                "{} is not a workspace member",
+                rule.krate
+            );
         }
         assert!(members.contains("ferret-core"));
     }
 
     #[test]
     fn reachability_follows_transitive_dependencies() {
-        let graph: Graph =
-            [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec![])].into_iter().map(|(k, v)| (k.into(), v.into_iter().map(String::from).collect())).collect();
+        let graph: Graph = [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec![])]
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into_iter().map(String::from).collect()))
+            .collect();
         assert!(reachable(&graph, "a").contains("c"));
         assert!(!reachable(&graph, "b").contains("a"));
     }
@@ -229,7 +419,11 @@ mod tests {
             let src = entry.unwrap().path().join("src");
             if src.is_dir() {
                 let cycles = module_cycles(&src).unwrap();
-                assert!(cycles.is_empty(), "{}: modules that name each other: {cycles:?}", src.display());
+                assert!(
+                    cycles.is_empty(),
+                    "{}: modules that name each other: {cycles:?}",
+                    src.display()
+                );
             }
         }
     }
@@ -242,7 +436,10 @@ mod tests {
         std::fs::write(dir.path().join("a.rs"), "use crate::b::Y;").unwrap();
         std::fs::write(dir.path().join("b/mod.rs"), "mod c;").unwrap();
         std::fs::write(dir.path().join("b/c.rs"), "use crate::a::X;").unwrap();
-        assert_eq!(module_cycles(dir.path()).unwrap(), ["a -> b -> a", "b -> a -> b"]);
+        assert_eq!(
+            module_cycles(dir.path()).unwrap(),
+            ["a -> b -> a", "b -> a -> b"]
+        );
         std::fs::write(dir.path().join("b/c.rs"), "use super::Z;").unwrap();
         assert!(module_cycles(dir.path()).unwrap().is_empty());
     }
@@ -250,6 +447,9 @@ mod tests {
     #[test]
     fn every_crate_opens_with_a_doc_paragraph() {
         let missing = missing_crate_docs().unwrap();
-        assert!(missing.is_empty(), "lib.rs without a leading //! paragraph: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "lib.rs without a leading //! paragraph: {missing:?}"
+        );
     }
 }

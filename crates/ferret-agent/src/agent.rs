@@ -29,9 +29,17 @@ pub struct Agent {
 
 impl Agent {
     /// An agent running `stages` over `executor`, or the reason `config` cannot run.
-    pub fn new(stages: Stages, executor: Executor, config: AgentConfig) -> Result<Self, FerretError> {
+    pub fn new(
+        stages: Stages,
+        executor: Executor,
+        config: AgentConfig,
+    ) -> Result<Self, FerretError> {
         config.validate()?;
-        Ok(Self { stages, executor, config })
+        Ok(Self {
+            stages,
+            executor,
+            config,
+        })
     }
 
     /// Answer `query`, sending every step to `events` as it happens when a sender is given:
@@ -39,7 +47,11 @@ impl Agent {
     ///
     /// Fails only when the search cannot start (an unusable budget); backend failures are listed
     /// in `Response::failures`.
-    pub async fn run(&self, query: &Query, events: Option<UnboundedSender<Event>>) -> Result<Response, FerretError> {
+    pub async fn run(
+        &self,
+        query: &Query,
+        events: Option<UnboundedSender<Event>>,
+    ) -> Result<Response, FerretError> {
         let strategy = self.config.strategy;
         let span = tracing::info_span!("search", question = %query.text(), %strategy);
         async {
@@ -52,7 +64,10 @@ impl Agent {
             // Steps that change what is searched before any strategy runs (a follow-up resolved
             // against its thread, a question the session has already answered) belong here.
             if strategy != Strategy::Auto {
-                run.rec.step(TraceStep::Strategy { chosen: strategy, reason: StrategyReason::Configured });
+                run.rec.step(TraceStep::Strategy {
+                    chosen: strategy,
+                    reason: StrategyReason::Configured,
+                });
             }
             let ending = implementation(strategy).run(&mut run).await;
             Ok(run.finish(ending))
@@ -73,7 +88,9 @@ impl Agent {
         async {
             query.budget.validate()?;
             self.config.validate_for(strategy)?;
-            let mut run = self.begin(query, Recorder::new(events), Instant::now(), Some(strategy)).await;
+            let mut run = self
+                .begin(query, Recorder::new(events), Instant::now(), Some(strategy))
+                .await;
             let ending = implementation(strategy).run(&mut run).await;
             Ok(run.finish(ending))
         }
@@ -92,7 +109,14 @@ impl Agent {
         let span = tracing::info_span!("plan", question = %query.text());
         async {
             query.budget.validate()?;
-            let mut run = self.begin(query, Recorder::new(events), Instant::now(), Some(Strategy::Plan)).await;
+            let mut run = self
+                .begin(
+                    query,
+                    Recorder::new(events),
+                    Instant::now(),
+                    Some(Strategy::Plan),
+                )
+                .await;
             let (ending, record) = PlanStrategy.run_recorded(&mut run).await;
             Ok((run.finish(ending), record))
         }
@@ -101,10 +125,19 @@ impl Agent {
     }
 
     /// Start searching `query`: analyse it and, for a job, record the strategy it runs and why.
-    async fn begin<'a>(&'a self, query: &'a Query, mut rec: Recorder, started: Instant, job: Option<Strategy>) -> SearchRun<'a> {
+    async fn begin<'a>(
+        &'a self,
+        query: &'a Query,
+        mut rec: Recorder,
+        started: Instant,
+        job: Option<Strategy>,
+    ) -> SearchRun<'a> {
         let analysis = self.analyze(query.text(), &mut rec).await;
         if let Some(strategy) = job {
-            rec.step(TraceStep::Strategy { chosen: strategy, reason: StrategyReason::Job });
+            rec.step(TraceStep::Strategy {
+                chosen: strategy,
+                reason: StrategyReason::Job,
+            });
         }
         self.start(query, analysis, rec, started)
     }
@@ -112,7 +145,11 @@ impl Agent {
     /// Write the report of a recorded run again from the hits it found, without calling a
     /// backend: grading, the writer and the report evaluator run as configured (a model-backed
     /// one asks its model again). The trace holds the recorded plan and steps.
-    pub async fn replay_plan(&self, record: &PlanRecord, events: Option<UnboundedSender<Event>>) -> Result<Response, FerretError> {
+    pub async fn replay_plan(
+        &self,
+        record: &PlanRecord,
+        events: Option<UnboundedSender<Event>>,
+    ) -> Result<Response, FerretError> {
         let query = Query::new(record.question.clone())?.with_limit(record.limit.max(1))?;
         let started = Instant::now();
         // A replay searches nothing: the analysis only fills the run's state, so no model is asked.
@@ -122,7 +159,13 @@ impl Agent {
         Ok(run.finish(ending))
     }
 
-    fn start<'a>(&'a self, query: &'a Query, analysis: Analysis, rec: Recorder, started: Instant) -> SearchRun<'a> {
+    fn start<'a>(
+        &'a self,
+        query: &'a Query,
+        analysis: Analysis,
+        rec: Recorder,
+        started: Instant,
+    ) -> SearchRun<'a> {
         SearchRun {
             stages: &self.stages,
             executor: &self.executor,
@@ -138,20 +181,35 @@ impl Agent {
 
     /// The guardrail's verdict on `question`: `None` to search, else the reply to give instead.
     async fn guardrail(&self, question: &str, rec: &mut Recorder) -> Option<String> {
-        let intent = self.stages.classifier.classify(question).instrument(tracing::info_span!("intent")).await;
+        let intent = self
+            .stages
+            .classifier
+            .classify(question)
+            .instrument(tracing::info_span!("intent"))
+            .await;
         let (intent, implementation) = rec.stage(intent);
         rec.step(TraceStep::Intent {
             outcome: intent.intent.as_str().to_owned(),
             reason: intent.reason.clone(),
             implementation,
         });
-        (intent.intent != Intent::Search)
-            .then(|| self.stages.guardrail.message_for(intent.intent).unwrap_or(NOTHING_FOUND).to_owned())
+        (intent.intent != Intent::Search).then(|| {
+            self.stages
+                .guardrail
+                .message_for(intent.intent)
+                .unwrap_or(NOTHING_FOUND)
+                .to_owned()
+        })
     }
 
     /// Analyse the question and record the analysis in the trace.
     async fn analyze(&self, question: &str, rec: &mut Recorder) -> Analysis {
-        let analysis = self.stages.analyzer.analyze(question).instrument(tracing::info_span!("analysis")).await;
+        let analysis = self
+            .stages
+            .analyzer
+            .analyze(question)
+            .instrument(tracing::info_span!("analysis"))
+            .await;
         let (analysis, implementation) = rec.stage(analysis);
         rec.step(TraceStep::Analysis {
             query_type: analysis.query_type.as_str().to_owned(),
@@ -166,9 +224,16 @@ impl Agent {
 /// The response to a question the guardrail does not search: its reply, and what the
 /// guardrail spent.
 fn guardrail_reply(message: String, rec: Recorder, started: Instant) -> Response {
-    rec.emit(Event::Message { text: message.clone() });
+    rec.emit(Event::Message {
+        text: message.clone(),
+    });
     let mut response = Response::message(message, StopReason::Guardrail, rec.trace.clone());
-    response.usage = Usage { elapsed_ms: elapsed_ms(started), ..rec.llm };
-    rec.emit(Event::Done { response: Box::new(response.clone()) });
+    response.usage = Usage {
+        elapsed_ms: elapsed_ms(started),
+        ..rec.llm
+    };
+    rec.emit(Event::Done {
+        response: Box::new(response.clone()),
+    });
     response
 }

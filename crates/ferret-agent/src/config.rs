@@ -30,7 +30,9 @@ impl AgentConfig {
             _ => None,
         };
         match zero {
-            Some(name) => Err(FerretError::Config(format!("{name} is zero, so the strategy could take no step"))),
+            Some(name) => Err(FerretError::Config(format!(
+                "{name} is zero, so the strategy could take no step"
+            ))),
             None => Ok(()),
         }
     }
@@ -38,7 +40,12 @@ impl AgentConfig {
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        Self { strategy: Strategy::Auto, hits_per_call: 20, tool_loop: ToolLoopConfig::default(), plan: PlanConfig::default() }
+        Self {
+            strategy: Strategy::Auto,
+            hits_per_call: 20,
+            tool_loop: ToolLoopConfig::default(),
+            plan: PlanConfig::default(),
+        }
     }
 }
 
@@ -56,7 +63,11 @@ pub struct ToolLoopConfig {
 
 impl Default for ToolLoopConfig {
     fn default() -> Self {
-        Self { max_steps: 5, context_tokens: 2_000, recent_entries: 10 }
+        Self {
+            max_steps: 5,
+            context_tokens: 2_000,
+            recent_entries: 10,
+        }
     }
 }
 
@@ -73,6 +84,10 @@ pub struct PlanConfig {
 
 impl Default for PlanConfig {
     fn default() -> Self {
-        Self { max_steps: 6, max_replans: 1, max_report_revisions: 1 }
+        Self {
+            max_steps: 6,
+            max_replans: 1,
+            max_report_revisions: 1,
+        }
     }
 }

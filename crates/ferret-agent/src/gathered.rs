@@ -21,20 +21,34 @@ pub(crate) struct Gathered {
 impl Gathered {
     /// Record one round's calls, failures and usage in the trace and the events; hand back its
     /// hits and how many of them no earlier round had found.
-    pub(crate) fn absorb(&mut self, outcome: ExecOutcome, round: u32, rec: &mut Recorder) -> (Vec<Hit>, usize) {
+    pub(crate) fn absorb(
+        &mut self,
+        outcome: ExecOutcome,
+        round: u32,
+        rec: &mut Recorder,
+    ) -> (Vec<Hit>, usize) {
         for step in outcome.calls {
             self.any_call_answered |= matches!(step, TraceStep::BackendCall { error: None, .. });
             rec.step(step);
         }
         for failure in outcome.failures {
-            rec.emit(Event::Failure { failure: failure.clone() });
+            rec.emit(Event::Failure {
+                failure: failure.clone(),
+            });
             self.failures.push(failure);
         }
         self.usage.backend_calls += outcome.backend_calls;
         self.usage.cache_hits += outcome.cache_hits;
         self.usage.coalesced += outcome.coalesced;
-        rec.emit(Event::Hits { attempt: round, hits: outcome.hits.clone() });
-        let new_hits = outcome.hits.iter().filter(|h| self.seen.insert((h.backend.clone(), h.id.clone()))).count();
+        rec.emit(Event::Hits {
+            attempt: round,
+            hits: outcome.hits.clone(),
+        });
+        let new_hits = outcome
+            .hits
+            .iter()
+            .filter(|h| self.seen.insert((h.backend.clone(), h.id.clone())))
+            .count();
         (outcome.hits, new_hits)
     }
 }

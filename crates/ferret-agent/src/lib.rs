@@ -25,12 +25,14 @@ pub use agent::Agent;
 pub use config::{AgentConfig, PlanConfig, ToolLoopConfig};
 pub use ferret_core::{Strategy, StrategyReason};
 pub use planner::{
-    substitute, HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner, LlmReportEvaluator,
-    LlmReportWriter, Plan, PlanError, PlanEvaluator, PlanRecord, PlanRecordError, PlanRequest, PlanStages, PlanStep,
-    Planner, RecordedStep, RecordedVerdict, ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
+    substitute, HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner,
+    LlmReportEvaluator, LlmReportWriter, Plan, PlanError, PlanEvaluator, PlanRecord,
+    PlanRecordError, PlanRequest, PlanStages, PlanStep, Planner, RecordedStep, RecordedVerdict,
+    ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
 };
 pub use stages::{StageConfig, Stages};
 pub use tool_selection::{
-    most_relevant_within, HeuristicToolSelector, LlmToolSelector, SelectionState, ToolCall, ToolSelector,
+    most_relevant_within, HeuristicToolSelector, LlmToolSelector, SelectionState, ToolCall,
+    ToolSelector,
 };
 pub use tools::{Tool, ToolBox, ToolError, ToolRequest, DATE_RANGE_TOOL, RECENT_TOOL, SEARCH_TOOL};

@@ -12,7 +12,11 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     pub(crate) fn new(events: Option<UnboundedSender<Event>>) -> Self {
-        Self { trace: Trace::default(), llm: Usage::default(), events }
+        Self {
+            trace: Trace::default(),
+            llm: Usage::default(),
+            events,
+        }
     }
 
     pub(crate) fn step(&mut self, step: TraceStep) {

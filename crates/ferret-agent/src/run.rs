@@ -5,7 +5,9 @@
 
 use std::time::Instant;
 
-use ferret_core::{Event, Hit, Implementation, Query, Report, Response, ResponseType, StopReason, Usage};
+use ferret_core::{
+    Event, Hit, Implementation, Query, Report, Response, ResponseType, StopReason, Usage,
+};
 use ferret_exec::{CallBudget, ExecRequest, Executor};
 use ferret_grading::Grades;
 use ferret_query_intel::Analysis;
@@ -18,7 +20,8 @@ use crate::recorder::Recorder;
 use crate::stages::Stages;
 
 /// Said when a search found nothing relevant to answer from.
-pub(crate) const NOTHING_FOUND: &str = "I couldn't find relevant material matching your question. Try describing \
+pub(crate) const NOTHING_FOUND: &str =
+    "I couldn't find relevant material matching your question. Try describing \
                                         what you're looking for in different words.";
 
 /// How a strategy ended: why, the hits it shows and the answer written from them.
@@ -84,7 +87,13 @@ impl<'a> SearchRun<'a> {
         let (filters, deadline) = (&self.query.filters, self.query.budget.call_deadline);
         let (executor, calls) = (self.executor, &self.calls);
         let outcomes = futures::future::join_all(groups.iter().map(|queries| async move {
-            let request = ExecRequest { queries, filters, limit, call_deadline: deadline, backend: None };
+            let request = ExecRequest {
+                queries,
+                filters,
+                limit,
+                call_deadline: deadline,
+                backend: None,
+            };
             executor.execute_on(&request, calls).await
         }))
         .instrument(tracing::info_span!("exec", round))
@@ -94,22 +103,39 @@ impl<'a> SearchRun<'a> {
             .map(|outcome| {
                 let budget_exhausted = outcome.budget_exhausted;
                 let (hits, new_hits) = self.gathered.absorb(outcome, round, &mut self.rec);
-                Round { hits, new_hits, budget_exhausted }
+                Round {
+                    hits,
+                    new_hits,
+                    budget_exhausted,
+                }
             })
             .collect()
     }
 
     /// Run `request` as round `round`, recording the calls.
     pub(crate) async fn execute(&mut self, request: &ExecRequest<'_>, round: u32) -> Round {
-        let outcome = self.executor.execute_on(request, &self.calls).instrument(tracing::info_span!("exec", round)).await;
+        let outcome = self
+            .executor
+            .execute_on(request, &self.calls)
+            .instrument(tracing::info_span!("exec", round))
+            .await;
         let budget_exhausted = outcome.budget_exhausted;
         let (hits, new_hits) = self.gathered.absorb(outcome, round, &mut self.rec);
-        Round { hits, new_hits, budget_exhausted }
+        Round {
+            hits,
+            new_hits,
+            budget_exhausted,
+        }
     }
 
     /// Grade `hits` against `question` with the configured grader, its model calls recorded.
     pub(crate) async fn grade(&mut self, question: &str, hits: &[Hit]) -> (Grades, Implementation) {
-        let grades = self.stages.grader.grade(question, hits).instrument(tracing::info_span!("grading")).await;
+        let grades = self
+            .stages
+            .grader
+            .grade(question, hits)
+            .instrument(tracing::info_span!("grading"))
+            .await;
         self.rec.stage(grades)
     }
 
@@ -126,7 +152,12 @@ impl<'a> SearchRun<'a> {
         if relevant.is_empty() {
             return None;
         }
-        let answer = self.stages.synthesizer.synthesize(asked, relevant).instrument(tracing::info_span!("synthesis")).await;
+        let answer = self
+            .stages
+            .synthesizer
+            .synthesize(asked, relevant)
+            .instrument(tracing::info_span!("synthesis"))
+            .await;
         let (answer, implementation) = self.rec.stage(answer);
         self.rec.step(answer.trace_step(implementation));
         Some(answer).filter(|a| !a.text.trim().is_empty())
@@ -135,8 +166,18 @@ impl<'a> SearchRun<'a> {
     /// The response of a search that ended: its answer and hits, or the message saying why
     /// there are none, with everything the search spent.
     pub(crate) fn finish(self, ending: Ending) -> Response {
-        let Ending { stop_reason, hits, answer, report } = ending;
-        let Gathered { mut usage, failures, any_call_answered, .. } = self.gathered;
+        let Ending {
+            stop_reason,
+            hits,
+            answer,
+            report,
+        } = ending;
+        let Gathered {
+            mut usage,
+            failures,
+            any_call_answered,
+            ..
+        } = self.gathered;
         let rec = self.rec;
         let mut response = match answer {
             None => {
@@ -145,12 +186,20 @@ impl<'a> SearchRun<'a> {
                 } else {
                     format!("No search backend could be reached, so there is nothing to answer from: {}", failures[0].error)
                 };
-                rec.emit(Event::Message { text: message.clone() });
+                rec.emit(Event::Message {
+                    text: message.clone(),
+                });
                 // What was found stays listed, though none of it answers.
-                Response { hits, ..Response::message(message, stop_reason, rec.trace.clone()) }
+                Response {
+                    hits,
+                    ..Response::message(message, stop_reason, rec.trace.clone())
+                }
             }
             Some(answer) => {
-                rec.emit(Event::Answer { text: answer.text.clone(), citations: answer.citations.clone() });
+                rec.emit(Event::Answer {
+                    text: answer.text.clone(),
+                    citations: answer.citations.clone(),
+                });
                 Response {
                     response_type: ResponseType::Results,
                     message: None,
@@ -172,7 +221,9 @@ impl<'a> SearchRun<'a> {
         usage.completion_tokens = rec.llm.completion_tokens;
         usage.cost_usd = rec.llm.cost_usd;
         response.usage = usage;
-        rec.emit(Event::Done { response: Box::new(response.clone()) });
+        rec.emit(Event::Done {
+            response: Box::new(response.clone()),
+        });
         response
     }
 }

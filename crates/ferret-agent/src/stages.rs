@@ -6,9 +6,10 @@ use std::sync::Arc;
 use ferret_grading::{GradingConfig, HeuristicGrader, LlmGrader, RelevanceGrader};
 use ferret_llm::StageModel;
 use ferret_query_intel::{
-    BridgeConfig, BridgeFinder, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier,
-    HeuristicRewriter, HopFinder, IntentClassifier, LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier,
-    LlmRewriter, QueryAnalyzer, QueryDecomposer, QueryRewriter,
+    BridgeConfig, BridgeFinder, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer,
+    HeuristicIntentClassifier, HeuristicRewriter, HopFinder, IntentClassifier, LlmAnalyzer,
+    LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter, QueryAnalyzer, QueryDecomposer,
+    QueryRewriter,
 };
 use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer, LlmSynthesizer};
 
@@ -59,7 +60,11 @@ pub struct Stages {
 impl Stages {
     /// The deterministic stages: no model, no network.
     pub fn heuristic(config: StageConfig) -> Self {
-        let StageConfig { guardrail, grading, bridge } = config;
+        let StageConfig {
+            guardrail,
+            grading,
+            bridge,
+        } = config;
         let bridge = BridgeFinder::new(bridge);
         Self {
             classifier: Arc::new(HeuristicIntentClassifier::new(guardrail.clone())),
@@ -78,7 +83,11 @@ impl Stages {
 
     /// Every stage asks `model`, each falling back to its heuristic twin when the model fails.
     pub fn with_model(model: StageModel, config: StageConfig) -> Self {
-        let StageConfig { guardrail, grading, bridge } = config;
+        let StageConfig {
+            guardrail,
+            grading,
+            bridge,
+        } = config;
         let bridge = BridgeFinder::new(bridge);
         Self {
             classifier: Arc::new(LlmIntentClassifier::new(model.clone(), guardrail.clone())),
@@ -98,6 +107,9 @@ impl Stages {
 
 impl std::fmt::Debug for Stages {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Stages").field("guardrail", &self.guardrail).field("bridge", &self.bridge).finish_non_exhaustive()
+        f.debug_struct("Stages")
+            .field("guardrail", &self.guardrail)
+            .field("bridge", &self.bridge)
+            .finish_non_exhaustive()
     }
 }

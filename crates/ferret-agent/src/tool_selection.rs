@@ -26,12 +26,20 @@ pub struct ToolCall {
 impl ToolCall {
     /// Stop searching, for `reasoning`.
     pub fn done(reasoning: impl Into<String>) -> Self {
-        Self { tool: DONE_TOOL.into(), argument: String::new(), reasoning: reasoning.into() }
+        Self {
+            tool: DONE_TOOL.into(),
+            argument: String::new(),
+            reasoning: reasoning.into(),
+        }
     }
 
     /// A search over every backend.
     pub fn search(query: impl Into<String>, reasoning: impl Into<String>) -> Self {
-        Self { tool: SEARCH_TOOL.into(), argument: query.into(), reasoning: reasoning.into() }
+        Self {
+            tool: SEARCH_TOOL.into(),
+            argument: query.into(),
+            reasoning: reasoning.into(),
+        }
     }
 
     /// Did the selector choose to stop?
@@ -91,7 +99,8 @@ impl HeuristicToolSelector {
         let fresh = |query: &str| !state.searched.contains(&normalize_query(query));
         let Some(grades) = state.grades else {
             let query = HeuristicRewriter.rewritten(state.question, state.analysis);
-            let asks_recent = ferret_core::text::words(state.question).any(|w| RECENCY_WORDS.contains(&w.as_str()));
+            let asks_recent = ferret_core::text::words(state.question)
+                .any(|w| RECENCY_WORDS.contains(&w.as_str()));
             return match tools.find(RECENT_TOOL) {
                 Some(recent) if asks_recent => ToolCall {
                     tool: recent.name.clone(),
@@ -103,13 +112,22 @@ impl HeuristicToolSelector {
         };
         if grades.quality == Quality::Low {
             return match &grades.suggestion {
-                Some(s) if fresh(&s.query) => ToolCall::search(&s.query, format!("the results are weak: {}", s.strategy.as_str())),
+                Some(s) if fresh(&s.query) => ToolCall::search(
+                    &s.query,
+                    format!("the results are weak: {}", s.strategy.as_str()),
+                ),
                 _ => ToolCall::done("the results are weak and no other query is left to try"),
             };
         }
         let shape = self.bridge.shape(state.question, state.analysis);
         if shape != QuestionShape::Simple {
-            if let Some(hop) = self.bridge.hop(state.question, shape, state.hits, state.searched, normalize_query) {
+            if let Some(hop) = self.bridge.hop(
+                state.question,
+                shape,
+                state.hits,
+                state.searched,
+                normalize_query,
+            ) {
                 return ToolCall::search(hop.query, format!("the results lead to {}", hop.entity));
             }
         }
@@ -153,15 +171,26 @@ impl ToolSelector for LlmToolSelector {
             if reply.is_done() {
                 return Ok(ToolCall::done(reply.reasoning));
             }
-            let tool = tools.find(&reply.tool).ok_or_else(|| format!("`{}` is not one of the tools", reply.tool))?;
-            Ok(ToolCall { tool: tool.name.clone(), argument: reply.argument, reasoning: reply.reasoning })
+            let tool = tools
+                .find(&reply.tool)
+                .ok_or_else(|| format!("`{}` is not one of the tools", reply.tool))?;
+            Ok(ToolCall {
+                tool: tool.name.clone(),
+                argument: reply.argument,
+                reasoning: reply.reasoning,
+            })
         };
         let fallback = async {
             let question = HeuristicRewriter.rewritten(state.question, state.analysis);
             let call = if state.searched.contains(&normalize_query(&question)) {
-                ToolCall::done("the selector failed, and the plain search it falls back to was done")
+                ToolCall::done(
+                    "the selector failed, and the plain search it falls back to was done",
+                )
             } else {
-                ToolCall::search(question, "the selector failed: one plain search of the question instead")
+                ToolCall::search(
+                    question,
+                    "the selector failed: one plain search of the question instead",
+                )
             };
             StageOutput::heuristic(call)
         };
@@ -172,7 +201,11 @@ impl ToolSelector for LlmToolSelector {
 /// The hits to hand a model: the most relevant first (not the latest), as many as fit in
 /// `tokens` at about four characters a token; a hit too long for what is left is skipped.
 pub fn most_relevant_within(hits: &[Hit], grades: Option<&Grades>, tokens: usize) -> Vec<Hit> {
-    let relevance = |i: usize| grades.and_then(|g| g.per_hit.get(i)).map_or(0.0, |g| g.relevance);
+    let relevance = |i: usize| {
+        grades
+            .and_then(|g| g.per_hit.get(i))
+            .map_or(0.0, |g| g.relevance)
+    };
     let mut order: Vec<usize> = (0..hits.len()).collect();
     // Stable: equal relevance keeps the search's ranking.
     order.sort_by(|&a, &b| relevance(b).total_cmp(&relevance(a)));
@@ -202,16 +235,37 @@ mod tests {
         let per_hit = relevance
             .iter()
             .enumerate()
-            .map(|(i, &r)| HitGrade { hit_id: format!("{i}").as_str().into(), relevance: r, kept: true, good: true, reason: String::new(), linked: None })
+            .map(|(i, &r)| HitGrade {
+                hit_id: format!("{i}").as_str().into(),
+                relevance: r,
+                kept: true,
+                good: true,
+                reason: String::new(),
+                linked: None,
+            })
             .collect();
-        Grades { per_hit, quality: Quality::High, should_retry: false, suggestion: None }
+        Grades {
+            per_hit,
+            quality: Quality::High,
+            should_retry: false,
+            suggestion: None,
+        }
     }
 
     #[test]
     fn the_context_keeps_the_most_relevant_entries_not_the_latest() {
-        let hits = [hit("old-weak", 400), hit("best", 400), hit("late-good", 400), hit("huge", 40_000), hit("small", 40)];
+        let hits = [
+            hit("old-weak", 400),
+            hit("best", 400),
+            hit("late-good", 400),
+            hit("huge", 40_000),
+            hit("small", 40),
+        ];
         let grades = graded(&[0.1, 0.9, 0.6, 0.95, 0.2]);
-        let ids: Vec<String> = most_relevant_within(&hits, Some(&grades), 250).into_iter().map(|h| h.id.0).collect();
+        let ids: Vec<String> = most_relevant_within(&hits, Some(&grades), 250)
+            .into_iter()
+            .map(|h| h.id.0)
+            .collect();
         // 100 tokens each: the two most relevant that fit, then what still fits; "huge" never does.
         assert_eq!(ids, ["best", "late-good", "small"]);
     }

@@ -18,7 +18,9 @@ pub const DATE_RANGE_TOOL: &str = "date_range";
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum ToolKind {
     /// A search over `backend`, or every backend.
-    Search { backend: Option<String> },
+    Search {
+        backend: Option<String>,
+    },
     Recent,
     DateRange,
 }
@@ -83,7 +85,9 @@ impl ToolBox {
         let backends = executor.backends();
         let mut tools = vec![Tool {
             name: SEARCH_TOOL.into(),
-            description: "searches every backend (keyword and vector search) for passages matching a query".into(),
+            description:
+                "searches every backend (keyword and vector search) for passages matching a query"
+                    .into(),
             argument: "a search query".into(),
             kind: ToolKind::Search { backend: None },
         }];
@@ -93,7 +97,9 @@ impl ToolBox {
                     name: format!("search_{name}"),
                     description: format!("searches only the `{name}` backend"),
                     argument: "a search query".into(),
-                    kind: ToolKind::Search { backend: Some((*name).to_owned()) },
+                    kind: ToolKind::Search {
+                        backend: Some((*name).to_owned()),
+                    },
                 });
             }
         }
@@ -113,7 +119,10 @@ impl ToolBox {
                 kind: ToolKind::DateRange,
             });
         }
-        Self { tools, recent_entries }
+        Self {
+            tools,
+            recent_entries,
+        }
     }
 
     /// The tools, in the order they are offered.
@@ -130,20 +139,41 @@ impl ToolBox {
     pub fn descriptions(&self) -> Vec<ToolDescription> {
         self.tools
             .iter()
-            .map(|t| ToolDescription { name: t.name.clone(), description: t.description.clone(), argument: Some(t.argument.clone()) })
+            .map(|t| ToolDescription {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                argument: Some(t.argument.clone()),
+            })
             .collect()
     }
 
     /// The tool called `name`, ignoring case (small models shout).
     pub fn find(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.name.eq_ignore_ascii_case(name.trim()))
+        self.tools
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name.trim()))
     }
 
     /// What calling `tool` with `argument` searches. `filters` are the query's own; an empty
     /// query part falls back to `question`.
-    pub fn request(&self, tool: &str, argument: &str, filters: &Filters, question: &str) -> Result<ToolRequest, ToolError> {
-        let found = self.find(tool).ok_or_else(|| ToolError::Unknown { tool: tool.to_owned(), known: self.names().join(", ") })?;
-        let or_question = |text: &str| if text.trim().is_empty() { question.to_owned() } else { text.trim().to_owned() };
+    pub fn request(
+        &self,
+        tool: &str,
+        argument: &str,
+        filters: &Filters,
+        question: &str,
+    ) -> Result<ToolRequest, ToolError> {
+        let found = self.find(tool).ok_or_else(|| ToolError::Unknown {
+            tool: tool.to_owned(),
+            known: self.names().join(", "),
+        })?;
+        let or_question = |text: &str| {
+            if text.trim().is_empty() {
+                question.to_owned()
+            } else {
+                text.trim().to_owned()
+            }
+        };
         let mut filters = filters.clone();
         let (query, backend) = match &found.kind {
             ToolKind::Search { backend } => (or_question(argument), backend.clone()),
@@ -152,29 +182,52 @@ impl ToolBox {
                 (or_question(argument), None)
             }
             ToolKind::DateRange => {
-                let (range, rest) = argument.trim().split_once(char::is_whitespace).unwrap_or((argument.trim(), ""));
-                filters.date_range = Some(parse_range(range).map_err(|problem| ToolError::BadArgument { tool: found.name.clone(), problem })?);
+                let (range, rest) = argument
+                    .trim()
+                    .split_once(char::is_whitespace)
+                    .unwrap_or((argument.trim(), ""));
+                filters.date_range =
+                    Some(
+                        parse_range(range).map_err(|problem| ToolError::BadArgument {
+                            tool: found.name.clone(),
+                            problem,
+                        })?,
+                    );
                 (or_question(rest), None)
             }
         };
-        Ok(ToolRequest { tool: found.name.clone(), query, backend, filters })
+        Ok(ToolRequest {
+            tool: found.name.clone(),
+            query,
+            backend,
+            filters,
+        })
     }
 }
 
 /// `YYYY-MM-DD..YYYY-MM-DD`, either end empty for an open range.
 fn parse_range(text: &str) -> Result<DateRange, String> {
-    let (from, to) = text.split_once("..").ok_or_else(|| format!("`{text}` is not a date range: write YYYY-MM-DD..YYYY-MM-DD"))?;
+    let (from, to) = text
+        .split_once("..")
+        .ok_or_else(|| format!("`{text}` is not a date range: write YYYY-MM-DD..YYYY-MM-DD"))?;
     let date = |s: &str| -> Result<Option<NaiveDate>, String> {
         let s = s.trim();
         if s.is_empty() {
             return Ok(None);
         }
-        NaiveDate::parse_from_str(s, "%Y-%m-%d").map(Some).map_err(|e| format!("`{s}` is not a date (YYYY-MM-DD): {e}"))
+        NaiveDate::parse_from_str(s, "%Y-%m-%d")
+            .map(Some)
+            .map_err(|e| format!("`{s}` is not a date (YYYY-MM-DD): {e}"))
     };
-    let range = DateRange { from: date(from)?, to: date(to)? };
+    let range = DateRange {
+        from: date(from)?,
+        to: date(to)?,
+    };
     match (range.from, range.to) {
         (None, None) => Err("the date range has neither end: give at least one date".into()),
-        (Some(from), Some(to)) if from > to => Err(format!("the range starts ({from}) after it ends ({to})")),
+        (Some(from), Some(to)) if from > to => {
+            Err(format!("the range starts ({from}) after it ends ({to})"))
+        }
         _ => Ok(range),
     }
 }
@@ -215,35 +268,88 @@ mod tests {
     fn only_tools_some_backend_can_serve_are_offered() {
         let plain = toolbox(&[("docs", BackendCapabilities::default())]);
         assert_eq!(plain.names(), ["search"]);
-        let dated = BackendCapabilities { date_range: true, most_recent: true };
+        let dated = BackendCapabilities {
+            date_range: true,
+            most_recent: true,
+        };
         let both = toolbox(&[("docs", BackendCapabilities::default()), ("journal", dated)]);
-        assert_eq!(both.names(), ["search", "search_docs", "search_journal", "recent", "date_range"]);
+        assert_eq!(
+            both.names(),
+            [
+                "search",
+                "search_docs",
+                "search_journal",
+                "recent",
+                "date_range"
+            ]
+        );
     }
 
     #[test]
     fn arguments_become_queries_backends_and_filters() {
-        let dated = BackendCapabilities { date_range: true, most_recent: true };
+        let dated = BackendCapabilities {
+            date_range: true,
+            most_recent: true,
+        };
         let tools = toolbox(&[("docs", BackendCapabilities::default()), ("journal", dated)]);
         let none = Filters::default();
-        let one = tools.request("SEARCH_JOURNAL", "stress", &none, "q").unwrap();
-        assert_eq!((one.tool.as_str(), one.backend.as_deref(), one.query.as_str()), ("search_journal", Some("journal"), "stress"));
-        let recent = tools.request("recent", " ", &none, "what worried me").unwrap();
-        assert_eq!((recent.query.as_str(), recent.filters.most_recent), ("what worried me", Some(5)));
-        let range = tools.request("date_range", "2024-01-01.. exams", &none, "q").unwrap();
+        let one = tools
+            .request("SEARCH_JOURNAL", "stress", &none, "q")
+            .unwrap();
+        assert_eq!(
+            (
+                one.tool.as_str(),
+                one.backend.as_deref(),
+                one.query.as_str()
+            ),
+            ("search_journal", Some("journal"), "stress")
+        );
+        let recent = tools
+            .request("recent", " ", &none, "what worried me")
+            .unwrap();
+        assert_eq!(
+            (recent.query.as_str(), recent.filters.most_recent),
+            ("what worried me", Some(5))
+        );
+        let range = tools
+            .request("date_range", "2024-01-01.. exams", &none, "q")
+            .unwrap();
         assert_eq!(range.query, "exams");
-        assert_eq!(range.filters.date_range, Some(DateRange { from: NaiveDate::from_ymd_opt(2024, 1, 1), to: None }));
+        assert_eq!(
+            range.filters.date_range,
+            Some(DateRange {
+                from: NaiveDate::from_ymd_opt(2024, 1, 1),
+                to: None
+            })
+        );
     }
 
     #[test]
     fn bad_calls_are_typed_errors_that_say_what_to_fix() {
-        let dated = BackendCapabilities { date_range: true, most_recent: false };
+        let dated = BackendCapabilities {
+            date_range: true,
+            most_recent: false,
+        };
         let tools = toolbox(&[("journal", dated)]);
         let none = Filters::default();
         let unknown = tools.request("browse", "x", &none, "q").unwrap_err();
-        assert_eq!(unknown.to_string(), "there is no tool `browse`; the tools are: search, date_range");
-        for (argument, says) in [("last week", "not a date range"), ("2024-13-01..", "not a date"), ("..", "neither end"), ("2024-05-01..2024-01-01", "starts")] {
-            let error = tools.request("date_range", argument, &none, "q").unwrap_err();
-            assert!(matches!(&error, ToolError::BadArgument { problem, .. } if problem.contains(says)), "{argument}: {error}");
+        assert_eq!(
+            unknown.to_string(),
+            "there is no tool `browse`; the tools are: search, date_range"
+        );
+        for (argument, says) in [
+            ("last week", "not a date range"),
+            ("2024-13-01..", "not a date"),
+            ("..", "neither end"),
+            ("2024-05-01..2024-01-01", "starts"),
+        ] {
+            let error = tools
+                .request("date_range", argument, &none, "q")
+                .unwrap_err();
+            assert!(
+                matches!(&error, ToolError::BadArgument { problem, .. } if problem.contains(says)),
+                "{argument}: {error}"
+            );
         }
     }
 }

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_agent::{
-    Agent, AgentConfig, HeuristicPlanner, HeuristicReportWriter, LlmPlanner, PlanConfig, PlanEvaluator, PlanRecord,
-    PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest, ReportWriter, StageConfig, Stages, Strategy,
+    Agent, AgentConfig, HeuristicPlanner, HeuristicReportWriter, LlmPlanner, PlanConfig,
+    PlanEvaluator, PlanRecord, PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest,
+    ReportWriter, StageConfig, Stages, Strategy,
 };
 use ferret_core::{
-    BackendCapabilities, Budget, Hit, Implementation, Query, Report, Response, ResponseType, StageOutput, StopReason,
-    TraceStep,
+    BackendCapabilities, Budget, Hit, Implementation, Query, Report, Response, ResponseType,
+    StageOutput, StopReason, TraceStep,
 };
 use ferret_exec::Executor;
 use ferret_grading::GradingConfig;
@@ -36,12 +37,31 @@ fn library() -> ScriptedBackend {
         "Glacier",
         "A glacier is a persistent body of dense ice. Glaciers form where snow accumulates faster than it melts.",
     );
-    let e1 = hit("e1", "Eruptions of Etna", "Mount Etna eruptions have been recorded since 1500 BC, the latest in 2021.");
-    let shelf = |key: &str, ids: &[&str]| (key.to_owned(), ids.iter().map(|id| (*id).to_owned()).collect());
-    let shelves = vec![shelf("volcan", &["v1", "v2"]), shelf("glacier", &["g1"]), shelf("etna eruptions", &["e1", "v1"])];
+    let e1 = hit(
+        "e1",
+        "Eruptions of Etna",
+        "Mount Etna eruptions have been recorded since 1500 BC, the latest in 2021.",
+    );
+    let shelf = |key: &str, ids: &[&str]| {
+        (
+            key.to_owned(),
+            ids.iter().map(|id| (*id).to_owned()).collect(),
+        )
+    };
+    let shelves = vec![
+        shelf("volcan", &["v1", "v2"]),
+        shelf("glacier", &["g1"]),
+        shelf("etna eruptions", &["e1", "v1"]),
+    ];
     ScriptedBackend::new("library", vec![v1, v2, g1, e1])
-        .matching(Matching::Shelves { shelves, first_only: false })
-        .capabilities(BackendCapabilities { date_range: true, most_recent: false })
+        .matching(Matching::Shelves {
+            shelves,
+            first_only: false,
+        })
+        .capabilities(BackendCapabilities {
+            date_range: true,
+            most_recent: false,
+        })
 }
 
 fn hit(id: &str, title: &str, text: &str) -> Hit {
@@ -50,23 +70,47 @@ fn hit(id: &str, title: &str, text: &str) -> Hit {
 
 fn agent(library: Arc<ScriptedBackend>, plan: PlanStages, config: PlanConfig) -> Agent {
     let executor = Executor::builder().backend(library).build().unwrap();
-    let stages = Stages { plan, ..Stages::heuristic(StageConfig::default()) };
-    Agent::new(stages, executor, AgentConfig { strategy: Strategy::Plan, plan: config, ..AgentConfig::default() }).unwrap()
+    let stages = Stages {
+        plan,
+        ..Stages::heuristic(StageConfig::default())
+    };
+    Agent::new(
+        stages,
+        executor,
+        AgentConfig {
+            strategy: Strategy::Plan,
+            plan: config,
+            ..AgentConfig::default()
+        },
+    )
+    .unwrap()
 }
 
 fn model(replies: &[&str]) -> (StageModel, Arc<ScriptedModel>) {
-    let exchanges = replies.iter().map(|r| Exchange { expect_contains: None, reply: (*r).to_owned() }).collect();
+    let exchanges = replies
+        .iter()
+        .map(|r| Exchange {
+            expect_contains: None,
+            reply: (*r).to_owned(),
+        })
+        .collect();
     scripted(exchanges)
 }
 
 fn scripted(exchanges: Vec<Exchange>) -> (StageModel, Arc<ScriptedModel>) {
     let scripted = Arc::new(ScriptedModel::new("scripted", exchanges));
-    (StageModel::new(scripted.clone(), StageModelConfig::default()), scripted)
+    (
+        StageModel::new(scripted.clone(), StageModelConfig::default()),
+        scripted,
+    )
 }
 
 /// Only the planner asks the model; everything else is heuristic.
 fn model_planner(model: StageModel) -> PlanStages {
-    PlanStages { planner: Arc::new(LlmPlanner::new(model, HeuristicPlanner::default())), ..heuristic_plan_stages() }
+    PlanStages {
+        planner: Arc::new(LlmPlanner::new(model, HeuristicPlanner::default())),
+        ..heuristic_plan_stages()
+    }
 }
 
 fn heuristic_plan_stages() -> PlanStages {
@@ -78,7 +122,10 @@ fn plan_json(plan: &str) -> String {
 }
 
 async fn ask(agent: &Agent, question: &str) -> Response {
-    agent.run(&Query::new(question).unwrap(), None).await.unwrap()
+    agent
+        .run(&Query::new(question).unwrap(), None)
+        .await
+        .unwrap()
 }
 
 /// The trace's `Plan` steps: (plan, problems, implementation).
@@ -88,9 +135,11 @@ fn plans(response: &Response) -> Vec<(String, Vec<String>, Implementation)> {
         .steps
         .iter()
         .filter_map(|s| match s {
-            TraceStep::Plan { plan, problems, implementation } => {
-                Some((plan.clone(), problems.clone(), implementation.clone()))
-            }
+            TraceStep::Plan {
+                plan,
+                problems,
+                implementation,
+            } => Some((plan.clone(), problems.clone(), implementation.clone())),
             _ => None,
         })
         .collect()
@@ -103,9 +152,20 @@ fn plan_steps(response: &Response) -> Vec<(String, String, String, usize, Option
         .steps
         .iter()
         .filter_map(|s| match s {
-            TraceStep::PlanStep { variable, tool, argument, results, error, .. } => {
-                Some((variable.clone(), tool.clone(), argument.clone(), *results, error.clone()))
-            }
+            TraceStep::PlanStep {
+                variable,
+                tool,
+                argument,
+                results,
+                error,
+                ..
+            } => Some((
+                variable.clone(),
+                tool.clone(),
+                argument.clone(),
+                *results,
+                error.clone(),
+            )),
             _ => None,
         })
         .collect()
@@ -118,7 +178,11 @@ fn verdicts(response: &Response, subject: &str) -> Vec<bool> {
         .steps
         .iter()
         .filter_map(|s| match s {
-            TraceStep::Verdict { subject: s, acceptable, .. } if s == subject => Some(*acceptable),
+            TraceStep::Verdict {
+                subject: s,
+                acceptable,
+                ..
+            } if s == subject => Some(*acceptable),
             _ => None,
         })
         .collect()
@@ -127,34 +191,63 @@ fn verdicts(response: &Response, subject: &str) -> Vec<bool> {
 /// Every `[n]` of the answer has a citation pointing at a listed hit, and the report's sections
 /// and the references use the same numbers.
 fn assert_report_resolves(response: &Response) {
-    assert_eq!(response.response_type, ResponseType::Results, "{response:#?}");
+    assert_eq!(
+        response.response_type,
+        ResponseType::Results,
+        "{response:#?}"
+    );
     let answer = response.answer.as_deref().expect("an answer");
-    let markers: Vec<usize> =
-        answer.match_indices('[').filter_map(|(i, _)| answer[i + 1..].split(']').next()?.parse().ok()).collect();
-    assert!(!markers.is_empty(), "the report cites its sources: {answer}");
+    let markers: Vec<usize> = answer
+        .match_indices('[')
+        .filter_map(|(i, _)| answer[i + 1..].split(']').next()?.parse().ok())
+        .collect();
+    assert!(
+        !markers.is_empty(),
+        "the report cites its sources: {answer}"
+    );
     for marker in markers {
         let citation = response
             .citations
             .iter()
             .find(|c| c.marker == marker)
             .unwrap_or_else(|| panic!("[{marker}] has no source"));
-        assert!(response.hits.iter().any(|h| h.id == citation.hit_id), "[{marker}] points at no listed hit");
+        assert!(
+            response.hits.iter().any(|h| h.id == citation.hit_id),
+            "[{marker}] points at no listed hit"
+        );
     }
     let report = response.report.as_ref().expect("a report");
-    assert!(answer.starts_with(&format!("# {}\n", report.title)), "{answer}");
+    assert!(
+        answer.starts_with(&format!("# {}\n", report.title)),
+        "{answer}"
+    );
     for section in &report.sections {
-        assert!(answer.contains(&format!("## {}\n\n{}\n", section.heading, section.text)), "{answer}");
+        assert!(
+            answer.contains(&format!("## {}\n\n{}\n", section.heading, section.text)),
+            "{answer}"
+        );
     }
     for citation in &response.citations {
-        assert!(answer.contains(&format!("- [{}] {}", citation.marker, citation.title)), "{answer}");
+        assert!(
+            answer.contains(&format!("- [{}] {}", citation.marker, citation.title)),
+            "{answer}"
+        );
     }
 }
 
 #[tokio::test]
 async fn the_heuristic_plan_runs_end_to_end_into_a_report_with_references() {
     let library = Arc::new(library());
-    let agent = agent(library.clone(), heuristic_plan_stages(), PlanConfig::default());
-    let response = ask(&agent, "What causes volcanic eruptions? How do glaciers form?").await;
+    let agent = agent(
+        library.clone(),
+        heuristic_plan_stages(),
+        PlanConfig::default(),
+    );
+    let response = ask(
+        &agent,
+        "What causes volcanic eruptions? How do glaciers form?",
+    )
+    .await;
 
     let plans = plans(&response);
     assert_eq!(plans.len(), 1);
@@ -164,7 +257,11 @@ async fn the_heuristic_plan_runs_end_to_end_into_a_report_with_references() {
     let steps = plan_steps(&response);
     assert!(steps.len() >= 3, "the question and its two parts: {plan}");
     assert!(
-        steps.iter().all(|(_, tool, _, results, error)| tool == "search" && *results > 0 && error.is_none()),
+        steps
+            .iter()
+            .all(|(_, tool, _, results, error)| tool == "search"
+                && *results > 0
+                && error.is_none()),
         "{steps:?}"
     );
 
@@ -173,22 +270,38 @@ async fn the_heuristic_plan_runs_end_to_end_into_a_report_with_references() {
     let report = response.report.as_ref().unwrap();
     assert!(report.sections.len() >= 2, "{report:#?}");
     let headings: Vec<&str> = report.sections.iter().map(|s| s.heading.as_str()).collect();
-    assert!(headings.iter().any(|h| h.contains("glaciers")), "a section per part: {headings:?}");
+    assert!(
+        headings.iter().any(|h| h.contains("glaciers")),
+        "a section per part: {headings:?}"
+    );
     let answer = response.answer.as_deref().unwrap();
     assert!(answer.contains("## References"), "{answer}");
-    assert!(answer.contains("Glacier") && answer.contains("magma"), "{answer}");
+    assert!(
+        answer.contains("Glacier") && answer.contains("magma"),
+        "{answer}"
+    );
 }
 
 #[tokio::test]
 async fn the_steps_of_one_wave_are_in_flight_together() {
     // Each call takes a while: run one after the other, no two would be in flight at once.
     let library = Arc::new(library().delay(Duration::from_millis(200)));
-    let plan = "#E1 = search[volcano in Sicily]\n#E2 = search[glacier ice]\n#E3 = search[#E1 eruptions]";
+    let plan =
+        "#E1 = search[volcano in Sicily]\n#E2 = search[glacier ice]\n#E3 = search[#E1 eruptions]";
     let (model, _) = model(&[&plan_json(plan)]);
     let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
-    let response = ask(&agent, "Tell me about the volcano in Sicily and about glacier ice").await;
+    let response = ask(
+        &agent,
+        "Tell me about the volcano in Sicily and about glacier ice",
+    )
+    .await;
 
-    assert_eq!(library.max_in_flight(), 2, "E1 and E2 together, then E3, which waits for E1: {:?}", library.queries());
+    assert_eq!(
+        library.max_in_flight(),
+        2,
+        "E1 and E2 together, then E3, which waits for E1: {:?}",
+        library.queries()
+    );
     let variables: Vec<String> = plan_steps(&response).into_iter().map(|s| s.0).collect();
     assert_eq!(variables, ["E1", "E2", "E3"]);
     assert_report_resolves(&response);
@@ -203,29 +316,58 @@ async fn a_result_is_substituted_into_the_step_that_uses_it() {
     let response = ask(&agent, "When did the volcano of Sicily last erupt?").await;
 
     // E1's top hit is about something its query does not name: its title is the result.
-    assert_eq!(library.queries(), ["volcano in Sicily", "Mount Etna eruptions"]);
+    assert_eq!(
+        library.queries(),
+        ["volcano in Sicily", "Mount Etna eruptions"]
+    );
     let steps = plan_steps(&response);
     assert_eq!(steps[1].2, "Mount Etna eruptions");
-    assert!(response.hits.iter().any(|h| h.id.0 == "e1"), "E2's hit is evidence: {:?}", response.hits);
+    assert!(
+        response.hits.iter().any(|h| h.id.0 == "e1"),
+        "E2's hit is evidence: {:?}",
+        response.hits
+    );
     assert_report_resolves(&response);
-    let headings: Vec<&str> = response.report.as_ref().unwrap().sections.iter().map(|s| s.heading.as_str()).collect();
+    let headings: Vec<&str> = response
+        .report
+        .as_ref()
+        .unwrap()
+        .sections
+        .iter()
+        .map(|s| s.heading.as_str())
+        .collect();
     assert!(headings.contains(&"Mount Etna eruptions"), "{headings:?}");
 }
 
 #[tokio::test]
 async fn a_bad_plan_is_rejected_with_its_step_named_and_the_repaired_plan_runs() {
     let cases = [
-        ("#E1 = search[volcano]\n#E2 = browse[glacier]", ["#E2", "browse"]),
-        ("#E1 = search[volcano]\n#E2 = search[#E5 glacier]", ["#E2", "#E5"]),
-        ("#E1 = search[#E2 volcano]\n#E2 = search[#E1 glacier]", ["#E1", "#E2"]),
+        (
+            "#E1 = search[volcano]\n#E2 = browse[glacier]",
+            ["#E2", "browse"],
+        ),
+        (
+            "#E1 = search[volcano]\n#E2 = search[#E5 glacier]",
+            ["#E2", "#E5"],
+        ),
+        (
+            "#E1 = search[#E2 volcano]\n#E2 = search[#E1 glacier]",
+            ["#E1", "#E2"],
+        ),
     ];
     let repaired = "#E1 = search[volcano]\n#E2 = search[glacier]";
     for (bad, named) in cases {
         let library = Arc::new(library());
         let exchanges = vec![
-            Exchange { expect_contains: None, reply: plan_json(bad) },
+            Exchange {
+                expect_contains: None,
+                reply: plan_json(bad),
+            },
             // The repair request shows the rejected plan and says what is wrong with it.
-            Exchange { expect_contains: Some(named[1].to_owned()), reply: plan_json(repaired) },
+            Exchange {
+                expect_contains: Some(named[1].to_owned()),
+                reply: plan_json(repaired),
+            },
         ];
         let (model, script) = scripted(exchanges);
         let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
@@ -234,11 +376,21 @@ async fn a_bad_plan_is_rejected_with_its_step_named_and_the_repaired_plan_runs()
         let plans = plans(&response);
         let (plan, problems, implementation) = &plans[0];
         assert_eq!(problems.len(), 1, "{bad}: {problems:?}");
-        assert!(named.iter().all(|n| problems[0].contains(n)), "{bad}: {problems:?}");
-        assert!(matches!(implementation, Implementation::Llm { .. }), "{implementation:?}");
+        assert!(
+            named.iter().all(|n| problems[0].contains(n)),
+            "{bad}: {problems:?}"
+        );
+        assert!(
+            matches!(implementation, Implementation::Llm { .. }),
+            "{implementation:?}"
+        );
         assert_eq!(plan, &format!("{repaired}\n"));
         assert_eq!(script.remaining(), 0);
-        assert_eq!(library.queries(), ["volcano", "glacier"], "{bad}: only the repaired plan ran");
+        assert_eq!(
+            library.queries(),
+            ["volcano", "glacier"],
+            "{bad}: only the repaired plan ran"
+        );
         assert_report_resolves(&response);
     }
 }
@@ -251,17 +403,29 @@ async fn a_model_that_writes_bad_plans_twice_gets_the_heuristic_plan() {
         &plan_json("#E1 = search[volcano]\n#E2 = search[#E1 #E2]"),
     ]);
     let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
-    let response = ask(&agent, "What causes volcanic eruptions? How do glaciers form?").await;
+    let response = ask(
+        &agent,
+        "What causes volcanic eruptions? How do glaciers form?",
+    )
+    .await;
 
     let plans = plans(&response);
     let (plan, problems, implementation) = &plans[0];
     assert_eq!(problems.len(), 2, "{problems:?}");
-    assert!(problems[0].contains("browse") && problems[1].contains("#E2 uses its own result"), "{problems:?}");
+    assert!(
+        problems[0].contains("browse") && problems[1].contains("#E2 uses its own result"),
+        "{problems:?}"
+    );
     match implementation {
-        Implementation::Heuristic { why } => assert!(why.contains("the model's plan was rejected twice"), "{why}"),
+        Implementation::Heuristic { why } => {
+            assert!(why.contains("the model's plan was rejected twice"), "{why}")
+        }
         other => panic!("expected the heuristic plan, got {other:?}"),
     }
-    assert!(plan.starts_with("Plan: Find material on the question as a whole.\n#E1 = search["), "{plan}");
+    assert!(
+        plan.starts_with("Plan: Find material on the question as a whole.\n#E1 = search["),
+        "{plan}"
+    );
     assert_eq!(script.remaining(), 0);
     assert_report_resolves(&response);
 }
@@ -287,7 +451,10 @@ struct NeverSatisfied(AtomicU32);
 impl PlanEvaluator for NeverSatisfied {
     async fn evaluate(&self, _: &str, _: &str) -> StageOutput<Verdict> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        StageOutput::heuristic(Verdict { acceptable: false, feedback: "search more sources".into() })
+        StageOutput::heuristic(Verdict {
+            acceptable: false,
+            feedback: "search more sources".into(),
+        })
     }
 }
 
@@ -295,7 +462,10 @@ impl PlanEvaluator for NeverSatisfied {
 impl ReportEvaluator for NeverSatisfied {
     async fn evaluate(&self, _: &str, _: &str) -> StageOutput<Verdict> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        StageOutput::heuristic(Verdict { acceptable: false, feedback: "cite more".into() })
+        StageOutput::heuristic(Verdict {
+            acceptable: false,
+            feedback: "cite more".into(),
+        })
     }
 }
 
@@ -320,7 +490,10 @@ struct CountingWriter(AtomicU32, Mutex<Vec<Option<String>>>);
 impl ReportWriter for CountingWriter {
     async fn write(&self, request: &ReportRequest<'_>) -> StageOutput<Report> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        self.1.lock().unwrap().push(request.feedback.map(str::to_owned));
+        self.1
+            .lock()
+            .unwrap()
+            .push(request.feedback.map(str::to_owned));
         StageOutput::heuristic(HeuristicReportWriter::default().report(request))
     }
 }
@@ -338,21 +511,39 @@ async fn evaluators_that_never_approve_are_bounded() {
         writer: writer.clone(),
         report_evaluator: Some(report_judge.clone()),
     };
-    let config = PlanConfig { max_replans: 2, max_report_revisions: 1, ..PlanConfig::default() };
-    let response = ask(&agent(library, stages, config), "What causes volcanic eruptions?").await;
+    let config = PlanConfig {
+        max_replans: 2,
+        max_report_revisions: 1,
+        ..PlanConfig::default()
+    };
+    let response = ask(
+        &agent(library, stages, config),
+        "What causes volcanic eruptions?",
+    )
+    .await;
 
     // The first plan and two replans, each judged; the last runs although it was rejected.
     assert_eq!(planner.0.load(Ordering::SeqCst), 3);
     assert_eq!(plan_judge.0.load(Ordering::SeqCst), 3);
     assert_eq!(verdicts(&response, "plan"), [false, false, false]);
     let asked = planner.1.lock().unwrap().clone();
-    assert!(asked[0].is_empty() && asked[1][0].contains("search more sources"), "{asked:?}");
-    assert_eq!(plans(&response)[0].1.len(), 2, "each replan's reason is a problem");
+    assert!(
+        asked[0].is_empty() && asked[1][0].contains("search more sources"),
+        "{asked:?}"
+    );
+    assert_eq!(
+        plans(&response)[0].1.len(),
+        2,
+        "each replan's reason is a problem"
+    );
     // The first report and one revision, written with the evaluator's feedback.
     assert_eq!(writer.0.load(Ordering::SeqCst), 2);
     assert_eq!(report_judge.0.load(Ordering::SeqCst), 2);
     assert_eq!(verdicts(&response, "report"), [false, false]);
-    assert_eq!(*writer.1.lock().unwrap(), [None, Some("cite more".to_owned())]);
+    assert_eq!(
+        *writer.1.lock().unwrap(),
+        [None, Some("cite more".to_owned())]
+    );
     assert_eq!(response.stop_reason, StopReason::Answered);
     assert_report_resolves(&response);
 }
@@ -368,12 +559,18 @@ async fn every_stage_can_ask_a_model_and_the_writer_s_markers_are_checked() {
         ]
     });
     let (model, script) = model(&[
-        &plan_json("Plan: volcanoes.\n#E1 = search[volcano]\nPlan: glaciers.\n#E2 = search[glacier]"),
+        &plan_json(
+            "Plan: volcanoes.\n#E1 = search[volcano]\nPlan: glaciers.\n#E2 = search[glacier]",
+        ),
         r#"{"acceptable": true, "feedback": ""}"#,
         &report.to_string(),
         r#"{"acceptable": true}"#,
     ]);
-    let agent = agent(library, PlanStages::with_model(model, GradingConfig::default(), BridgeFinder::default()), PlanConfig::default());
+    let agent = agent(
+        library,
+        PlanStages::with_model(model, GradingConfig::default(), BridgeFinder::default()),
+        PlanConfig::default(),
+    );
     let response = ask(&agent, "Tell me about volcano and glacier").await;
 
     assert_eq!(script.remaining(), 0);
@@ -385,25 +582,38 @@ async fn every_stage_can_ask_a_model_and_the_writer_s_markers_are_checked() {
     assert_eq!(report.sections.len(), 2);
     assert!(!report.sections[0].text.contains("[42]"), "{report:?}");
     let dropped = response.trace.steps.iter().find_map(|s| match s {
-        TraceStep::Synthesis { dropped_markers, implementation, .. } => {
-            Some((*dropped_markers, implementation.clone()))
-        }
+        TraceStep::Synthesis {
+            dropped_markers,
+            implementation,
+            ..
+        } => Some((*dropped_markers, implementation.clone())),
         _ => None,
     });
-    assert!(matches!(dropped, Some((1, Implementation::Llm { .. }))), "{dropped:?}");
+    assert!(
+        matches!(dropped, Some((1, Implementation::Llm { .. }))),
+        "{dropped:?}"
+    );
     assert_report_resolves(&response);
 }
 
 #[tokio::test]
 async fn a_bad_tool_argument_is_the_step_s_error_and_the_plan_goes_on() {
     let library = Arc::new(library());
-    let (model, _) = model(&[&plan_json("#E1 = search[volcano]\n#E2 = date_range[last week glacier]")]);
+    let (model, _) = model(&[&plan_json(
+        "#E1 = search[volcano]\n#E2 = date_range[last week glacier]",
+    )]);
     let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
     let response = ask(&agent, "Tell me about volcano and glacier").await;
 
     let steps = plan_steps(&response);
     assert_eq!(steps[1].1, "date_range");
-    assert!(steps[1].4.as_deref().is_some_and(|e| e.contains("not a date range")), "{steps:?}");
+    assert!(
+        steps[1]
+            .4
+            .as_deref()
+            .is_some_and(|e| e.contains("not a date range")),
+        "{steps:?}"
+    );
     assert_eq!(library.queries(), ["volcano"]);
     assert_report_resolves(&response);
 }
@@ -411,16 +621,26 @@ async fn a_bad_tool_argument_is_the_step_s_error_and_the_plan_goes_on() {
 #[tokio::test]
 async fn a_spent_budget_stops_the_waves_that_remain() {
     let library = Arc::new(library());
-    let (model, _) = model(&[&plan_json("#E1 = search[volcano in Sicily]\n#E2 = search[#E1 eruptions]")]);
+    let (model, _) = model(&[&plan_json(
+        "#E1 = search[volcano in Sicily]\n#E2 = search[#E1 eruptions]",
+    )]);
     let agent = agent(library.clone(), model_planner(model), PlanConfig::default());
-    let budget = Budget { max_backend_calls: 1, ..Budget::default() };
-    let query = Query::new("When did the volcano of Sicily last erupt?").unwrap().with_budget(budget);
+    let budget = Budget {
+        max_backend_calls: 1,
+        ..Budget::default()
+    };
+    let query = Query::new("When did the volcano of Sicily last erupt?")
+        .unwrap()
+        .with_budget(budget);
     let response = agent.run(&query, None).await.unwrap();
 
     assert_eq!(library.calls(), 1);
     let steps = plan_steps(&response);
     assert_eq!(steps.len(), 2);
-    assert!(steps[1].4.as_deref().is_some_and(|e| e.contains("budget")), "{steps:?}");
+    assert!(
+        steps[1].4.as_deref().is_some_and(|e| e.contains("budget")),
+        "{steps:?}"
+    );
     assert_eq!(response.stop_reason, StopReason::BudgetExhausted);
     // What the first wave found is still written up.
     assert_report_resolves(&response);
@@ -439,14 +659,24 @@ async fn nothing_relevant_found_is_a_message_not_a_report() {
 #[tokio::test]
 async fn a_record_is_saved_loaded_and_replayed_without_the_backends() {
     let library = Arc::new(library());
-    let agent = agent(library.clone(), heuristic_plan_stages(), PlanConfig::default());
+    let agent = agent(
+        library.clone(),
+        heuristic_plan_stages(),
+        PlanConfig::default(),
+    );
     let query = Query::new("What causes volcanic eruptions? How do glaciers form?").unwrap();
     let (response, record) = agent.run_plan_recorded(&query, None).await.unwrap();
     assert_report_resolves(&response);
     assert_eq!(record.question, query.text());
     assert_eq!(record.plan, plans(&response)[0].0);
     assert_eq!(record.steps.len(), plan_steps(&response).len());
-    assert!(record.steps.iter().all(|s| s.query.is_some() && !s.hits.is_empty()), "{record:#?}");
+    assert!(
+        record
+            .steps
+            .iter()
+            .all(|s| s.query.is_some() && !s.hits.is_empty()),
+        "{record:#?}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plan.json");

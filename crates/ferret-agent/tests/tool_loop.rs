@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use ferret_agent::{Agent, AgentConfig, StageConfig, Stages, Strategy, ToolBox, ToolLoopConfig};
 use ferret_agent::{SelectionState, ToolCall, ToolSelector};
 use ferret_core::{
-    Budget, FerretError, Hit, Implementation, Query, Response, ResponseType, StageOutput, StopReason, TraceStep,
+    Budget, FerretError, Hit, Implementation, Query, Response, ResponseType, StageOutput,
+    StopReason, TraceStep,
 };
 use ferret_exec::Executor;
 use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig};
@@ -23,9 +24,24 @@ fn journal() -> Arc<ScriptedBackend> {
         hit
     };
     let entries = vec![
-        entry("e1", "Exams", "I have been stressed about the exams and my thesis deadline.", "2024-04-10"),
-        entry("e2", "Garden", "The tomatoes in the garden finally ripened.", "2024-07-01"),
-        entry("e3", "Work", "Work stress again: the thesis review moved to Friday.", "2024-05-20"),
+        entry(
+            "e1",
+            "Exams",
+            "I have been stressed about the exams and my thesis deadline.",
+            "2024-04-10",
+        ),
+        entry(
+            "e2",
+            "Garden",
+            "The tomatoes in the garden finally ripened.",
+            "2024-07-01",
+        ),
+        entry(
+            "e3",
+            "Work",
+            "Work stress again: the thesis review moved to Friday.",
+            "2024-05-20",
+        ),
     ];
     Arc::new(ScriptedBackend::new("journal", entries))
 }
@@ -34,9 +50,21 @@ fn agent(backend: Arc<ScriptedBackend>, stages: Stages, tool_loop: ToolLoopConfi
     try_agent(backend, stages, tool_loop).unwrap()
 }
 
-fn try_agent(backend: Arc<ScriptedBackend>, stages: Stages, tool_loop: ToolLoopConfig) -> Result<Agent, FerretError> {
+fn try_agent(
+    backend: Arc<ScriptedBackend>,
+    stages: Stages,
+    tool_loop: ToolLoopConfig,
+) -> Result<Agent, FerretError> {
     let executor = Executor::builder().backend(backend).build().unwrap();
-    Agent::new(stages, executor, AgentConfig { strategy: Strategy::ToolLoop, tool_loop, ..AgentConfig::default() })
+    Agent::new(
+        stages,
+        executor,
+        AgentConfig {
+            strategy: Strategy::ToolLoop,
+            tool_loop,
+            ..AgentConfig::default()
+        },
+    )
 }
 
 fn heuristic_stages() -> Stages {
@@ -50,9 +78,20 @@ fn tool_steps(response: &Response) -> Vec<(String, String, usize, usize, Option<
         .steps
         .iter()
         .filter_map(|s| match s {
-            TraceStep::ToolStep { tool, query, results, new_results, error, .. } => {
-                Some((tool.clone(), query.clone(), *results, *new_results, error.clone()))
-            }
+            TraceStep::ToolStep {
+                tool,
+                query,
+                results,
+                new_results,
+                error,
+                ..
+            } => Some((
+                tool.clone(),
+                query.clone(),
+                *results,
+                *new_results,
+                error.clone(),
+            )),
             _ => None,
         })
         .collect()
@@ -61,19 +100,39 @@ fn tool_steps(response: &Response) -> Vec<(String, String, usize, usize, Option<
 #[tokio::test]
 async fn without_a_model_the_loop_lists_recent_entries_when_asked_and_stops_when_covered() {
     let backend = journal();
-    let agent = agent(backend.clone(), heuristic_stages(), ToolLoopConfig::default());
-    let response = agent.run(&Query::new("What have I been stressed about lately with my thesis?").unwrap(), None).await.unwrap();
+    let agent = agent(
+        backend.clone(),
+        heuristic_stages(),
+        ToolLoopConfig::default(),
+    );
+    let response = agent
+        .run(
+            &Query::new("What have I been stressed about lately with my thesis?").unwrap(),
+            None,
+        )
+        .await
+        .unwrap();
 
     let steps = tool_steps(&response);
     assert_eq!(steps.len(), 2, "{steps:?}");
     assert_eq!(steps[0].0, "recent");
-    assert_eq!((steps[0].2, steps[0].3, steps[0].4.clone()), (2, 2, None), "both thesis entries, both new");
+    assert_eq!(
+        (steps[0].2, steps[0].3, steps[0].4.clone()),
+        (2, 2, None),
+        "both thesis entries, both new"
+    );
     assert_eq!(steps[1].0, "DONE");
     assert_eq!(response.stop_reason, StopReason::Answered);
     assert_eq!(response.response_type, ResponseType::Results);
-    assert_eq!(backend.requests()[0].filters.most_recent, Some(ToolLoopConfig::default().recent_entries));
+    assert_eq!(
+        backend.requests()[0].filters.most_recent,
+        Some(ToolLoopConfig::default().recent_entries)
+    );
     for citation in &response.citations {
-        assert!(response.hits.iter().any(|h| h.id == citation.hit_id), "{citation:?}");
+        assert!(
+            response.hits.iter().any(|h| h.id == citation.hit_id),
+            "{citation:?}"
+        );
     }
 }
 
@@ -90,20 +149,39 @@ impl ToolSelector for Stubborn {
 #[tokio::test]
 async fn a_selector_that_repeats_its_call_ends_the_loop_with_no_progress() {
     let backend = journal();
-    let stages = Stages { tool_selector: Arc::new(Stubborn), ..heuristic_stages() };
-    let response = agent(backend.clone(), stages, ToolLoopConfig::default()).run(&Query::new("thesis stress").unwrap(), None).await.unwrap();
+    let stages = Stages {
+        tool_selector: Arc::new(Stubborn),
+        ..heuristic_stages()
+    };
+    let response = agent(backend.clone(), stages, ToolLoopConfig::default())
+        .run(&Query::new("thesis stress").unwrap(), None)
+        .await
+        .unwrap();
 
     assert_eq!(response.stop_reason, StopReason::NoProgress);
     let steps = tool_steps(&response);
     assert_eq!(steps.len(), 2, "{steps:?}");
     assert_eq!(steps[1].4.as_deref(), Some("repeats step 1"));
     assert_eq!(backend.calls(), 1, "the repeat is not searched");
-    assert_eq!(response.response_type, ResponseType::Results, "what the first call found still answers");
+    assert_eq!(
+        response.response_type,
+        ResponseType::Results,
+        "what the first call found still answers"
+    );
 }
 
 fn model(replies: &[&str]) -> StageModel {
-    let exchanges = replies.iter().map(|r| Exchange { expect_contains: None, reply: (*r).to_owned() }).collect();
-    StageModel::new(Arc::new(ScriptedModel::new("scripted", exchanges)), StageModelConfig::default())
+    let exchanges = replies
+        .iter()
+        .map(|r| Exchange {
+            expect_contains: None,
+            reply: (*r).to_owned(),
+        })
+        .collect();
+    StageModel::new(
+        Arc::new(ScriptedModel::new("scripted", exchanges)),
+        StageModelConfig::default(),
+    )
 }
 
 #[tokio::test]
@@ -114,14 +192,22 @@ async fn a_models_choices_run_with_their_arguments_and_its_reasoning_is_traced()
         r#"{"reasoning": "Work worries too.", "tool": "search", "argument": "work stress"}"#,
         r#"{"reasoning": "Enough.", "tool": "done", "argument": ""}"#,
     ]));
-    let stages = Stages { tool_selector: Arc::new(selector), ..heuristic_stages() };
-    let response =
-        agent(backend.clone(), stages, ToolLoopConfig::default()).run(&Query::new("What stressed me this spring?").unwrap(), None).await.unwrap();
+    let stages = Stages {
+        tool_selector: Arc::new(selector),
+        ..heuristic_stages()
+    };
+    let response = agent(backend.clone(), stages, ToolLoopConfig::default())
+        .run(&Query::new("What stressed me this spring?").unwrap(), None)
+        .await
+        .unwrap();
 
     let steps = tool_steps(&response);
     let tools: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(tools, ["date_range", "search", "DONE"]);
-    assert_eq!((steps[0].1.as_str(), steps[1].1.as_str()), ("exams", "work stress"));
+    assert_eq!(
+        (steps[0].1.as_str(), steps[1].1.as_str()),
+        ("exams", "work stress")
+    );
     let range = backend.requests()[0].filters.date_range.unwrap();
     assert_eq!(range.from.unwrap().to_string(), "2024-03-01");
     let reasons: Vec<(&str, &Implementation)> = response
@@ -129,28 +215,52 @@ async fn a_models_choices_run_with_their_arguments_and_its_reasoning_is_traced()
         .steps
         .iter()
         .filter_map(|s| match s {
-            TraceStep::ToolStep { reasoning, implementation, .. } => Some((reasoning.as_str(), implementation)),
+            TraceStep::ToolStep {
+                reasoning,
+                implementation,
+                ..
+            } => Some((reasoning.as_str(), implementation)),
             _ => None,
         })
         .collect();
     assert_eq!(reasons[1].0, "Work worries too.");
-    assert!(reasons.iter().all(|(_, i)| matches!(i, Implementation::Llm { .. })), "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .all(|(_, i)| matches!(i, Implementation::Llm { .. })),
+        "{reasons:?}"
+    );
     assert_eq!(response.stop_reason, StopReason::Answered);
 }
 
 #[tokio::test]
 async fn a_failing_selector_falls_back_to_one_plain_search_and_says_so() {
     let backend = journal();
-    let selector = ferret_agent::LlmToolSelector::new(model(&["I think you should search.", "Still prose."]));
-    let stages = Stages { tool_selector: Arc::new(selector), ..heuristic_stages() };
-    let response = agent(backend.clone(), stages, ToolLoopConfig::default()).run(&Query::new("thesis stress").unwrap(), None).await.unwrap();
+    let selector =
+        ferret_agent::LlmToolSelector::new(model(&["I think you should search.", "Still prose."]));
+    let stages = Stages {
+        tool_selector: Arc::new(selector),
+        ..heuristic_stages()
+    };
+    let response = agent(backend.clone(), stages, ToolLoopConfig::default())
+        .run(&Query::new("thesis stress").unwrap(), None)
+        .await
+        .unwrap();
 
     let steps = tool_steps(&response);
     let tools: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
-    assert_eq!(tools, ["search", "DONE"], "one plain search, then the fallback stops");
+    assert_eq!(
+        tools,
+        ["search", "DONE"],
+        "one plain search, then the fallback stops"
+    );
     assert_eq!(steps[0].1, "thesis stress");
     let fallback = response.trace.steps.iter().find_map(|s| match s {
-        TraceStep::ToolStep { implementation: Implementation::Heuristic { why }, reasoning, .. } => Some((why.clone(), reasoning.clone())),
+        TraceStep::ToolStep {
+            implementation: Implementation::Heuristic { why },
+            reasoning,
+            ..
+        } => Some((why.clone(), reasoning.clone())),
         _ => None,
     });
     let (why, reasoning) = fallback.expect("the fallback is traced");
@@ -171,20 +281,44 @@ async fn the_loop_stops_at_its_step_limit() {
             StageOutput::heuristic(ToolCall::search(query, "one more angle"))
         }
     }
-    let stages = Stages { tool_selector: Arc::new(Wandering(AtomicU32::new(0))), ..heuristic_stages() };
-    let config = ToolLoopConfig { max_steps: 3, ..ToolLoopConfig::default() };
-    let response = agent(journal(), stages, config).run(&Query::new("thesis stress").unwrap(), None).await.unwrap();
+    let stages = Stages {
+        tool_selector: Arc::new(Wandering(AtomicU32::new(0))),
+        ..heuristic_stages()
+    };
+    let config = ToolLoopConfig {
+        max_steps: 3,
+        ..ToolLoopConfig::default()
+    };
+    let response = agent(journal(), stages, config)
+        .run(&Query::new("thesis stress").unwrap(), None)
+        .await
+        .unwrap();
     assert_eq!(tool_steps(&response).len(), 3);
     assert_eq!(response.stop_reason, StopReason::MaxAttempts);
 }
 
 #[tokio::test]
 async fn budgets_of_zero_steps_are_clear_errors() {
-    let zero_steps = ToolLoopConfig { max_steps: 0, ..ToolLoopConfig::default() };
+    let zero_steps = ToolLoopConfig {
+        max_steps: 0,
+        ..ToolLoopConfig::default()
+    };
     let error = try_agent(journal(), heuristic_stages(), zero_steps).unwrap_err();
-    assert!(matches!(&error, FerretError::Config(m) if m.contains("tool_loop.max_steps is zero")), "{error}");
+    assert!(
+        matches!(&error, FerretError::Config(m) if m.contains("tool_loop.max_steps is zero")),
+        "{error}"
+    );
 
-    let no_attempts = Query::new("thesis stress").unwrap().with_budget(Budget { max_attempts: 0, ..Budget::default() });
-    let error = agent(journal(), heuristic_stages(), ToolLoopConfig::default()).run(&no_attempts, None).await.unwrap_err();
-    assert!(matches!(&error, FerretError::Budget(e) if e.to_string().contains("max_attempts is zero")), "{error}");
+    let no_attempts = Query::new("thesis stress").unwrap().with_budget(Budget {
+        max_attempts: 0,
+        ..Budget::default()
+    });
+    let error = agent(journal(), heuristic_stages(), ToolLoopConfig::default())
+        .run(&no_attempts, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, FerretError::Budget(e) if e.to_string().contains("max_attempts is zero")),
+        "{error}"
+    );
 }

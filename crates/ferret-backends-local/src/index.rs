@@ -4,24 +4,27 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferret_collection::{
-    bm25_encoder, changed_points, date_days, embedder_fit, mean_token_count, payload, point_id, rank_hits, read_path, to_hit, unique_by_id,
-    Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions, IngestReport, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+    bm25_encoder, changed_points, date_days, embedder_fit, mean_token_count, payload, point_id,
+    rank_hits, read_path, to_hit, unique_by_id, Bm25Params, DenseMeta, Document, EmbedderMisfit,
+    IngestOptions, IngestReport, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD,
+    SPARSE_VECTOR, TIE_MARGIN,
 };
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit, RetrievalMode, SearchBackend,
-    SearchRequest,
+    BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit,
+    RetrievalMode, SearchBackend, SearchRequest,
 };
 use qdrant_edge::bm25_embed::EdgeBm25;
 use qdrant_edge::external::ordered_float::OrderedFloat;
 use qdrant_edge::{
-    Condition, CreateIndex, Direction, Distance, EdgeConfigBuilder, EdgeShard, EdgeSparseVectorParamsBuilder,
-    EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations, Filter, Fusion, JsonPath, Match, MatchValue, Modifier,
-    NamedQuery, OrderBy, OrderByInterface, PayloadFieldSchema, PayloadSchemaType, PayloadSelector, PayloadSelectorInclude,
-    PointId, PointInsertOperations, PointOperations, PointStruct, Prefetch, QueryEnum, QueryRequest, Range, ScoringQuery,
-    ScrollRequest, UpdateOperation, ValueVariants, VectorInternal, Vectors, WithPayloadInterface, WithVector,
+    Condition, CreateIndex, Direction, Distance, EdgeConfigBuilder, EdgeShard,
+    EdgeSparseVectorParamsBuilder, EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations,
+    Filter, Fusion, JsonPath, Match, MatchValue, Modifier, NamedQuery, OrderBy, OrderByInterface,
+    PayloadFieldSchema, PayloadSchemaType, PayloadSelector, PayloadSelectorInclude, PointId,
+    PointInsertOperations, PointOperations, PointStruct, Prefetch, QueryEnum, QueryRequest, Range,
+    ScoringQuery, ScrollRequest, UpdateOperation, ValueVariants, VectorInternal, Vectors,
+    WithPayloadInterface, WithVector,
 };
 use serde::{Deserialize, Serialize};
-
 
 const META_FILE: &str = "ferret-index.json";
 const FORMAT_VERSION: u32 = 1;
@@ -105,7 +108,10 @@ pub enum IndexError {
 
 impl IndexError {
     fn unreadable(path: &Path, reason: impl ToString) -> Self {
-        Self::Unreadable { path: path.to_owned(), reason: reason.to_string() }
+        Self::Unreadable {
+            path: path.to_owned(),
+            reason: reason.to_string(),
+        }
     }
 }
 
@@ -123,7 +129,11 @@ struct IndexMeta {
 
 impl IndexMeta {
     fn bm25(&self) -> Bm25Params {
-        Bm25Params { k1: self.k1, b: self.b, avg_doc_len: self.avg_doc_len }
+        Bm25Params {
+            k1: self.k1,
+            b: self.b,
+            avg_doc_len: self.avg_doc_len,
+        }
     }
 }
 
@@ -143,7 +153,10 @@ pub struct LocalIndex {
 
 impl std::fmt::Debug for LocalIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalIndex").field("dir", &self.dir).field("meta", &self.meta).finish_non_exhaustive()
+        f.debug_struct("LocalIndex")
+            .field("dir", &self.dir)
+            .field("meta", &self.meta)
+            .finish_non_exhaustive()
     }
 }
 
@@ -155,7 +168,10 @@ impl LocalIndex {
 
     /// Open the index in `dir`, which must exist. With an embedder, the index must hold dense
     /// vectors made by an embedder of the same name and dimension.
-    pub fn open_with(dir: impl AsRef<Path>, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, IndexError> {
+    pub fn open_with(
+        dir: impl AsRef<Path>,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, IndexError> {
         let dir = dir.as_ref();
         let meta = read_meta(dir)?;
         // Checked before the shard is loaded: a mismatched embedder must not touch the index.
@@ -171,38 +187,75 @@ impl LocalIndex {
 
     /// Open the index in `dir`, creating an empty one if the directory holds none. A new index
     /// made with an embedder holds dense vectors of its dimension beside the BM25 ones.
-    pub fn open_or_create_with(dir: impl AsRef<Path>, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, IndexError> {
+    pub fn open_or_create_with(
+        dir: impl AsRef<Path>,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, IndexError> {
         let dir = dir.as_ref();
         if dir.join(META_FILE).is_file() {
             return Self::open_with(dir, embedder);
         }
         std::fs::create_dir_all(dir).map_err(|e| IndexError::unreadable(dir, e))?;
-        let mut config = EdgeConfigBuilder::new()
-            .sparse_vector(SPARSE_VECTOR, EdgeSparseVectorParamsBuilder::new().modifier(Modifier::Idf).build());
+        let mut config = EdgeConfigBuilder::new().sparse_vector(
+            SPARSE_VECTOR,
+            EdgeSparseVectorParamsBuilder::new()
+                .modifier(Modifier::Idf)
+                .build(),
+        );
         let dense = embedder.as_deref().map(DenseMeta::of);
         if let Some(dense) = &dense {
-            config = config.vector(DENSE_VECTOR, EdgeVectorParamsBuilder::new(dense.dimension, Distance::Cosine).build());
+            config = config.vector(
+                DENSE_VECTOR,
+                EdgeVectorParamsBuilder::new(dense.dimension, Distance::Cosine).build(),
+            );
         }
-        let shard = EdgeShard::new(dir, config.build()).map_err(|e| IndexError::unreadable(dir, e))?;
-        for (name, schema) in [(DATE_FIELD, PayloadSchemaType::Float), (SOURCE_FIELD, PayloadSchemaType::Keyword)] {
+        let shard =
+            EdgeShard::new(dir, config.build()).map_err(|e| IndexError::unreadable(dir, e))?;
+        for (name, schema) in [
+            (DATE_FIELD, PayloadSchemaType::Float),
+            (SOURCE_FIELD, PayloadSchemaType::Keyword),
+        ] {
             shard
-                .update(UpdateOperation::FieldIndexOperation(FieldIndexOperations::CreateIndex(CreateIndex {
-                    field_name: field(name),
-                    field_schema: Some(PayloadFieldSchema::FieldType(schema)),
-                })))
+                .update(UpdateOperation::FieldIndexOperation(
+                    FieldIndexOperations::CreateIndex(CreateIndex {
+                        field_name: field(name),
+                        field_schema: Some(PayloadFieldSchema::FieldType(schema)),
+                    }),
+                ))
                 .map_err(|e| IndexError::Engine(e.to_string()))?;
         }
         shard.flush();
         let defaults = Bm25Params::default();
-        let meta = IndexMeta { format: FORMAT_VERSION, avg_doc_len: None, k1: defaults.k1, b: defaults.b, dense };
+        let meta = IndexMeta {
+            format: FORMAT_VERSION,
+            avg_doc_len: None,
+            k1: defaults.k1,
+            b: defaults.b,
+            dense,
+        };
         let index = Self::with_shard(dir, shard, meta, embedder)?;
         index.save_meta()?;
         Ok(index)
     }
 
-    fn with_shard(dir: &Path, shard: EdgeShard, meta: IndexMeta, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, IndexError> {
-        let query_encoder = bm25_encoder(Bm25Params { avg_doc_len: Some(1.0), ..meta.bm25() }).map_err(IndexError::Engine)?;
-        Ok(Self { dir: dir.to_owned(), shard, meta, query_encoder, embedder })
+    fn with_shard(
+        dir: &Path,
+        shard: EdgeShard,
+        meta: IndexMeta,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, IndexError> {
+        let query_encoder = bm25_encoder(Bm25Params {
+            avg_doc_len: Some(1.0),
+            ..meta.bm25()
+        })
+        .map_err(IndexError::Engine)?;
+        Ok(Self {
+            dir: dir.to_owned(),
+            shard,
+            meta,
+            query_encoder,
+            embedder,
+        })
     }
 
     /// The embedder whose vectors the index in `dir` holds, if any, read without opening it.
@@ -222,18 +275,29 @@ impl LocalIndex {
             return Ok(());
         }
         match (&self.meta.dense, &self.embedder) {
-            (None, _) => Err(IndexError::NoDenseVectors { path: self.dir.clone(), mode }),
-            (Some(dense), None) => {
-                Err(IndexError::EmbedderNeeded { path: self.dir.clone(), mode, embedder: dense.embedder.clone() })
-            }
+            (None, _) => Err(IndexError::NoDenseVectors {
+                path: self.dir.clone(),
+                mode,
+            }),
+            (Some(dense), None) => Err(IndexError::EmbedderNeeded {
+                path: self.dir.clone(),
+                mode,
+                embedder: dense.embedder.clone(),
+            }),
             (Some(_), Some(_)) => Ok(()),
         }
     }
 
     /// The query's embedding, for dense and hybrid search.
-    pub async fn embed_query(&self, query: &str, mode: RetrievalMode) -> Result<Option<Vec<f32>>, IndexError> {
+    pub async fn embed_query(
+        &self,
+        query: &str,
+        mode: RetrievalMode,
+    ) -> Result<Option<Vec<f32>>, IndexError> {
         self.supports(mode)?;
-        let Some(embedder) = self.embedder.as_ref().filter(|_| mode.needs_embeddings()) else { return Ok(None) };
+        let Some(embedder) = self.embedder.as_ref().filter(|_| mode.needs_embeddings()) else {
+            return Ok(None);
+        };
         let mut vectors = embedder.embed(&[query.to_owned()]).await?;
         Ok(vectors.pop())
     }
@@ -254,8 +318,10 @@ impl LocalIndex {
     }
 
     fn save_meta(&self) -> Result<(), IndexError> {
-        let json = serde_json::to_string_pretty(&self.meta).map_err(|e| IndexError::Engine(e.to_string()))?;
-        std::fs::write(self.dir.join(META_FILE), json).map_err(|e| IndexError::unreadable(&self.dir, e))
+        let json = serde_json::to_string_pretty(&self.meta)
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        std::fs::write(self.dir.join(META_FILE), json)
+            .map_err(|e| IndexError::unreadable(&self.dir, e))
     }
 
     /// Ingest a file or a folder: `.jsonl` files as records, `.md` / `.txt` files as chunked text.
@@ -267,9 +333,18 @@ impl LocalIndex {
         options: IngestOptions,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, IndexError> {
-        let found = read_path(path, options.max_chunk_chars).map_err(|source| IndexError::Input { path: path.to_owned(), source })?;
-        let mut report = IngestReport { files: found.files, issues: found.issues, ..Default::default() };
-        self.ingest_documents(found.documents, options, &mut report, progress).await?;
+        let found =
+            read_path(path, options.max_chunk_chars).map_err(|source| IndexError::Input {
+                path: path.to_owned(),
+                source,
+            })?;
+        let mut report = IngestReport {
+            files: found.files,
+            issues: found.issues,
+            ..Default::default()
+        };
+        self.ingest_documents(found.documents, options, &mut report, progress)
+            .await?;
         // Chunks of text files are replaced whole: what a file no longer yields is deleted.
         for (source, kept) in found.text_sources {
             report.removed += self.remove_stale(&source, &kept)?;
@@ -281,11 +356,14 @@ impl LocalIndex {
     fn remove_stale(&mut self, source: &str, kept: &HashSet<String>) -> Result<usize, IndexError> {
         let filter = Filter::new_must(Condition::Field(FieldCondition::new_match(
             field(SOURCE_FIELD),
-            Match::Value(MatchValue { value: ValueVariants::String(source.to_owned()) }),
+            Match::Value(MatchValue {
+                value: ValueVariants::String(source.to_owned()),
+            }),
         )));
-        let include = WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
-            include: vec![field("doc_id")],
-        }));
+        let include =
+            WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
+                include: vec![field("doc_id")],
+            }));
         let mut stale = Vec::new();
         let mut offset = None;
         loop {
@@ -301,7 +379,11 @@ impl LocalIndex {
                 })
                 .map_err(|e| IndexError::Engine(e.to_string()))?;
             for record in records {
-                let doc_id = record.payload.as_ref().and_then(|p| p.0.get("doc_id")).and_then(|v| v.as_str());
+                let doc_id = record
+                    .payload
+                    .as_ref()
+                    .and_then(|p| p.0.get("doc_id"))
+                    .and_then(|v| v.as_str());
                 if doc_id.is_none_or(|id| !kept.contains(id)) {
                     stale.push(record.id);
                 }
@@ -314,7 +396,9 @@ impl LocalIndex {
         if !stale.is_empty() {
             let removed = stale.len();
             self.shard
-                .update(UpdateOperation::PointOperation(PointOperations::DeletePoints { ids: stale }))
+                .update(UpdateOperation::PointOperation(
+                    PointOperations::DeletePoints { ids: stale },
+                ))
                 .map_err(|e| IndexError::Engine(e.to_string()))?;
             self.shard.flush();
             return Ok(removed);
@@ -337,7 +421,11 @@ impl LocalIndex {
         }
         if self.meta.dense.is_some() && self.embedder.is_none() {
             let embedder = self.dense_embedder().unwrap_or_default().to_owned();
-            return Err(IndexError::EmbedderNeeded { path: self.dir.clone(), mode: RetrievalMode::Dense, embedder });
+            return Err(IndexError::EmbedderNeeded {
+                path: self.dir.clone(),
+                mode: RetrievalMode::Dense,
+                embedder,
+            });
         }
         if self.meta.avg_doc_len.is_none() {
             self.meta.avg_doc_len = Some(mean_token_count(&unique));
@@ -348,14 +436,22 @@ impl LocalIndex {
         let mut done = 0;
         let mut written = false;
         for batch in unique.chunks(options.batch_size.max(1)) {
-            let ids: Vec<PointId> = batch.iter().map(|d| PointId::NumId(point_id(&d.id))).collect();
+            let ids: Vec<PointId> = batch
+                .iter()
+                .map(|d| PointId::NumId(point_id(&d.id)))
+                .collect();
             let stored = self.stored_hashes(&ids)?;
             let changed = changed_points(batch, &stored, self.embedder.as_deref(), report).await?;
             if !changed.is_empty() {
-                let points = changed.into_iter().map(|p| to_point(p.doc, PointId::NumId(p.id), &p.hash, &encoder, p.dense).0).collect();
+                let points = changed
+                    .into_iter()
+                    .map(|p| to_point(p.doc, PointId::NumId(p.id), &p.hash, &encoder, p.dense).0)
+                    .collect();
                 written = true;
                 self.shard
-                    .update(UpdateOperation::PointOperation(PointOperations::UpsertPoints(PointInsertOperations::PointsList(points))))
+                    .update(UpdateOperation::PointOperation(
+                        PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
+                    ))
                     .map_err(|e| IndexError::Engine(e.to_string()))?;
             }
             done += batch.len();
@@ -368,10 +464,14 @@ impl LocalIndex {
     }
 
     fn stored_hashes(&self, ids: &[PointId]) -> Result<HashMap<u64, String>, IndexError> {
-        let include = WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
-            include: vec![field("hash")],
-        }));
-        let records = self.shard.retrieve(ids, Some(include), None).map_err(|e| IndexError::Engine(e.to_string()))?;
+        let include =
+            WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
+                include: vec![field("hash")],
+            }));
+        let records = self
+            .shard
+            .retrieve(ids, Some(include), None)
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
         Ok(records
             .into_iter()
             .filter_map(|r| {
@@ -399,12 +499,18 @@ impl LocalIndex {
         }
         let sparse = || {
             let vector = self.query_encoder.embed_query(&request.query);
-            (!vector.indices.is_empty()).then(|| NamedQuery::new(VectorInternal::Sparse(vector), SPARSE_VECTOR))
+            (!vector.indices.is_empty())
+                .then(|| NamedQuery::new(VectorInternal::Sparse(vector), SPARSE_VECTOR))
         };
         let dense = || -> Result<NamedQuery<VectorInternal>, IndexError> {
             self.supports(mode)?;
-            let vector = query_vector.ok_or_else(|| IndexError::Engine(format!("{mode} search was given no query vector")))?;
-            Ok(NamedQuery::new(VectorInternal::Dense(vector.to_vec()), DENSE_VECTOR))
+            let vector = query_vector.ok_or_else(|| {
+                IndexError::Engine(format!("{mode} search was given no query vector"))
+            })?;
+            Ok(NamedQuery::new(
+                VectorInternal::Dense(vector.to_vec()),
+                DENSE_VECTOR,
+            ))
         };
         let nearest = |q: NamedQuery<VectorInternal>| ScoringQuery::Vector(QueryEnum::Nearest(q));
         // Extra candidates so that ties at the cut are broken by us, not by the engine.
@@ -426,7 +532,13 @@ impl LocalIndex {
                 };
                 let mut prefetches = vec![prefetch(dense()?)];
                 prefetches.extend(sparse().map(prefetch));
-                (prefetches, ScoringQuery::Fusion(Fusion::Rrf { k: RRF_K, weights: None }))
+                (
+                    prefetches,
+                    ScoringQuery::Fusion(Fusion::Rrf {
+                        k: RRF_K,
+                        weights: None,
+                    }),
+                )
             }
         };
         let points = self
@@ -443,16 +555,39 @@ impl LocalIndex {
                 with_payload: WithPayloadInterface::Bool(true),
             })
             .map_err(|e| IndexError::Engine(e.to_string()))?;
-        let hits = points.into_iter().filter_map(|p| to_hit(p.score, p.payload.map(|p| p.0).unwrap_or_default(), backend_name)).collect();
+        let hits = points
+            .into_iter()
+            .filter_map(|p| {
+                to_hit(
+                    p.score,
+                    p.payload.map(|p| p.0).unwrap_or_default(),
+                    backend_name,
+                )
+            })
+            .collect();
         Ok(rank_hits(hits, request.limit))
     }
 
     /// The newest `n` dated documents, newest first, scored from 1 down.
-    fn most_recent(&self, n: usize, filter: Option<Filter>, backend_name: &str) -> Result<Vec<Hit>, IndexError> {
-        let order = OrderBy { key: field(DATE_FIELD), direction: Some(Direction::Desc), start_from: None };
+    fn most_recent(
+        &self,
+        n: usize,
+        filter: Option<Filter>,
+        backend_name: &str,
+    ) -> Result<Vec<Hit>, IndexError> {
+        let order = OrderBy {
+            key: field(DATE_FIELD),
+            direction: Some(Direction::Desc),
+            start_from: None,
+        };
         let has_date = Filter::new_must(Condition::Field(FieldCondition::new_range(
             field(DATE_FIELD),
-            Range { lt: None, gt: None, gte: Some(OrderedFloat(f64::MIN)), lte: None },
+            Range {
+                lt: None,
+                gt: None,
+                gte: Some(OrderedFloat(f64::MIN)),
+                lte: None,
+            },
         )));
         let filter = Some(match filter {
             Some(f) => f.merge_owned(has_date),
@@ -473,7 +608,13 @@ impl LocalIndex {
         Ok(records
             .into_iter()
             .enumerate()
-            .filter_map(|(rank, r)| to_hit(1.0 - rank as f32 / count, r.payload.map(|p| p.0).unwrap_or_default(), backend_name))
+            .filter_map(|(rank, r)| {
+                to_hit(
+                    1.0 - rank as f32 / count,
+                    r.payload.map(|p| p.0).unwrap_or_default(),
+                    backend_name,
+                )
+            })
             .collect())
     }
 }
@@ -484,21 +625,34 @@ fn read_meta(dir: &Path) -> Result<IndexMeta, IndexError> {
         if dir.exists() && !dir.is_dir() {
             return Err(IndexError::unreadable(dir, "it is a file, not a directory"));
         }
-        return Err(IndexError::Missing { path: dir.to_owned() });
+        return Err(IndexError::Missing {
+            path: dir.to_owned(),
+        });
     }
     let raw = std::fs::read_to_string(&meta_path).map_err(|e| IndexError::unreadable(dir, e))?;
-    let meta: IndexMeta =
-        serde_json::from_str(&raw).map_err(|e| IndexError::unreadable(dir, format!("{META_FILE}: {e}")))?;
+    let meta: IndexMeta = serde_json::from_str(&raw)
+        .map_err(|e| IndexError::unreadable(dir, format!("{META_FILE}: {e}")))?;
     if meta.format != FORMAT_VERSION {
-        return Err(IndexError::Format { path: dir.to_owned(), found: meta.format, expected: FORMAT_VERSION });
+        return Err(IndexError::Format {
+            path: dir.to_owned(),
+            found: meta.format,
+            expected: FORMAT_VERSION,
+        });
     }
     Ok(meta)
 }
 
 /// An embedder may open an index only if it made the index's vectors.
-fn check_embedder(dir: &Path, dense: Option<&DenseMeta>, embedder: Option<&dyn Embedder>) -> Result<(), IndexError> {
+fn check_embedder(
+    dir: &Path,
+    dense: Option<&DenseMeta>,
+    embedder: Option<&dyn Embedder>,
+) -> Result<(), IndexError> {
     embedder_fit(dense, embedder).map_err(|misfit| match misfit {
-        EmbedderMisfit::NoDenseVectors => IndexError::NoDenseVectors { path: dir.to_owned(), mode: RetrievalMode::Dense },
+        EmbedderMisfit::NoDenseVectors => IndexError::NoDenseVectors {
+            path: dir.to_owned(),
+            mode: RetrievalMode::Dense,
+        },
         EmbedderMisfit::Mismatch { stored, offered } => IndexError::EmbedderMismatch {
             path: dir.to_owned(),
             index_embedder: stored.embedder,
@@ -521,14 +675,24 @@ fn date_filter(range: DateRange) -> Filter {
     )))
 }
 
-fn to_point(doc: &Document, id: PointId, hash: &str, encoder: &EdgeBm25, dense: Option<Vec<f32>>) -> PointStruct {
+fn to_point(
+    doc: &Document,
+    id: PointId,
+    hash: &str,
+    encoder: &EdgeBm25,
+    dense: Option<Vec<f32>>,
+) -> PointStruct {
     // The title is searched with the text: BEIR's BM25 baselines index both.
     let sparse = encoder.embed_document(&format!("{}\n{}", doc.title, doc.text));
     let mut vectors = vec![(SPARSE_VECTOR, qdrant_edge::Vector::from(sparse))];
     if let Some(dense) = dense {
         vectors.push((DENSE_VECTOR, qdrant_edge::Vector::from(dense)));
     }
-    PointStruct::new(id, Vectors::new_named(vectors), serde_json::Value::Object(payload(doc, hash)))
+    PointStruct::new(
+        id,
+        Vectors::new_named(vectors),
+        serde_json::Value::Object(payload(doc, hash)),
+    )
 }
 
 /// [`LocalIndex`] as a [`SearchBackend`]: searches run on the blocking thread pool.
@@ -542,7 +706,11 @@ pub struct LocalBackend {
 impl LocalBackend {
     /// Serve `index` under `name` with BM25.
     pub fn new(name: impl Into<String>, index: Arc<LocalIndex>) -> Self {
-        Self { name: name.into(), index, mode: RetrievalMode::Bm25 }
+        Self {
+            name: name.into(),
+            index,
+            mode: RetrievalMode::Bm25,
+        }
     }
 
     /// Search with `mode`, if the index as opened supports it.
@@ -567,10 +735,16 @@ impl LocalBackend {
             IndexError::Embed(e) if e.retry.is_retryable() => {
                 BackendError::transient(&self.name, BackendErrorKind::Unavailable, e.to_string())
             }
-            IndexError::Missing { .. } | IndexError::Unreadable { .. } | IndexError::Format { .. } => {
-                BackendError::permanent(&self.name, BackendErrorKind::Unavailable, error.to_string())
+            IndexError::Missing { .. }
+            | IndexError::Unreadable { .. }
+            | IndexError::Format { .. } => BackendError::permanent(
+                &self.name,
+                BackendErrorKind::Unavailable,
+                error.to_string(),
+            ),
+            other => {
+                BackendError::permanent(&self.name, BackendErrorKind::Internal, other.to_string())
             }
-            other => BackendError::permanent(&self.name, BackendErrorKind::Internal, other.to_string()),
         }
     }
 }
@@ -582,24 +756,47 @@ impl SearchBackend for LocalBackend {
     }
 
     fn capabilities(&self) -> BackendCapabilities {
-        BackendCapabilities { date_range: true, most_recent: true }
+        BackendCapabilities {
+            date_range: true,
+            most_recent: true,
+        }
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
         let query_vector = match request.filters.most_recent {
             Some(_) => None,
-            None => self.index.embed_query(&request.query, self.mode).await.map_err(|e| self.backend_error(e))?,
+            None => self
+                .index
+                .embed_query(&request.query, self.mode)
+                .await
+                .map_err(|e| self.backend_error(e))?,
         };
-        let (index, request, name, mode) = (Arc::clone(&self.index), request.clone(), self.name.clone(), self.mode);
-        tokio::task::spawn_blocking(move || index.search_blocking(&request, mode, query_vector.as_deref(), &name))
-            .await
-            // A panic in the engine is deterministic for the same request: retrying cannot help.
-            .map_err(|e| BackendError::permanent(&self.name, BackendErrorKind::Internal, format!("search task failed: {e}")))?
-            .map_err(|e| self.backend_error(e))
+        let (index, request, name, mode) = (
+            Arc::clone(&self.index),
+            request.clone(),
+            self.name.clone(),
+            self.mode,
+        );
+        tokio::task::spawn_blocking(move || {
+            index.search_blocking(&request, mode, query_vector.as_deref(), &name)
+        })
+        .await
+        // A panic in the engine is deterministic for the same request: retrying cannot help.
+        .map_err(|e| {
+            BackendError::permanent(
+                &self.name,
+                BackendErrorKind::Internal,
+                format!("search task failed: {e}"),
+            )
+        })?
+        .map_err(|e| self.backend_error(e))
     }
 }
 
 /// A top-level payload key; built directly because the engine's parser is only exposed for tests.
 fn field(name: &str) -> JsonPath {
-    JsonPath { first_key: name.to_owned(), rest: Vec::new() }
+    JsonPath {
+        first_key: name.to_owned(),
+        rest: Vec::new(),
+    }
 }

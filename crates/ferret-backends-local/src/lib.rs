@@ -9,5 +9,7 @@
 
 mod index;
 
-pub use ferret_collection::{chunk_text_file, parse_date, read_jsonl, Document, IngestIssue, IngestOptions, IngestReport};
+pub use ferret_collection::{
+    chunk_text_file, parse_date, read_jsonl, Document, IngestIssue, IngestOptions, IngestReport,
+};
 pub use index::{IndexError, LocalBackend, LocalIndex};

@@ -13,11 +13,20 @@ fn ingest(index: &mut LocalIndex, path: &Path) -> IngestReport {
 }
 
 fn request(query: &str, filters: Filters) -> SearchRequest {
-    SearchRequest { query: query.into(), limit: 10, filters }
+    SearchRequest {
+        query: query.into(),
+        limit: 10,
+        filters,
+    }
 }
 
 fn ids(index: &LocalIndex, query: &str, filters: Filters) -> Vec<String> {
-    index.search_blocking(&request(query, filters), RetrievalMode::Bm25, None, "local").unwrap().into_iter().map(|h| h.id.0).collect()
+    index
+        .search_blocking(&request(query, filters), RetrievalMode::Bm25, None, "local")
+        .unwrap()
+        .into_iter()
+        .map(|h| h.id.0)
+        .collect()
 }
 
 const JOURNAL: &str = r#"{"id":"j1","title":"Garden","text":"Planted tomatoes and basil in the garden.","date":"2024-03-02"}
@@ -43,20 +52,49 @@ fn bm25_finds_stemmed_terms_and_ranks_the_better_match_first() {
     let found = ids(&index, "watering the tomato garden", Filters::default());
     assert_eq!(found.first().map(String::as_str), Some("j3"), "{found:?}");
     assert!(!found.contains(&"j2".to_owned()), "no shared term, no hit");
-    assert!(ids(&index, "the of and", Filters::default()).is_empty(), "stop words alone match nothing");
+    assert!(
+        ids(&index, "the of and", Filters::default()).is_empty(),
+        "stop words alone match nothing"
+    );
 }
 
 #[test]
 fn date_range_and_most_recent_filters() {
     let (_dir, index, _) = journal();
     let day = |s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
-    let spring = Filters { date_range: Some(DateRange { from: day("2024-03-01"), to: day("2024-05-31") }), most_recent: None };
+    let spring = Filters {
+        date_range: Some(DateRange {
+            from: day("2024-03-01"),
+            to: day("2024-05-31"),
+        }),
+        most_recent: None,
+    };
     assert_eq!(ids(&index, "garden tomatoes", spring), ["j1"]);
-    let recent = Filters { most_recent: Some(2), ..Default::default() };
-    assert_eq!(ids(&index, "anything", recent), ["j3", "j2"], "newest first, undated entries excluded");
-    let recent_in_range = Filters { most_recent: Some(5), date_range: Some(DateRange { from: None, to: day("2024-05-31") }) };
+    let recent = Filters {
+        most_recent: Some(2),
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(&index, "anything", recent),
+        ["j3", "j2"],
+        "newest first, undated entries excluded"
+    );
+    let recent_in_range = Filters {
+        most_recent: Some(5),
+        date_range: Some(DateRange {
+            from: None,
+            to: day("2024-05-31"),
+        }),
+    };
     assert_eq!(ids(&index, "", recent_in_range), ["j2", "j1"]);
-    let hits = index.search_blocking(&request("garden", Filters::default()), RetrievalMode::Bm25, None, "local").unwrap();
+    let hits = index
+        .search_blocking(
+            &request("garden", Filters::default()),
+            RetrievalMode::Bm25,
+            None,
+            "local",
+        )
+        .unwrap();
     let j1 = hits.iter().find(|h| h.id.0 == "j1").unwrap();
     assert_eq!(j1.date, day("2024-03-02"));
     assert_eq!(j1.title, "Garden");
@@ -72,7 +110,10 @@ fn reingesting_the_same_content_writes_nothing_and_changes_update_in_place() {
 
     std::fs::write(&file, JOURNAL.replace("basil", "parsley")).unwrap();
     let changed = ingest(&mut index, &file);
-    assert_eq!((changed.added, changed.updated, changed.unchanged), (0, 1, 3));
+    assert_eq!(
+        (changed.added, changed.updated, changed.unchanged),
+        (0, 1, 3)
+    );
     assert_eq!(index.len(), 4);
     assert_eq!(ids(&index, "parsley", Filters::default()), ["j1"]);
     assert!(ids(&index, "basil", Filters::default()).is_empty());
@@ -84,9 +125,19 @@ fn the_index_reopens_from_disk_with_its_contents() {
     drop(index);
     let reopened = LocalIndex::open(dir.path().join("index")).unwrap();
     assert_eq!(reopened.len(), 4);
-    assert_eq!(ids(&reopened, "kilometres river", Filters::default()), ["j2"]);
-    let recent = Filters { most_recent: Some(1), ..Default::default() };
-    assert_eq!(ids(&reopened, "", recent), ["j3"], "the date index survives a reopen");
+    assert_eq!(
+        ids(&reopened, "kilometres river", Filters::default()),
+        ["j2"]
+    );
+    let recent = Filters {
+        most_recent: Some(1),
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(&reopened, "", recent),
+        ["j3"],
+        "the date index survives a reopen"
+    );
 }
 
 #[test]
@@ -99,10 +150,28 @@ fn a_folder_of_markdown_is_chunked_and_searchable() {
     std::fs::write(docs.join("logo.png"), [0u8, 1, 2]).unwrap();
     let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
     let report = ingest(&mut index, &docs);
-    assert_eq!((report.files, report.added), (2, 3), "the .png is not walked");
-    let hits = index.search_blocking(&request("leaked key", Filters::default()), RetrievalMode::Bm25, None, "local").unwrap();
+    assert_eq!(
+        (report.files, report.added),
+        (2, 3),
+        "the .png is not walked"
+    );
+    let hits = index
+        .search_blocking(
+            &request("leaked key", Filters::default()),
+            RetrievalMode::Bm25,
+            None,
+            "local",
+        )
+        .unwrap();
     assert_eq!(hits[0].title, "Key rotation: Emergency");
-    assert!(hits[0].payload["source"].as_str().unwrap().ends_with("ops/keys.md"), "{:?}", hits[0].payload);
+    assert!(
+        hits[0].payload["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("ops/keys.md"),
+        "{:?}",
+        hits[0].payload
+    );
 }
 
 #[test]
@@ -124,12 +193,18 @@ fn a_missing_or_unreadable_index_is_an_error_naming_the_path() {
     let missing = dir.path().join("nowhere");
     let err = LocalIndex::open(&missing).unwrap_err();
     assert!(matches!(err, IndexError::Missing { .. }));
-    assert!(err.to_string().contains(&missing.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&missing.display().to_string()),
+        "{err}"
+    );
 
     let not_a_dir = dir.path().join("file");
     std::fs::write(&not_a_dir, "x").unwrap();
     let err = LocalIndex::open(&not_a_dir).unwrap_err();
-    assert!(err.to_string().contains(&not_a_dir.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&not_a_dir.display().to_string()),
+        "{err}"
+    );
 
     let corrupt = dir.path().join("corrupt");
     std::fs::create_dir_all(&corrupt).unwrap();
@@ -139,7 +214,12 @@ fn a_missing_or_unreadable_index_is_an_error_naming_the_path() {
     assert!(err.to_string().contains(&corrupt.display().to_string()));
 
     let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
-    let err = block_on(index.ingest_path(&dir.path().join("absent.jsonl"), IngestOptions::default(), &mut |_, _| {})).unwrap_err();
+    let err = block_on(index.ingest_path(
+        &dir.path().join("absent.jsonl"),
+        IngestOptions::default(),
+        &mut |_, _| {},
+    ))
+    .unwrap_err();
     assert!(err.to_string().contains("absent.jsonl"), "{err}");
 }
 
@@ -148,8 +228,14 @@ async fn the_backend_serves_the_index_with_its_capabilities() {
     let (_dir, index, _) = journal();
     let backend = LocalBackend::new("journal", Arc::new(index));
     assert!(backend.capabilities().date_range && backend.capabilities().most_recent);
-    let hits = backend.search(&request("river", Filters::default())).await.unwrap();
-    assert_eq!((hits[0].id.0.as_str(), hits[0].backend.as_str()), ("j2", "journal"));
+    let hits = backend
+        .search(&request("river", Filters::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (hits[0].id.0.as_str(), hits[0].backend.as_str()),
+        ("j2", "journal")
+    );
 }
 
 #[test]
@@ -169,7 +255,10 @@ fn an_edited_file_replaces_its_chunks_and_the_same_file_named_differently_is_the
     let shrunk = ingest(&mut index, &docs);
     assert_eq!((shrunk.unchanged, shrunk.removed), (1, 2));
     assert_eq!(index.len(), 1);
-    assert!(ids(&index, "charlie", Filters::default()).is_empty(), "a removed section is no longer found");
+    assert!(
+        ids(&index, "charlie", Filters::default()).is_empty(),
+        "a removed section is no longer found"
+    );
 }
 
 /// A toy embedder: each word adds weight to one of 16 dimensions, so texts sharing words are near.
@@ -181,7 +270,11 @@ struct WordHash {
 
 impl WordHash {
     fn new(name: &'static str, dimension: usize) -> Arc<Self> {
-        Arc::new(Self { name, dimension, calls: Default::default() })
+        Arc::new(Self {
+            name,
+            dimension,
+            calls: Default::default(),
+        })
     }
 }
 
@@ -194,13 +287,21 @@ impl ferret_core::Embedder for WordHash {
         self.dimension
     }
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ferret_core::EmbedError> {
-        self.calls.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.calls
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
         Ok(texts
             .iter()
             .map(|t| {
                 let mut v = vec![0.0; self.dimension];
-                for word in t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 3) {
-                    let slot = word.bytes().fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize)) % self.dimension;
+                for word in t
+                    .to_lowercase()
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| w.len() > 3)
+                {
+                    let slot = word
+                        .bytes()
+                        .fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize))
+                        % self.dimension;
                     v[slot] += 1.0;
                 }
                 v
@@ -213,7 +314,8 @@ fn dense_journal(embedder: Arc<WordHash>) -> (tempfile::TempDir, LocalIndex) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("journal.jsonl");
     std::fs::write(&file, JOURNAL).unwrap();
-    let mut index = LocalIndex::open_or_create_with(dir.path().join("index"), Some(embedder)).unwrap();
+    let mut index =
+        LocalIndex::open_or_create_with(dir.path().join("index"), Some(embedder)).unwrap();
     let report = ingest(&mut index, &file);
     assert_eq!((report.added, report.embedded), (4, 4));
     (dir, index)
@@ -225,18 +327,40 @@ async fn dense_and_hybrid_search_rank_by_meaning_and_both_signals() {
     let (_dir, index) = dense_journal(embedder.clone());
     let index = Arc::new(index);
     for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
-        let backend = LocalBackend::new("journal", index.clone()).with_mode(mode).unwrap();
-        let hits = backend.search(&request("tomatoes garden", Filters::default())).await.unwrap();
+        let backend = LocalBackend::new("journal", index.clone())
+            .with_mode(mode)
+            .unwrap();
+        let hits = backend
+            .search(&request("tomatoes garden", Filters::default()))
+            .await
+            .unwrap();
         let top: Vec<&str> = hits.iter().take(2).map(|h| h.id.0.as_str()).collect();
-        assert!(top.contains(&"j1") && top.contains(&"j3"), "{mode}: {top:?}");
+        assert!(
+            top.contains(&"j1") && top.contains(&"j3"),
+            "{mode}: {top:?}"
+        );
         assert!(hits.iter().all(|h| h.backend == "journal"));
     }
     // Filters hold in every mode.
     let day = |s| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
-    let summer = Filters { date_range: Some(DateRange { from: day("2024-06-01"), to: None }), most_recent: None };
-    let backend = LocalBackend::new("journal", index).with_mode(RetrievalMode::Hybrid).unwrap();
-    let hits = backend.search(&request("tomatoes garden", summer)).await.unwrap();
-    assert_eq!(hits.iter().map(|h| h.id.0.as_str()).collect::<Vec<_>>(), ["j3"]);
+    let summer = Filters {
+        date_range: Some(DateRange {
+            from: day("2024-06-01"),
+            to: None,
+        }),
+        most_recent: None,
+    };
+    let backend = LocalBackend::new("journal", index)
+        .with_mode(RetrievalMode::Hybrid)
+        .unwrap();
+    let hits = backend
+        .search(&request("tomatoes garden", summer))
+        .await
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.id.0.as_str()).collect::<Vec<_>>(),
+        ["j3"]
+    );
 }
 
 #[test]
@@ -244,10 +368,15 @@ fn reopening_or_reingesting_does_not_embed_again() {
     let embedder = WordHash::new("word-hash", 16);
     let (dir, index) = dense_journal(embedder.clone());
     drop(index);
-    let mut reopened = LocalIndex::open_with(dir.path().join("index"), Some(embedder.clone())).unwrap();
+    let mut reopened =
+        LocalIndex::open_with(dir.path().join("index"), Some(embedder.clone())).unwrap();
     let report = ingest(&mut reopened, &dir.path().join("journal.jsonl"));
     assert_eq!((report.unchanged, report.embedded), (4, 0));
-    assert_eq!(embedder.calls.load(std::sync::atomic::Ordering::SeqCst), 4, "each document embedded once");
+    assert_eq!(
+        embedder.calls.load(std::sync::atomic::Ordering::SeqCst),
+        4,
+        "each document embedded once"
+    );
     assert_eq!(reopened.dense_embedder(), Some("word-hash"));
 }
 
@@ -257,12 +386,27 @@ fn an_embedder_that_does_not_fit_the_index_is_refused_and_nothing_is_written() {
     drop(index);
     let path = dir.path().join("index");
     let before = std::fs::read(path.join("ferret-index.json")).unwrap();
-    for other in [WordHash::new("word-hash", 8), WordHash::new("another-model", 16)] {
+    for other in [
+        WordHash::new("word-hash", 8),
+        WordHash::new("another-model", 16),
+    ] {
         let err = LocalIndex::open_or_create_with(&path, Some(other)).unwrap_err();
-        assert!(matches!(err, IndexError::EmbedderMismatch { index_dimension: 16, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                IndexError::EmbedderMismatch {
+                    index_dimension: 16,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         assert!(err.to_string().contains("word-hash"), "{err}");
     }
-    assert_eq!(std::fs::read(path.join("ferret-index.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(path.join("ferret-index.json")).unwrap(),
+        before
+    );
     // Still searchable with its own embedder.
     let index = LocalIndex::open_with(&path, Some(WordHash::new("word-hash", 16))).unwrap();
     assert_eq!(index.len(), 4);
@@ -271,12 +415,19 @@ fn an_embedder_that_does_not_fit_the_index_is_refused_and_nothing_is_written() {
 #[test]
 fn dense_search_needs_dense_vectors_and_their_embedder() {
     let (_dir, index, _) = journal();
-    let err = LocalBackend::new("journal", Arc::new(index)).with_mode(RetrievalMode::Hybrid).unwrap_err();
+    let err = LocalBackend::new("journal", Arc::new(index))
+        .with_mode(RetrievalMode::Hybrid)
+        .unwrap_err();
     assert!(matches!(err, IndexError::NoDenseVectors { .. }), "{err}");
 
     let (dir, index) = dense_journal(WordHash::new("word-hash", 16));
     drop(index);
     let without = LocalIndex::open(dir.path().join("index")).unwrap();
-    let err = LocalBackend::new("journal", Arc::new(without)).with_mode(RetrievalMode::Dense).unwrap_err();
-    assert!(err.to_string().contains("word-hash"), "names the embedder to use: {err}");
+    let err = LocalBackend::new("journal", Arc::new(without))
+        .with_mode(RetrievalMode::Dense)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("word-hash"),
+        "names the embedder to use: {err}"
+    );
 }

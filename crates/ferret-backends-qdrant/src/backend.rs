@@ -1,7 +1,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use ferret_core::{BackendCapabilities, BackendError, BackendErrorKind, Hit, RetrievalMode, RetryClass, SearchBackend, SearchRequest};
+use ferret_core::{
+    BackendCapabilities, BackendError, BackendErrorKind, Hit, RetrievalMode, RetryClass,
+    SearchBackend, SearchRequest,
+};
 
 use crate::{QdrantError, QdrantIndex};
 
@@ -15,9 +18,17 @@ pub struct QdrantBackend {
 
 impl QdrantBackend {
     /// Serve `index` under `name`, ranking with `mode`, if the collection as opened supports it.
-    pub fn new(name: impl Into<String>, index: Arc<QdrantIndex>, mode: RetrievalMode) -> Result<Self, QdrantError> {
+    pub fn new(
+        name: impl Into<String>,
+        index: Arc<QdrantIndex>,
+        mode: RetrievalMode,
+    ) -> Result<Self, QdrantError> {
         index.supports(mode)?;
-        Ok(Self { name: name.into(), index, mode })
+        Ok(Self {
+            name: name.into(),
+            index,
+            mode,
+        })
     }
 
     /// The collection behind the backend.
@@ -36,18 +47,34 @@ impl QdrantBackend {
 pub fn backend_error(backend: &str, error: QdrantError) -> BackendError {
     let message = error.to_string();
     match error {
-        QdrantError::Unreachable { .. } => BackendError::transient(backend, BackendErrorKind::Unavailable, message),
+        QdrantError::Unreachable { .. } => {
+            BackendError::transient(backend, BackendErrorKind::Unavailable, message)
+        }
         QdrantError::Server { retry, .. } => {
             let kind = match retry {
                 RetryClass::RateLimited { .. } => BackendErrorKind::RateLimited,
                 RetryClass::Transient => BackendErrorKind::Unavailable,
                 _ => BackendErrorKind::Internal,
             };
-            BackendError { backend: backend.to_owned(), kind, message, retry }
+            BackendError {
+                backend: backend.to_owned(),
+                kind,
+                message,
+                retry,
+            }
         }
         QdrantError::Embed(e) => {
-            let kind = if e.retry.is_retryable() { BackendErrorKind::Unavailable } else { BackendErrorKind::Internal };
-            BackendError { backend: backend.to_owned(), kind, message, retry: e.retry }
+            let kind = if e.retry.is_retryable() {
+                BackendErrorKind::Unavailable
+            } else {
+                BackendErrorKind::Internal
+            };
+            BackendError {
+                backend: backend.to_owned(),
+                kind,
+                message,
+                retry: e.retry,
+            }
         }
         QdrantError::MissingCollection { .. } | QdrantError::IncompatibleSchema { .. } => {
             BackendError::permanent(backend, BackendErrorKind::Unavailable, message)
@@ -68,11 +95,17 @@ impl SearchBackend for QdrantBackend {
     }
 
     fn capabilities(&self) -> BackendCapabilities {
-        BackendCapabilities { date_range: true, most_recent: true }
+        BackendCapabilities {
+            date_range: true,
+            most_recent: true,
+        }
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        self.index.search(request, self.mode, &self.name).await.map_err(|e| backend_error(&self.name, e))
+        self.index
+            .search(request, self.mode, &self.name)
+            .await
+            .map_err(|e| backend_error(&self.name, e))
     }
 }
 
@@ -86,17 +119,61 @@ mod tests {
     #[test]
     fn failures_map_to_the_retry_class_the_executor_acts_on() {
         let url = "http://127.0.0.1:6334";
-        let server = |retry| QdrantError::Server { url: url.into(), message: "boom".into(), retry };
+        let server = |retry| QdrantError::Server {
+            url: url.into(),
+            message: "boom".into(),
+            retry,
+        };
         let cases = [
-            (QdrantError::Unreachable { url: url.into(), reason: "refused".into() }, BackendErrorKind::Unavailable, RetryClass::Transient),
-            (CallError::TimedOut(Duration::from_secs(2)).into_error(url, "c"), BackendErrorKind::Unavailable, RetryClass::Transient),
-            (server(RetryClass::Transient), BackendErrorKind::Unavailable, RetryClass::Transient),
-            (server(RetryClass::RateLimited { retry_after: None }), BackendErrorKind::RateLimited, RetryClass::RateLimited { retry_after: None }),
-            (server(RetryClass::Permanent), BackendErrorKind::Internal, RetryClass::Permanent),
-            (QdrantError::MissingCollection { collection: "c".into(), url: url.into() }, BackendErrorKind::Unavailable, RetryClass::Permanent),
-            (QdrantError::IncompatibleSchema { collection: "c".into(), reason: "r".into() }, BackendErrorKind::Unavailable, RetryClass::Permanent),
             (
-                QdrantError::Embed(ferret_core::EmbedError { message: "503".into(), retry: RetryClass::Transient }),
+                QdrantError::Unreachable {
+                    url: url.into(),
+                    reason: "refused".into(),
+                },
+                BackendErrorKind::Unavailable,
+                RetryClass::Transient,
+            ),
+            (
+                CallError::TimedOut(Duration::from_secs(2)).into_error(url, "c"),
+                BackendErrorKind::Unavailable,
+                RetryClass::Transient,
+            ),
+            (
+                server(RetryClass::Transient),
+                BackendErrorKind::Unavailable,
+                RetryClass::Transient,
+            ),
+            (
+                server(RetryClass::RateLimited { retry_after: None }),
+                BackendErrorKind::RateLimited,
+                RetryClass::RateLimited { retry_after: None },
+            ),
+            (
+                server(RetryClass::Permanent),
+                BackendErrorKind::Internal,
+                RetryClass::Permanent,
+            ),
+            (
+                QdrantError::MissingCollection {
+                    collection: "c".into(),
+                    url: url.into(),
+                },
+                BackendErrorKind::Unavailable,
+                RetryClass::Permanent,
+            ),
+            (
+                QdrantError::IncompatibleSchema {
+                    collection: "c".into(),
+                    reason: "r".into(),
+                },
+                BackendErrorKind::Unavailable,
+                RetryClass::Permanent,
+            ),
+            (
+                QdrantError::Embed(ferret_core::EmbedError {
+                    message: "503".into(),
+                    retry: RetryClass::Transient,
+                }),
                 BackendErrorKind::Unavailable,
                 RetryClass::Transient,
             ),
@@ -112,9 +189,15 @@ mod tests {
 
     #[test]
     fn a_timeout_while_connecting_is_unreachable_and_names_the_url_and_the_grpc_port() {
-        let error = CallError::TimedOut(Duration::from_millis(1500)).into_connect_error("http://qdrant.test:6333", "c");
+        let error = CallError::TimedOut(Duration::from_millis(1500))
+            .into_connect_error("http://qdrant.test:6333", "c");
         let text = error.to_string();
         assert!(matches!(error, QdrantError::Unreachable { .. }), "{text}");
-        assert!(text.contains("http://qdrant.test:6333") && text.contains("6334") && text.contains("1.5 s"), "{text}");
+        assert!(
+            text.contains("http://qdrant.test:6333")
+                && text.contains("6334")
+                && text.contains("1.5 s"),
+            "{text}"
+        );
     }
 }

@@ -21,7 +21,12 @@ pub struct QdrantConfig {
 impl QdrantConfig {
     /// The collection `collection` on the server at `url`, without an API key, with a 10 s timeout.
     pub fn new(url: impl Into<String>, collection: impl Into<String>) -> Self {
-        Self { url: url.into(), collection: collection.into(), api_key: None, timeout: Duration::from_secs(10) }
+        Self {
+            url: url.into(),
+            collection: collection.into(),
+            api_key: None,
+            timeout: Duration::from_secs(10),
+        }
     }
 
     /// Send `key` with every call.
@@ -84,7 +89,9 @@ pub enum QdrantError {
         embedder: String,
     },
     /// The collection exists but was not made by this version of Ferret.
-    #[error("the Qdrant collection `{collection}` cannot be used as a Ferret collection: {reason}")]
+    #[error(
+        "the Qdrant collection `{collection}` cannot be used as a Ferret collection: {reason}"
+    )]
     IncompatibleSchema {
         /// The collection.
         collection: String,
@@ -141,9 +148,10 @@ pub(crate) enum CallError {
 impl CallError {
     fn code(&self) -> Option<i32> {
         match self {
-            Self::Client(ClientError::ResponseError { status } | ClientError::ResourceExhaustedError { status, .. }) => {
-                Some(i32::from(status.code()))
-            }
+            Self::Client(
+                ClientError::ResponseError { status }
+                | ClientError::ResourceExhaustedError { status, .. },
+            ) => Some(i32::from(status.code())),
             _ => None,
         }
     }
@@ -163,9 +171,12 @@ impl CallError {
     pub(crate) fn retry(&self) -> RetryClass {
         match self {
             Self::TimedOut(_) => RetryClass::Transient,
-            Self::Client(ClientError::ResourceExhaustedError { retry_after_seconds, .. }) => {
-                RetryClass::RateLimited { retry_after: Some(Duration::from_secs(*retry_after_seconds)) }
-            }
+            Self::Client(ClientError::ResourceExhaustedError {
+                retry_after_seconds,
+                ..
+            }) => RetryClass::RateLimited {
+                retry_after: Some(Duration::from_secs(*retry_after_seconds)),
+            },
             Self::Client(ClientError::Io(_)) => RetryClass::Transient,
             _ => match self.code() {
                 Some(grpc::RESOURCE_EXHAUSTED) => RetryClass::RateLimited { retry_after: None },
@@ -186,9 +197,10 @@ impl CallError {
     fn message(&self) -> String {
         match self {
             Self::TimedOut(timeout) => format!("no answer within {}", seconds(*timeout)),
-            Self::Client(ClientError::ResponseError { status } | ClientError::ResourceExhaustedError { status, .. }) => {
-                connect_failure(status.message()).unwrap_or_else(|| status.message().to_owned())
-            }
+            Self::Client(
+                ClientError::ResponseError { status }
+                | ClientError::ResourceExhaustedError { status, .. },
+            ) => connect_failure(status.message()).unwrap_or_else(|| status.message().to_owned()),
             Self::Client(other) => other.to_string(),
         }
     }
@@ -196,18 +208,31 @@ impl CallError {
     /// The error for a call on an open collection.
     pub(crate) fn into_error(self, url: &str, collection: &str) -> QdrantError {
         if self.is_not_found() {
-            return QdrantError::MissingCollection { collection: collection.to_owned(), url: url.to_owned() };
+            return QdrantError::MissingCollection {
+                collection: collection.to_owned(),
+                url: url.to_owned(),
+            };
         }
-        QdrantError::Server { url: url.to_owned(), retry: self.retry(), message: self.message() }
+        QdrantError::Server {
+            url: url.to_owned(),
+            retry: self.retry(),
+            message: self.message(),
+        }
     }
 
     /// The error for the first call to a server: unless the server refused our credentials, it
     /// did not answer as a Qdrant gRPC server would (down, wrong host, REST port, no answer).
     pub(crate) fn into_connect_error(self, url: &str, collection: &str) -> QdrantError {
-        if matches!(self.code(), Some(grpc::UNAUTHENTICATED | grpc::PERMISSION_DENIED)) {
+        if matches!(
+            self.code(),
+            Some(grpc::UNAUTHENTICATED | grpc::PERMISSION_DENIED)
+        ) {
             return self.into_error(url, collection);
         }
-        QdrantError::Unreachable { url: url.to_owned(), reason: self.message() }
+        QdrantError::Unreachable {
+            url: url.to_owned(),
+            reason: self.message(),
+        }
     }
 }
 
@@ -238,8 +263,15 @@ mod tests {
     #[test]
     fn a_failed_connection_reads_as_the_operating_systems_words() {
         let dump = r#"Failed to connect to http://127.0.0.1:1/: tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:1, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))"#;
-        assert_eq!(connect_failure(dump).as_deref(), Some("connection failed: Connection refused"));
-        assert_eq!(connect_failure("Failed to connect to http://x/: dns error"), None, "no OS words: the raw message is kept");
+        assert_eq!(
+            connect_failure(dump).as_deref(),
+            Some("connection failed: Connection refused")
+        );
+        assert_eq!(
+            connect_failure("Failed to connect to http://x/: dns error"),
+            None,
+            "no OS words: the raw message is kept"
+        );
         assert_eq!(connect_failure("collection not found"), None);
     }
 

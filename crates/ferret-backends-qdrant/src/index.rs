@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ferret_collection::{
-    bm25_encoder, changed_points, embedder_fit, mean_token_count, point_id, read_path, unique_by_id, Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions,
-    IngestReport,
+    bm25_encoder, changed_points, embedder_fit, mean_token_count, point_id, read_path,
+    unique_by_id, Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions, IngestReport,
 };
 use ferret_core::{Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
 use qdrant_client::qdrant::SparseVector;
@@ -15,9 +15,10 @@ use secrecy::ExposeSecret;
 
 use crate::error::CallError;
 use crate::requests::{
-    collection_request, count_request, delete_request, field_index_request, hits_from, meta_from_info, metadata_update,
-    missing_indexes, most_recent_request, point, query_request, recent_hits, source_page_request, stale_points,
-    stored_hashes, stored_hashes_request, upsert_request, CollectionMeta,
+    collection_request, count_request, delete_request, field_index_request, hits_from,
+    meta_from_info, metadata_update, missing_indexes, most_recent_request, point, query_request,
+    recent_hits, source_page_request, stale_points, stored_hashes, stored_hashes_request,
+    upsert_request, CollectionMeta,
 };
 use crate::{QdrantConfig, QdrantError};
 
@@ -49,7 +50,10 @@ impl std::fmt::Debug for QdrantIndex {
 
 /// Run one server call, bounded by `timeout` whatever the client does (it may reconnect and
 /// retry once inside a call).
-async fn bounded<T>(timeout: std::time::Duration, call: impl Future<Output = Result<T, qdrant_client::QdrantError>>) -> Result<T, CallError> {
+async fn bounded<T>(
+    timeout: std::time::Duration,
+    call: impl Future<Output = Result<T, qdrant_client::QdrantError>>,
+) -> Result<T, CallError> {
     match tokio::time::timeout(timeout, call).await {
         Ok(result) => result.map_err(CallError::Client),
         Err(_) => Err(CallError::TimedOut(timeout)),
@@ -59,38 +63,72 @@ async fn bounded<T>(timeout: std::time::Duration, call: impl Future<Output = Res
 impl QdrantIndex {
     /// Open the collection `config` names, which must exist. With an embedder, the collection
     /// must hold dense vectors made by an embedder of the same name and dimension.
-    pub async fn connect(config: QdrantConfig, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, QdrantError> {
+    pub async fn connect(
+        config: QdrantConfig,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, QdrantError> {
         Self::open(config, embedder, false).await
     }
 
     /// Open the collection `config` names, creating an empty one if the server holds none. A new
     /// collection made with an embedder holds dense vectors of its dimension beside the BM25 ones.
-    pub async fn connect_or_create(config: QdrantConfig, embedder: Option<Arc<dyn Embedder>>) -> Result<Self, QdrantError> {
+    pub async fn connect_or_create(
+        config: QdrantConfig,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Self, QdrantError> {
         Self::open(config, embedder, true).await
     }
 
-    async fn open(config: QdrantConfig, embedder: Option<Arc<dyn Embedder>>, create: bool) -> Result<Self, QdrantError> {
-        let (url, name, timeout) = (config.url.clone(), config.collection.clone(), config.timeout);
+    async fn open(
+        config: QdrantConfig,
+        embedder: Option<Arc<dyn Embedder>>,
+        create: bool,
+    ) -> Result<Self, QdrantError> {
+        let (url, name, timeout) = (
+            config.url.clone(),
+            config.collection.clone(),
+            config.timeout,
+        );
         let server_error = |e: CallError| e.into_error(&url, &name);
         // The client connects lazily and, left to itself, checks the server's version with a
         // blocking call that prints to stdout: that check is done here instead, bounded.
         let client = Qdrant::from_url(&url)
-            .api_key(config.api_key.as_ref().map(|k| k.expose_secret().to_owned()))
+            .api_key(
+                config
+                    .api_key
+                    .as_ref()
+                    .map(|k| k.expose_secret().to_owned()),
+            )
             .timeout(timeout)
             .connect_timeout(timeout)
             .skip_compatibility_check()
             .build()
-            .map_err(|e| QdrantError::Unreachable { url: url.clone(), reason: format!("not a usable gRPC URL: {e}") })?;
-        let health = bounded(timeout, client.health_check()).await.map_err(|e| e.into_connect_error(&url, &name))?;
+            .map_err(|e| QdrantError::Unreachable {
+                url: url.clone(),
+                reason: format!("not a usable gRPC URL: {e}"),
+            })?;
+        let health = bounded(timeout, client.health_check())
+            .await
+            .map_err(|e| e.into_connect_error(&url, &name))?;
         check_version(&url, &health.version)?;
 
-        let exists = bounded(timeout, client.collection_exists(&name)).await.map_err(server_error)?;
+        let exists = bounded(timeout, client.collection_exists(&name))
+            .await
+            .map_err(server_error)?;
         if !exists {
             if !create {
-                return Err(QdrantError::MissingCollection { collection: name, url });
+                return Err(QdrantError::MissingCollection {
+                    collection: name,
+                    url,
+                });
             }
             let dense = embedder.as_deref().map(DenseMeta::of);
-            match bounded(timeout, client.create_collection(collection_request(&name, &CollectionMeta::new(dense)))).await {
+            match bounded(
+                timeout,
+                client.create_collection(collection_request(&name, &CollectionMeta::new(dense))),
+            )
+            .await
+            {
                 // Another process created it meanwhile: it is validated below like any other.
                 Err(e) if e.is_already_exists() => {}
                 other => {
@@ -99,22 +137,42 @@ impl QdrantIndex {
                 }
             }
         }
-        let info = bounded(timeout, client.collection_info(&name)).await.map_err(server_error)?.result.ok_or_else(|| {
-            QdrantError::IncompatibleSchema { collection: name.clone(), reason: "the server returned no description of it".into() }
-        })?;
+        let info = bounded(timeout, client.collection_info(&name))
+            .await
+            .map_err(server_error)?
+            .result
+            .ok_or_else(|| QdrantError::IncompatibleSchema {
+                collection: name.clone(),
+                reason: "the server returned no description of it".into(),
+            })?;
         let meta = meta_from_info(&name, &info)?;
         // Checked before anything is written: a mismatched embedder must not touch the collection.
         check_embedder(&name, meta.dense.as_ref(), embedder.as_deref())?;
         if create {
             for (field, field_type) in missing_indexes(&name, &info)? {
-                bounded(timeout, client.create_field_index(field_index_request(&name, field, field_type)))
-                    .await
-                    .map_err(server_error)?;
+                bounded(
+                    timeout,
+                    client.create_field_index(field_index_request(&name, field, field_type)),
+                )
+                .await
+                .map_err(server_error)?;
             }
         }
-        let query_encoder = bm25_encoder(Bm25Params { avg_doc_len: Some(1.0), ..meta.bm25() })
-            .map_err(|e| QdrantError::IncompatibleSchema { collection: name.clone(), reason: format!("BM25 parameters: {e}") })?;
-        Ok(Self { client, config, meta, query_encoder, embedder })
+        let query_encoder = bm25_encoder(Bm25Params {
+            avg_doc_len: Some(1.0),
+            ..meta.bm25()
+        })
+        .map_err(|e| QdrantError::IncompatibleSchema {
+            collection: name.clone(),
+            reason: format!("BM25 parameters: {e}"),
+        })?;
+        Ok(Self {
+            client,
+            config,
+            meta,
+            query_encoder,
+            embedder,
+        })
     }
 
     /// The collection's name.
@@ -141,7 +199,11 @@ impl QdrantIndex {
         let collection = self.config.collection.clone();
         match (&self.meta.dense, &self.embedder) {
             (None, _) => Err(QdrantError::NoDenseVectors { collection, mode }),
-            (Some(dense), None) => Err(QdrantError::EmbedderNeeded { collection, mode, embedder: dense.embedder.clone() }),
+            (Some(dense), None) => Err(QdrantError::EmbedderNeeded {
+                collection,
+                mode,
+                embedder: dense.embedder.clone(),
+            }),
             (Some(_), Some(_)) => Ok(()),
         }
     }
@@ -152,9 +214,12 @@ impl QdrantIndex {
 
     /// Documents in the collection, counted exactly.
     pub async fn len(&self) -> Result<usize, QdrantError> {
-        let response = bounded(self.config.timeout, self.client.count(count_request(&self.config.collection)))
-            .await
-            .map_err(self.server_error())?;
+        let response = bounded(
+            self.config.timeout,
+            self.client.count(count_request(&self.config.collection)),
+        )
+        .await
+        .map_err(self.server_error())?;
         let count = response.result.map_or(0, |r| r.count);
         Ok(usize::try_from(count).unwrap_or(usize::MAX))
     }
@@ -174,9 +239,17 @@ impl QdrantIndex {
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, QdrantError> {
         let found =
-            read_path(path, options.max_chunk_chars).map_err(|source| QdrantError::Input { path: path.to_owned(), source })?;
-        let mut report = IngestReport { files: found.files, issues: found.issues, ..Default::default() };
-        self.ingest_documents(found.documents, options, &mut report, progress).await?;
+            read_path(path, options.max_chunk_chars).map_err(|source| QdrantError::Input {
+                path: path.to_owned(),
+                source,
+            })?;
+        let mut report = IngestReport {
+            files: found.files,
+            issues: found.issues,
+            ..Default::default()
+        };
+        self.ingest_documents(found.documents, options, &mut report, progress)
+            .await?;
         // Chunks of text files are replaced whole: what a file no longer yields is deleted.
         for (source, kept) in found.text_sources {
             report.removed += self.remove_stale(&source, &kept).await?;
@@ -185,14 +258,22 @@ impl QdrantIndex {
     }
 
     /// Delete the documents of `source` whose ids are not in `kept`; returns how many.
-    async fn remove_stale(&mut self, source: &str, kept: &HashSet<String>) -> Result<usize, QdrantError> {
+    async fn remove_stale(
+        &mut self,
+        source: &str,
+        kept: &HashSet<String>,
+    ) -> Result<usize, QdrantError> {
         let (collection, timeout) = (&self.config.collection, self.config.timeout);
         let mut stale = Vec::new();
         let mut offset = None;
         loop {
-            let page = bounded(timeout, self.client.scroll(source_page_request(collection, source, offset)))
-                .await
-                .map_err(self.server_error())?;
+            let page = bounded(
+                timeout,
+                self.client
+                    .scroll(source_page_request(collection, source, offset)),
+            )
+            .await
+            .map_err(self.server_error())?;
             stale.extend(stale_points(page.result, kept));
             match page.next_page_offset {
                 Some(next) => offset = Some(next),
@@ -203,7 +284,12 @@ impl QdrantIndex {
             return Ok(0);
         }
         let removed = stale.len();
-        bounded(timeout, self.client.delete_points(delete_request(collection, stale))).await.map_err(self.server_error())?;
+        bounded(
+            timeout,
+            self.client.delete_points(delete_request(collection, stale)),
+        )
+        .await
+        .map_err(self.server_error())?;
         Ok(removed)
     }
 
@@ -223,32 +309,62 @@ impl QdrantIndex {
         let (collection, timeout) = (self.config.collection.clone(), self.config.timeout);
         if let (Some(dense), None) = (&self.meta.dense, &self.embedder) {
             let embedder = dense.embedder.clone();
-            return Err(QdrantError::EmbedderNeeded { collection, mode: RetrievalMode::Dense, embedder });
+            return Err(QdrantError::EmbedderNeeded {
+                collection,
+                mode: RetrievalMode::Dense,
+                embedder,
+            });
         }
         if self.meta.avg_doc_len.is_none() {
             let mut meta = self.meta.clone();
             meta.avg_doc_len = Some(mean_token_count(&unique));
-            bounded(timeout, self.client.update_collection(metadata_update(&collection, &meta)))
-                .await
-                .map_err(self.server_error())?;
+            bounded(
+                timeout,
+                self.client
+                    .update_collection(metadata_update(&collection, &meta)),
+            )
+            .await
+            .map_err(self.server_error())?;
             self.meta = meta;
         }
-        let encoder = bm25_encoder(self.meta.bm25())
-            .map_err(|e| QdrantError::IncompatibleSchema { collection: collection.clone(), reason: format!("BM25 parameters: {e}") })?;
+        let encoder =
+            bm25_encoder(self.meta.bm25()).map_err(|e| QdrantError::IncompatibleSchema {
+                collection: collection.clone(),
+                reason: format!("BM25 parameters: {e}"),
+            })?;
         let total = unique.len();
         let mut done = 0;
         for batch in unique.chunks(options.batch_size.max(1)) {
             let ids: Vec<u64> = batch.iter().map(|d| point_id(&d.id)).collect();
-            let stored = bounded(timeout, self.client.get_points(stored_hashes_request(&collection, &ids)))
+            let stored = bounded(
+                timeout,
+                self.client
+                    .get_points(stored_hashes_request(&collection, &ids)),
+            )
+            .await
+            .map_err(self.server_error())?;
+            let stored = stored_hashes(stored.result);
+            let changed = changed_points(
+                batch,
+                &stored,
+                self.embedder
+                    .as_deref()
+                    .filter(|_| self.meta.dense.is_some()),
+                report,
+            )
+            .await?;
+            if !changed.is_empty() {
+                let points = changed
+                    .into_iter()
+                    .map(|p| point(p.doc, p.id, &p.hash, &encoder, p.dense))
+                    .collect();
+                bounded(
+                    timeout,
+                    self.client
+                        .upsert_points(upsert_request(&collection, points)),
+                )
                 .await
                 .map_err(self.server_error())?;
-            let stored = stored_hashes(stored.result);
-            let changed = changed_points(batch, &stored, self.embedder.as_deref().filter(|_| self.meta.dense.is_some()), report).await?;
-            if !changed.is_empty() {
-                let points = changed.into_iter().map(|p| point(p.doc, p.id, &p.hash, &encoder, p.dense)).collect();
-                bounded(timeout, self.client.upsert_points(upsert_request(&collection, points)))
-                    .await
-                    .map_err(self.server_error())?;
             }
             done += batch.len();
             progress(done, total);
@@ -257,7 +373,12 @@ impl QdrantIndex {
     }
 
     /// Run one search: `mode` ranks, `backend_name` is written into each hit.
-    pub async fn search(&self, request: &SearchRequest, mode: RetrievalMode, backend_name: &str) -> Result<Vec<Hit>, QdrantError> {
+    pub async fn search(
+        &self,
+        request: &SearchRequest,
+        mode: RetrievalMode,
+        backend_name: &str,
+    ) -> Result<Vec<Hit>, QdrantError> {
         let (collection, timeout) = (&self.config.collection, self.config.timeout);
         if request.limit == 0 {
             return Ok(Vec::new());
@@ -266,18 +387,27 @@ impl QdrantIndex {
             if n == 0 {
                 return Ok(Vec::new());
             }
-            let page = bounded(timeout, self.client.scroll(most_recent_request(collection, request)))
-                .await
-                .map_err(self.server_error())?;
+            let page = bounded(
+                timeout,
+                self.client.scroll(most_recent_request(collection, request)),
+            )
+            .await
+            .map_err(self.server_error())?;
             return Ok(recent_hits(page.result, backend_name));
         }
         self.supports(mode)?;
         let sparse = (mode != RetrievalMode::Dense).then(|| {
             let vector = self.query_encoder.embed_query(&request.query);
-            SparseVector { indices: vector.indices, values: vector.values }
+            SparseVector {
+                indices: vector.indices,
+                values: vector.values,
+            }
         });
         let dense = match &self.embedder {
-            Some(embedder) if mode.needs_embeddings() => embedder.embed(std::slice::from_ref(&request.query)).await?.pop(),
+            Some(embedder) if mode.needs_embeddings() => embedder
+                .embed(std::slice::from_ref(&request.query))
+                .await?
+                .pop(),
             _ => None,
         };
         if mode.needs_embeddings() && dense.is_none() {
@@ -286,8 +416,12 @@ impl QdrantIndex {
                 retry: RetryClass::Permanent,
             }));
         }
-        let Some(query) = query_request(collection, request, mode, sparse, dense) else { return Ok(Vec::new()) };
-        let response = bounded(timeout, self.client.query(query)).await.map_err(self.server_error())?;
+        let Some(query) = query_request(collection, request, mode, sparse, dense) else {
+            return Ok(Vec::new());
+        };
+        let response = bounded(timeout, self.client.query(query))
+            .await
+            .map_err(self.server_error())?;
         Ok(hits_from(response.result, backend_name, request.limit))
     }
 }
@@ -311,9 +445,16 @@ fn check_version(url: &str, version: &str) -> Result<(), QdrantError> {
 }
 
 /// An embedder may open a collection only if it made the collection's vectors.
-fn check_embedder(collection: &str, dense: Option<&DenseMeta>, embedder: Option<&dyn Embedder>) -> Result<(), QdrantError> {
+fn check_embedder(
+    collection: &str,
+    dense: Option<&DenseMeta>,
+    embedder: Option<&dyn Embedder>,
+) -> Result<(), QdrantError> {
     embedder_fit(dense, embedder).map_err(|misfit| match misfit {
-        EmbedderMisfit::NoDenseVectors => QdrantError::NoDenseVectors { collection: collection.to_owned(), mode: RetrievalMode::Dense },
+        EmbedderMisfit::NoDenseVectors => QdrantError::NoDenseVectors {
+            collection: collection.to_owned(),
+            mode: RetrievalMode::Dense,
+        },
         EmbedderMisfit::Mismatch { stored, offered } => QdrantError::EmbedderMismatch {
             collection: collection.to_owned(),
             index_embedder: stored.embedder,

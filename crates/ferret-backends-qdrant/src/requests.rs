@@ -3,9 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ferret_collection::{DenseMeta, 
-    date_days, payload, rank_hits, to_hit, Bm25Params, Document, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, SOURCE_FIELD,
-    SPARSE_VECTOR, TIE_MARGIN,
+use ferret_collection::{
+    date_days, payload, rank_hits, to_hit, Bm25Params, DenseMeta, Document, DATE_FIELD,
+    DENSE_VECTOR, PREFETCH_LIMIT, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };
 use ferret_core::{DateRange, Hit, RetrievalMode, SearchRequest};
 use qdrant_client::qdrant::point_id::PointIdOptions;
@@ -13,12 +13,14 @@ use qdrant_client::qdrant::points_selector::PointsSelectorOneOf;
 use qdrant_client::qdrant::r#match::MatchValue;
 use qdrant_client::qdrant::value::Kind;
 use qdrant_client::qdrant::{
-    vectors_config, with_payload_selector, with_vectors_selector, CollectionInfo, Condition, CountPoints, CreateCollection,
-    CreateFieldIndexCollection, DeletePoints, Direction, Distance, FieldType, Filter, Fusion, GetPoints, ListValue, Modifier,
-    NamedVectors, NullValue, OrderBy, PayloadIncludeSelector, PayloadSchemaType, PointId, PointStruct, PointsIdsList,
-    PointsSelector, PrefetchQuery, Query, QueryPoints, Range, RetrievedPoint, ScoredPoint, ScrollPoints, SparseVector,
-    SparseVectorConfig, SparseVectorParams, Struct, UpdateCollection, UpsertPoints, Value, Vector, VectorInput, VectorParams,
-    VectorParamsMap, Vectors, VectorsConfig, WithPayloadSelector, WithVectorsSelector,
+    vectors_config, with_payload_selector, with_vectors_selector, CollectionInfo, Condition,
+    CountPoints, CreateCollection, CreateFieldIndexCollection, DeletePoints, Direction, Distance,
+    FieldType, Filter, Fusion, GetPoints, ListValue, Modifier, NamedVectors, NullValue, OrderBy,
+    PayloadIncludeSelector, PayloadSchemaType, PointId, PointStruct, PointsIdsList, PointsSelector,
+    PrefetchQuery, Query, QueryPoints, Range, RetrievedPoint, ScoredPoint, ScrollPoints,
+    SparseVector, SparseVectorConfig, SparseVectorParams, Struct, UpdateCollection, UpsertPoints,
+    Value, Vector, VectorInput, VectorParams, VectorParamsMap, Vectors, VectorsConfig,
+    WithPayloadSelector, WithVectorsSelector,
 };
 use qdrant_edge::bm25_embed::EdgeBm25;
 use serde::{Deserialize, Serialize};
@@ -55,11 +57,21 @@ impl CollectionMeta {
     /// A new collection's: default BM25 parameters, `avg_doc_len` still to be measured.
     pub(crate) fn new(dense: Option<DenseMeta>) -> Self {
         let defaults = Bm25Params::default();
-        Self { format: FORMAT_VERSION, avg_doc_len: None, k1: defaults.k1, b: defaults.b, dense }
+        Self {
+            format: FORMAT_VERSION,
+            avg_doc_len: None,
+            k1: defaults.k1,
+            b: defaults.b,
+            dense,
+        }
     }
 
     pub(crate) fn bm25(&self) -> Bm25Params {
-        Bm25Params { k1: self.k1, b: self.b, avg_doc_len: self.avg_doc_len }
+        Bm25Params {
+            k1: self.k1,
+            b: self.b,
+            avg_doc_len: self.avg_doc_len,
+        }
     }
 }
 
@@ -76,15 +88,24 @@ pub(crate) fn collection_request(collection: &str, meta: &CollectionMeta) -> Cre
         config: Some(vectors_config::Config::ParamsMap(VectorParamsMap {
             map: HashMap::from([(
                 DENSE_VECTOR.to_owned(),
-                VectorParams { size: dense.dimension as u64, distance: Distance::Cosine.into(), ..Default::default() },
+                VectorParams {
+                    size: dense.dimension as u64,
+                    distance: Distance::Cosine.into(),
+                    ..Default::default()
+                },
             )]),
         })),
     });
-    let sparse = SparseVectorParams { index: None, modifier: Some(Modifier::Idf.into()) };
+    let sparse = SparseVectorParams {
+        index: None,
+        modifier: Some(Modifier::Idf.into()),
+    };
     CreateCollection {
         collection_name: collection.to_owned(),
         vectors_config: dense,
-        sparse_vectors_config: Some(SparseVectorConfig { map: HashMap::from([(SPARSE_VECTOR.to_owned(), sparse)]) }),
+        sparse_vectors_config: Some(SparseVectorConfig {
+            map: HashMap::from([(SPARSE_VECTOR.to_owned(), sparse)]),
+        }),
         metadata: metadata(meta),
         ..Default::default()
     }
@@ -92,11 +113,19 @@ pub(crate) fn collection_request(collection: &str, meta: &CollectionMeta) -> Cre
 
 /// The request replacing the collection's Ferret metadata with `meta` (other keys are kept).
 pub(crate) fn metadata_update(collection: &str, meta: &CollectionMeta) -> UpdateCollection {
-    UpdateCollection { collection_name: collection.to_owned(), metadata: metadata(meta), ..Default::default() }
+    UpdateCollection {
+        collection_name: collection.to_owned(),
+        metadata: metadata(meta),
+        ..Default::default()
+    }
 }
 
 /// The request indexing payload `field` as `field_type`, answered once the index is built.
-pub(crate) fn field_index_request(collection: &str, field: &str, field_type: FieldType) -> CreateFieldIndexCollection {
+pub(crate) fn field_index_request(
+    collection: &str,
+    field: &str,
+    field_type: FieldType,
+) -> CreateFieldIndexCollection {
     CreateFieldIndexCollection {
         collection_name: collection.to_owned(),
         wait: Some(true),
@@ -107,17 +136,24 @@ pub(crate) fn field_index_request(collection: &str, field: &str, field_type: Fie
 }
 
 /// The payload indexes `info` lacks; an index of the wrong type is a schema error.
-pub(crate) fn missing_indexes(collection: &str, info: &CollectionInfo) -> Result<Vec<(&'static str, FieldType)>, QdrantError> {
+pub(crate) fn missing_indexes(
+    collection: &str,
+    info: &CollectionInfo,
+) -> Result<Vec<(&'static str, FieldType)>, QdrantError> {
     let mut missing = Vec::new();
     for (field, field_type, schema) in PAYLOAD_INDEXES {
         match info.payload_schema.get(field) {
             None => missing.push((field, field_type)),
             Some(found) if found.data_type == i32::from(schema) => {}
             Some(found) => {
-                let found = PayloadSchemaType::try_from(found.data_type).map_or("unknown", |t| t.as_str_name());
+                let found = PayloadSchemaType::try_from(found.data_type)
+                    .map_or("unknown", |t| t.as_str_name());
                 return Err(incompatible(
                     collection,
-                    format!("the payload field `{field}` is indexed as {found}, Ferret needs {}", schema.as_str_name()),
+                    format!(
+                        "the payload field `{field}` is indexed as {found}, Ferret needs {}",
+                        schema.as_str_name()
+                    ),
                 ));
             }
         }
@@ -126,20 +162,37 @@ pub(crate) fn missing_indexes(collection: &str, info: &CollectionInfo) -> Result
 }
 
 fn incompatible(collection: &str, reason: impl Into<String>) -> QdrantError {
-    QdrantError::IncompatibleSchema { collection: collection.to_owned(), reason: reason.into() }
+    QdrantError::IncompatibleSchema {
+        collection: collection.to_owned(),
+        reason: reason.into(),
+    }
 }
 
 /// The Ferret metadata of a collection, once its vectors are checked to be what it says.
-pub(crate) fn meta_from_info(collection: &str, info: &CollectionInfo) -> Result<CollectionMeta, QdrantError> {
+pub(crate) fn meta_from_info(
+    collection: &str,
+    info: &CollectionInfo,
+) -> Result<CollectionMeta, QdrantError> {
     let config = info.config.as_ref();
     let params = config
         .and_then(|c| c.params.as_ref())
         .ok_or_else(|| incompatible(collection, "the server reported no collection parameters"))?;
-    let sparse = params.sparse_vectors_config.as_ref().and_then(|s| s.map.get(SPARSE_VECTOR));
+    let sparse = params
+        .sparse_vectors_config
+        .as_ref()
+        .and_then(|s| s.map.get(SPARSE_VECTOR));
     match sparse {
-        None => return Err(incompatible(collection, format!("it has no sparse vector `{SPARSE_VECTOR}`: it was not made by Ferret"))),
+        None => {
+            return Err(incompatible(
+                collection,
+                format!("it has no sparse vector `{SPARSE_VECTOR}`: it was not made by Ferret"),
+            ))
+        }
         Some(s) if s.modifier != Some(Modifier::Idf.into()) => {
-            return Err(incompatible(collection, format!("its sparse vector `{SPARSE_VECTOR}` is not weighted by IDF")));
+            return Err(incompatible(
+                collection,
+                format!("its sparse vector `{SPARSE_VECTOR}` is not weighted by IDF"),
+            ));
         }
         Some(_) => {}
     }
@@ -158,15 +211,25 @@ pub(crate) fn meta_from_info(collection: &str, info: &CollectionInfo) -> Result<
             format!("it has {found}, this Ferret reads format {FORMAT_VERSION}: ingest into a new collection"),
         ));
     }
-    let meta: CollectionMeta =
-        serde_json::from_value(json).map_err(|e| incompatible(collection, format!("its `{META_KEY}` metadata is unreadable: {e}")))?;
+    let meta: CollectionMeta = serde_json::from_value(json).map_err(|e| {
+        incompatible(
+            collection,
+            format!("its `{META_KEY}` metadata is unreadable: {e}"),
+        )
+    })?;
     if let Some(dense) = &meta.dense {
-        let vector = match params.vectors_config.as_ref().and_then(|v| v.config.as_ref()) {
+        let vector = match params
+            .vectors_config
+            .as_ref()
+            .and_then(|v| v.config.as_ref())
+        {
             Some(vectors_config::Config::ParamsMap(map)) => map.map.get(DENSE_VECTOR),
             _ => None,
         };
         match vector {
-            Some(v) if v.size == dense.dimension as u64 && v.distance == i32::from(Distance::Cosine) => {}
+            Some(v)
+                if v.size == dense.dimension as u64
+                    && v.distance == i32::from(Distance::Cosine) => {}
             _ => {
                 return Err(incompatible(
                     collection,
@@ -183,15 +246,23 @@ pub(crate) fn meta_from_info(collection: &str, info: &CollectionInfo) -> Result<
 
 fn payload_selector(fields: &[&str]) -> WithPayloadSelector {
     let fields = fields.iter().map(|f| (*f).to_owned()).collect();
-    WithPayloadSelector { selector_options: Some(with_payload_selector::SelectorOptions::Include(PayloadIncludeSelector { fields })) }
+    WithPayloadSelector {
+        selector_options: Some(with_payload_selector::SelectorOptions::Include(
+            PayloadIncludeSelector { fields },
+        )),
+    }
 }
 
 fn whole_payload() -> WithPayloadSelector {
-    WithPayloadSelector { selector_options: Some(with_payload_selector::SelectorOptions::Enable(true)) }
+    WithPayloadSelector {
+        selector_options: Some(with_payload_selector::SelectorOptions::Enable(true)),
+    }
 }
 
 fn no_vectors() -> WithVectorsSelector {
-    WithVectorsSelector { selector_options: Some(with_vectors_selector::SelectorOptions::Enable(false)) }
+    WithVectorsSelector {
+        selector_options: Some(with_vectors_selector::SelectorOptions::Enable(false)),
+    }
 }
 
 /// The request reading the stored content hash of each of `ids`.
@@ -229,30 +300,54 @@ fn num_id(id: Option<&PointId>) -> Option<u64> {
 
 /// A document as a point: its BM25 vector (title and text, as BEIR's BM25 baselines index
 /// both), its dense vector when there is one, and the shared payload.
-pub(crate) fn point(doc: &Document, id: u64, hash: &str, encoder: &EdgeBm25, dense: Option<Vec<f32>>) -> PointStruct {
+pub(crate) fn point(
+    doc: &Document,
+    id: u64,
+    hash: &str,
+    encoder: &EdgeBm25,
+    dense: Option<Vec<f32>>,
+) -> PointStruct {
     let sparse = encoder.embed_document(&format!("{}\n{}", doc.title, doc.text));
-    let mut vectors = HashMap::from([(SPARSE_VECTOR.to_owned(), Vector::new_sparse(sparse.indices, sparse.values))]);
+    let mut vectors = HashMap::from([(
+        SPARSE_VECTOR.to_owned(),
+        Vector::new_sparse(sparse.indices, sparse.values),
+    )]);
     if let Some(dense) = dense {
         vectors.insert(DENSE_VECTOR.to_owned(), Vector::new_dense(dense));
     }
     PointStruct {
         id: Some(PointId::from(id)),
-        payload: payload(doc, hash).into_iter().map(|(k, v)| (k, to_value(v))).collect(),
+        payload: payload(doc, hash)
+            .into_iter()
+            .map(|(k, v)| (k, to_value(v)))
+            .collect(),
         vectors: Some(Vectors::from(NamedVectors { vectors })),
     }
 }
 
 /// The request writing `points`, answered once they are applied.
 pub(crate) fn upsert_request(collection: &str, points: Vec<PointStruct>) -> UpsertPoints {
-    UpsertPoints { collection_name: collection.to_owned(), wait: Some(true), points, ..Default::default() }
+    UpsertPoints {
+        collection_name: collection.to_owned(),
+        wait: Some(true),
+        points,
+        ..Default::default()
+    }
 }
 
 /// One page of the points whose source is `source`, with their document ids.
-pub(crate) fn source_page_request(collection: &str, source: &str, offset: Option<PointId>) -> ScrollPoints {
+pub(crate) fn source_page_request(
+    collection: &str,
+    source: &str,
+    offset: Option<PointId>,
+) -> ScrollPoints {
     ScrollPoints {
         collection_name: collection.to_owned(),
         // An explicit keyword match: qdrant-client turns a string with spaces into a full-text match.
-        filter: Some(Filter::must([Condition::matches(SOURCE_FIELD, MatchValue::Keyword(source.to_owned()))])),
+        filter: Some(Filter::must([Condition::matches(
+            SOURCE_FIELD,
+            MatchValue::Keyword(source.to_owned()),
+        )])),
         offset,
         limit: Some(SCROLL_PAGE),
         with_payload: Some(payload_selector(&["doc_id"])),
@@ -283,20 +378,30 @@ pub(crate) fn delete_request(collection: &str, ids: Vec<PointId>) -> DeletePoint
     DeletePoints {
         collection_name: collection.to_owned(),
         wait: Some(true),
-        points: Some(PointsSelector { points_selector_one_of: Some(PointsSelectorOneOf::Points(PointsIdsList { ids })) }),
+        points: Some(PointsSelector {
+            points_selector_one_of: Some(PointsSelectorOneOf::Points(PointsIdsList { ids })),
+        }),
         ..Default::default()
     }
 }
 
 /// The request counting every point exactly.
 pub(crate) fn count_request(collection: &str) -> CountPoints {
-    CountPoints { collection_name: collection.to_owned(), exact: Some(true), ..Default::default() }
+    CountPoints {
+        collection_name: collection.to_owned(),
+        exact: Some(true),
+        ..Default::default()
+    }
 }
 
 fn date_condition(range: DateRange) -> Condition {
     Condition::range(
         DATE_FIELD,
-        Range { gte: range.from.map(date_days), lte: range.to.map(date_days), ..Default::default() },
+        Range {
+            gte: range.from.map(date_days),
+            lte: range.to.map(date_days),
+            ..Default::default()
+        },
     )
 }
 
@@ -310,13 +415,25 @@ pub(crate) fn query_request(
     sparse: Option<SparseVector>,
     dense: Option<Vec<f32>>,
 ) -> Option<QueryPoints> {
-    let filter = request.filters.date_range.map(|range| Filter::must([date_condition(range)]));
+    let filter = request
+        .filters
+        .date_range
+        .map(|range| Filter::must([date_condition(range)]));
     // Extra candidates so that ties at the cut are broken by `rank_hits`, not by the server.
     let limit = request.limit + TIE_MARGIN;
     let sparse = sparse.filter(|v| !v.indices.is_empty());
-    let nearest_sparse =
-        |v: SparseVector| (Query::new_nearest(VectorInput::new_sparse(v.indices, v.values)), Some(SPARSE_VECTOR.to_owned()));
-    let nearest_dense = |v: Vec<f32>| (Query::new_nearest(VectorInput::new_dense(v)), Some(DENSE_VECTOR.to_owned()));
+    let nearest_sparse = |v: SparseVector| {
+        (
+            Query::new_nearest(VectorInput::new_sparse(v.indices, v.values)),
+            Some(SPARSE_VECTOR.to_owned()),
+        )
+    };
+    let nearest_dense = |v: Vec<f32>| {
+        (
+            Query::new_nearest(VectorInput::new_dense(v)),
+            Some(DENSE_VECTOR.to_owned()),
+        )
+    };
     let (prefetch, (query, using)) = match mode {
         RetrievalMode::Bm25 => (Vec::new(), nearest_sparse(sparse?)),
         RetrievalMode::Dense => (Vec::new(), nearest_dense(dense?)),
@@ -351,15 +468,30 @@ pub(crate) fn query_request(
 pub(crate) fn most_recent_request(collection: &str, request: &SearchRequest) -> ScrollPoints {
     let n = request.filters.most_recent.unwrap_or(0).min(request.limit);
     // Only dated points: ordering alone would not say what an undated point's place is.
-    let has_date = Condition::range(DATE_FIELD, Range { gte: Some(f64::MIN), ..Default::default() });
-    let conditions = request.filters.date_range.map(date_condition).into_iter().chain([has_date]);
+    let has_date = Condition::range(
+        DATE_FIELD,
+        Range {
+            gte: Some(f64::MIN),
+            ..Default::default()
+        },
+    );
+    let conditions = request
+        .filters
+        .date_range
+        .map(date_condition)
+        .into_iter()
+        .chain([has_date]);
     ScrollPoints {
         collection_name: collection.to_owned(),
         filter: Some(Filter::must(conditions)),
         limit: Some(u32::try_from(n).unwrap_or(u32::MAX)),
         with_payload: Some(whole_payload()),
         with_vectors: Some(no_vectors()),
-        order_by: Some(OrderBy { key: DATE_FIELD.to_owned(), direction: Some(Direction::Desc.into()), start_from: None }),
+        order_by: Some(OrderBy {
+            key: DATE_FIELD.to_owned(),
+            direction: Some(Direction::Desc.into()),
+            start_from: None,
+        }),
         ..Default::default()
     }
 }
@@ -367,7 +499,10 @@ pub(crate) fn most_recent_request(collection: &str, request: &SearchRequest) -> 
 /// The hits of a search: points that are not Ferret documents (no `doc_id`) are skipped, the rest
 /// ranked best first, ties by id, cut to `limit`.
 pub(crate) fn hits_from(points: Vec<ScoredPoint>, backend: &str, limit: usize) -> Vec<Hit> {
-    let hits = points.into_iter().filter_map(|p| to_hit(p.score, payload_json(p.payload), backend)).collect();
+    let hits = points
+        .into_iter()
+        .filter_map(|p| to_hit(p.score, payload_json(p.payload), backend))
+        .collect();
     rank_hits(hits, limit)
 }
 
@@ -392,8 +527,12 @@ pub(crate) fn to_value(json: serde_json::Value) -> Value {
             None => Kind::DoubleValue(n.as_f64().unwrap_or(f64::NAN)),
         },
         Json::String(s) => Kind::StringValue(s),
-        Json::Array(items) => Kind::ListValue(ListValue { values: items.into_iter().map(to_value).collect() }),
-        Json::Object(fields) => Kind::StructValue(Struct { fields: fields.into_iter().map(|(k, v)| (k, to_value(v))).collect() }),
+        Json::Array(items) => Kind::ListValue(ListValue {
+            values: items.into_iter().map(to_value).collect(),
+        }),
+        Json::Object(fields) => Kind::StructValue(Struct {
+            fields: fields.into_iter().map(|(k, v)| (k, to_value(v))).collect(),
+        }),
     };
     Value { kind: Some(kind) }
 }
@@ -405,7 +544,9 @@ pub(crate) fn to_json(value: Value) -> serde_json::Value {
         None | Some(Kind::NullValue(_)) => Json::Null,
         Some(Kind::BoolValue(b)) => Json::Bool(b),
         Some(Kind::IntegerValue(i)) => Json::from(i),
-        Some(Kind::DoubleValue(d)) => serde_json::Number::from_f64(d).map_or(Json::Null, Json::Number),
+        Some(Kind::DoubleValue(d)) => {
+            serde_json::Number::from_f64(d).map_or(Json::Null, Json::Number)
+        }
         Some(Kind::StringValue(s)) => Json::String(s),
         Some(Kind::ListValue(list)) => Json::Array(list.values.into_iter().map(to_json).collect()),
         Some(Kind::StructValue(s)) => Json::Object(payload_json(s.fields)),
@@ -413,7 +554,9 @@ pub(crate) fn to_json(value: Value) -> serde_json::Value {
 }
 
 /// A stored payload as a JSON object.
-pub(crate) fn payload_json(payload: HashMap<String, Value>) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn payload_json(
+    payload: HashMap<String, Value>,
+) -> serde_json::Map<String, serde_json::Value> {
     payload.into_iter().map(|(k, v)| (k, to_json(v))).collect()
 }
 
@@ -431,50 +574,119 @@ mod tests {
     }
 
     fn request(limit: usize, filters: Filters) -> SearchRequest {
-        SearchRequest { query: "tomato garden".into(), limit, filters }
+        SearchRequest {
+            query: "tomato garden".into(),
+            limit,
+            filters,
+        }
     }
 
     fn spring() -> Filters {
-        Filters { date_range: Some(DateRange { from: Some(day("2024-03-01")), to: Some(day("2024-05-31")) }), most_recent: None }
+        Filters {
+            date_range: Some(DateRange {
+                from: Some(day("2024-03-01")),
+                to: Some(day("2024-05-31")),
+            }),
+            most_recent: None,
+        }
     }
 
     fn sparse() -> SparseVector {
-        SparseVector { indices: vec![3, 7], values: vec![1.0, 0.5] }
+        SparseVector {
+            indices: vec![3, 7],
+            values: vec![1.0, 0.5],
+        }
     }
 
     #[test]
     fn bm25_asks_the_sparse_vector_for_extra_candidates() {
-        let built = query_request("journal", &request(5, Filters::default()), RetrievalMode::Bm25, Some(sparse()), None).unwrap();
+        let built = query_request(
+            "journal",
+            &request(5, Filters::default()),
+            RetrievalMode::Bm25,
+            Some(sparse()),
+            None,
+        )
+        .unwrap();
         insta::assert_debug_snapshot!("bm25_query", built);
         let empty = SparseVector::default();
-        assert!(query_request("journal", &request(5, Filters::default()), RetrievalMode::Bm25, Some(empty), None).is_none(), "stop words only");
+        assert!(
+            query_request(
+                "journal",
+                &request(5, Filters::default()),
+                RetrievalMode::Bm25,
+                Some(empty),
+                None
+            )
+            .is_none(),
+            "stop words only"
+        );
     }
 
     #[test]
     fn dense_asks_the_dense_vector_with_the_date_filter() {
-        let built = query_request("journal", &request(3, spring()), RetrievalMode::Dense, None, Some(vec![0.5, 0.25, 0.0])).unwrap();
+        let built = query_request(
+            "journal",
+            &request(3, spring()),
+            RetrievalMode::Dense,
+            None,
+            Some(vec![0.5, 0.25, 0.0]),
+        )
+        .unwrap();
         insta::assert_debug_snapshot!("dense_query_with_dates", built);
     }
 
     #[test]
     fn hybrid_fuses_two_filtered_prefetches_by_rrf() {
-        let built =
-            query_request("journal", &request(3, spring()), RetrievalMode::Hybrid, Some(sparse()), Some(vec![0.5, 0.25])).unwrap();
+        let built = query_request(
+            "journal",
+            &request(3, spring()),
+            RetrievalMode::Hybrid,
+            Some(sparse()),
+            Some(vec![0.5, 0.25]),
+        )
+        .unwrap();
         assert_eq!(built.prefetch.len(), 2);
         for prefetch in &built.prefetch {
-            assert_eq!(prefetch.filter, built.filter, "the filter holds inside each prefetch too");
+            assert_eq!(
+                prefetch.filter, built.filter,
+                "the filter holds inside each prefetch too"
+            );
             assert_eq!(prefetch.limit, Some(PREFETCH_LIMIT as u64));
         }
-        assert_eq!(built.query.as_ref().and_then(|q| q.variant.clone()), Some(query::Variant::Fusion(Fusion::Rrf.into())));
+        assert_eq!(
+            built.query.as_ref().and_then(|q| q.variant.clone()),
+            Some(query::Variant::Fusion(Fusion::Rrf.into()))
+        );
         assert_eq!(built.using, None);
         insta::assert_debug_snapshot!("hybrid_query", built);
 
         // A query of stop words leaves the dense side alone.
-        let built = query_request("journal", &request(3, Filters::default()), RetrievalMode::Hybrid, Some(SparseVector::default()), Some(vec![1.0]))
-            .unwrap();
-        assert_eq!(built.prefetch.iter().map(|p| p.using.as_deref()).collect::<Vec<_>>(), [Some(DENSE_VECTOR)]);
+        let built = query_request(
+            "journal",
+            &request(3, Filters::default()),
+            RetrievalMode::Hybrid,
+            Some(SparseVector::default()),
+            Some(vec![1.0]),
+        )
+        .unwrap();
+        assert_eq!(
+            built
+                .prefetch
+                .iter()
+                .map(|p| p.using.as_deref())
+                .collect::<Vec<_>>(),
+            [Some(DENSE_VECTOR)]
+        );
         // Large limits widen the prefetches so fusion sees every candidate it may return.
-        let built = query_request("journal", &request(500, Filters::default()), RetrievalMode::Hybrid, Some(sparse()), Some(vec![1.0])).unwrap();
+        let built = query_request(
+            "journal",
+            &request(500, Filters::default()),
+            RetrievalMode::Hybrid,
+            Some(sparse()),
+            Some(vec![1.0]),
+        )
+        .unwrap();
         assert!(built.prefetch.iter().all(|p| p.limit == Some(510)));
     }
 
@@ -486,16 +698,35 @@ mod tests {
 
     #[test]
     fn most_recent_scrolls_dated_points_newest_first() {
-        let filters = Filters { most_recent: Some(20), ..spring() };
+        let filters = Filters {
+            most_recent: Some(20),
+            ..spring()
+        };
         let built = most_recent_request("journal", &request(4, filters));
         assert_eq!(built.limit, Some(4), "never more than the request's limit");
         insta::assert_debug_snapshot!("most_recent_scroll", built);
-        let undated = most_recent_request("journal", &request(10, Filters { most_recent: Some(2), ..Default::default() }));
-        assert_eq!(undated.filter.map(|f| f.must.len()), Some(1), "only the has-a-date condition");
+        let undated = most_recent_request(
+            "journal",
+            &request(
+                10,
+                Filters {
+                    most_recent: Some(2),
+                    ..Default::default()
+                },
+            ),
+        );
+        assert_eq!(
+            undated.filter.map(|f| f.must.len()),
+            Some(1),
+            "only the has-a-date condition"
+        );
     }
 
     fn meta(dense: bool) -> CollectionMeta {
-        CollectionMeta::new(dense.then(|| DenseMeta { embedder: "word-hash".into(), dimension: 16 }))
+        CollectionMeta::new(dense.then(|| DenseMeta {
+            embedder: "word-hash".into(),
+            dimension: 16,
+        }))
     }
 
     #[test]
@@ -508,7 +739,10 @@ mod tests {
             insta::assert_json_snapshot!("collection_metadata", serde_json::Value::Object(payload_json(metadata)));
         });
         let bm25_only = collection_request("journal", &meta(false));
-        assert_eq!(bm25_only.vectors_config, None, "no dense vector without an embedder");
+        assert_eq!(
+            bm25_only.vectors_config, None,
+            "no dense vector without an embedder"
+        );
         assert_eq!(bm25_only.sparse_vectors_config, built.sparse_vectors_config);
     }
 
@@ -533,7 +767,14 @@ mod tests {
         for dense in [true, false] {
             let mut expected = meta(dense);
             expected.avg_doc_len = Some(7.25);
-            assert_eq!(meta_from_info("journal", &info_of(collection_request("journal", &expected))).unwrap(), expected);
+            assert_eq!(
+                meta_from_info(
+                    "journal",
+                    &info_of(collection_request("journal", &expected))
+                )
+                .unwrap(),
+                expected
+            );
         }
         let reason = |info: CollectionInfo| match meta_from_info("journal", &info) {
             Err(QdrantError::IncompatibleSchema { collection, reason }) => {
@@ -569,10 +810,18 @@ mod tests {
     fn payload_indexes_are_listed_when_missing_and_refused_when_of_another_type() {
         let mut info = info_of(collection_request("journal", &meta(false)));
         assert_eq!(missing_indexes("journal", &info).unwrap().len(), 2);
-        let schema = |t: PayloadSchemaType| PayloadSchemaInfo { data_type: t.into(), ..Default::default() };
-        info.payload_schema.insert(DATE_FIELD.into(), schema(PayloadSchemaType::Float));
-        assert_eq!(missing_indexes("journal", &info).unwrap(), [(SOURCE_FIELD, FieldType::Keyword)]);
-        info.payload_schema.insert(SOURCE_FIELD.into(), schema(PayloadSchemaType::Text));
+        let schema = |t: PayloadSchemaType| PayloadSchemaInfo {
+            data_type: t.into(),
+            ..Default::default()
+        };
+        info.payload_schema
+            .insert(DATE_FIELD.into(), schema(PayloadSchemaType::Float));
+        assert_eq!(
+            missing_indexes("journal", &info).unwrap(),
+            [(SOURCE_FIELD, FieldType::Keyword)]
+        );
+        info.payload_schema
+            .insert(SOURCE_FIELD.into(), schema(PayloadSchemaType::Text));
         assert!(missing_indexes("journal", &info).is_err());
     }
 
@@ -588,33 +837,71 @@ mod tests {
     }
 
     fn stored(id: &str, date: Option<&str>) -> HashMap<String, Value> {
-        payload(&doc(id, date), "h").into_iter().map(|(k, v)| (k, to_value(v))).collect()
+        payload(&doc(id, date), "h")
+            .into_iter()
+            .map(|(k, v)| (k, to_value(v)))
+            .collect()
     }
 
     fn scored(id: &str, score: f32) -> ScoredPoint {
-        ScoredPoint { id: Some(PointId::from(point_id(id))), payload: stored(id, Some("2024-03-02")), score, ..Default::default() }
+        ScoredPoint {
+            id: Some(PointId::from(point_id(id))),
+            payload: stored(id, Some("2024-03-02")),
+            score,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn points_become_hits_ranked_with_ties_by_id_and_foreign_points_skipped() {
         let mut foreign = scored("x", 9.0);
         foreign.payload.remove("doc_id");
-        let points = vec![scored("b", 1.0), foreign, scored("c", 2.0), scored("a", 1.0), scored("d", 0.5)];
+        let points = vec![
+            scored("b", 1.0),
+            foreign,
+            scored("c", 2.0),
+            scored("a", 1.0),
+            scored("d", 0.5),
+        ];
         let hits = hits_from(points, "qdrant", 3);
-        assert_eq!(hits.iter().map(|h| (h.id.0.as_str(), h.score)).collect::<Vec<_>>(), [("c", 2.0), ("a", 1.0), ("b", 1.0)]);
+        assert_eq!(
+            hits.iter()
+                .map(|h| (h.id.0.as_str(), h.score))
+                .collect::<Vec<_>>(),
+            [("c", 2.0), ("a", 1.0), ("b", 1.0)]
+        );
         let a = &hits[1];
-        assert_eq!((a.title.as_str(), a.text.as_str(), a.backend.as_str()), ("Title a", "Planted tomatoes in the garden.", "qdrant"));
+        assert_eq!(
+            (a.title.as_str(), a.text.as_str(), a.backend.as_str()),
+            ("Title a", "Planted tomatoes in the garden.", "qdrant")
+        );
         assert_eq!(a.url.as_deref(), Some("https://example.org/a"));
         assert_eq!(a.date, Some(day("2024-03-02")));
-        assert_eq!(a.payload.get(SOURCE_FIELD), Some(&serde_json::json!("/notes/journal.jsonl")));
-        assert!(!a.payload.contains_key("hash") && !a.payload.contains_key(DATE_FIELD), "{:?}", a.payload);
+        assert_eq!(
+            a.payload.get(SOURCE_FIELD),
+            Some(&serde_json::json!("/notes/journal.jsonl"))
+        );
+        assert!(
+            !a.payload.contains_key("hash") && !a.payload.contains_key(DATE_FIELD),
+            "{:?}",
+            a.payload
+        );
     }
 
     #[test]
     fn recent_points_score_from_one_down() {
-        let retrieved = |id: &str| RetrievedPoint { id: Some(PointId::from(point_id(id))), payload: stored(id, Some("2024-01-01")), ..Default::default() };
+        let retrieved = |id: &str| RetrievedPoint {
+            id: Some(PointId::from(point_id(id))),
+            payload: stored(id, Some("2024-01-01")),
+            ..Default::default()
+        };
         let hits = recent_hits(vec![retrieved("new"), retrieved("old")], "qdrant");
-        assert_eq!(hits.iter().map(|h| (h.id.0.as_str(), h.score)).collect::<Vec<_>>(), [("new", 1.0), ("old", 0.5)]);
+        assert_eq!(
+            hits.iter()
+                .map(|h| (h.id.0.as_str(), h.score))
+                .collect::<Vec<_>>(),
+            [("new", 1.0), ("old", 0.5)]
+        );
     }
 
     #[test]
@@ -624,20 +911,44 @@ mod tests {
             payload: HashMap::from([(key.to_owned(), Value::from(value))]),
             ..Default::default()
         };
-        let hashes = stored_hashes(vec![with(1, "hash", "h1"), with(2, "other", "x"), RetrievedPoint::default()]);
+        let hashes = stored_hashes(vec![
+            with(1, "hash", "h1"),
+            with(2, "other", "x"),
+            RetrievedPoint::default(),
+        ]);
         assert_eq!(hashes, HashMap::from([(1, "h1".to_owned())]));
 
         let kept = HashSet::from(["keep".to_owned()]);
-        let page = vec![with(1, "doc_id", "keep"), with(2, "doc_id", "gone"), with(3, "title", "no doc id")];
-        assert_eq!(stale_points(page, &kept), [PointId::from(2), PointId::from(3)]);
+        let page = vec![
+            with(1, "doc_id", "keep"),
+            with(2, "doc_id", "gone"),
+            with(3, "title", "no doc id"),
+        ];
+        assert_eq!(
+            stale_points(page, &kept),
+            [PointId::from(2), PointId::from(3)]
+        );
     }
 
     #[test]
     fn a_document_point_carries_both_vectors_and_the_shared_payload() {
-        let encoder = bm25_encoder(Bm25Params { avg_doc_len: Some(5.0), ..Default::default() }).unwrap();
-        let built = point(&doc("j1", Some("2024-03-02")), 42, "h", &encoder, Some(vec![0.1, 0.2]));
+        let encoder = bm25_encoder(Bm25Params {
+            avg_doc_len: Some(5.0),
+            ..Default::default()
+        })
+        .unwrap();
+        let built = point(
+            &doc("j1", Some("2024-03-02")),
+            42,
+            "h",
+            &encoder,
+            Some(vec![0.1, 0.2]),
+        );
         assert_eq!(built.id, Some(PointId::from(42)));
-        let Some(Vectors { vectors_options: Some(qdrant_client::qdrant::vectors::VectorsOptions::Vectors(named)) }) = built.vectors else {
+        let Some(Vectors {
+            vectors_options: Some(qdrant_client::qdrant::vectors::VectorsOptions::Vectors(named)),
+        }) = built.vectors
+        else {
             panic!("named vectors expected: {:?}", built.vectors)
         };
         let mut names: Vec<&str> = named.vectors.keys().map(String::as_str).collect();
@@ -645,7 +956,10 @@ mod tests {
         assert_eq!(names, [SPARSE_VECTOR, DENSE_VECTOR]);
         let json = payload_json(built.payload);
         assert_eq!(json.get("doc_id"), Some(&serde_json::json!("j1")));
-        assert_eq!(json.get(DATE_FIELD).and_then(serde_json::Value::as_f64), Some(19_784.0));
+        assert_eq!(
+            json.get(DATE_FIELD).and_then(serde_json::Value::as_f64),
+            Some(19_784.0)
+        );
         assert_eq!(json.get("hash"), Some(&serde_json::json!("h")));
     }
 
@@ -653,8 +967,17 @@ mod tests {
     fn json_survives_the_trip_through_qdrant_values() {
         let json = serde_json::json!({"s": "x", "i": -3, "f": 1.5, "whole": 2.0, "b": true, "n": null, "l": [1, "two", {"k": []}]});
         assert_eq!(to_json(to_value(json.clone())), json);
-        assert_eq!(to_value(serde_json::json!(2.0)).kind, Some(Kind::DoubleValue(2.0)), "a float stays a float");
-        assert_eq!(to_json(Value { kind: Some(Kind::DoubleValue(f64::NAN)) }), serde_json::Value::Null);
+        assert_eq!(
+            to_value(serde_json::json!(2.0)).kind,
+            Some(Kind::DoubleValue(2.0)),
+            "a float stays a float"
+        );
+        assert_eq!(
+            to_json(Value {
+                kind: Some(Kind::DoubleValue(f64::NAN))
+            }),
+            serde_json::Value::Null
+        );
         assert_eq!(to_json(Value { kind: None }), serde_json::Value::Null);
     }
 }

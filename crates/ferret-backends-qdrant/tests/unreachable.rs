@@ -13,14 +13,22 @@ fn config(url: &str) -> QdrantConfig {
 
 async fn assert_unreachable(url: &str) {
     let started = Instant::now();
-    let error = QdrantIndex::connect_or_create(config(url), None).await.unwrap_err();
+    let error = QdrantIndex::connect_or_create(config(url), None)
+        .await
+        .unwrap_err();
     let elapsed = started.elapsed();
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
-    assert!(matches!(error, QdrantError::Unreachable { .. }), "{error:?}");
+    assert!(
+        matches!(error, QdrantError::Unreachable { .. }),
+        "{error:?}"
+    );
     let message = error.to_string();
     eprintln!("{message}");
     assert!(message.contains(url), "{message}");
-    assert!(message.contains("6334"), "hints at the gRPC port: {message}");
+    assert!(
+        message.contains("6334"),
+        "hints at the gRPC port: {message}"
+    );
 }
 
 #[tokio::test]

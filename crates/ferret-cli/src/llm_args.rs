@@ -48,12 +48,21 @@ impl LlmArgs {
         Ok(match self.llm {
             LlmChoice::None => None,
             LlmChoice::Local => {
-                let dir = self.models.clone().unwrap_or_else(ferret::default_models_dir);
+                let dir = self
+                    .models
+                    .clone()
+                    .unwrap_or_else(ferret::default_models_dir);
                 Some(Arc::new(LocalModel::smollm2(&dir)?))
             }
             LlmChoice::Openai => {
-                let url = self.llm_url.clone().context("--llm openai needs --llm-url or FERRET_LLM_BASE_URL")?;
-                let name = self.llm_model.clone().context("--llm openai needs --llm-model or FERRET_LLM_MODEL")?;
+                let url = self
+                    .llm_url
+                    .clone()
+                    .context("--llm openai needs --llm-url or FERRET_LLM_BASE_URL")?;
+                let name = self
+                    .llm_model
+                    .clone()
+                    .context("--llm openai needs --llm-model or FERRET_LLM_MODEL")?;
                 let mut config = OpenAiConfig::new(url, name);
                 if let Ok(key) = std::env::var("FERRET_LLM_API_KEY") {
                     config = config.api_key(key);

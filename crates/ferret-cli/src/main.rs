@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use ferret::{
-    AgentConfig, DateRange, Ferret, Filters, IngestOptions, IngestReport, LocalIndex, PlanRecord, QdrantIndex, Query,
-    RetrievalMode, Strategy,
+    AgentConfig, DateRange, Ferret, Filters, IngestOptions, IngestReport, LocalIndex, PlanRecord,
+    QdrantIndex, Query, RetrievalMode, Strategy,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use store_args::{EmbedderChoice, StoreArgs};
@@ -97,7 +97,10 @@ const PLAN_RECORD_FILE: &str = "plan.json";
 
 fn main() -> ExitCode {
     if std::env::var_os("RUST_LOG").is_some() {
-        tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
     }
     match run(Cli::parse()) {
         Ok(code) => code,
@@ -110,12 +113,42 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Ingest { path, index, embedder, store } => ingest(&path, &index, embedder, &store),
-        Command::Search { question, index, mode, store, json, verbose, limit, since, until, recent, strategy, record, replay, llm } => {
-            let date_range = (since.is_some() || until.is_some()).then_some(DateRange { from: since, to: until });
-            let filters = Filters { date_range, most_recent: recent };
-            let query = question.map(|q| Query::new(q)?.with_limit(limit)?.with_filters(filters)).transpose()?;
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        Command::Ingest {
+            path,
+            index,
+            embedder,
+            store,
+        } => ingest(&path, &index, embedder, &store),
+        Command::Search {
+            question,
+            index,
+            mode,
+            store,
+            json,
+            verbose,
+            limit,
+            since,
+            until,
+            recent,
+            strategy,
+            record,
+            replay,
+            llm,
+        } => {
+            let date_range = (since.is_some() || until.is_some()).then_some(DateRange {
+                from: since,
+                to: until,
+            });
+            let filters = Filters {
+                date_range,
+                most_recent: recent,
+            };
+            let query = question
+                .map(|q| Query::new(q)?.with_limit(limit)?.with_filters(filters))
+                .transpose()?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
             let mut builder = match (&index, store.qdrant()) {
                 (Some(_), Some(_)) => anyhow::bail!("choose one of --index and --qdrant-url"),
                 (None, Some(config)) => Ferret::builder().qdrant_config(config),
@@ -125,7 +158,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(mode) = mode.filter(|_| index.is_some() || store.qdrant_url.is_some()) {
                 builder = builder.retrieval(mode);
             }
-            let mut builder = builder.agent(AgentConfig { strategy, ..AgentConfig::default() });
+            let mut builder = builder.agent(AgentConfig {
+                strategy,
+                ..AgentConfig::default()
+            });
             if let Some(model) = llm.model()? {
                 builder = builder.language_model(model);
             }
@@ -137,7 +173,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 (Some(dir), _, Some(query)) => {
                     let (response, plan) = runtime.block_on(ferret.search_recorded(query))?;
-                    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("creating {}", dir.display()))?;
                     plan.save(dir.join(PLAN_RECORD_FILE))?;
                     response
                 }
@@ -157,16 +194,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn ingest(path: &std::path::Path, dir: &std::path::Path, embedder: EmbedderChoice, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+fn ingest(
+    path: &std::path::Path,
+    dir: &std::path::Path,
+    embedder: EmbedderChoice,
+    store: &StoreArgs,
+) -> anyhow::Result<ExitCode> {
     // Checked first so a mistyped path does not leave an empty index behind.
     if !path.exists() {
         anyhow::bail!("cannot read {}: no such file or directory", path.display());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let qdrant = store.qdrant();
     let embedder = store_args::ingest_embedder(embedder, qdrant.is_none().then_some(dir))?;
     let bar = ProgressBar::new(0);
-    bar.set_style(ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} documents ({per_sec}, {eta} left)")?);
+    bar.set_style(ProgressStyle::with_template(
+        "{spinner} {bar:40} {pos}/{len} documents ({per_sec}, {eta} left)",
+    )?);
     let mut progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
@@ -176,15 +222,23 @@ fn ingest(path: &std::path::Path, dir: &std::path::Path, embedder: EmbedderChoic
         Some(config) => {
             let place = format!("collection `{}` at {}", config.collection, config.url);
             runtime.block_on(async {
-                let mut index = QdrantIndex::connect_or_create(config, embedder).await.with_context(|| format!("opening {place}"))?;
-                let report = index.ingest_path(path, IngestOptions::default(), &mut progress).await?;
+                let mut index = QdrantIndex::connect_or_create(config, embedder)
+                    .await
+                    .with_context(|| format!("opening {place}"))?;
+                let report = index
+                    .ingest_path(path, IngestOptions::default(), &mut progress)
+                    .await?;
                 anyhow::Ok((report, index.len().await?, place))
             })?
         }
         None => {
-            let mut index =
-                LocalIndex::open_or_create_with(dir, embedder).with_context(|| format!("opening the index at {}", dir.display()))?;
-            let report = runtime.block_on(index.ingest_path(path, IngestOptions::default(), &mut progress))?;
+            let mut index = LocalIndex::open_or_create_with(dir, embedder)
+                .with_context(|| format!("opening the index at {}", dir.display()))?;
+            let report = runtime.block_on(index.ingest_path(
+                path,
+                IngestOptions::default(),
+                &mut progress,
+            ))?;
             (report, index.len(), dir.display().to_string())
         }
     };
@@ -203,10 +257,15 @@ fn ingest(path: &std::path::Path, dir: &std::path::Path, embedder: EmbedderChoic
         report.embedded,
         started.elapsed().as_secs_f64()
     );
-    Ok(if report.issues.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.issues.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// A strategy's name on the command line: `multi-hop` or `multi_hop`.
 fn parse_strategy(name: &str) -> Result<Strategy, String> {
-    name.parse().map_err(|e: ferret::UnknownStrategy| e.to_string().replace('_', "-"))
+    name.parse()
+        .map_err(|e: ferret::UnknownStrategy| e.to_string().replace('_', "-"))
 }

@@ -12,21 +12,54 @@ pub fn response(response: &Response, verbose: bool) -> String {
             if !response.hits.is_empty() {
                 let _ = writeln!(out, "\nFound, though none of it answers:");
                 for h in &response.hits {
-                    let _ = writeln!(out, "  - {}{}", h.title, h.url.as_deref().map(|u| format!(" — {u}")).unwrap_or_default());
+                    let _ = writeln!(
+                        out,
+                        "  - {}{}",
+                        h.title,
+                        h.url
+                            .as_deref()
+                            .map(|u| format!(" — {u}"))
+                            .unwrap_or_default()
+                    );
                 }
             }
         }
         ResponseType::Results => {
-            let _ = writeln!(out, "{}\n\nSources:", response.answer.as_deref().unwrap_or_default());
+            let _ = writeln!(
+                out,
+                "{}\n\nSources:",
+                response.answer.as_deref().unwrap_or_default()
+            );
             for c in &response.citations {
-                let _ = writeln!(out, "  [{}] {}{}", c.marker, c.title, c.url.as_deref().map(|u| format!(" — {u}")).unwrap_or_default());
+                let _ = writeln!(
+                    out,
+                    "  [{}] {}{}",
+                    c.marker,
+                    c.title,
+                    c.url
+                        .as_deref()
+                        .map(|u| format!(" — {u}"))
+                        .unwrap_or_default()
+                );
             }
             let cited: Vec<_> = response.citations.iter().map(|c| &c.hit_id).collect();
-            let others: Vec<_> = response.hits.iter().filter(|h| !cited.contains(&&h.id)).collect();
+            let others: Vec<_> = response
+                .hits
+                .iter()
+                .filter(|h| !cited.contains(&&h.id))
+                .collect();
             if !others.is_empty() {
                 let _ = writeln!(out, "\nAlso found:");
                 for h in others {
-                    let _ = writeln!(out, "  - {}{}", h.title, h.url.as_deref().map(|u| format!(" — {u}")).unwrap_or_default());
+                    let _ = writeln!(
+                        out,
+                        "  - {}{}",
+                        h.title,
+                        h.url
+                            .as_deref()
+                            .map(|u| format!(" — {u}"))
+                            .unwrap_or_default()
+                    );
                 }
             }
         }
@@ -57,8 +90,14 @@ pub fn response(response: &Response, verbose: bool) -> String {
 fn by(implementation: &Implementation) -> String {
     match implementation {
         Implementation::Heuristic { why } => format!("heuristic: {why}"),
-        Implementation::Llm { model, repaired: false } => format!("llm: {model}"),
-        Implementation::Llm { model, repaired: true } => format!("llm: {model}, after one repair"),
+        Implementation::Llm {
+            model,
+            repaired: false,
+        } => format!("llm: {model}"),
+        Implementation::Llm {
+            model,
+            repaired: true,
+        } => format!("llm: {model}, after one repair"),
     }
 }
 

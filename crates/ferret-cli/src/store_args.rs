@@ -42,7 +42,10 @@ impl StoreArgs {
 }
 
 /// The embedder for an ingest into the local index at `dir`, following `choice`.
-pub fn ingest_embedder(choice: EmbedderChoice, dir: Option<&Path>) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
+pub fn ingest_embedder(
+    choice: EmbedderChoice,
+    dir: Option<&Path>,
+) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
     match choice {
         EmbedderChoice::None => Ok(None),
         EmbedderChoice::Local => Ok(Some(ferret::default_embedder()?)),

@@ -13,26 +13,74 @@ fn ingest_then_search_with_json_and_trace() {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes");
     std::fs::create_dir_all(&notes).unwrap();
-    std::fs::write(notes.join("keys.md"), "# Key rotation\n\nRotate the API keys every 90 days from the admin console.").unwrap();
-    std::fs::write(notes.join("bad.jsonl"), "{\"text\":\"fine line\"}\nnot json\n").unwrap();
+    std::fs::write(
+        notes.join("keys.md"),
+        "# Key rotation\n\nRotate the API keys every 90 days from the admin console.",
+    )
+    .unwrap();
+    std::fs::write(
+        notes.join("bad.jsonl"),
+        "{\"text\":\"fine line\"}\nnot json\n",
+    )
+    .unwrap();
     let index = dir.path().join("index");
 
-    let out = ferret(dir.path()).arg("ingest").arg(&notes).arg("--index").arg(&index).output().unwrap();
+    let out = ferret(dir.path())
+        .arg("ingest")
+        .arg(&notes)
+        .arg("--index")
+        .arg(&index)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "a skipped line is reported in the exit code");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a skipped line is reported in the exit code"
+    );
     assert!(stdout.contains("2 added"), "{stdout}");
     assert!(stderr.contains("bad.jsonl:2:"), "{stderr}");
 
-    let out = ferret(dir.path()).args(["search", "how often should keys be rotated?", "--json", "--index"]).arg(&index).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ferret(dir.path())
+        .args([
+            "search",
+            "how often should keys be rotated?",
+            "--json",
+            "--index",
+        ])
+        .arg(&index)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(response["response_type"], "results");
     assert_eq!(response["citations"][0]["title"], "Key rotation");
 
-    let out = ferret(dir.path()).args(["search", "how often should keys be rotated?", "-v", "--index"]).arg(&index).output().unwrap();
+    let out = ferret(dir.path())
+        .args([
+            "search",
+            "how often should keys be rotated?",
+            "-v",
+            "--index",
+        ])
+        .arg(&index)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    for expected in ["Sources:", "[1] Key rotation", "Trace:", "intent: search", "call local", "grading:", "stop: Answered"] {
+    for expected in [
+        "Sources:",
+        "[1] Key rotation",
+        "Trace:",
+        "intent: search",
+        "call local",
+        "grading:",
+        "stop: Answered",
+    ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
 }
@@ -42,8 +90,14 @@ fn bad_input_exits_with_a_message_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&[&str], &str); 3] = [
         (&["search", "   "], "the question is empty"),
-        (&["search", "x", "--index", "/definitely/not/here"], "/definitely/not/here"),
-        (&["ingest", "/no/such/corpus.jsonl", "--index"], "/no/such/corpus.jsonl"),
+        (
+            &["search", "x", "--index", "/definitely/not/here"],
+            "/definitely/not/here",
+        ),
+        (
+            &["ingest", "/no/such/corpus.jsonl", "--index"],
+            "/no/such/corpus.jsonl",
+        ),
     ];
     for (args, expected) in cases {
         let mut cmd = ferret(dir.path());
@@ -54,7 +108,10 @@ fn bad_input_exits_with_a_message_not_a_panic() {
         let out = cmd.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(expected) && !stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(expected) && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
     }
     let long = "a".repeat(10_001);
     let out = ferret(dir.path()).args(["search", &long]).output().unwrap();
@@ -66,29 +123,75 @@ fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes");
     std::fs::create_dir_all(&notes).unwrap();
-    std::fs::write(notes.join("volcano.md"), "# Volcanoes\n\nVolcanic eruptions are caused by magma rising through the crust.").unwrap();
-    std::fs::write(notes.join("glacier.md"), "# Glaciers\n\nGlaciers form where snow accumulates faster than it melts.").unwrap();
+    std::fs::write(
+        notes.join("volcano.md"),
+        "# Volcanoes\n\nVolcanic eruptions are caused by magma rising through the crust.",
+    )
+    .unwrap();
+    std::fs::write(
+        notes.join("glacier.md"),
+        "# Glaciers\n\nGlaciers form where snow accumulates faster than it melts.",
+    )
+    .unwrap();
     let index = dir.path().join("index");
-    let out = ferret(dir.path()).arg("ingest").arg(&notes).arg("--index").arg(&index).args(["--embedder", "none"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ferret(dir.path())
+        .arg("ingest")
+        .arg(&notes)
+        .arg("--index")
+        .arg(&index)
+        .args(["--embedder", "none"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let record = dir.path().join("run");
     let question = "What causes volcanic eruptions? How do glaciers form?";
     let search = |extra: &[&str]| {
-        let out = ferret(dir.path()).args(["search", question, "--json", "--index"]).arg(&index).args(extra).arg(&record).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = ferret(dir.path())
+            .args(["search", question, "--json", "--index"])
+            .arg(&index)
+            .args(extra)
+            .arg(&record)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
     let recorded = search(&["--strategy", "plan", "--record"]);
-    assert!(record.join("plan.json").is_file(), "the run is kept in DIR/plan.json");
-    assert!(recorded["answer"].as_str().unwrap().contains("## References"), "{recorded}");
+    assert!(
+        record.join("plan.json").is_file(),
+        "the run is kept in DIR/plan.json"
+    );
+    assert!(
+        recorded["answer"]
+            .as_str()
+            .unwrap()
+            .contains("## References"),
+        "{recorded}"
+    );
 
     // The index is gone: the replay writes the same report from the record alone.
     std::fs::remove_dir_all(&index).unwrap();
     std::fs::create_dir_all(&index).unwrap();
     // No question: the record holds it.
-    let replayed = ferret(dir.path()).args(["search", "--json", "--replay"]).arg(&record).output().unwrap();
-    assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
+    let replayed = ferret(dir.path())
+        .args(["search", "--json", "--replay"])
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert!(
+        replayed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
     let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
     assert_eq!(replayed["answer"], recorded["answer"]);
     assert_eq!(replayed["citations"], recorded["citations"]);

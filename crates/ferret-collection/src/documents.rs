@@ -29,11 +29,22 @@ impl Document {
     /// A digest of everything stored for the document; re-ingesting the same digest is a no-op.
     pub fn content_hash(&self) -> String {
         let mut h = Sha256::new();
-        for part in [&self.id, &self.title, &self.text, self.url.as_deref().unwrap_or(""), &self.source] {
+        for part in [
+            &self.id,
+            &self.title,
+            &self.text,
+            self.url.as_deref().unwrap_or(""),
+            &self.source,
+        ] {
             h.update(part.as_bytes());
             h.update([0]);
         }
-        h.update(self.date.map(|d| d.to_string()).unwrap_or_default().as_bytes());
+        h.update(
+            self.date
+                .map(|d| d.to_string())
+                .unwrap_or_default()
+                .as_bytes(),
+        );
         format!("{:x}", h.finalize())
     }
 }
@@ -88,12 +99,19 @@ pub fn parse_date(s: &str) -> Result<NaiveDate, String> {
 
 /// Read a JSONL file of records `{"_id"|"id", "title", "text", "url", "date"}` (BEIR corpus
 /// layout included). A malformed line becomes an [`IngestIssue`] and the other lines still load.
-pub fn read_jsonl(path: &Path, mut each: impl FnMut(Document)) -> std::io::Result<Vec<IngestIssue>> {
+pub fn read_jsonl(
+    path: &Path,
+    mut each: impl FnMut(Document),
+) -> std::io::Result<Vec<IngestIssue>> {
     let file = std::fs::File::open(path)?;
     let source = path.display().to_string();
     let mut issues = Vec::new();
     for (n, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
-        let issue = |message: String| IngestIssue { file: path.to_owned(), line: Some(n + 1), message };
+        let issue = |message: String| IngestIssue {
+            file: path.to_owned(),
+            line: Some(n + 1),
+            message,
+        };
         let line = match String::from_utf8(line?) {
             Ok(line) => line,
             Err(_) => {
@@ -111,7 +129,9 @@ pub fn read_jsonl(path: &Path, mut each: impl FnMut(Document)) -> std::io::Resul
                 continue;
             }
         };
-        if record.text.trim().is_empty() && record.title.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        if record.text.trim().is_empty()
+            && record.title.as_deref().is_none_or(|t| t.trim().is_empty())
+        {
             issues.push(issue("the record has no text and no title".into()));
             continue;
         }
@@ -127,8 +147,18 @@ pub fn read_jsonl(path: &Path, mut each: impl FnMut(Document)) -> std::io::Resul
             Some(IdValue::Number(n)) => n.to_string(),
             _ => short_hash(&record.text),
         };
-        let title = record.title.filter(|t| !t.trim().is_empty()).unwrap_or_else(|| first_words(&record.text, 8));
-        each(Document { id, title, text: record.text, url: record.url, source: source.clone(), date });
+        let title = record
+            .title
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| first_words(&record.text, 8));
+        each(Document {
+            id,
+            title,
+            text: record.text,
+            url: record.url,
+            source: source.clone(),
+            date,
+        });
     }
     Ok(issues)
 }
@@ -138,20 +168,33 @@ pub fn read_jsonl(path: &Path, mut each: impl FnMut(Document)) -> std::io::Resul
 /// Paragraphs are merged up to `max_chars` characters so that a chunk carries enough context to be
 /// found; a heading starts a new chunk and becomes part of its title. Lines inside fenced code
 /// blocks are never headings or paragraph breaks.
-pub fn chunk_text_file(path: &Path, source: &str, content: &str, max_chars: usize) -> Vec<Document> {
+pub fn chunk_text_file(
+    path: &Path,
+    source: &str,
+    content: &str,
+    max_chars: usize,
+) -> Vec<Document> {
     let content = content.replace("\r\n", "\n");
     let file_title = content
         .lines()
         .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_owned()))
         .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+        .unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
     let mut sections: Vec<(String, Vec<String>)> = vec![(String::new(), Vec::new())];
     let mut paragraph = String::new();
     let mut in_fence = false;
     let end_paragraph = |sections: &mut Vec<(String, Vec<String>)>, paragraph: &mut String| {
         let text = std::mem::take(paragraph).trim().to_owned();
         if !text.is_empty() {
-            sections.last_mut().expect("there is always a section").1.push(text);
+            sections
+                .last_mut()
+                .expect("there is always a section")
+                .1
+                .push(text);
         }
     };
     for line in content.lines() {
@@ -196,7 +239,11 @@ pub fn chunk_text_file(path: &Path, source: &str, content: &str, max_chars: usiz
         .enumerate()
         .map(|(i, (section, text))| Document {
             id: format!("{source}#{i}"),
-            title: if section.is_empty() || section == file_title { file_title.clone() } else { format!("{file_title}: {section}") },
+            title: if section.is_empty() || section == file_title {
+                file_title.clone()
+            } else {
+                format!("{file_title}: {section}")
+            },
             text,
             url: None,
             source: source.to_owned(),
@@ -210,11 +257,16 @@ fn heading_text(line: &str) -> Option<String> {
     let trimmed = line.trim_start();
     let hashes = trimmed.chars().take_while(|&c| c == '#').count();
     let rest = &trimmed[hashes..];
-    ((1..=6).contains(&hashes) && rest.starts_with(' ')).then(|| rest.trim().to_owned()).filter(|t| !t.is_empty())
+    ((1..=6).contains(&hashes) && rest.starts_with(' '))
+        .then(|| rest.trim().to_owned())
+        .filter(|t| !t.is_empty())
 }
 
 fn first_words(text: &str, n: usize) -> String {
-    text.split_whitespace().take(n).collect::<Vec<_>>().join(" ")
+    text.split_whitespace()
+        .take(n)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn short_hash(text: &str) -> String {
@@ -237,22 +289,37 @@ mod tests {
         .unwrap();
         let mut docs = Vec::new();
         let issues = read_jsonl(&path, |d| docs.push(d)).unwrap();
-        assert_eq!(docs.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), ["a", "7"]);
+        assert_eq!(
+            docs.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
+            ["a", "7"]
+        );
         assert_eq!(docs[1].date, NaiveDate::from_ymd_opt(2024, 3, 1));
-        assert_eq!(issues.iter().map(|i| i.line).collect::<Vec<_>>(), [Some(2), Some(5)]);
-        assert!(issues[0].to_string().starts_with(&format!("{}:2: ", path.display())));
+        assert_eq!(
+            issues.iter().map(|i| i.line).collect::<Vec<_>>(),
+            [Some(2), Some(5)]
+        );
+        assert!(issues[0]
+            .to_string()
+            .starts_with(&format!("{}:2: ", path.display())));
     }
 
     #[test]
     fn markdown_is_chunked_on_headings_with_the_section_in_the_title() {
         let md = "# Guide\n\nIntro text.\n\n## Install\n\nRun the installer.\n\nThen restart.\n\n## Use\n\nType a question.";
         let docs = chunk_text_file(Path::new("guide.md"), "guide.md", md, 1000);
-        let view: Vec<_> = docs.iter().map(|d| (d.id.as_str(), d.title.as_str(), d.text.as_str())).collect();
+        let view: Vec<_> = docs
+            .iter()
+            .map(|d| (d.id.as_str(), d.title.as_str(), d.text.as_str()))
+            .collect();
         assert_eq!(
             view,
             [
                 ("guide.md#0", "Guide", "Intro text."),
-                ("guide.md#1", "Guide: Install", "Run the installer.\n\nThen restart."),
+                (
+                    "guide.md#1",
+                    "Guide: Install",
+                    "Run the installer.\n\nThen restart."
+                ),
                 ("guide.md#2", "Guide: Use", "Type a question."),
             ]
         );
@@ -262,11 +329,17 @@ mod tests {
     fn code_fences_hashtags_and_windows_line_endings_do_not_fool_the_chunker() {
         let md = "# Ops\r\n\r\nIntro #tag here.\r\n\r\n```sh\r\n#!/bin/sh\r\n# not a heading\r\n\r\necho hi\r\n```\r\nbefore\r\n## Next\r\nafter";
         let docs = chunk_text_file(Path::new("ops.md"), "ops.md", md, 1000);
-        let view: Vec<_> = docs.iter().map(|d| (d.title.as_str(), d.text.as_str())).collect();
+        let view: Vec<_> = docs
+            .iter()
+            .map(|d| (d.title.as_str(), d.text.as_str()))
+            .collect();
         assert_eq!(
             view,
             [
-                ("Ops", "Intro #tag here.\n\n```sh\n#!/bin/sh\n# not a heading\n\necho hi\n```\nbefore"),
+                (
+                    "Ops",
+                    "Intro #tag here.\n\n```sh\n#!/bin/sh\n# not a heading\n\necho hi\n```\nbefore"
+                ),
                 ("Ops: Next", "after"),
             ]
         );
@@ -277,19 +350,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mixed.jsonl");
         let mut bytes = b"{\"id\":\"a\",\"text\":\"alpha\"}\n".to_vec();
-        bytes.extend_from_slice(b"{\"id\":\"b\",\"text\":\"\xff\xfe\"}\n{\"id\":\"c\",\"text\":\"gamma\"}\n");
+        bytes.extend_from_slice(
+            b"{\"id\":\"b\",\"text\":\"\xff\xfe\"}\n{\"id\":\"c\",\"text\":\"gamma\"}\n",
+        );
         std::fs::write(&path, bytes).unwrap();
         let mut docs = Vec::new();
         let issues = read_jsonl(&path, |d| docs.push(d.id)).unwrap();
         assert_eq!(docs, ["a", "c"]);
-        assert_eq!((issues[0].line, issues[0].message.as_str()), (Some(2), "the line is not valid UTF-8"));
+        assert_eq!(
+            (issues[0].line, issues[0].message.as_str()),
+            (Some(2), "the line is not valid UTF-8")
+        );
     }
 
     #[test]
     fn long_sections_split_on_paragraphs() {
-        let text = (0..6).map(|i| format!("Paragraph {i} {}", "word ".repeat(30))).collect::<Vec<_>>().join("\n\n");
+        let text = (0..6)
+            .map(|i| format!("Paragraph {i} {}", "word ".repeat(30)))
+            .collect::<Vec<_>>()
+            .join("\n\n");
         let docs = chunk_text_file(Path::new("notes.txt"), "notes.txt", &text, 400);
         assert!(docs.len() >= 3, "{} chunks", docs.len());
-        assert!(docs.iter().all(|d| d.text.len() <= 400 && d.title == "notes"));
+        assert!(docs
+            .iter()
+            .all(|d| d.text.len() <= 400 && d.title == "notes"));
     }
 }

@@ -21,7 +21,10 @@ pub struct IngestOptions {
 
 impl Default for IngestOptions {
     fn default() -> Self {
-        Self { max_chunk_chars: 1_500, batch_size: 128 }
+        Self {
+            max_chunk_chars: 1_500,
+            batch_size: 128,
+        }
     }
 }
 
@@ -43,8 +46,6 @@ pub struct IngestReport {
     /// Lines or files skipped, with the reason.
     pub issues: Vec<IngestIssue>,
 }
-
-
 
 /// The sparse (BM25) vector's name.
 pub const SPARSE_VECTOR: &str = "bm25";
@@ -77,7 +78,11 @@ pub struct Bm25Params {
 
 impl Default for Bm25Params {
     fn default() -> Self {
-        Self { k1: 1.2, b: 0.75, avg_doc_len: None }
+        Self {
+            k1: 1.2,
+            b: 0.75,
+            avg_doc_len: None,
+        }
     }
 }
 
@@ -95,8 +100,15 @@ pub fn bm25_encoder(params: Bm25Params) -> Result<EdgeBm25, String> {
 
 /// Mean tokens per document as BM25 sees them: the engine drops stop words, so they are not counted.
 pub fn mean_token_count(documents: &[Document]) -> f64 {
-    let count = |s: &str| ferret_core::text::words(s).filter(|w| !ferret_core::text::is_stop_word(w)).count();
-    let total: usize = documents.iter().map(|d| count(&d.title) + count(&d.text)).sum();
+    let count = |s: &str| {
+        ferret_core::text::words(s)
+            .filter(|w| !ferret_core::text::is_stop_word(w))
+            .count()
+    };
+    let total: usize = documents
+        .iter()
+        .map(|d| count(&d.title) + count(&d.text))
+        .sum();
     (total as f64 / documents.len().max(1) as f64).max(1.0)
 }
 
@@ -137,7 +149,11 @@ pub fn payload(doc: &Document, hash: &str) -> serde_json::Map<String, serde_json
 }
 
 /// A stored payload as a hit; `None` when it is not one of ours (no `doc_id`).
-pub fn to_hit(score: f32, mut payload: serde_json::Map<String, serde_json::Value>, backend: &str) -> Option<Hit> {
+pub fn to_hit(
+    score: f32,
+    mut payload: serde_json::Map<String, serde_json::Value>,
+    backend: &str,
+) -> Option<Hit> {
     let mut take = |key: &str| match payload.remove(key) {
         Some(serde_json::Value::String(s)) => Some(s),
         _ => None,
@@ -176,7 +192,10 @@ pub struct DenseMeta {
 impl DenseMeta {
     /// What `embedder` would record.
     pub fn of(embedder: &dyn Embedder) -> Self {
-        Self { embedder: embedder.name().to_owned(), dimension: embedder.dimension() }
+        Self {
+            embedder: embedder.name().to_owned(),
+            dimension: embedder.dimension(),
+        }
     }
 }
 
@@ -195,11 +214,19 @@ pub enum EmbedderMisfit {
 }
 
 /// An embedder may open a store only if it made the store's vectors; no embedder always may.
-pub fn embedder_fit(stored: Option<&DenseMeta>, embedder: Option<&dyn Embedder>) -> Result<(), EmbedderMisfit> {
-    let Some(offered) = embedder.map(DenseMeta::of) else { return Ok(()) };
+pub fn embedder_fit(
+    stored: Option<&DenseMeta>,
+    embedder: Option<&dyn Embedder>,
+) -> Result<(), EmbedderMisfit> {
+    let Some(offered) = embedder.map(DenseMeta::of) else {
+        return Ok(());
+    };
     match stored {
         None => Err(EmbedderMisfit::NoDenseVectors),
-        Some(stored) if *stored != offered => Err(EmbedderMisfit::Mismatch { stored: stored.clone(), offered }),
+        Some(stored) if *stored != offered => Err(EmbedderMisfit::Mismatch {
+            stored: stored.clone(),
+            offered,
+        }),
         Some(_) => Ok(()),
     }
 }
@@ -236,14 +263,24 @@ pub async fn changed_points<'a>(
             Some(_) => report.updated += 1,
             None => report.added += 1,
         }
-        changed.push(PendingPoint { doc, id, hash, dense: None });
+        changed.push(PendingPoint {
+            doc,
+            id,
+            hash,
+            dense: None,
+        });
     }
     if let Some(embedder) = embedder.filter(|_| !changed.is_empty()) {
         let texts: Vec<String> = changed.iter().map(|p| embedding_text(p.doc)).collect();
         let vectors = embedder.embed(&texts).await?;
         if vectors.len() != texts.len() {
             return Err(EmbedError {
-                message: format!("`{}` returned {} vectors for {} texts", embedder.name(), vectors.len(), texts.len()),
+                message: format!(
+                    "`{}` returned {} vectors for {} texts",
+                    embedder.name(),
+                    vectors.len(),
+                    texts.len()
+                ),
                 retry: RetryClass::Permanent,
             });
         }
@@ -294,7 +331,9 @@ pub fn read_path(path: &Path, max_chunk_chars: usize) -> std::io::Result<PathDoc
         let mut files = Vec::new();
         for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
             match entry {
-                Ok(e) if e.file_type().is_file() && ingestible(e.path()) => files.push(e.into_path()),
+                Ok(e) if e.file_type().is_file() && ingestible(e.path()) => {
+                    files.push(e.into_path())
+                }
                 Ok(_) => {}
                 Err(e) => found.issues.push(IngestIssue {
                     file: e.path().unwrap_or(path).to_owned(),
@@ -307,13 +346,20 @@ pub fn read_path(path: &Path, max_chunk_chars: usize) -> std::io::Result<PathDoc
     } else if path.exists() {
         vec![path.to_owned()]
     } else {
-        return Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no such file or directory",
+        ));
     };
     for file in &files {
         found.files += 1;
         // Sources are absolute so the same file has the same ids however it was named.
         let file = &file.canonicalize().unwrap_or_else(|_| file.clone());
-        let unreadable = |e: std::io::Error| IngestIssue { file: file.clone(), line: None, message: format!("cannot read: {e}") };
+        let unreadable = |e: std::io::Error| IngestIssue {
+            file: file.clone(),
+            line: None,
+            message: format!("cannot read: {e}"),
+        };
         match extension(file).as_str() {
             "jsonl" => match read_jsonl(file, |d| found.documents.push(d)) {
                 Ok(issues) => found.issues.extend(issues),
@@ -323,7 +369,9 @@ pub fn read_path(path: &Path, max_chunk_chars: usize) -> std::io::Result<PathDoc
                 Ok(content) => {
                     let source = file.display().to_string();
                     let chunks = chunk_text_file(file, &source, &content, max_chunk_chars);
-                    found.text_sources.push((source, chunks.iter().map(|d| d.id.clone()).collect()));
+                    found
+                        .text_sources
+                        .push((source, chunks.iter().map(|d| d.id.clone()).collect()));
                     found.documents.extend(chunks);
                 }
                 Err(e) => found.issues.push(unreadable(e)),
@@ -339,9 +387,14 @@ pub fn read_path(path: &Path, max_chunk_chars: usize) -> std::io::Result<PathDoc
 }
 
 fn ingestible(path: &Path) -> bool {
-    matches!(extension(path).as_str(), "jsonl" | "md" | "markdown" | "txt")
+    matches!(
+        extension(path).as_str(),
+        "jsonl" | "md" | "markdown" | "txt"
+    )
 }
 
 fn extension(path: &Path) -> String {
-    path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default()
+    path.extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
 }

@@ -54,7 +54,9 @@ impl Budget {
             ("call_deadline", self.call_deadline.is_zero()),
         ];
         match zero.iter().find(|(_, is_zero)| *is_zero) {
-            Some((name, _)) => Err(BudgetError(format!("{name} is zero, so no search could run"))),
+            Some((name, _)) => Err(BudgetError(format!(
+                "{name} is zero, so no search could run"
+            ))),
             None => Ok(()),
         }
     }

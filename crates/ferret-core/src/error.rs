@@ -64,13 +64,31 @@ pub struct BackendError {
 
 impl BackendError {
     /// A failure retrying cannot fix.
-    pub fn permanent(backend: impl Into<String>, kind: BackendErrorKind, message: impl Into<String>) -> Self {
-        Self { backend: backend.into(), kind, message: message.into(), retry: RetryClass::Permanent }
+    pub fn permanent(
+        backend: impl Into<String>,
+        kind: BackendErrorKind,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            backend: backend.into(),
+            kind,
+            message: message.into(),
+            retry: RetryClass::Permanent,
+        }
     }
 
     /// A failure that may pass if the call is tried again.
-    pub fn transient(backend: impl Into<String>, kind: BackendErrorKind, message: impl Into<String>) -> Self {
-        Self { backend: backend.into(), kind, message: message.into(), retry: RetryClass::Transient }
+    pub fn transient(
+        backend: impl Into<String>,
+        kind: BackendErrorKind,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            backend: backend.into(),
+            kind,
+            message: message.into(),
+            retry: RetryClass::Transient,
+        }
     }
 
     /// The call ran past `deadline`.
@@ -151,7 +169,12 @@ mod tests {
     fn retry_classes_say_whether_a_retry_helps() {
         let table = [
             (RetryClass::Transient, true),
-            (RetryClass::RateLimited { retry_after: Some(Duration::from_secs(2)) }, true),
+            (
+                RetryClass::RateLimited {
+                    retry_after: Some(Duration::from_secs(2)),
+                },
+                true,
+            ),
             (RetryClass::Permanent, false),
             (RetryClass::ContextTooLong, false),
         ];

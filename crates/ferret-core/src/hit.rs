@@ -44,7 +44,13 @@ pub struct Hit {
 
 impl Hit {
     /// A hit with the required fields and nothing else.
-    pub fn new(id: impl Into<String>, title: impl Into<String>, text: impl Into<String>, score: f32, backend: impl Into<String>) -> Self {
+    pub fn new(
+        id: impl Into<String>,
+        title: impl Into<String>,
+        text: impl Into<String>,
+        score: f32,
+        backend: impl Into<String>,
+    ) -> Self {
         Self {
             id: HitId(id.into()),
             title: title.into(),

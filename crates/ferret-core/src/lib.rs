@@ -23,11 +23,13 @@ pub use error::{BackendError, BackendErrorKind, FerretError, RetryClass};
 pub use event::Event;
 pub use hit::{Hit, HitId};
 pub use llm::{
-    ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder, LanguageModel, LlmError,
-    RetrievalMode, TokenUsage,
+    ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder, LanguageModel,
+    LlmError, RetrievalMode, TokenUsage,
 };
 pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
-pub use response::{BackendFailure, Citation, Report, ReportSection, Response, ResponseType, StopReason, Usage};
+pub use response::{
+    BackendFailure, Citation, Report, ReportSection, Response, ResponseType, StopReason, Usage,
+};
 pub use strategy::{Strategy, StrategyReason, UnknownStrategy};
 pub use trace::{Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep};
 pub mod text;

@@ -14,7 +14,9 @@ pub enum QueryError {
     #[error("the question is empty: give Ferret something to search for")]
     Empty,
     /// The question was longer than [`MAX_QUESTION_CHARS`].
-    #[error("the question is {chars} characters long; the limit is {limit}: shorten it or split it")]
+    #[error(
+        "the question is {chars} characters long; the limit is {limit}: shorten it or split it"
+    )]
     TooLong {
         /// Length of the question that was given.
         chars: usize,
@@ -109,11 +111,20 @@ impl TryFrom<RawQuery> for Query {
     type Error = QueryError;
 
     fn try_from(raw: RawQuery) -> Result<Self, Self::Error> {
-        raw.budget.validate().map_err(|e| QueryError::InvalidField { field: "budget", reason: e.0 })?;
+        raw.budget
+            .validate()
+            .map_err(|e| QueryError::InvalidField {
+                field: "budget",
+                reason: e.0,
+            })?;
         Query::new(raw.text)?
             .with_filters(raw.filters)?
             .with_limit(raw.limit)
-            .map(|q| Query { thread_id: raw.thread_id, budget: raw.budget, ..q })
+            .map(|q| Query {
+                thread_id: raw.thread_id,
+                budget: raw.budget,
+                ..q
+            })
     }
 }
 
@@ -131,7 +142,10 @@ impl Query {
         }
         let chars = text.chars().count();
         if chars > MAX_QUESTION_CHARS {
-            return Err(QueryError::TooLong { chars, limit: MAX_QUESTION_CHARS });
+            return Err(QueryError::TooLong {
+                chars,
+                limit: MAX_QUESTION_CHARS,
+            });
         }
         Ok(Self {
             text: text.trim().to_owned(),
@@ -155,7 +169,11 @@ impl Query {
 
     /// Set the filters, refusing a date range that ends before it starts or a zero "most recent".
     pub fn with_filters(mut self, filters: Filters) -> Result<Self, QueryError> {
-        if let Some(DateRange { from: Some(from), to: Some(to) }) = filters.date_range {
+        if let Some(DateRange {
+            from: Some(from),
+            to: Some(to),
+        }) = filters.date_range
+        {
             if to < from {
                 return Err(QueryError::InvalidField {
                     field: "date_range",
@@ -205,25 +223,48 @@ mod tests {
     #[test]
     fn an_oversized_question_is_refused_not_truncated() {
         let err = Query::new("a".repeat(MAX_QUESTION_CHARS + 1)).unwrap_err();
-        assert_eq!(err, QueryError::TooLong { chars: MAX_QUESTION_CHARS + 1, limit: MAX_QUESTION_CHARS });
-        assert!(Query::new("é".repeat(MAX_QUESTION_CHARS)).is_ok(), "the limit counts characters, not bytes");
+        assert_eq!(
+            err,
+            QueryError::TooLong {
+                chars: MAX_QUESTION_CHARS + 1,
+                limit: MAX_QUESTION_CHARS
+            }
+        );
+        assert!(
+            Query::new("é".repeat(MAX_QUESTION_CHARS)).is_ok(),
+            "the limit counts characters, not bytes"
+        );
     }
 
     #[test]
     fn a_backwards_date_range_is_refused() {
         let d = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
-        let filters = Filters { date_range: Some(DateRange { from: d("2024-02-01"), to: d("2024-01-01") }), ..Default::default() };
+        let filters = Filters {
+            date_range: Some(DateRange {
+                from: d("2024-02-01"),
+                to: d("2024-01-01"),
+            }),
+            ..Default::default()
+        };
         assert!(matches!(
             Query::new("x").unwrap().with_filters(filters),
-            Err(QueryError::InvalidField { field: "date_range", .. })
+            Err(QueryError::InvalidField {
+                field: "date_range",
+                ..
+            })
         ));
     }
 
     #[test]
     fn deserialising_validates_like_the_constructor() {
         assert!(serde_json::from_str::<Query>(r#"{"text":"   "}"#).is_err());
-        assert!(serde_json::from_str::<Query>(r#"{"text":"x","filters":{"recent":3}}"#).is_err(), "a misspelt filter is refused");
-        assert!(serde_json::from_str::<Query>(r#"{"text":"x","budget":{"max_attempts":0}}"#).is_err());
+        assert!(
+            serde_json::from_str::<Query>(r#"{"text":"x","filters":{"recent":3}}"#).is_err(),
+            "a misspelt filter is refused"
+        );
+        assert!(
+            serde_json::from_str::<Query>(r#"{"text":"x","budget":{"max_attempts":0}}"#).is_err()
+        );
         let q: Query = serde_json::from_str(r#"{"text":" why? ","limit":3}"#).unwrap();
         assert_eq!((q.text(), q.limit), ("why?", 3));
     }

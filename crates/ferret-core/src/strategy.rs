@@ -26,8 +26,14 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every strategy, in the order they are documented.
-    pub const ALL: [Strategy; 6] =
-        [Self::SinglePass, Self::Refine, Self::MultiHop, Self::ToolLoop, Self::Plan, Self::Auto];
+    pub const ALL: [Strategy; 6] = [
+        Self::SinglePass,
+        Self::Refine,
+        Self::MultiHop,
+        Self::ToolLoop,
+        Self::Plan,
+        Self::Auto,
+    ];
 
     /// The name used in traces, on the command line and in configuration: `single_pass`,
     /// `refine`, `multi_hop`, `tool_loop`, `plan` or `auto`.
@@ -60,7 +66,10 @@ impl std::str::FromStr for Strategy {
     /// A strategy's name; `-` may stand for `_` (`multi-hop`).
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
-        Self::ALL.into_iter().find(|s| s.as_str() == wanted).ok_or_else(|| UnknownStrategy(name.to_owned()))
+        Self::ALL
+            .into_iter()
+            .find(|s| s.as_str() == wanted)
+            .ok_or_else(|| UnknownStrategy(name.to_owned()))
     }
 }
 

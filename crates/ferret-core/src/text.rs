@@ -9,16 +9,17 @@ use rust_stemmers::{Algorithm, Stemmer};
 /// Common English words that carry no topic, question words included: what a question asks for
 /// (how, why, when) is read by the analyzer from the raw text, not from these terms.
 pub const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been",
-    "before", "being", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing",
-    "during", "each", "either", "for", "from", "had", "has", "have", "having", "he", "her", "here",
-    "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me",
-    "more", "most", "my", "neither", "no", "nor", "not", "of", "on", "once", "only", "or", "other",
-    "our", "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than",
-    "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those",
-    "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
-    "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your",
-    "yours", "tell", "show", "find", "give", "know", "please", "many", "much", "s", "t",
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "between", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "during", "each", "either", "for", "from", "had", "has", "have", "having", "he",
+    "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "itself", "just", "me", "more", "most", "my", "neither", "no", "nor", "not", "of", "on",
+    "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should",
+    "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there",
+    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose", "why",
+    "will", "with", "would", "you", "your", "yours", "tell", "show", "find", "give", "know",
+    "please", "many", "much", "s", "t",
 ];
 
 fn stop_words() -> &'static HashSet<&'static str> {
@@ -38,12 +39,17 @@ pub fn is_stop_word(word: &str) -> bool {
 
 /// Lowercase words of `text`: runs of letters and digits, everything else a separator.
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
 }
 
 /// The stemmed content terms of `text`, in order, stop words removed, duplicates kept.
 pub fn content_terms(text: &str) -> Vec<String> {
-    words(text).filter(|w| !is_stop_word(w)).map(|w| stemmer().stem(&w).into_owned()).collect()
+    words(text)
+        .filter(|w| !is_stop_word(w))
+        .map(|w| stemmer().stem(&w).into_owned())
+        .collect()
 }
 
 /// The distinct stemmed content terms of `text`.
@@ -56,7 +62,10 @@ pub fn coverage(query_terms: &HashSet<String>, document_terms: &HashSet<String>)
     if query_terms.is_empty() {
         return 0.0;
     }
-    let found = query_terms.iter().filter(|t| document_terms.contains(*t)).count();
+    let found = query_terms
+        .iter()
+        .filter(|t| document_terms.contains(*t))
+        .count();
     found as f32 / query_terms.len() as f32
 }
 
@@ -80,7 +89,10 @@ pub fn cut(text: &str, max_chars: usize, mark: CutMark) -> String {
         CutMark::Ellipsis if text.chars().nth(max_chars).is_none() => text.to_owned(),
         CutMark::Ellipsis => {
             let head = cut_on_word(text, max_chars.saturating_sub(1));
-            format!("{}…", head.trim_end_matches(|c: char| !c.is_alphanumeric() && !is_closing(c)))
+            format!(
+                "{}…",
+                head.trim_end_matches(|c: char| !c.is_alphanumeric() && !is_closing(c))
+            )
         }
     }
 }
@@ -117,18 +129,27 @@ mod tests {
 
     #[test]
     fn content_terms_drop_stop_words_and_stem() {
-        assert_eq!(content_terms("What are the Running costs of cats?"), ["run", "cost", "cat"]);
+        assert_eq!(
+            content_terms("What are the Running costs of cats?"),
+            ["run", "cost", "cat"]
+        );
     }
 
     #[test]
     fn coverage_is_the_share_of_query_terms_found() {
         let q = term_set("solar panel efficiency");
         let d = term_set("Solar panels convert light.");
-        assert!((coverage(&q, &d) - 2.0 / 3.0).abs() < 1e-6, "panel and panels share a stem");
-        assert_eq!(coverage(&q, &term_set("Efficient solar panels")), 1.0, "so do efficiency and efficient");
+        assert!(
+            (coverage(&q, &d) - 2.0 / 3.0).abs() < 1e-6,
+            "panel and panels share a stem"
+        );
+        assert_eq!(
+            coverage(&q, &term_set("Efficient solar panels")),
+            1.0,
+            "so do efficiency and efficient"
+        );
         assert_eq!(coverage(&term_set("the of"), &d), 0.0);
     }
-
 
     #[test]
     fn cuts_end_on_a_word_and_stay_within_the_limit() {
@@ -139,7 +160,10 @@ mod tests {
         assert_eq!(cut("one two three four", 12, CutMark::Ellipsis), "one two…");
         assert_eq!(cut("éééééé", 5, CutMark::Ellipsis), "éééé…");
         assert_eq!(cut("one, two, three", 10, CutMark::Ellipsis), "one, two…");
-        assert_eq!(cut("He said \"yes\" then left", 16, CutMark::Ellipsis), "He said \"yes\"…");
+        assert_eq!(
+            cut("He said \"yes\" then left", 16, CutMark::Ellipsis),
+            "He said \"yes\"…"
+        );
         assert_eq!(cut("short", 5, CutMark::Ellipsis), "short");
     }
 

@@ -22,7 +22,9 @@ pub enum Implementation {
 impl Implementation {
     /// The heuristic ran because no model is configured.
     pub fn heuristic_default() -> Self {
-        Self::Heuristic { why: "no language model configured".into() }
+        Self::Heuristic {
+            why: "no language model configured".into(),
+        }
     }
 }
 
@@ -274,7 +276,11 @@ impl<T> StageOutput<T> {
 
     /// A result with no model calls behind it.
     pub fn new(value: T, implementation: Implementation) -> Self {
-        Self { value, implementation, llm_calls: Vec::new() }
+        Self {
+            value,
+            implementation,
+            llm_calls: Vec::new(),
+        }
     }
 }
 

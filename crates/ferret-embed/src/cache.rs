@@ -30,23 +30,45 @@ struct State {
 
 impl std::fmt::Debug for CachedEmbedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CachedEmbedder").field("embedder", &self.inner.name()).field("file", &self.file).finish_non_exhaustive()
+        f.debug_struct("CachedEmbedder")
+            .field("embedder", &self.inner.name())
+            .field("file", &self.file)
+            .finish_non_exhaustive()
     }
 }
 
 impl CachedEmbedder {
     /// Cache the vectors of `inner` in `cache_dir`, reading what earlier runs stored there.
     pub fn open(inner: Arc<dyn Embedder>, cache_dir: &Path) -> Result<Self, EmbedderError> {
-        let safe_name: String =
-            inner.name().chars().map(|c| if c.is_ascii_alphanumeric() || "-_.@".contains(c) { c } else { '_' }).collect();
+        let safe_name: String = inner
+            .name()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.@".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let file = cache_dir.join(format!("{safe_name}-{}.vectors", inner.dimension()));
-        let unreadable = |e: std::io::Error| EmbedderError::Invalid { file: file.clone(), reason: e.to_string() };
+        let unreadable = |e: std::io::Error| EmbedderError::Invalid {
+            file: file.clone(),
+            reason: e.to_string(),
+        };
         let vectors = match std::fs::read(&file) {
             Ok(bytes) => decode(&bytes, inner.dimension()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
             Err(e) => return Err(unreadable(e)),
         };
-        Ok(Self { inner, file, state: Mutex::new(State { vectors, writer: None }) })
+        Ok(Self {
+            inner,
+            file,
+            state: Mutex::new(State {
+                vectors,
+                writer: None,
+            }),
+        })
     }
 
     /// Vectors held.
@@ -65,7 +87,9 @@ impl CachedEmbedder {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn store(&self, state: &mut State, key: Key, vector: &[f32]) -> std::io::Result<()> {
@@ -73,7 +97,10 @@ impl CachedEmbedder {
             if let Some(parent) = self.file.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.file)?;
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.file)?;
             // Drop a torn tail left by a crash, so new records stay aligned.
             let record = record_len(self.inner.dimension()) as u64;
             let len = file.metadata()?.len();
@@ -102,7 +129,10 @@ fn decode(bytes: &[u8], dimension: usize) -> HashMap<Key, Vec<f32>> {
         .chunks_exact(record_len(dimension))
         .map(|record| {
             let key: Key = record[..32].try_into().expect("32 bytes");
-            let vector = record[32..].chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
+            let vector = record[32..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+                .collect();
             (key, vector)
         })
         .collect()
@@ -130,13 +160,20 @@ impl Embedder for CachedEmbedder {
         };
         // The first of each missing text; repeats in one call are embedded once.
         let mut seen = std::collections::HashSet::new();
-        let missing: Vec<usize> = (0..texts.len()).filter(|&i| found[i].is_none() && seen.insert(keys[i])).collect();
+        let missing: Vec<usize> = (0..texts.len())
+            .filter(|&i| found[i].is_none() && seen.insert(keys[i]))
+            .collect();
         if !missing.is_empty() {
             let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
             let computed = self.inner.embed(&batch).await?;
             if computed.len() != batch.len() {
                 return Err(EmbedError {
-                    message: format!("{} returned {} vectors for {} texts", self.inner.name(), computed.len(), batch.len()),
+                    message: format!(
+                        "{} returned {} vectors for {} texts",
+                        self.inner.name(),
+                        computed.len(),
+                        batch.len()
+                    ),
                     retry: RetryClass::Permanent,
                 });
             }

@@ -17,10 +17,18 @@ pub(crate) struct CandleBert {
 }
 
 impl CandleBert {
-    pub(crate) fn load(weights_file: &Path, bert: &BertConfig, threads: usize) -> Result<Self, EmbedderError> {
-        let invalid = |reason: String| EmbedderError::Invalid { file: weights_file.to_owned(), reason };
+    pub(crate) fn load(
+        weights_file: &Path,
+        bert: &BertConfig,
+        threads: usize,
+    ) -> Result<Self, EmbedderError> {
+        let invalid = |reason: String| EmbedderError::Invalid {
+            file: weights_file.to_owned(),
+            reason,
+        };
         let weights = std::fs::read(weights_file).map_err(|e| invalid(e.to_string()))?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).map_err(|e| invalid(e.to_string()))?;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| invalid(e.to_string()))?;
         let model = BertModel::load(vb, bert).map_err(|e| invalid(e.to_string()))?;
         let pool = rayon::ThreadPoolBuilder::new()
             .thread_name(|i| format!("ferret-embed-{i}"))
@@ -31,11 +39,19 @@ impl CandleBert {
     }
 
     /// The last hidden states, flat, `batch × tokens × dimension`.
-    pub(crate) fn hidden_states(&self, ids: &[u32], mask: &[u32], shape: (usize, usize)) -> Result<Vec<f32>, String> {
+    pub(crate) fn hidden_states(
+        &self,
+        ids: &[u32],
+        mask: &[u32],
+        shape: (usize, usize),
+    ) -> Result<Vec<f32>, String> {
         let run = || -> candle_core::Result<Vec<f32>> {
             let ids = Tensor::from_slice(ids, shape, &Device::Cpu)?;
             let mask = Tensor::from_slice(mask, shape, &Device::Cpu)?;
-            self.model.forward(&ids, &ids.zeros_like()?, Some(&mask))?.flatten_all()?.to_vec1()
+            self.model
+                .forward(&ids, &ids.zeros_like()?, Some(&mask))?
+                .flatten_all()?
+                .to_vec1()
         };
         self.pool.install(run).map_err(|e| e.to_string())
     }

@@ -24,31 +24,63 @@ impl HubSource {
     /// The public hub, or the mirror in `HF_ENDPOINT`, with the token in `HF_TOKEN` if set.
     pub fn from_env(cache_dir: impl Into<PathBuf>) -> Self {
         Self {
-            endpoint: std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".into()),
+            endpoint: std::env::var("HF_ENDPOINT")
+                .unwrap_or_else(|_| "https://huggingface.co".into()),
             cache_dir: cache_dir.into(),
-            token: std::env::var("HF_TOKEN").ok().filter(|t| !t.is_empty()).map(SecretString::from),
+            token: std::env::var("HF_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty())
+                .map(SecretString::from),
             timeout: Duration::from_secs(600),
         }
     }
 
     /// Fetch `files` of `model_id` (`org/name`) from the main revision, returning their local
     /// paths in the same order.
-    pub async fn download(&self, model_id: &str, files: &[&str]) -> Result<Vec<PathBuf>, EmbedderError> {
-        let hub_error = |url: &str, reason: String| EmbedderError::Hub { model_id: model_id.to_owned(), url: url.to_owned(), reason };
+    pub async fn download(
+        &self,
+        model_id: &str,
+        files: &[&str],
+    ) -> Result<Vec<PathBuf>, EmbedderError> {
+        let hub_error = |url: &str, reason: String| EmbedderError::Hub {
+            model_id: model_id.to_owned(),
+            url: url.to_owned(),
+            reason,
+        };
         let valid_id = model_id.split('/').count() == 2
-            && model_id.split('/').all(|part| !part.is_empty() && part != ".." && part.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)));
+            && model_id.split('/').all(|part| {
+                !part.is_empty()
+                    && part != ".."
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            });
         if !valid_id {
-            return Err(hub_error(&self.endpoint, "a model id is `organisation/name`".into()));
+            return Err(hub_error(
+                &self.endpoint,
+                "a model id is `organisation/name`".into(),
+            ));
         }
         let folder = self.cache_dir.join(model_id.replace('/', "--"));
-        let http = reqwest::Client::builder().timeout(self.timeout).build().map_err(|e| hub_error(&self.endpoint, e.to_string()))?;
+        let http = reqwest::Client::builder()
+            .timeout(self.timeout)
+            .build()
+            .map_err(|e| hub_error(&self.endpoint, e.to_string()))?;
         let mut paths = Vec::with_capacity(files.len());
         for file in files {
             let path = folder.join(file);
             if !path.is_file() {
-                let url = format!("{}/{model_id}/resolve/main/{file}", self.endpoint.trim_end_matches('/'));
-                let bytes = self.fetch(&http, &url).await.map_err(|reason| hub_error(&url, reason))?;
-                write_atomically(&path, &bytes).map_err(|e| hub_error(&url, format!("cannot write {}: {e}", path.display())))?;
+                let url = format!(
+                    "{}/{model_id}/resolve/main/{file}",
+                    self.endpoint.trim_end_matches('/')
+                );
+                let bytes = self
+                    .fetch(&http, &url)
+                    .await
+                    .map_err(|reason| hub_error(&url, reason))?;
+                write_atomically(&path, &bytes).map_err(|e| {
+                    hub_error(&url, format!("cannot write {}: {e}", path.display()))
+                })?;
             }
             paths.push(path);
         }
@@ -76,7 +108,11 @@ impl HubSource {
             };
             return Err(format!("HTTP {status}{hint}"));
         }
-        response.bytes().await.map(|b| b.to_vec()).map_err(|e| format!("download cut: {e}"))
+        response
+            .bytes()
+            .await
+            .map(|b| b.to_vec())
+            .map_err(|e| format!("download cut: {e}"))
     }
 }
 

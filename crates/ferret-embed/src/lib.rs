@@ -19,7 +19,9 @@ use std::path::PathBuf;
 
 pub use cache::CachedEmbedder;
 pub use hub::HubSource;
-pub use local::{LocalEmbedder, LocalEmbedderConfig, LocalRuntime, MINILM_DIR, MINILM_HUB_ID, MODEL_FILES};
+pub use local::{
+    LocalEmbedder, LocalEmbedderConfig, LocalRuntime, MINILM_DIR, MINILM_HUB_ID, MODEL_FILES,
+};
 pub use onnx::{onnxruntime_library, ONNX_MODEL_FILE};
 pub use openai::OpenAiEmbedder;
 

@@ -34,7 +34,12 @@ pub struct LocalEmbedderConfig {
 
 impl Default for LocalEmbedderConfig {
     fn default() -> Self {
-        Self { max_tokens: 256, batch_size: 16, threads: None, runtime: LocalRuntime::Auto }
+        Self {
+            max_tokens: 256,
+            batch_size: 16,
+            threads: None,
+            runtime: LocalRuntime::Auto,
+        }
     }
 }
 
@@ -98,7 +103,10 @@ impl LocalEmbedder {
     /// Load a model folder: [`MODEL_FILES`] for candle; `config.json`, `tokenizer.json` and
     /// [`ONNX_MODEL_FILE`] for ONNX Runtime (see [`LocalRuntime`] for which is chosen).
     pub fn from_dir(dir: &Path, config: LocalEmbedderConfig) -> Result<Self, EmbedderError> {
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "bert".into());
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "bert".into());
         let library = onnxruntime_library(dir);
         let onnx_ready = dir.join(ONNX_MODEL_FILE).is_file() && library.is_file();
         let runtime = match config.runtime {
@@ -110,22 +118,36 @@ impl LocalEmbedder {
             LocalRuntime::Onnx => ONNX_MODEL_FILE,
             _ => "model.safetensors",
         };
-        let missing: Vec<&'static str> =
-            ["config.json", "tokenizer.json", weights].into_iter().filter(|f| !dir.join(f).is_file()).collect();
+        let missing: Vec<&'static str> = ["config.json", "tokenizer.json", weights]
+            .into_iter()
+            .filter(|f| !dir.join(f).is_file())
+            .collect();
         if !missing.is_empty() {
-            return Err(EmbedderError::MissingFiles { dir: dir.to_owned(), missing });
+            return Err(EmbedderError::MissingFiles {
+                dir: dir.to_owned(),
+                missing,
+            });
         }
         if runtime == LocalRuntime::Onnx && !library.is_file() {
             return Err(EmbedderError::MissingRuntime { library });
         }
-        let files = ModelFiles { config: dir.join("config.json"), tokenizer: dir.join("tokenizer.json"), weights: dir.join(weights) };
+        let files = ModelFiles {
+            config: dir.join("config.json"),
+            tokenizer: dir.join("tokenizer.json"),
+            weights: dir.join(weights),
+        };
         let loaded = Self::load(&name, &files, runtime, &library, config);
         match loaded {
             // A library that is there but does not load (another platform, another version) is
             // no reason to fail when the float model can run instead.
-            Err(EmbedderError::Runtime(reason)) if config.runtime == LocalRuntime::Auto && dir.join(MODEL_FILES[2]).is_file() => {
+            Err(EmbedderError::Runtime(reason))
+                if config.runtime == LocalRuntime::Auto && dir.join(MODEL_FILES[2]).is_file() =>
+            {
                 tracing::warn!(%reason, "ONNX Runtime unavailable; embedding with candle");
-                let files = ModelFiles { weights: dir.join(MODEL_FILES[2]), ..files };
+                let files = ModelFiles {
+                    weights: dir.join(MODEL_FILES[2]),
+                    ..files
+                };
                 Self::load(&name, &files, LocalRuntime::Candle, &library, config)
             }
             other => other,
@@ -134,16 +156,32 @@ impl LocalEmbedder {
 
     /// Load a model from the HuggingFace hub (for example [`MINILM_HUB_ID`]), downloading its
     /// files into `hub.cache_dir` on first use. It runs on candle.
-    pub async fn from_hub(hub: &HubSource, model_id: &str, config: LocalEmbedderConfig) -> Result<Self, EmbedderError> {
+    pub async fn from_hub(
+        hub: &HubSource,
+        model_id: &str,
+        config: LocalEmbedderConfig,
+    ) -> Result<Self, EmbedderError> {
         if config.runtime == LocalRuntime::Onnx {
-            return Err(EmbedderError::Config("models from the hub run on candle; use LocalRuntime::Auto or Candle".into()));
+            return Err(EmbedderError::Config(
+                "models from the hub run on candle; use LocalRuntime::Auto or Candle".into(),
+            ));
         }
         let files = hub.download(model_id, &MODEL_FILES).await?;
-        let name = model_id.rsplit('/').next().unwrap_or(model_id).to_lowercase();
-        let files = ModelFiles { config: files[0].clone(), tokenizer: files[1].clone(), weights: files[2].clone() };
-        tokio::task::spawn_blocking(move || Self::load(&name, &files, LocalRuntime::Candle, Path::new(""), config))
-            .await
-            .map_err(|e| EmbedderError::Runtime(format!("loading task failed: {e}")))?
+        let name = model_id
+            .rsplit('/')
+            .next()
+            .unwrap_or(model_id)
+            .to_lowercase();
+        let files = ModelFiles {
+            config: files[0].clone(),
+            tokenizer: files[1].clone(),
+            weights: files[2].clone(),
+        };
+        tokio::task::spawn_blocking(move || {
+            Self::load(&name, &files, LocalRuntime::Candle, Path::new(""), config)
+        })
+        .await
+        .map_err(|e| EmbedderError::Runtime(format!("loading task failed: {e}")))?
     }
 
     fn load(
@@ -158,16 +196,22 @@ impl LocalEmbedder {
                 "max_tokens, batch_size and threads must be at least 1, got {config:?}"
             )));
         }
-        let invalid = |file: &Path, reason: String| EmbedderError::Invalid { file: file.to_owned(), reason };
-        let raw = std::fs::read_to_string(&files.config).map_err(|e| invalid(&files.config, e.to_string()))?;
-        let bert: BertConfig = serde_json::from_str(&raw).map_err(|e| invalid(&files.config, e.to_string()))?;
+        let invalid = |file: &Path, reason: String| EmbedderError::Invalid {
+            file: file.to_owned(),
+            reason,
+        };
+        let raw = std::fs::read_to_string(&files.config)
+            .map_err(|e| invalid(&files.config, e.to_string()))?;
+        let bert: BertConfig =
+            serde_json::from_str(&raw).map_err(|e| invalid(&files.config, e.to_string()))?;
         if config.max_tokens > bert.max_position_embeddings {
             return Err(EmbedderError::Config(format!(
                 "max_tokens {} exceeds the model's {} positions",
                 config.max_tokens, bert.max_position_embeddings
             )));
         }
-        let mut tokenizer = Tokenizer::from_file(&files.tokenizer).map_err(|e| invalid(&files.tokenizer, e.to_string()))?;
+        let mut tokenizer = Tokenizer::from_file(&files.tokenizer)
+            .map_err(|e| invalid(&files.tokenizer, e.to_string()))?;
         // The packaged tokenizer pads and cuts everything to 128; we cut at our limit and pad per batch.
         tokenizer.with_padding(None);
         tokenizer
@@ -178,10 +222,18 @@ impl LocalEmbedder {
                 direction: TruncationDirection::Right,
             }))
             .map_err(|e| invalid(&files.tokenizer, e.to_string()))?;
-        let threads = config.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        let threads = config
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
         let (engine, name) = match runtime {
-            LocalRuntime::Onnx => (Engine::Onnx(OnnxBert::load(&files.weights, library, threads)?), format!("{name}-int8")),
-            _ => (Engine::Candle(CandleBert::load(&files.weights, &bert, threads)?), name.to_owned()),
+            LocalRuntime::Onnx => (
+                Engine::Onnx(OnnxBert::load(&files.weights, library, threads)?),
+                format!("{name}-int8"),
+            ),
+            _ => (
+                Engine::Candle(CandleBert::load(&files.weights, &bert, threads)?),
+                name.to_owned(),
+            ),
         };
         Ok(Self {
             inner: Arc::new(Inner {
@@ -224,13 +276,21 @@ struct ModelFiles {
 impl Inner {
     fn embed_sorted(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let inputs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let encodings = self.tokenizer.encode_batch(inputs, true).map_err(permanent)?;
+        let encodings = self
+            .tokenizer
+            .encode_batch(inputs, true)
+            .map_err(permanent)?;
         // Length-sorted batches pad little: the attention cost grows with the longest text.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].get_ids().len()));
         let mut vectors = vec![Vec::new(); texts.len()];
         for batch in order.chunks(self.config.batch_size) {
-            let longest = batch.iter().map(|&i| encodings[i].get_ids().len()).max().unwrap_or(0).max(1);
+            let longest = batch
+                .iter()
+                .map(|&i| encodings[i].get_ids().len())
+                .max()
+                .unwrap_or(0)
+                .max(1);
             let mut ids = Vec::with_capacity(batch.len() * longest);
             let mut mask = Vec::with_capacity(batch.len() * longest);
             for &i in batch {
@@ -256,16 +316,28 @@ impl Inner {
 }
 
 /// Mean of the token vectors under the mask, scaled to unit length, per text of the batch.
-fn mean_pool(hidden: &[f32], mask: &[u32], (batch, tokens): (usize, usize), dimension: usize) -> Result<Vec<Vec<f32>>, String> {
+fn mean_pool(
+    hidden: &[f32],
+    mask: &[u32],
+    (batch, tokens): (usize, usize),
+    dimension: usize,
+) -> Result<Vec<Vec<f32>>, String> {
     if hidden.len() != batch * tokens * dimension {
-        return Err(format!("the model returned {} values for {batch}×{tokens}×{dimension}", hidden.len()));
+        return Err(format!(
+            "the model returned {} values for {batch}×{tokens}×{dimension}",
+            hidden.len()
+        ));
     }
     let pooled = hidden
         .chunks_exact(tokens * dimension)
         .zip(mask.chunks_exact(tokens))
         .map(|(states, mask)| {
             let mut sum = vec![0f32; dimension];
-            for (state, _) in states.chunks_exact(dimension).zip(mask).filter(|(_, &m)| m != 0) {
+            for (state, _) in states
+                .chunks_exact(dimension)
+                .zip(mask)
+                .filter(|(_, &m)| m != 0)
+            {
                 sum.iter_mut().zip(state).for_each(|(s, x)| *s += x);
             }
             // Dividing by the token count does not change the direction, so only the norm matters.
@@ -278,7 +350,10 @@ fn mean_pool(hidden: &[f32], mask: &[u32], (batch, tokens): (usize, usize), dime
 }
 
 fn permanent(error: impl std::fmt::Display) -> EmbedError {
-    EmbedError { message: error.to_string(), retry: RetryClass::Permanent }
+    EmbedError {
+        message: error.to_string(),
+        retry: RetryClass::Permanent,
+    }
 }
 
 #[async_trait]

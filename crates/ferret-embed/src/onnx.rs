@@ -22,8 +22,16 @@ pub fn onnxruntime_library(model_dir: &Path) -> PathBuf {
     if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
         return PathBuf::from(path);
     }
-    let file = format!("{}onnxruntime{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
-    model_dir.parent().unwrap_or(model_dir).join("onnxruntime").join(file)
+    let file = format!(
+        "{}onnxruntime{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    model_dir
+        .parent()
+        .unwrap_or(model_dir)
+        .join("onnxruntime")
+        .join(file)
 }
 
 /// The library can be loaded once per process; every later session shares that environment.
@@ -32,8 +40,13 @@ static ENVIRONMENT: OnceLock<Result<Environment, String>> = OnceLock::new();
 fn environment(library: &Path) -> Result<&'static Environment, EmbedderError> {
     ENVIRONMENT
         .get_or_init(|| {
-            let builder = ort::init_from(library).map_err(|e| format!("cannot load {}: {e}", library.display()))?;
-            builder.with_name("ferret").with_telemetry(false).build().map_err(|e| e.to_string())
+            let builder = ort::init_from(library)
+                .map_err(|e| format!("cannot load {}: {e}", library.display()))?;
+            builder
+                .with_name("ferret")
+                .with_telemetry(false)
+                .build()
+                .map_err(|e| e.to_string())
         })
         .as_ref()
         .map_err(|reason| EmbedderError::Runtime(format!("ONNX Runtime: {reason}")))
@@ -58,9 +71,16 @@ pub(crate) struct OnnxBert {
 }
 
 impl OnnxBert {
-    pub(crate) fn load(model: &Path, library: &Path, threads: usize) -> Result<Self, EmbedderError> {
+    pub(crate) fn load(
+        model: &Path,
+        library: &Path,
+        threads: usize,
+    ) -> Result<Self, EmbedderError> {
         let environment = environment(library)?;
-        let invalid = |reason: String| EmbedderError::Invalid { file: model.to_owned(), reason };
+        let invalid = |reason: String| EmbedderError::Invalid {
+            file: model.to_owned(),
+            reason,
+        };
         let session = Session::builder(environment)
             .map_err(options)?
             .with_optimization_level(GraphOptimizationLevel::All)
@@ -84,14 +104,26 @@ impl OnnxBert {
         if session.outputs().is_empty() {
             return Err(invalid("the model has no output".into()));
         }
-        Ok(Self { session: Mutex::new(session), inputs })
+        Ok(Self {
+            session: Mutex::new(session),
+            inputs,
+        })
     }
 
     /// The first output (`last_hidden_state`), flat, `batch × tokens × dimension`.
-    pub(crate) fn hidden_states(&self, ids: &[u32], mask: &[u32], shape: (usize, usize)) -> Result<Vec<f32>, String> {
+    pub(crate) fn hidden_states(
+        &self,
+        ids: &[u32],
+        mask: &[u32],
+        shape: (usize, usize),
+    ) -> Result<Vec<f32>, String> {
         let dims = [shape.0 as i64, shape.1 as i64];
         let widen = |values: &[u32]| values.iter().map(|&v| i64::from(v)).collect::<Vec<i64>>();
-        let tensor = |values: Vec<i64>| Tensor::from_array((dims, values)).map(SessionInputValue::from).map_err(|e| e.to_string());
+        let tensor = |values: Vec<i64>| {
+            Tensor::from_array((dims, values))
+                .map(SessionInputValue::from)
+                .map_err(|e| e.to_string())
+        };
         let inputs = self
             .inputs
             .iter()
@@ -101,9 +133,14 @@ impl OnnxBert {
                 Input::TokenTypes => tensor(vec![0; ids.len()]),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut session = self.session.lock().map_err(|_| "an earlier embedding call panicked".to_string())?;
+        let mut session = self
+            .session
+            .lock()
+            .map_err(|_| "an earlier embedding call panicked".to_string())?;
         let outputs = session.run(inputs.as_slice()).map_err(|e| e.to_string())?;
-        let (_, hidden) = outputs[0].try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
+        let (_, hidden) = outputs[0]
+            .try_extract_tensor::<f32>()
+            .map_err(|e| e.to_string())?;
         Ok(hidden.to_vec())
     }
 }

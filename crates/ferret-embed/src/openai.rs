@@ -21,11 +21,19 @@ impl OpenAiEmbedder {
     /// a smaller size the model supports, which is then requested).
     pub fn new(config: OpenAiConfig, dimension: usize) -> Result<Self, EmbedError> {
         if dimension == 0 {
-            return Err(EmbedError { message: "an embedding dimension must be at least 1".into(), retry: RetryClass::Permanent });
+            return Err(EmbedError {
+                message: "an embedding dimension must be at least 1".into(),
+                retry: RetryClass::Permanent,
+            });
         }
         let client = openai_client(&config).map_err(from_llm)?;
         let name = format!("{}@{}", config.model, config.base_url.trim_end_matches('/'));
-        Ok(Self { client, config, dimension, name })
+        Ok(Self {
+            client,
+            config,
+            dimension,
+            name,
+        })
     }
 
     async fn call_once(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
@@ -37,13 +45,25 @@ impl OpenAiEmbedder {
             encoding_format: None,
             user: None,
         };
-        let response = self.client.embeddings().create(request).await.map_err(|e| classify_openai_error(e, url))?;
-        let malformed = |message: String| LlmError { message: format!("{url}: {message}"), retry: RetryClass::Permanent };
+        let response = self
+            .client
+            .embeddings()
+            .create(request)
+            .await
+            .map_err(|e| classify_openai_error(e, url))?;
+        let malformed = |message: String| LlmError {
+            message: format!("{url}: {message}"),
+            retry: RetryClass::Permanent,
+        };
         let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
         for item in response.data {
-            let slot = vectors
-                .get_mut(item.index as usize)
-                .ok_or_else(|| malformed(format!("vector index {} for {} texts", item.index, texts.len())))?;
+            let slot = vectors.get_mut(item.index as usize).ok_or_else(|| {
+                malformed(format!(
+                    "vector index {} for {} texts",
+                    item.index,
+                    texts.len()
+                ))
+            })?;
             if item.embedding.len() != self.dimension {
                 return Err(malformed(format!(
                     "model `{}` returned {} values, configured for {}",
@@ -57,13 +77,18 @@ impl OpenAiEmbedder {
         vectors
             .into_iter()
             .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| malformed(format!("no vector for text {i} of {}", texts.len()))))
+            .map(|(i, v)| {
+                v.ok_or_else(|| malformed(format!("no vector for text {i} of {}", texts.len())))
+            })
             .collect()
     }
 }
 
 fn from_llm(error: LlmError) -> EmbedError {
-    EmbedError { message: error.message, retry: error.retry }
+    EmbedError {
+        message: error.message,
+        retry: error.retry,
+    }
 }
 
 #[async_trait]
@@ -80,6 +105,8 @@ impl Embedder for OpenAiEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        retry_once(&self.config, || self.call_once(texts)).await.map_err(from_llm)
+        retry_once(&self.config, || self.call_once(texts))
+            .await
+            .map_err(from_llm)
     }
 }

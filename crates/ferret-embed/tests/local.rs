@@ -20,12 +20,21 @@ fn minilm() -> Option<LocalEmbedder> {
 
 /// Both engines, each when its files are there.
 fn engines() -> Vec<LocalEmbedder> {
-    [LocalRuntime::Candle, LocalRuntime::Onnx].into_iter().filter_map(on).collect()
+    [LocalRuntime::Candle, LocalRuntime::Onnx]
+        .into_iter()
+        .filter_map(on)
+        .collect()
 }
 
 fn on(runtime: LocalRuntime) -> Option<LocalEmbedder> {
     let dir = models_dir();
-    match LocalEmbedder::minilm(&dir, LocalEmbedderConfig { runtime, ..Default::default() }) {
+    match LocalEmbedder::minilm(
+        &dir,
+        LocalEmbedderConfig {
+            runtime,
+            ..Default::default()
+        },
+    ) {
         Ok(embedder) => Some(embedder),
         Err(e @ (EmbedderError::MissingFiles { .. } | EmbedderError::MissingRuntime { .. })) => {
             assert!(std::env::var_os("FERRET_REQUIRE_MODELS").is_none(), "{e}");
@@ -50,17 +59,35 @@ struct Reference {
 
 #[test]
 fn vectors_match_sentence_transformers() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/embed/minilm-reference.json");
-    let reference: Reference = serde_json::from_str(&std::fs::read_to_string(&path).expect("reference file")).expect("parses");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/embed/minilm-reference.json");
+    let reference: Reference =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("reference file"))
+            .expect("parses");
     for embedder in engines() {
         // The float model must reproduce the reference; int8 weights may move a vector a little.
-        let floor = if embedder.runtime() == LocalRuntime::Onnx { 0.99 } else { 0.999 };
-        let ours = embedder.embed_blocking(&reference.sentences).expect("embeds");
+        let floor = if embedder.runtime() == LocalRuntime::Onnx {
+            0.99
+        } else {
+            0.999
+        };
+        let ours = embedder
+            .embed_blocking(&reference.sentences)
+            .expect("embeds");
         assert_eq!(embedder.dimension(), 384);
-        for ((sentence, expected), got) in reference.sentences.iter().zip(&reference.vectors).zip(&ours) {
+        for ((sentence, expected), got) in reference
+            .sentences
+            .iter()
+            .zip(&reference.vectors)
+            .zip(&ours)
+        {
             assert_eq!(got.len(), 384);
             let similarity = cosine(expected, got);
-            assert!(similarity >= floor, "{:?}: cosine {similarity} for {sentence:?}", embedder.runtime());
+            assert!(
+                similarity >= floor,
+                "{:?}: cosine {similarity} for {sentence:?}",
+                embedder.runtime()
+            );
             let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
             assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
         }
@@ -82,21 +109,37 @@ fn onnx_without_its_library_names_the_path_and_the_command() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join(MINILM_DIR);
     std::fs::create_dir_all(&model).unwrap();
-    for file in ["config.json", "tokenizer.json", ferret_embed::ONNX_MODEL_FILE] {
+    for file in [
+        "config.json",
+        "tokenizer.json",
+        ferret_embed::ONNX_MODEL_FILE,
+    ] {
         std::fs::write(model.join(file), "{}").unwrap();
     }
     if std::env::var_os("ORT_DYLIB_PATH").is_some() {
         eprintln!("skipped: ORT_DYLIB_PATH points elsewhere");
         return;
     }
-    let config = LocalEmbedderConfig { runtime: LocalRuntime::Onnx, ..Default::default() };
+    let config = LocalEmbedderConfig {
+        runtime: LocalRuntime::Onnx,
+        ..Default::default()
+    };
     let err = LocalEmbedder::minilm(dir.path(), config).unwrap_err();
-    let EmbedderError::MissingRuntime { library } = &err else { panic!("{err}") };
-    assert!(library.starts_with(dir.path().join("onnxruntime")), "{}", library.display());
+    let EmbedderError::MissingRuntime { library } = &err else {
+        panic!("{err}")
+    };
+    assert!(
+        library.starts_with(dir.path().join("onnxruntime")),
+        "{}",
+        library.display()
+    );
     assert!(err.to_string().contains("cargo xtask models"), "{err}");
     // Auto falls back to candle, which then names its own missing weights.
     let err = LocalEmbedder::minilm(dir.path(), LocalEmbedderConfig::default()).unwrap_err();
-    assert!(matches!(&err, EmbedderError::MissingFiles { missing, .. } if missing == &["model.safetensors"]), "{err}");
+    assert!(
+        matches!(&err, EmbedderError::MissingFiles { missing, .. } if missing == &["model.safetensors"]),
+        "{err}"
+    );
 }
 
 #[test]
@@ -111,10 +154,17 @@ fn alone_and_batched_agree(embedder: &LocalEmbedder) {
     let long = "A much longer passage about bone density, calcium intake, sunlight exposure and the many ways \
                 that clinical trials have measured the effect of supplements on older adults."
         .to_string();
-    let alone = embedder.embed_blocking(std::slice::from_ref(&short)).unwrap();
-    let batched = embedder.embed_blocking(&[long.clone(), short.clone(), long]).unwrap();
+    let alone = embedder
+        .embed_blocking(std::slice::from_ref(&short))
+        .unwrap();
+    let batched = embedder
+        .embed_blocking(&[long.clone(), short.clone(), long])
+        .unwrap();
     assert!(cosine(&alone[0], &batched[1]) > 0.9999);
-    assert!(cosine(&batched[0], &batched[2]) > 0.9999, "order of results follows the input");
+    assert!(
+        cosine(&batched[0], &batched[2]) > 0.9999,
+        "order of results follows the input"
+    );
 }
 
 #[test]
@@ -128,7 +178,10 @@ fn cut_at_the_limit(embedder: &LocalEmbedder) {
     let head: String = (0..300).map(|i| format!("word{i} ")).collect();
     let longer = format!("{head} and a tail that lies well past the limit");
     let vectors = embedder.embed_blocking(&[head, longer]).unwrap();
-    assert!(cosine(&vectors[0], &vectors[1]) > 0.9999, "only the first 256 tokens count");
+    assert!(
+        cosine(&vectors[0], &vectors[1]) > 0.9999,
+        "only the first 256 tokens count"
+    );
 }
 
 #[test]
@@ -136,8 +189,14 @@ fn a_missing_model_folder_names_the_files_and_the_command() {
     let empty = tempfile::tempdir().unwrap();
     let err = LocalEmbedder::minilm(empty.path(), LocalEmbedderConfig::default()).unwrap_err();
     let message = err.to_string();
-    assert!(message.contains(&empty.path().join(MINILM_DIR).display().to_string()), "{message}");
-    assert!(message.contains("model.safetensors") && message.contains("cargo xtask models"), "{message}");
+    assert!(
+        message.contains(&empty.path().join(MINILM_DIR).display().to_string()),
+        "{message}"
+    );
+    assert!(
+        message.contains("model.safetensors") && message.contains("cargo xtask models"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -145,7 +204,9 @@ fn an_incomplete_model_folder_names_only_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.json"), "{}").unwrap();
     let err = LocalEmbedder::from_dir(dir.path(), LocalEmbedderConfig::default()).unwrap_err();
-    let EmbedderError::MissingFiles { missing, .. } = &err else { panic!("{err}") };
+    let EmbedderError::MissingFiles { missing, .. } = &err else {
+        panic!("{err}")
+    };
     assert_eq!(missing, &["tokenizer.json", "model.safetensors"]);
 }
 
@@ -156,13 +217,19 @@ fn a_corrupt_model_file_is_named() {
         std::fs::write(dir.path().join(file), "not a model").unwrap();
     }
     let err = LocalEmbedder::from_dir(dir.path(), LocalEmbedderConfig::default()).unwrap_err();
-    assert!(matches!(err, EmbedderError::Invalid { ref file, .. } if file.ends_with("config.json")), "{err}");
+    assert!(
+        matches!(err, EmbedderError::Invalid { ref file, .. } if file.ends_with("config.json")),
+        "{err}"
+    );
 }
 
 #[test]
 fn settings_out_of_range_are_refused() {
     let Some(_) = minilm() else { return };
-    let config = LocalEmbedderConfig { max_tokens: 1024, ..Default::default() };
+    let config = LocalEmbedderConfig {
+        max_tokens: 1024,
+        ..Default::default()
+    };
     let err = LocalEmbedder::minilm(&models_dir(), config).unwrap_err();
     assert!(matches!(err, EmbedderError::Config(_)), "{err}");
 }

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, BackendFailure, FerretError, Filters, Hit, RetryClass, SearchBackend,
-    SearchRequest, TraceStep,
+    BackendCapabilities, BackendError, BackendErrorKind, BackendFailure, FerretError, Filters, Hit,
+    RetryClass, SearchBackend, SearchRequest, TraceStep,
 };
 use futures::future::join_all;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -24,7 +24,10 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        Self { max_retries: 1, backoff: Duration::from_millis(200) }
+        Self {
+            max_retries: 1,
+            backoff: Duration::from_millis(200),
+        }
     }
 }
 
@@ -41,7 +44,11 @@ pub struct ExecutorConfig {
 
 impl Default for ExecutorConfig {
     fn default() -> Self {
-        Self { cache_ttl: Duration::from_secs(3600), cache_capacity: 10_000, retry: RetryPolicy::default() }
+        Self {
+            cache_ttl: Duration::from_secs(3600),
+            cache_capacity: 10_000,
+            retry: RetryPolicy::default(),
+        }
     }
 }
 
@@ -56,13 +63,19 @@ pub struct CallBudget {
 impl CallBudget {
     /// `calls` backend calls until `wall_time` from now has passed.
     pub fn new(calls: u32, wall_time: Duration) -> Self {
-        Self { remaining: AtomicU32::new(calls), ends_at: Instant::now() + wall_time }
+        Self {
+            remaining: AtomicU32::new(calls),
+            ends_at: Instant::now() + wall_time,
+        }
     }
 
     /// Take one call from the budget; false when none is left or time is up.
     fn take(&self) -> bool {
         self.time_left() > Duration::ZERO
-            && self.remaining.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok()
+            && self
+                .remaining
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
     }
 
     /// Time until the search's deadline.
@@ -145,28 +158,50 @@ impl ExecutorBuilder {
 
     /// Add a backend with no rate limit (an in-process index needs none).
     pub fn backend(mut self, backend: Arc<dyn SearchBackend>) -> Self {
-        self.slots.push(Slot { backend, limiter: None });
+        self.slots.push(Slot {
+            backend,
+            limiter: None,
+        });
         self
     }
 
     /// Add a backend that may be called at most `per_second` times a second.
-    pub fn rate_limited_backend(mut self, backend: Arc<dyn SearchBackend>, per_second: NonZeroU32) -> Self {
-        self.slots.push(Slot { backend, limiter: Some(RateLimiter::direct(Quota::per_second(per_second))) });
+    pub fn rate_limited_backend(
+        mut self,
+        backend: Arc<dyn SearchBackend>,
+        per_second: NonZeroU32,
+    ) -> Self {
+        self.slots.push(Slot {
+            backend,
+            limiter: Some(RateLimiter::direct(Quota::per_second(per_second))),
+        });
         self
     }
 
     /// Build, refusing an executor with no backend or two backends of the same name.
     pub fn build(self) -> Result<Executor, FerretError> {
         if self.slots.is_empty() {
-            return Err(FerretError::Config("no search backend is configured".into()));
+            return Err(FerretError::Config(
+                "no search backend is configured".into(),
+            ));
         }
         let mut names: Vec<&str> = self.slots.iter().map(|s| s.backend.name()).collect();
         names.sort_unstable();
         if let Some(pair) = names.windows(2).find(|w| w[0] == w[1]) {
-            return Err(FerretError::Config(format!("two backends are named `{}`", pair[0])));
+            return Err(FerretError::Config(format!(
+                "two backends are named `{}`",
+                pair[0]
+            )));
         }
-        let cache = Cache::builder().max_capacity(self.config.cache_capacity).time_to_live(self.config.cache_ttl).build();
-        Ok(Executor { config: self.config, slots: Arc::new(self.slots), cache })
+        let cache = Cache::builder()
+            .max_capacity(self.config.cache_capacity)
+            .time_to_live(self.config.cache_ttl)
+            .build();
+        Ok(Executor {
+            config: self.config,
+            slots: Arc::new(self.slots),
+            cache,
+        })
     }
 }
 
@@ -181,7 +216,10 @@ pub struct Executor {
 
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Executor").field("backends", &self.backend_names()).field("config", &self.config).finish()
+        f.debug_struct("Executor")
+            .field("backends", &self.backend_names())
+            .field("config", &self.config)
+            .finish()
     }
 }
 
@@ -208,7 +246,10 @@ impl Executor {
 
     /// Each backend's name and what it can filter by, in the order they were added.
     pub fn backends(&self) -> Vec<(&str, BackendCapabilities)> {
-        self.slots.iter().map(|s| (s.backend.name(), s.backend.capabilities())).collect()
+        self.slots
+            .iter()
+            .map(|s| (s.backend.name(), s.backend.capabilities()))
+            .collect()
     }
 
     /// Run every query against every backend concurrently, `limit` hits per call, and fuse.
@@ -220,17 +261,42 @@ impl Executor {
         budget: &CallBudget,
         call_deadline: Duration,
     ) -> ExecOutcome {
-        self.execute_on(&ExecRequest { queries, filters, limit, call_deadline, backend: None }, budget).await
+        self.execute_on(
+            &ExecRequest {
+                queries,
+                filters,
+                limit,
+                call_deadline,
+                backend: None,
+            },
+            budget,
+        )
+        .await
     }
 
     /// Run `request`: its queries against its one backend, or every backend, concurrently, and fuse.
     /// A backend name that is not configured calls nothing and finds nothing.
     pub async fn execute_on(&self, request: &ExecRequest<'_>, budget: &CallBudget) -> ExecOutcome {
-        let ExecRequest { queries, filters, limit, call_deadline, backend } = *request;
-        let slots = self.slots.iter().filter(|slot| backend.is_none_or(|name| slot.backend.name() == name));
-        let calls = queries.iter().flat_map(|q| slots.clone().map(move |slot| (q, slot)));
+        let ExecRequest {
+            queries,
+            filters,
+            limit,
+            call_deadline,
+            backend,
+        } = *request;
+        let slots = self
+            .slots
+            .iter()
+            .filter(|slot| backend.is_none_or(|name| slot.backend.name() == name));
+        let calls = queries
+            .iter()
+            .flat_map(|q| slots.clone().map(move |slot| (q, slot)));
         let records = join_all(calls.map(|(query, slot)| {
-            let request = SearchRequest { query: query.clone(), limit, filters: filters.clone() };
+            let request = SearchRequest {
+                query: query.clone(),
+                limit,
+                filters: filters.clone(),
+            };
             self.call(slot, request, budget, call_deadline)
         }))
         .await;
@@ -249,24 +315,35 @@ impl Executor {
         outcome
     }
 
-    async fn call(&self, slot: &Slot, request: SearchRequest, budget: &CallBudget, deadline: Duration) -> CallRecord {
+    async fn call(
+        &self,
+        slot: &Slot,
+        request: SearchRequest,
+        budget: &CallBudget,
+        deadline: Duration,
+    ) -> CallRecord {
         let name = slot.backend.name().to_owned();
         let started = Instant::now();
-        let step = |hits: usize, error: Option<String>, cache_hit: bool, coalesced: bool| TraceStep::BackendCall {
-            backend: name.clone(),
-            query: request.query.clone(),
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            cache_hit,
-            coalesced,
-            hits,
-            error,
+        let step = |hits: usize, error: Option<String>, cache_hit: bool, coalesced: bool| {
+            TraceStep::BackendCall {
+                backend: name.clone(),
+                query: request.query.clone(),
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                cache_hit,
+                coalesced,
+                hits,
+                error,
+            }
         };
         if let Some(problem) = unsupported_filter(slot.backend.as_ref(), &request.filters) {
             let error = BackendError::permanent(&name, BackendErrorKind::InvalidRequest, problem);
             return CallRecord {
                 step: step(0, Some(error.message.clone()), false, false),
                 hits: None,
-                failure: Some(BackendFailure { query: request.query.clone(), error }),
+                failure: Some(BackendFailure {
+                    query: request.query.clone(),
+                    error,
+                }),
                 out_of_budget: false,
                 called: 0,
                 cache_hit: false,
@@ -287,16 +364,30 @@ impl Executor {
         let own_deadline = deadline.min(budget.time_left());
         let shared = self.cache.try_get_with(key, async {
             initialised.store(true, Ordering::SeqCst);
-            self.call_with_retries(slot, &request, budget, deadline, &attempts).await.map(Arc::new)
+            self.call_with_retries(slot, &request, budget, deadline, &attempts)
+                .await
+                .map(Arc::new)
         });
         let mut result = match tokio::time::timeout(own_deadline, shared).await {
             Ok(result) => result,
-            Err(_) => Err(Arc::new(CallError::Backend(BackendError::deadline(&name, own_deadline)))),
+            Err(_) => Err(Arc::new(CallError::Backend(BackendError::deadline(
+                &name,
+                own_deadline,
+            )))),
         };
         let ran = initialised.load(Ordering::SeqCst);
-        if !ran && matches!(result.as_ref().map_err(|e| e.as_ref()), Err(CallError::OutOfBudget)) {
+        if !ran
+            && matches!(
+                result.as_ref().map_err(|e| e.as_ref()),
+                Err(CallError::OutOfBudget)
+            )
+        {
             // Another search ran out of budget; this one may still have calls left.
-            result = self.call_with_retries(slot, &request, budget, deadline, &attempts).await.map(Arc::new).map_err(Arc::new);
+            result = self
+                .call_with_retries(slot, &request, budget, deadline, &attempts)
+                .await
+                .map(Arc::new)
+                .map_err(Arc::new);
         }
         let cache_hit = !ran && was_cached;
         let coalesced = !ran && !was_cached;
@@ -313,14 +404,28 @@ impl Executor {
             },
             Err(error) => {
                 let (failure, out_of_budget) = match error.as_ref() {
-                    CallError::Backend(e) => (Some(BackendFailure { query: request.query.clone(), error: e.clone() }), false),
+                    CallError::Backend(e) => (
+                        Some(BackendFailure {
+                            query: request.query.clone(),
+                            error: e.clone(),
+                        }),
+                        false,
+                    ),
                     CallError::OutOfBudget => (None, true),
                 };
                 let message = match error.as_ref() {
                     CallError::Backend(e) => e.message.clone(),
                     CallError::OutOfBudget => "skipped: the search's budget is spent".to_owned(),
                 };
-                CallRecord { step: step(0, Some(message), false, coalesced), hits: None, failure, out_of_budget, called, cache_hit: false, coalesced }
+                CallRecord {
+                    step: step(0, Some(message), false, coalesced),
+                    hits: None,
+                    failure,
+                    out_of_budget,
+                    called,
+                    cache_hit: false,
+                    coalesced,
+                }
             }
         }
     }
@@ -349,7 +454,10 @@ impl Executor {
                     return Err(CallError::OutOfBudget);
                 }
                 attempts.fetch_add(1, Ordering::SeqCst);
-                slot.backend.search(request).await.map_err(CallError::Backend)
+                slot.backend
+                    .search(request)
+                    .await
+                    .map_err(CallError::Backend)
             };
             let error = match tokio::time::timeout(remaining, attempt).await {
                 Ok(Ok(hits)) => return Ok(hits),
@@ -359,12 +467,17 @@ impl Executor {
             };
             let wait = match error.retry {
                 RetryClass::Transient => self.config.retry.backoff,
-                RetryClass::RateLimited { retry_after } => retry_after.unwrap_or(self.config.retry.backoff),
+                RetryClass::RateLimited { retry_after } => {
+                    retry_after.unwrap_or(self.config.retry.backoff)
+                }
                 _ => return Err(CallError::Backend(error)),
             };
             // A retry that could not finish before the deadline only wastes the backend's capacity.
             let time_left = ends_at.saturating_duration_since(Instant::now());
-            if retries_left == 0 || wait >= time_left || error.kind == BackendErrorKind::DeadlineExceeded {
+            if retries_left == 0
+                || wait >= time_left
+                || error.kind == BackendErrorKind::DeadlineExceeded
+            {
                 return Err(CallError::Backend(error));
             }
             retries_left -= 1;

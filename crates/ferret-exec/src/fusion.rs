@@ -22,8 +22,14 @@ pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
         for (rank, hit) in list.iter().enumerate() {
             // Ids are only unique within a backend; across backends, the same page is the same URL.
             let id_key = format!("id:{}\u{0}{}", hit.backend, hit.id);
-            let url_key = hit.url.as_deref().map(|u| format!("url:{}", canonical_url(u)));
-            let existing = slot_of_key.get(&id_key).or_else(|| url_key.as_ref().and_then(|u| slot_of_key.get(u))).copied();
+            let url_key = hit
+                .url
+                .as_deref()
+                .map(|u| format!("url:{}", canonical_url(u)));
+            let existing = slot_of_key
+                .get(&id_key)
+                .or_else(|| url_key.as_ref().and_then(|u| slot_of_key.get(u)))
+                .copied();
             let slot = existing.unwrap_or_else(|| {
                 fused.push((hit.clone(), 0.0));
                 fused.len() - 1
@@ -55,7 +61,9 @@ pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
 /// search's ranking of everything else is kept (summing would lift what several searches found
 /// twice above a hop's target).
 pub fn dedup_heads_first(lists: &[Vec<Hit>], lead: usize) -> Vec<Hit> {
-    let Some((first, later)) = lists.split_first() else { return Vec::new() };
+    let Some((first, later)) = lists.split_first() else {
+        return Vec::new();
+    };
     let lead = lead.max(1).min(first.len());
     let order: Vec<Hit> = first[..lead]
         .iter()
@@ -92,13 +100,27 @@ mod tests {
 
     #[test]
     fn each_lists_head_comes_first_then_the_rest_in_list_order() {
-        let first = vec![hit("a", None), hit("b", None), hit("shared", None), hit("c", None)];
+        let first = vec![
+            hit("a", None),
+            hit("b", None),
+            hit("shared", None),
+            hit("c", None),
+        ];
         let hop = vec![hit("target", None), hit("hop-2", None), hit("shared", None)];
-        let ids: Vec<_> = dedup_heads_first(&[first.clone(), hop.clone()], 1).into_iter().map(|h| h.id.0).collect();
+        let ids: Vec<_> = dedup_heads_first(&[first.clone(), hop.clone()], 1)
+            .into_iter()
+            .map(|h| h.id.0)
+            .collect();
         assert_eq!(ids, ["a", "target", "b", "shared", "c", "hop-2"]);
-        let led: Vec<_> = dedup_heads_first(&[first.clone(), hop.clone()], 2).into_iter().map(|h| h.id.0).collect();
+        let led: Vec<_> = dedup_heads_first(&[first.clone(), hop.clone()], 2)
+            .into_iter()
+            .map(|h| h.id.0)
+            .collect();
         assert_eq!(led, ["a", "b", "target", "shared", "c", "hop-2"]);
-        let summed: Vec<_> = dedup_and_fuse(&[first, hop], RRF_K).into_iter().map(|h| h.id.0).collect();
+        let summed: Vec<_> = dedup_and_fuse(&[first, hop], RRF_K)
+            .into_iter()
+            .map(|h| h.id.0)
+            .collect();
         assert_eq!(summed[0], "shared", "summing lifts what both lists found");
     }
 
@@ -112,7 +134,11 @@ mod tests {
 
     #[test]
     fn a_result_listed_twice_in_one_list_counts_once() {
-        let twice = vec![hit("a", Some("https://e.com/a")), hit("a-mirror", Some("https://e.com/a/")), hit("b", None)];
+        let twice = vec![
+            hit("a", Some("https://e.com/a")),
+            hit("a-mirror", Some("https://e.com/a/")),
+            hit("b", None),
+        ];
         let fused = dedup_and_fuse(&[twice], RRF_K);
         assert_eq!(fused.len(), 2);
         assert!((fused[0].score - 1.0 / (RRF_K + 1.0)).abs() < 1e-9);
@@ -121,7 +147,10 @@ mod tests {
     #[test]
     fn one_list_keeps_its_order() {
         let list: Vec<_> = ["c", "a", "b"].iter().map(|id| hit(id, None)).collect();
-        let ids: Vec<_> = dedup_and_fuse(&[list], RRF_K).into_iter().map(|h| h.id.0).collect();
+        let ids: Vec<_> = dedup_and_fuse(&[list], RRF_K)
+            .into_iter()
+            .map(|h| h.id.0)
+            .collect();
         assert_eq!(ids, ["c", "a", "b"]);
     }
 

@@ -14,6 +14,8 @@ mod executor;
 mod fusion;
 mod normalize;
 
-pub use executor::{CallBudget, ExecOutcome, ExecRequest, Executor, ExecutorBuilder, ExecutorConfig, RetryPolicy};
+pub use executor::{
+    CallBudget, ExecOutcome, ExecRequest, Executor, ExecutorBuilder, ExecutorConfig, RetryPolicy,
+};
 pub use fusion::{dedup_and_fuse, dedup_heads_first, RRF_K};
 pub use normalize::{canonical_url, normalize_query};

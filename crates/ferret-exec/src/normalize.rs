@@ -39,16 +39,28 @@ mod tests {
 
     #[test]
     fn word_order_case_and_spacing_do_not_change_the_key() {
-        assert_eq!(normalize_query("  Spring  Boot CGLIB "), normalize_query("cglib spring\tboot"));
-        assert_ne!(normalize_query("spring boot"), normalize_query("spring boot 3"));
+        assert_eq!(
+            normalize_query("  Spring  Boot CGLIB "),
+            normalize_query("cglib spring\tboot")
+        );
+        assert_ne!(
+            normalize_query("spring boot"),
+            normalize_query("spring boot 3")
+        );
     }
 
     #[test]
     fn canonical_urls_ignore_fragments_tracking_and_trailing_slashes() {
         let canon = canonical_url("HTTPS://Example.com/docs/?utm_source=x&id=3#intro");
         assert_eq!(canon, "https://example.com/docs?id=3");
-        assert_eq!(canonical_url("https://example.com/"), canonical_url("https://example.com"));
-        assert_eq!(canonical_url("https://example.com/a/"), "https://example.com/a");
+        assert_eq!(
+            canonical_url("https://example.com/"),
+            canonical_url("https://example.com")
+        );
+        assert_eq!(
+            canonical_url("https://example.com/a/"),
+            "https://example.com/a"
+        );
         assert_eq!(canonical_url(" not a url "), "not a url");
     }
 }

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferret_core::{BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, RetryClass, TraceStep};
+use ferret_core::{
+    BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, RetryClass,
+    TraceStep,
+};
 use ferret_exec::{CallBudget, Executor, ExecutorConfig, RetryPolicy};
 use ferret_test_support::{Matching, ScriptedBackend};
 
@@ -18,12 +21,24 @@ fn scripted(name: &str, ids: &[&str]) -> ScriptedBackend {
             hit
         })
         .collect();
-    ScriptedBackend::new(name, documents).matching(Matching::EchoQuery).capabilities(BackendCapabilities::default())
+    ScriptedBackend::new(name, documents)
+        .matching(Matching::EchoQuery)
+        .capabilities(BackendCapabilities::default())
 }
 
 fn executor(backends: Vec<Arc<ScriptedBackend>>) -> Executor {
-    let config = ExecutorConfig { retry: RetryPolicy { max_retries: 1, backoff: Duration::from_millis(5) }, ..Default::default() };
-    backends.into_iter().fold(Executor::builder().config(config), |b, s| b.backend(s)).build().unwrap()
+    let config = ExecutorConfig {
+        retry: RetryPolicy {
+            max_retries: 1,
+            backoff: Duration::from_millis(5),
+        },
+        ..Default::default()
+    };
+    backends
+        .into_iter()
+        .fold(Executor::builder().config(config), |b, s| b.backend(s))
+        .build()
+        .unwrap()
 }
 
 fn budget() -> CallBudget {
@@ -42,9 +57,17 @@ async fn sixteen_concurrent_identical_queries_make_one_backend_call() {
     let runs = (0..16).map(|_| exec.execute(&queries, &filters, 10, &budget, DEADLINE));
     let outcomes = futures::future::join_all(runs).await;
     assert_eq!(backend.calls(), 1);
-    assert!(outcomes.iter().all(|o| o.hits.len() == 2 && o.failures.is_empty()));
+    assert!(outcomes
+        .iter()
+        .all(|o| o.hits.len() == 2 && o.failures.is_empty()));
     assert_eq!(outcomes.iter().map(|o| o.backend_calls).sum::<u32>(), 1);
-    assert_eq!(outcomes.iter().map(|o| o.coalesced + o.cache_hits).sum::<u32>(), 15);
+    assert_eq!(
+        outcomes
+            .iter()
+            .map(|o| o.coalesced + o.cache_hits)
+            .sum::<u32>(),
+        15
+    );
 }
 
 #[tokio::test]
@@ -52,28 +75,66 @@ async fn a_repeat_in_other_word_order_is_served_from_the_cache() {
     let backend = Arc::new(scripted("local", &["a"]));
     let exec = executor(vec![backend.clone()]);
     let budget = budget();
-    exec.execute(&["Solar  Power".into()], &Filters::default(), 10, &budget, DEADLINE).await;
-    let second = exec.execute(&["power solar".into()], &Filters::default(), 10, &budget, DEADLINE).await;
+    exec.execute(
+        &["Solar  Power".into()],
+        &Filters::default(),
+        10,
+        &budget,
+        DEADLINE,
+    )
+    .await;
+    let second = exec
+        .execute(
+            &["power solar".into()],
+            &Filters::default(),
+            10,
+            &budget,
+            DEADLINE,
+        )
+        .await;
     assert_eq!(backend.calls(), 1);
     assert_eq!(second.cache_hits, 1);
-    assert!(matches!(second.calls[0], TraceStep::BackendCall { cache_hit: true, .. }));
+    assert!(matches!(
+        second.calls[0],
+        TraceStep::BackendCall {
+            cache_hit: true,
+            ..
+        }
+    ));
     // Different filters are a different request.
-    let filters = Filters { most_recent: Some(3), ..Default::default() };
-    let third = exec.execute(&["power solar".into()], &filters, 10, &budget, DEADLINE).await;
-    assert_eq!(third.failures.len(), 1, "the scripted backend cannot list recent entries");
-    assert_eq!(backend.calls(), 1, "an unsupported filter is refused before the call");
+    let filters = Filters {
+        most_recent: Some(3),
+        ..Default::default()
+    };
+    let third = exec
+        .execute(&["power solar".into()], &filters, 10, &budget, DEADLINE)
+        .await;
+    assert_eq!(
+        third.failures.len(),
+        1,
+        "the scripted backend cannot list recent entries"
+    );
+    assert_eq!(
+        backend.calls(),
+        1,
+        "an unsupported filter is refused before the call"
+    );
 }
 
 #[tokio::test]
 async fn a_failing_backend_is_a_failure_and_the_others_still_answer() {
-    let broken = Arc::new(scripted("broken", &[]).fail_first(vec![BackendError::permanent(
-        "broken",
-        BackendErrorKind::Unavailable,
-        "index missing",
-    )]));
+    let broken = Arc::new(
+        scripted("broken", &[]).fail_first(vec![BackendError::permanent(
+            "broken",
+            BackendErrorKind::Unavailable,
+            "index missing",
+        )]),
+    );
     let healthy = Arc::new(scripted("healthy", &["a", "b"]));
     let exec = executor(vec![broken, healthy]);
-    let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    let outcome = exec
+        .execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE)
+        .await;
     assert_eq!(outcome.hits.len(), 2);
     assert_eq!(outcome.failures.len(), 1);
     assert_eq!(outcome.failures[0].error.backend, "broken");
@@ -86,23 +147,55 @@ async fn a_backend_past_its_deadline_is_cut_off_and_named() {
     let fast = Arc::new(scripted("fast", &["a"]));
     let exec = executor(vec![slow.clone(), fast]);
     let started = std::time::Instant::now();
-    let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), Duration::from_millis(200)).await;
-    assert!(started.elapsed() < Duration::from_secs(10), "the deadline bounds the call");
-    assert_eq!(outcome.hits.iter().map(|h| h.id.0.as_str()).collect::<Vec<_>>(), ["a"]);
-    assert_eq!(outcome.failures[0].error.kind, BackendErrorKind::DeadlineExceeded);
-    assert_eq!(slow.calls(), 1, "a call that missed its deadline is not retried");
+    let outcome = exec
+        .execute(
+            &["q".into()],
+            &Filters::default(),
+            10,
+            &budget(),
+            Duration::from_millis(200),
+        )
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the deadline bounds the call"
+    );
+    assert_eq!(
+        outcome
+            .hits
+            .iter()
+            .map(|h| h.id.0.as_str())
+            .collect::<Vec<_>>(),
+        ["a"]
+    );
+    assert_eq!(
+        outcome.failures[0].error.kind,
+        BackendErrorKind::DeadlineExceeded
+    );
+    assert_eq!(
+        slow.calls(),
+        1,
+        "a call that missed its deadline is not retried"
+    );
 }
 
 #[tokio::test]
 async fn a_transient_failure_is_retried_once_and_a_permanent_one_never() {
-    let flaky = Arc::new(scripted("flaky", &["a"]).fail_first(vec![BackendError::transient(
-        "flaky",
-        BackendErrorKind::Internal,
-        "503",
-    )]));
+    let flaky = Arc::new(
+        scripted("flaky", &["a"]).fail_first(vec![BackendError::transient(
+            "flaky",
+            BackendErrorKind::Internal,
+            "503",
+        )]),
+    );
     let exec = executor(vec![flaky.clone()]);
-    let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
-    assert_eq!((flaky.calls(), outcome.hits.len(), outcome.backend_calls), (2, 1, 2));
+    let outcome = exec
+        .execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE)
+        .await;
+    assert_eq!(
+        (flaky.calls(), outcome.hits.len(), outcome.backend_calls),
+        (2, 1, 2)
+    );
 
     let down = Arc::new(scripted("down", &["a"]).fail_first(vec![
         BackendError::transient("down", BackendErrorKind::Internal, "503"),
@@ -110,7 +203,9 @@ async fn a_transient_failure_is_retried_once_and_a_permanent_one_never() {
         BackendError::transient("down", BackendErrorKind::Internal, "503"),
     ]));
     let exec = executor(vec![down.clone()]);
-    let outcome = exec.execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    let outcome = exec
+        .execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE)
+        .await;
     assert_eq!(down.calls(), 2, "one retry, no more");
     assert_eq!(outcome.failures.len(), 1);
 }
@@ -122,19 +217,35 @@ async fn retry_after_is_honoured_and_never_exceeds_the_deadline() {
             backend: "limited".into(),
             kind: BackendErrorKind::RateLimited,
             message: "429".into(),
-            retry: RetryClass::RateLimited { retry_after: Some(after) },
+            retry: RetryClass::RateLimited {
+                retry_after: Some(after),
+            },
         }]))
     };
     let soon = limited(Duration::from_millis(50));
     let started = std::time::Instant::now();
-    let outcome = executor(vec![soon.clone()]).execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
-    assert!(started.elapsed() >= Duration::from_millis(50), "waited as asked");
+    let outcome = executor(vec![soon.clone()])
+        .execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE)
+        .await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(50),
+        "waited as asked"
+    );
     assert_eq!((soon.calls(), outcome.hits.len()), (2, 1));
 
     let much_later = limited(Duration::from_secs(60));
-    let outcome = executor(vec![much_later.clone()]).execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
-    assert_eq!(much_later.calls(), 1, "a wait past the deadline is not attempted");
-    assert_eq!(outcome.failures[0].error.kind, BackendErrorKind::RateLimited);
+    let outcome = executor(vec![much_later.clone()])
+        .execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE)
+        .await;
+    assert_eq!(
+        much_later.calls(),
+        1,
+        "a wait past the deadline is not attempted"
+    );
+    assert_eq!(
+        outcome.failures[0].error.kind,
+        BackendErrorKind::RateLimited
+    );
 }
 
 #[tokio::test]
@@ -143,10 +254,15 @@ async fn calls_stop_when_the_budget_is_spent() {
     let exec = executor(vec![backend.clone()]);
     let budget = CallBudget::new(2, Duration::from_secs(30));
     let queries: Vec<String> = ["one", "two", "three"].map(String::from).to_vec();
-    let outcome = exec.execute(&queries, &Filters::default(), 10, &budget, DEADLINE).await;
+    let outcome = exec
+        .execute(&queries, &Filters::default(), 10, &budget, DEADLINE)
+        .await;
     assert_eq!(backend.calls(), 2);
     assert!(outcome.budget_exhausted);
-    assert!(outcome.failures.is_empty(), "running out of budget is not a backend failure");
+    assert!(
+        outcome.failures.is_empty(),
+        "running out of budget is not a backend failure"
+    );
 }
 
 #[tokio::test]
@@ -154,10 +270,21 @@ async fn sub_queries_fan_out_to_every_backend_and_fuse() {
     let a = Arc::new(scripted("a", &["x", "y"]));
     let b = Arc::new(scripted("b", &["y", "z"]));
     let exec = executor(vec![a.clone(), b.clone()]);
-    let outcome = exec.execute(&["one".into(), "two".into()], &Filters::default(), 10, &budget(), DEADLINE).await;
+    let outcome = exec
+        .execute(
+            &["one".into(), "two".into()],
+            &Filters::default(),
+            10,
+            &budget(),
+            DEADLINE,
+        )
+        .await;
     assert_eq!((a.calls(), b.calls()), (2, 2));
     assert_eq!(outcome.calls.len(), 4);
-    assert_eq!(outcome.hits[0].id.0, "y", "found by every call (same URL on both backends), so fused first");
+    assert_eq!(
+        outcome.hits[0].id.0, "y",
+        "found by every call (same URL on both backends), so fused first"
+    );
     assert_eq!(outcome.hits.len(), 3);
 }
 
@@ -166,8 +293,13 @@ async fn filters_reach_backends_that_support_them() {
     let dated = Arc::new(ScriptedBackend::new("dated", Vec::new()));
     let exec = Executor::builder().backend(dated.clone()).build().unwrap();
     let from = chrono::NaiveDate::from_ymd_opt(2024, 1, 1);
-    let filters = Filters { date_range: Some(DateRange { from, to: None }), most_recent: None };
-    let outcome = exec.execute(&["q".into()], &filters, 10, &budget(), DEADLINE).await;
+    let filters = Filters {
+        date_range: Some(DateRange { from, to: None }),
+        most_recent: None,
+    };
+    let outcome = exec
+        .execute(&["q".into()], &filters, 10, &budget(), DEADLINE)
+        .await;
     assert!(outcome.failures.is_empty());
     assert_eq!(dated.requests()[0].filters, filters);
 }
@@ -175,8 +307,14 @@ async fn filters_reach_backends_that_support_them() {
 #[test]
 fn an_executor_needs_a_backend_and_distinct_names() {
     assert!(Executor::builder().build().is_err());
-    let twice = Executor::builder().backend(Arc::new(scripted("x", &[]))).backend(Arc::new(scripted("x", &[]))).build();
-    assert!(twice.unwrap_err().to_string().contains("two backends are named `x`"));
+    let twice = Executor::builder()
+        .backend(Arc::new(scripted("x", &[])))
+        .backend(Arc::new(scripted("x", &[])))
+        .build();
+    assert!(twice
+        .unwrap_err()
+        .to_string()
+        .contains("two backends are named `x`"));
 }
 
 #[tokio::test]
@@ -188,10 +326,16 @@ async fn a_rate_limited_backend_is_never_called_faster_than_its_quota() {
         .unwrap();
     let queries: Vec<String> = ["one", "two", "three", "four"].map(String::from).to_vec();
     let started = std::time::Instant::now();
-    let outcome = exec.execute(&queries, &Filters::default(), 10, &budget(), DEADLINE).await;
+    let outcome = exec
+        .execute(&queries, &Filters::default(), 10, &budget(), DEADLINE)
+        .await;
     // A quota of 2 per second allows a burst of 2, then one call every 500 ms: the fourth call
     // cannot start before 1 s. Only a lower bound is asserted, which a slow machine cannot break.
-    assert!(started.elapsed() >= Duration::from_millis(950), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!((backend.calls(), outcome.hits.len()), (4, 1));
 }
 
@@ -202,16 +346,36 @@ async fn a_search_joining_a_shared_call_keeps_its_own_deadline() {
     let (patient_budget, hurried_budget) = (budget(), budget());
     let queries = vec!["q".to_owned()];
     let filters = Filters::default();
-    let patient = exec.execute(&queries, &filters, 10, &patient_budget, Duration::from_secs(5));
+    let patient = exec.execute(
+        &queries,
+        &filters,
+        10,
+        &patient_budget,
+        Duration::from_secs(5),
+    );
     let hurried = async {
         tokio::time::sleep(Duration::from_millis(20)).await;
         let started = std::time::Instant::now();
-        let outcome = exec.execute(&queries, &filters, 10, &hurried_budget, Duration::from_millis(100)).await;
+        let outcome = exec
+            .execute(
+                &queries,
+                &filters,
+                10,
+                &hurried_budget,
+                Duration::from_millis(100),
+            )
+            .await;
         (outcome, started.elapsed())
     };
     let (patient, (hurried, waited)) = tokio::join!(patient, hurried);
     assert_eq!(patient.hits.len(), 1);
-    assert!(waited < Duration::from_millis(700), "held to its own 100 ms deadline, waited {waited:?}");
-    assert_eq!(hurried.failures[0].error.kind, BackendErrorKind::DeadlineExceeded);
+    assert!(
+        waited < Duration::from_millis(700),
+        "held to its own 100 ms deadline, waited {waited:?}"
+    );
+    assert_eq!(
+        hurried.failures[0].error.kind,
+        BackendErrorKind::DeadlineExceeded
+    );
     assert_eq!(backend.calls(), 1);
 }

@@ -19,7 +19,11 @@ pub struct GradingConfig {
 
 impl Default for GradingConfig {
     fn default() -> Self {
-        Self { keep_threshold: 0.3, good_threshold: 0.4, min_good_hits: 1 }
+        Self {
+            keep_threshold: 0.3,
+            good_threshold: 0.4,
+            min_good_hits: 1,
+        }
     }
 }
 
@@ -47,13 +51,19 @@ pub enum GradingConfigError {
 impl GradingConfig {
     /// Check the thresholds: both in `0..=1`, keep not above good.
     pub fn validate(&self) -> Result<(), GradingConfigError> {
-        for (name, value) in [("keep_threshold", self.keep_threshold), ("good_threshold", self.good_threshold)] {
+        for (name, value) in [
+            ("keep_threshold", self.keep_threshold),
+            ("good_threshold", self.good_threshold),
+        ] {
             if !(0.0..=1.0).contains(&value) {
                 return Err(GradingConfigError::ThresholdOutOfRange { name, value });
             }
         }
         if self.keep_threshold > self.good_threshold {
-            return Err(GradingConfigError::KeepAboveGood { keep: self.keep_threshold, good: self.good_threshold });
+            return Err(GradingConfigError::KeepAboveGood {
+                keep: self.keep_threshold,
+                good: self.good_threshold,
+            });
         }
         Ok(())
     }
@@ -87,18 +97,52 @@ mod tests {
 
     #[test]
     fn validate_rejects_bad_thresholds() {
-        let nan = GradingConfig { keep_threshold: f32::NAN, ..Default::default() };
-        assert!(matches!(nan.validate(), Err(GradingConfigError::ThresholdOutOfRange { name: "keep_threshold", .. })));
-        let big = GradingConfig { good_threshold: 1.5, ..Default::default() };
-        assert!(matches!(big.validate(), Err(GradingConfigError::ThresholdOutOfRange { name: "good_threshold", .. })));
-        let swapped = GradingConfig { keep_threshold: 0.5, good_threshold: 0.4, ..Default::default() };
-        assert_eq!(swapped.validate(), Err(GradingConfigError::KeepAboveGood { keep: 0.5, good: 0.4 }));
+        let nan = GradingConfig {
+            keep_threshold: f32::NAN,
+            ..Default::default()
+        };
+        assert!(matches!(
+            nan.validate(),
+            Err(GradingConfigError::ThresholdOutOfRange {
+                name: "keep_threshold",
+                ..
+            })
+        ));
+        let big = GradingConfig {
+            good_threshold: 1.5,
+            ..Default::default()
+        };
+        assert!(matches!(
+            big.validate(),
+            Err(GradingConfigError::ThresholdOutOfRange {
+                name: "good_threshold",
+                ..
+            })
+        ));
+        let swapped = GradingConfig {
+            keep_threshold: 0.5,
+            good_threshold: 0.4,
+            ..Default::default()
+        };
+        assert_eq!(
+            swapped.validate(),
+            Err(GradingConfigError::KeepAboveGood {
+                keep: 0.5,
+                good: 0.4
+            })
+        );
     }
 
     #[test]
     fn config_deserializes_with_defaults_for_missing_fields() {
         let c: GradingConfig = serde_json::from_str(r#"{"good_threshold": 0.5}"#).unwrap();
-        assert_eq!(c, GradingConfig { good_threshold: 0.5, ..Default::default() });
+        assert_eq!(
+            c,
+            GradingConfig {
+                good_threshold: 0.5,
+                ..Default::default()
+            }
+        );
         assert!(serde_json::from_str::<GradingConfig>(r#"{"good": 0.5}"#).is_err());
     }
 }

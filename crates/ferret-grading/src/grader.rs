@@ -34,7 +34,12 @@ impl HeuristicGrader {
 
     /// The grading itself, without the async wrapper.
     pub fn grade_now(&self, question: &str, hits: &[Hit]) -> Grades {
-        grades_from_judgements(&self.config, question, hits, heuristic_relevance(question, hits))
+        grades_from_judgements(
+            &self.config,
+            question,
+            hits,
+            heuristic_relevance(question, hits),
+        )
     }
 }
 
@@ -55,7 +60,12 @@ impl RelevanceGrader for HeuristicGrader {
 /// hits number at least `max(min_good_hits, 3)` or the best relevance reaches
 /// `max(HIGH_RELEVANCE, good_threshold)`; `medium` otherwise. A retry is advised exactly when the
 /// quality is low, with a suggestion when the question's words allow one (rules on [`RetrySuggestion`](crate::RetrySuggestion)).
-pub fn grades_from_judgements(config: &GradingConfig, question: &str, hits: &[Hit], judgements: Vec<Judgement>) -> Grades {
+pub fn grades_from_judgements(
+    config: &GradingConfig,
+    question: &str,
+    hits: &[Hit],
+    judgements: Vec<Judgement>,
+) -> Grades {
     let mut judgements = judgements.into_iter();
     let per_hit: Vec<HitGrade> = hits
         .iter()
@@ -93,5 +103,10 @@ pub fn grades_from_judgements(config: &GradingConfig, question: &str, hits: &[Hi
     } else {
         None
     };
-    Grades { per_hit, quality, should_retry, suggestion }
+    Grades {
+        per_hit,
+        quality,
+        should_retry,
+        suggestion,
+    }
 }

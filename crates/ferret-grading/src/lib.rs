@@ -11,14 +11,14 @@
 //! executor; models are reached only through `ferret-llm`.
 
 mod config;
-mod grades;
 mod grader;
+mod grades;
 mod llm;
 mod relevance;
 mod suggest;
 
 pub use config::{GradingConfig, GradingConfigError, HIGH_RELEVANCE};
 pub use grader::{grades_from_judgements, HeuristicGrader, RelevanceGrader};
-pub use llm::{LlmGrader, LLM_SCORE_WEIGHT};
 pub use grades::{Grades, HitGrade, LinkedRelevance, Quality, RetryStrategy, RetrySuggestion};
+pub use llm::{LlmGrader, LLM_SCORE_WEIGHT};
 pub use relevance::{heuristic_relevance, Judgement, COVERAGE_WEIGHT, PHRASE_WEIGHT, SCORE_WEIGHT};

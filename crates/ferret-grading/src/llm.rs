@@ -38,11 +38,24 @@ impl RelevanceGrader for LlmGrader {
             previous_queries: Vec::new(),
         };
         let accept = |reply: GradingReply| blend(self, question, hits, shown, reply);
-        self.model.run(&context, 64 + 20 * shown as u32, accept, self.rules.grade(question, hits)).await
+        self.model
+            .run(
+                &context,
+                64 + 20 * shown as u32,
+                accept,
+                self.rules.grade(question, hits),
+            )
+            .await
     }
 }
 
-fn blend(grader: &LlmGrader, question: &str, hits: &[Hit], shown: usize, reply: GradingReply) -> Result<Grades, String> {
+fn blend(
+    grader: &LlmGrader,
+    question: &str,
+    hits: &[Hit],
+    shown: usize,
+    reply: GradingReply,
+) -> Result<Grades, String> {
     let mut scores: Vec<Option<(f32, String)>> = vec![None; shown];
     for grade in reply.grades {
         if let Some(slot) = grade.number.checked_sub(1).and_then(|i| scores.get_mut(i)) {
@@ -52,7 +65,9 @@ fn blend(grader: &LlmGrader, question: &str, hits: &[Hit], shown: usize, reply: 
         }
     }
     if scores.iter().all(Option::is_none) {
-        return Err(format!("no usable score (1-5) for any of the {shown} results"));
+        return Err(format!(
+            "no usable score (1-5) for any of the {shown} results"
+        ));
     }
     let judgements: Vec<Judgement> = heuristic_relevance(question, hits)
         .into_iter()
@@ -60,7 +75,11 @@ fn blend(grader: &LlmGrader, question: &str, hits: &[Hit], shown: usize, reply: 
         .map(|(i, rules)| match scores.get(i).cloned().flatten() {
             Some((score, reason)) => Judgement {
                 relevance: LLM_SCORE_WEIGHT * score + (1.0 - LLM_SCORE_WEIGHT) * rules.relevance,
-                reason: if reason.trim().is_empty() { rules.reason } else { reason },
+                reason: if reason.trim().is_empty() {
+                    rules.reason
+                } else {
+                    reason
+                },
             },
             None => rules,
         })
@@ -72,7 +91,11 @@ fn blend(grader: &LlmGrader, question: &str, hits: &[Hit], shown: usize, reply: 
             Some(s) if s.eq_ignore_ascii_case("narrow") => RetryStrategy::Narrow,
             _ => RetryStrategy::Broaden,
         };
-        if let Some(query) = reply.retry_query.map(|q| q.trim().to_owned()).filter(|q| !q.is_empty() && !q.eq_ignore_ascii_case(question)) {
+        if let Some(query) = reply
+            .retry_query
+            .map(|q| q.trim().to_owned())
+            .filter(|q| !q.is_empty() && !q.eq_ignore_ascii_case(question))
+        {
             grades.suggestion = Some(RetrySuggestion { strategy, query });
         }
     }

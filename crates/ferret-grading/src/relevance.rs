@@ -34,8 +34,15 @@ impl QuestionTerms {
         let terms = text::content_terms(question);
         let pairs = adjacent_pairs(&terms);
         let mut set = HashSet::new();
-        let ordered = terms.into_iter().filter(|t| set.insert(t.clone())).collect();
-        Self { ordered, set, pairs }
+        let ordered = terms
+            .into_iter()
+            .filter(|t| set.insert(t.clone()))
+            .collect();
+        Self {
+            ordered,
+            set,
+            pairs,
+        }
     }
 }
 
@@ -50,7 +57,10 @@ impl HitTerms {
         // Title and text are separate fields; the newline keeps a pair from spanning them.
         let terms = text::content_terms(&format!("{}\n{}", hit.title, hit.text));
         let pairs = adjacent_pairs(&terms);
-        Self { set: terms.into_iter().collect(), pairs }
+        Self {
+            set: terms.into_iter().collect(),
+            pairs,
+        }
     }
 }
 
@@ -58,14 +68,25 @@ fn adjacent_pairs(terms: &[String]) -> HashSet<(String, String)> {
     terms
         .windows(2)
         .filter(|w| w[0] != w[1])
-        .map(|w| if w[0] < w[1] { (w[0].clone(), w[1].clone()) } else { (w[1].clone(), w[0].clone()) })
+        .map(|w| {
+            if w[0] < w[1] {
+                (w[0].clone(), w[1].clone())
+            } else {
+                (w[1].clone(), w[0].clone())
+            }
+        })
         .collect()
 }
 
 /// Backend scores min-max normalised within the list; see the module docs for the edge cases.
 pub(crate) fn rank_scores(hits: &[Hit]) -> Vec<f32> {
-    let finite = hits.iter().map(|h| f64::from(h.score)).filter(|s| s.is_finite());
-    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| (lo.min(s), hi.max(s)));
+    let finite = hits
+        .iter()
+        .map(|h| f64::from(h.score))
+        .filter(|s| s.is_finite());
+    let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
+        (lo.min(s), hi.max(s))
+    });
     hits.iter()
         .map(|h| {
             let s = f64::from(h.score);
@@ -111,12 +132,18 @@ pub(crate) fn sanitize(relevance: f32) -> f32 {
 pub fn heuristic_relevance(question: &str, hits: &[Hit]) -> Vec<Judgement> {
     let q = QuestionTerms::new(question);
     let ranks = rank_scores(hits);
-    hits.iter().zip(ranks).map(|(hit, rank)| judge(&q, &HitTerms::new(hit), rank)).collect()
+    hits.iter()
+        .zip(ranks)
+        .map(|(hit, rank)| judge(&q, &HitTerms::new(hit), rank))
+        .collect()
 }
 
 fn judge(q: &QuestionTerms, hit: &HitTerms, rank: f32) -> Judgement {
     if q.ordered.is_empty() {
-        return Judgement { relevance: 0.0, reason: "the question has no content terms".into() };
+        return Judgement {
+            relevance: 0.0,
+            reason: "the question has no content terms".into(),
+        };
     }
     let coverage = text::coverage(&q.set, &hit.set);
     let phrase = if q.pairs.is_empty() {
@@ -124,9 +151,15 @@ fn judge(q: &QuestionTerms, hit: &HitTerms, rank: f32) -> Judgement {
     } else {
         q.pairs.iter().filter(|p| hit.pairs.contains(*p)).count() as f32 / q.pairs.len() as f32
     };
-    let relevance = sanitize(COVERAGE_WEIGHT * coverage + PHRASE_WEIGHT * phrase + SCORE_WEIGHT * rank);
+    let relevance =
+        sanitize(COVERAGE_WEIGHT * coverage + PHRASE_WEIGHT * phrase + SCORE_WEIGHT * rank);
 
-    let missing: Vec<&str> = q.ordered.iter().filter(|t| !hit.set.contains(*t)).map(String::as_str).collect();
+    let missing: Vec<&str> = q
+        .ordered
+        .iter()
+        .filter(|t| !hit.set.contains(*t))
+        .map(String::as_str)
+        .collect();
     let found = q.ordered.len() - missing.len();
     let mut reason = format!("{found}/{} question terms", q.ordered.len());
     if !missing.is_empty() {
@@ -151,22 +184,52 @@ mod tests {
     #[test]
     fn full_match_at_the_top_scores_one_and_no_overlap_scores_at_most_the_rank_weight() {
         let hits = [
-            hit("a", "Kelantan batik", "Batik from Kelantan is hand-drawn.", 12.0),
+            hit(
+                "a",
+                "Kelantan batik",
+                "Batik from Kelantan is hand-drawn.",
+                12.0,
+            ),
             hit("b", "Weather", "Rain is expected tomorrow.", 30.0),
         ];
         let j = heuristic_relevance("Kelantan batik", &hits);
-        assert!((j[0].relevance - (COVERAGE_WEIGHT + PHRASE_WEIGHT)).abs() < 1e-6, "{j:?}");
+        assert!(
+            (j[0].relevance - (COVERAGE_WEIGHT + PHRASE_WEIGHT)).abs() < 1e-6,
+            "{j:?}"
+        );
         assert!((j[1].relevance - SCORE_WEIGHT).abs() < 1e-6, "{j:?}");
-        assert!(j[1].reason.contains("missing: kelantan, batik"), "{}", j[1].reason);
+        assert!(
+            j[1].reason.contains("missing: kelantan, batik"),
+            "{}",
+            j[1].reason
+        );
     }
 
     #[test]
     fn scores_on_any_scale_give_the_same_relevance() {
-        let texts = [("a", "solar panel efficiency tips"), ("b", "solar power"), ("c", "wind farms")];
-        let bm25: Vec<Hit> = texts.iter().zip([18.0, 10.0, 2.0]).map(|((id, t), s)| hit(id, "", t, s)).collect();
-        let rrf: Vec<Hit> = texts.iter().zip([0.03, 0.02, 0.01]).map(|((id, t), s)| hit(id, "", t, s)).collect();
-        let a: Vec<f32> = heuristic_relevance("solar panel efficiency", &bm25).iter().map(|j| j.relevance).collect();
-        let b: Vec<f32> = heuristic_relevance("solar panel efficiency", &rrf).iter().map(|j| j.relevance).collect();
+        let texts = [
+            ("a", "solar panel efficiency tips"),
+            ("b", "solar power"),
+            ("c", "wind farms"),
+        ];
+        let bm25: Vec<Hit> = texts
+            .iter()
+            .zip([18.0, 10.0, 2.0])
+            .map(|((id, t), s)| hit(id, "", t, s))
+            .collect();
+        let rrf: Vec<Hit> = texts
+            .iter()
+            .zip([0.03, 0.02, 0.01])
+            .map(|((id, t), s)| hit(id, "", t, s))
+            .collect();
+        let a: Vec<f32> = heuristic_relevance("solar panel efficiency", &bm25)
+            .iter()
+            .map(|j| j.relevance)
+            .collect();
+        let b: Vec<f32> = heuristic_relevance("solar panel efficiency", &rrf)
+            .iter()
+            .map(|j| j.relevance)
+            .collect();
         for (x, y) in a.iter().zip(&b) {
             assert!((x - y).abs() < 1e-4, "{a:?} vs {b:?}");
         }
@@ -177,17 +240,34 @@ mod tests {
     fn adjacent_question_terms_count_as_a_phrase_in_either_order() {
         let q = "Kelantan batik motifs";
         let together = hit("a", "", "motifs of batik from Kelantan", 1.0);
-        let apart = hit("b", "", "Kelantan weavers and batik painters use many motifs", 1.0);
+        let apart = hit(
+            "b",
+            "",
+            "Kelantan weavers and batik painters use many motifs",
+            1.0,
+        );
         let j = heuristic_relevance(q, &[together, apart]);
         assert!(j[0].relevance > j[1].relevance, "{j:?}");
     }
 
     #[test]
     fn rank_handles_non_finite_and_equal_scores() {
-        let hits = [hit("a", "", "", f32::NAN), hit("b", "", "", f32::INFINITY), hit("c", "", "", 1.0), hit("d", "", "", 3.0)];
+        let hits = [
+            hit("a", "", "", f32::NAN),
+            hit("b", "", "", f32::INFINITY),
+            hit("c", "", "", 1.0),
+            hit("d", "", "", 3.0),
+        ];
         assert_eq!(rank_scores(&hits), [0.0, 1.0, 0.0, 1.0]);
-        assert_eq!(rank_scores(&[hit("a", "", "", 2.0), hit("b", "", "", 2.0)]), [0.0, 0.0]);
-        let extreme = [hit("a", "", "", f32::MAX), hit("b", "", "", f32::MIN), hit("c", "", "", 0.0)];
+        assert_eq!(
+            rank_scores(&[hit("a", "", "", 2.0), hit("b", "", "", 2.0)]),
+            [0.0, 0.0]
+        );
+        let extreme = [
+            hit("a", "", "", f32::MAX),
+            hit("b", "", "", f32::MIN),
+            hit("c", "", "", 0.0),
+        ];
         assert_eq!(rank_scores(&extreme), [1.0, 0.0, 0.5]);
     }
 }

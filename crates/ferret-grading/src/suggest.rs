@@ -30,7 +30,9 @@ fn tokens(query: &str) -> Vec<Token> {
         if piece.is_empty() {
             return;
         }
-        let surface = piece.trim_matches(|c: char| !c.is_alphanumeric()).to_owned();
+        let surface = piece
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_owned();
         let terms = text::content_terms(&surface);
         if !terms.is_empty() && !out.iter().any(|t| t.terms == terms) {
             out.push(Token {
@@ -63,12 +65,21 @@ fn tokens(query: &str) -> Vec<Token> {
 
 /// Same content terms in the same order with the same quoting: the backends would see the same query.
 fn same_query(a: &str, b: &str) -> bool {
-    let key = |q: &str| tokens(q).into_iter().map(|t| (t.terms, t.quoted)).collect::<Vec<_>>();
+    let key = |q: &str| {
+        tokens(q)
+            .into_iter()
+            .map(|t| (t.terms, t.quoted))
+            .collect::<Vec<_>>()
+    };
     key(a) == key(b)
 }
 
 /// The suggestion for results whose quality is low. `kept` is the number of kept hits.
-pub(crate) fn suggest(question: &str, hit_terms: &[HitTerms], kept: usize) -> Option<RetrySuggestion> {
+pub(crate) fn suggest(
+    question: &str,
+    hit_terms: &[HitTerms],
+    kept: usize,
+) -> Option<RetrySuggestion> {
     let toks = tokens(question);
     if toks.is_empty() {
         return None;
@@ -79,22 +90,39 @@ pub(crate) fn suggest(question: &str, hit_terms: &[HitTerms], kept: usize) -> Op
             if hit_terms.is_empty() {
                 return 0.0;
             }
-            let n = hit_terms.iter().filter(|h| t.terms.iter().all(|term| h.set.contains(term))).count();
+            let n = hit_terms
+                .iter()
+                .filter(|h| t.terms.iter().all(|term| h.set.contains(term)))
+                .count();
             n as f32 / hit_terms.len() as f32
         })
         .collect();
     let usable = |q: String| (!q.trim().is_empty() && !same_query(&q, question)).then_some(q);
-    let broaden = || usable(broaden(&toks, &df)).map(|query| RetrySuggestion { strategy: RetryStrategy::Broaden, query });
+    let broaden = || {
+        usable(broaden(&toks, &df)).map(|query| RetrySuggestion {
+            strategy: RetryStrategy::Broaden,
+            query,
+        })
+    };
     if hit_terms.is_empty() || kept * 2 < hit_terms.len() {
         broaden()
     } else {
-        usable(narrow(&toks, &df)).map(|query| RetrySuggestion { strategy: RetryStrategy::Narrow, query }).or_else(broaden)
+        usable(narrow(&toks, &df))
+            .map(|query| RetrySuggestion {
+                strategy: RetryStrategy::Narrow,
+                query,
+            })
+            .or_else(broaden)
     }
 }
 
 fn broaden(toks: &[Token], df: &[f32]) -> String {
     let mut keep: Vec<usize> = (0..toks.len()).collect();
-    let without_digits: Vec<usize> = keep.iter().copied().filter(|&i| !toks[i].has_digit).collect();
+    let without_digits: Vec<usize> = keep
+        .iter()
+        .copied()
+        .filter(|&i| !toks[i].has_digit)
+        .collect();
     if !without_digits.is_empty() && without_digits.len() < keep.len() {
         keep = without_digits;
     } else if keep.len() >= 2 && !toks.iter().any(|t| t.quoted) {
@@ -105,13 +133,22 @@ fn broaden(toks: &[Token], df: &[f32]) -> String {
                 df[a]
                     .total_cmp(&df[b])
                     .then(toks[b].name_like.cmp(&toks[a].name_like))
-                    .then(toks[b].surface.chars().count().cmp(&toks[a].surface.chars().count()))
+                    .then(
+                        toks[b]
+                            .surface
+                            .chars()
+                            .count()
+                            .cmp(&toks[a].surface.chars().count()),
+                    )
                     .then(b.cmp(&a))
             })
             .unwrap_or(0);
         keep.retain(|&i| i != most_specific);
     }
-    keep.iter().map(|&i| toks[i].surface.as_str()).collect::<Vec<_>>().join(" ")
+    keep.iter()
+        .map(|&i| toks[i].surface.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn narrow(toks: &[Token], df: &[f32]) -> String {
@@ -122,13 +159,23 @@ fn narrow(toks: &[Token], df: &[f32]) -> String {
         if lo < hi {
             stress = df.iter().map(|&d| d == lo).collect();
         } else {
-            let phrase = toks.iter().map(|t| t.surface.as_str()).collect::<Vec<_>>().join(" ");
+            let phrase = toks
+                .iter()
+                .map(|t| t.surface.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
             return format!("\"{phrase}\"");
         }
     }
     toks.iter()
         .zip(stress)
-        .map(|(t, s)| if s || t.quoted { format!("\"{}\"", t.surface) } else { t.surface.clone() })
+        .map(|(t, s)| {
+            if s || t.quoted {
+                format!("\"{}\"", t.surface)
+            } else {
+                t.surface.clone()
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -139,14 +186,21 @@ mod tests {
     use ferret_core::Hit;
 
     fn terms_of(texts: &[&str]) -> Vec<HitTerms> {
-        texts.iter().map(|t| HitTerms::new(&Hit::new("x", "", *t, 1.0, "test"))).collect()
+        texts
+            .iter()
+            .map(|t| HitTerms::new(&Hit::new("x", "", *t, 1.0, "test")))
+            .collect()
     }
 
     #[test]
     fn tokens_keep_surface_forms_and_quoting() {
         let t = tokens("What is \u{201c}Kelantan batik\u{201d} from 1950?");
-        let surfaces: Vec<(&str, bool)> = t.iter().map(|t| (t.surface.as_str(), t.quoted)).collect();
-        assert_eq!(surfaces, [("Kelantan", true), ("batik", true), ("1950", false)]);
+        let surfaces: Vec<(&str, bool)> =
+            t.iter().map(|t| (t.surface.as_str(), t.quoted)).collect();
+        assert_eq!(
+            surfaces,
+            [("Kelantan", true), ("batik", true), ("1950", false)]
+        );
         assert!(t[0].name_like && !t[1].name_like && t[2].has_digit);
     }
 
@@ -165,9 +219,17 @@ mod tests {
 
     #[test]
     fn broaden_drops_the_word_fewest_hits_contain() {
-        let hits = terms_of(&["Kelantan batik", "batik textiles", "Kelantan textiles batik", "weather"]);
+        let hits = terms_of(&[
+            "Kelantan batik",
+            "batik textiles",
+            "Kelantan textiles batik",
+            "weather",
+        ]);
         let s = suggest("traditional Kelantan batik textiles", &hits, 0).unwrap();
-        assert_eq!((s.strategy, s.query.as_str()), (RetryStrategy::Broaden, "Kelantan batik textiles"));
+        assert_eq!(
+            (s.strategy, s.query.as_str()),
+            (RetryStrategy::Broaden, "Kelantan batik textiles")
+        );
     }
 
     #[test]
@@ -185,7 +247,12 @@ mod tests {
 
     #[test]
     fn narrow_quotes_the_words_most_hits_miss() {
-        let hits = terms_of(&["traditional batik", "batik patterns", "batik shirts", "Kelantan batik"]);
+        let hits = terms_of(&[
+            "traditional batik",
+            "batik patterns",
+            "batik shirts",
+            "Kelantan batik",
+        ]);
         let s = suggest("traditional Kelantan batik textiles", &hits, 4).unwrap();
         assert_eq!(s.strategy, RetryStrategy::Narrow);
         assert_eq!(s.query, "\"traditional\" \"Kelantan\" batik \"textiles\"");
@@ -203,8 +270,15 @@ mod tests {
     fn narrow_falls_back_to_broaden_when_it_cannot_change_the_query() {
         let hits = terms_of(&["batik", "batik"]);
         let s = suggest("\"batik\" Kelantan", &hits, 2).unwrap();
-        assert_eq!(s.strategy, RetryStrategy::Narrow, "Kelantan can still be stressed");
+        assert_eq!(
+            s.strategy,
+            RetryStrategy::Narrow,
+            "Kelantan can still be stressed"
+        );
         let s = suggest("\"batik\"", &hits, 2).unwrap();
-        assert_eq!((s.strategy, s.query.as_str()), (RetryStrategy::Broaden, "batik"));
+        assert_eq!(
+            (s.strategy, s.query.as_str()),
+            (RetryStrategy::Broaden, "batik")
+        );
     }
 }

@@ -2,8 +2,8 @@
 
 use ferret_core::{Hit, Implementation};
 use ferret_grading::{
-    grades_from_judgements, heuristic_relevance, GradingConfig, HeuristicGrader, Judgement, Quality, RelevanceGrader,
-    RetryStrategy,
+    grades_from_judgements, heuristic_relevance, GradingConfig, HeuristicGrader, Judgement,
+    Quality, RelevanceGrader, RetryStrategy,
 };
 use proptest::prelude::*;
 
@@ -12,8 +12,16 @@ fn hit(id: &str, title: &str, text: &str, score: f32) -> Hit {
 }
 
 fn judged(relevances: &[f32]) -> (Vec<Hit>, Vec<Judgement>) {
-    let hits = (0..relevances.len()).map(|i| hit(&format!("h{i}"), "", "", 1.0)).collect();
-    let judgements = relevances.iter().map(|&relevance| Judgement { relevance, reason: String::new() }).collect();
+    let hits = (0..relevances.len())
+        .map(|i| hit(&format!("h{i}"), "", "", 1.0))
+        .collect();
+    let judgements = relevances
+        .iter()
+        .map(|&relevance| Judgement {
+            relevance,
+            reason: String::new(),
+        })
+        .collect();
     (hits, judgements)
 }
 
@@ -22,21 +30,37 @@ fn thresholds_are_inclusive_at_0_3_and_0_4() {
     let (hits, judgements) = judged(&[0.29, 0.3, 0.39, 0.4]);
     let g = grades_from_judgements(&GradingConfig::default(), "batik", &hits, judgements);
     let flags: Vec<(bool, bool)> = g.per_hit.iter().map(|h| (h.kept, h.good)).collect();
-    assert_eq!(flags, [(false, false), (true, false), (true, false), (true, true)]);
+    assert_eq!(
+        flags,
+        [(false, false), (true, false), (true, false), (true, true)]
+    );
     assert_eq!((g.kept(), g.good()), (3, 1));
 }
 
 #[tokio::test]
 async fn heuristic_thresholds_follow_the_config() {
-    let hits = [hit("a", "Batik", "Batik cloth from Java, dyed with wax.", 1.0)];
+    let hits = [hit(
+        "a",
+        "Batik",
+        "Batik cloth from Java, dyed with wax.",
+        1.0,
+    )];
     let question = "Kelantan batik cloth motifs";
     let r = heuristic_relevance(question, &hits)[0].relevance;
     assert!(r > 0.0 && r < 1.0, "{r}");
-    let at = HeuristicGrader::new(GradingConfig { keep_threshold: r, good_threshold: r, min_good_hits: 1 });
+    let at = HeuristicGrader::new(GradingConfig {
+        keep_threshold: r,
+        good_threshold: r,
+        min_good_hits: 1,
+    });
     let g = at.grade(question, &hits).await.value;
     assert!(g.per_hit[0].kept && g.per_hit[0].good);
     let above = next_up(r);
-    let just_above = HeuristicGrader::new(GradingConfig { keep_threshold: above, good_threshold: above, min_good_hits: 1 });
+    let just_above = HeuristicGrader::new(GradingConfig {
+        keep_threshold: above,
+        good_threshold: above,
+        min_good_hits: 1,
+    });
     let g = just_above.grade(question, &hits).await.value;
     assert!(!g.per_hit[0].kept && !g.per_hit[0].good);
     assert_eq!(g.quality, Quality::Low);
@@ -54,23 +78,51 @@ fn quality_classes() {
         grades_from_judgements(&c, "batik", &hits, j).quality
     };
     assert_eq!(quality(&[]), Quality::Low);
-    assert_eq!(quality(&[0.35, 0.2, 0.1]), Quality::Low, "kept but none good");
+    assert_eq!(
+        quality(&[0.35, 0.2, 0.1]),
+        Quality::Low,
+        "kept but none good"
+    );
     assert_eq!(quality(&[0.5, 0.2]), Quality::Medium);
     assert_eq!(quality(&[0.5, 0.45, 0.2]), Quality::Medium);
-    assert_eq!(quality(&[0.5, 0.45, 0.41]), Quality::High, "three good hits");
-    assert_eq!(quality(&[0.75, 0.1]), Quality::High, "one hit answers outright");
+    assert_eq!(
+        quality(&[0.5, 0.45, 0.41]),
+        Quality::High,
+        "three good hits"
+    );
+    assert_eq!(
+        quality(&[0.75, 0.1]),
+        Quality::High,
+        "one hit answers outright"
+    );
     assert_eq!(quality(&[0.74, 0.1]), Quality::Medium);
 
-    let strict = GradingConfig { min_good_hits: 2, ..c };
+    let strict = GradingConfig {
+        min_good_hits: 2,
+        ..c
+    };
     let (hits, j) = judged(&[0.9, 0.2]);
-    assert_eq!(grades_from_judgements(&strict, "batik", &hits, j).quality, Quality::Low, "one good hit of two needed");
+    assert_eq!(
+        grades_from_judgements(&strict, "batik", &hits, j).quality,
+        Quality::Low,
+        "one good hit of two needed"
+    );
     let (hits, j) = judged(&[0.5, 0.5, 0.1]);
-    assert_eq!(grades_from_judgements(&strict, "batik", &hits, j).quality, Quality::Medium);
+    assert_eq!(
+        grades_from_judgements(&strict, "batik", &hits, j).quality,
+        Quality::Medium
+    );
 }
 
 #[test]
 fn retry_exactly_when_quality_is_low() {
-    for rs in [&[][..], &[0.1][..], &[0.35, 0.35][..], &[0.5][..], &[0.9, 0.9, 0.9][..]] {
+    for rs in [
+        &[][..],
+        &[0.1][..],
+        &[0.35, 0.35][..],
+        &[0.5][..],
+        &[0.9, 0.9, 0.9][..],
+    ] {
         let (hits, j) = judged(rs);
         let g = grades_from_judgements(&GradingConfig::default(), "Kelantan batik", &hits, j);
         assert_eq!(g.should_retry, g.quality == Quality::Low, "{rs:?}");
@@ -82,30 +134,66 @@ fn retry_exactly_when_quality_is_low() {
 
 #[tokio::test]
 async fn no_hits_means_low_quality_and_a_broader_query() {
-    let out = HeuristicGrader::default().grade("traditional Kelantan batik textiles from 1950", &[]).await;
-    assert!(matches!(out.implementation, Implementation::Heuristic { .. }));
+    let out = HeuristicGrader::default()
+        .grade("traditional Kelantan batik textiles from 1950", &[])
+        .await;
+    assert!(matches!(
+        out.implementation,
+        Implementation::Heuristic { .. }
+    ));
     let g = out.value;
     assert_eq!((g.quality, g.should_retry), (Quality::Low, true));
     let s = g.suggestion.clone().expect("a broader query");
     assert_eq!(s.strategy, RetryStrategy::Broaden);
     assert_eq!(s.query, "traditional Kelantan batik textiles");
-    assert_eq!(s.to_string(), "broaden: traditional Kelantan batik textiles");
+    assert_eq!(
+        s.to_string(),
+        "broaden: traditional Kelantan batik textiles"
+    );
     let step = serde_json::to_value(g.trace_step(2, Implementation::heuristic_default())).unwrap();
     assert_eq!(step["stage"], "grading");
-    assert_eq!((step["attempt"].as_u64(), step["graded"].as_u64()), (Some(2), Some(0)));
-    assert_eq!(step["retry_suggestion"], "broaden: traditional Kelantan batik textiles");
+    assert_eq!(
+        (step["attempt"].as_u64(), step["graded"].as_u64()),
+        (Some(2), Some(0))
+    );
+    assert_eq!(
+        step["retry_suggestion"],
+        "broaden: traditional Kelantan batik textiles"
+    );
 }
 
 #[tokio::test]
 async fn loosely_matching_hits_mean_a_narrower_query() {
     // Every hit is about traditional batik, none about Kelantan textiles: kept, not good.
     let hits = [
-        hit("a", "Javanese batik", "Traditional batik is a wax-resist dyeing technique from Java.", 3.0),
-        hit("b", "Batik shirts", "Traditional batik shirts are worn on Fridays.", 3.0),
-        hit("c", "Batik history", "The word batik is Javanese; the craft is traditional.", 3.0),
+        hit(
+            "a",
+            "Javanese batik",
+            "Traditional batik is a wax-resist dyeing technique from Java.",
+            3.0,
+        ),
+        hit(
+            "b",
+            "Batik shirts",
+            "Traditional batik shirts are worn on Fridays.",
+            3.0,
+        ),
+        hit(
+            "c",
+            "Batik history",
+            "The word batik is Javanese; the craft is traditional.",
+            3.0,
+        ),
     ];
-    let g = HeuristicGrader::default().grade("traditional Kelantan batik textiles", &hits).await.value;
-    assert!(g.per_hit.iter().all(|h| h.kept && !h.good), "{:?}", g.per_hit);
+    let g = HeuristicGrader::default()
+        .grade("traditional Kelantan batik textiles", &hits)
+        .await
+        .value;
+    assert!(
+        g.per_hit.iter().all(|h| h.kept && !h.good),
+        "{:?}",
+        g.per_hit
+    );
     assert_eq!(g.quality, Quality::Low);
     let s = g.suggestion.expect("a narrower query");
     assert_eq!(s.strategy, RetryStrategy::Narrow);
@@ -117,33 +205,59 @@ async fn mostly_off_topic_hits_mean_a_broader_query_without_a_word_no_hit_contai
     let hits = [
         hit("a", "Weather today", "Rain in Kota Bharu.", 9.0),
         hit("b", "Rice recipes", "Cook rice with coconut milk.", 8.0),
-        hit("c", "Batik motifs", "Batik motifs are dyed into cloth.", 1.0),
+        hit(
+            "c",
+            "Batik motifs",
+            "Batik motifs are dyed into cloth.",
+            1.0,
+        ),
     ];
-    let g = HeuristicGrader::default().grade("Kelantan batik motifs", &hits).await.value;
+    let g = HeuristicGrader::default()
+        .grade("Kelantan batik motifs", &hits)
+        .await
+        .value;
     assert_eq!(g.kept(), 1);
     assert_eq!(g.good(), 1, "{:?}", g.per_hit);
     assert_eq!(g.quality, Quality::Medium);
 
-    let g = HeuristicGrader::default().grade("Kelantan songket motifs", &hits).await.value;
+    let g = HeuristicGrader::default()
+        .grade("Kelantan songket motifs", &hits)
+        .await
+        .value;
     assert_eq!((g.kept(), g.quality), (0, Quality::Low));
     let s = g.suggestion.unwrap();
-    assert_eq!((s.strategy, s.query.as_str()), (RetryStrategy::Broaden, "songket motifs"));
+    assert_eq!(
+        (s.strategy, s.query.as_str()),
+        (RetryStrategy::Broaden, "songket motifs")
+    );
 }
 
 #[tokio::test]
 async fn a_hit_covering_the_question_is_high_quality() {
     let hits = [
-        hit("a", "Batik", "Batik of Kelantan uses bold floral motifs.", 0.016),
+        hit(
+            "a",
+            "Batik",
+            "Batik of Kelantan uses bold floral motifs.",
+            0.016,
+        ),
         hit("b", "Other", "Unrelated text.", 0.033),
     ];
-    let g = HeuristicGrader::default().grade("Kelantan batik motifs", &hits).await.value;
+    let g = HeuristicGrader::default()
+        .grade("Kelantan batik motifs", &hits)
+        .await
+        .value;
     assert_eq!(g.quality, Quality::High, "{:?}", g.per_hit);
     assert!(!g.should_retry && g.suggestion.is_none());
 }
 
 #[tokio::test]
 async fn grades_keep_the_order_of_the_hits() {
-    let hits: Vec<Hit> = ["z", "a", "m", "b"].iter().enumerate().map(|(i, id)| hit(id, "t", "batik", i as f32)).collect();
+    let hits: Vec<Hit> = ["z", "a", "m", "b"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| hit(id, "t", "batik", i as f32))
+        .collect();
     let g = HeuristicGrader::default().grade("batik", &hits).await.value;
     let ids: Vec<&str> = g.per_hit.iter().map(|h| h.hit_id.0.as_str()).collect();
     assert_eq!(ids, ["z", "a", "m", "b"]);
@@ -153,8 +267,14 @@ async fn grades_keep_the_order_of_the_hits() {
 fn short_or_bad_judgement_lists_are_sanitised() {
     let (hits, _) = judged(&[0.0, 0.0, 0.0]);
     let j = vec![
-        Judgement { relevance: f32::NAN, reason: "nan".into() },
-        Judgement { relevance: 7.0, reason: "big".into() },
+        Judgement {
+            relevance: f32::NAN,
+            reason: "nan".into(),
+        },
+        Judgement {
+            relevance: 7.0,
+            reason: "big".into(),
+        },
     ];
     let g = grades_from_judgements(&GradingConfig::default(), "batik", &hits, j);
     let r: Vec<f32> = g.per_hit.iter().map(|h| h.relevance).collect();
@@ -165,7 +285,12 @@ fn short_or_bad_judgement_lists_are_sanitised() {
 #[test]
 fn grades_serialize_in_the_seed_shape() {
     let (hits, j) = judged(&[0.1]);
-    let g = grades_from_judgements(&GradingConfig::default(), "old \"Kelantan batik\"", &hits, j);
+    let g = grades_from_judgements(
+        &GradingConfig::default(),
+        "old \"Kelantan batik\"",
+        &hits,
+        j,
+    );
     let v = serde_json::to_value(&g).unwrap();
     assert_eq!(v["quality"], "low");
     assert_eq!(v["should_retry"], true);
@@ -174,7 +299,13 @@ fn grades_serialize_in_the_seed_shape() {
 }
 
 fn any_score() -> impl Strategy<Value = f32> {
-    prop_oneof![any::<f32>(), Just(f32::NAN), Just(f32::INFINITY), Just(f32::NEG_INFINITY), -1e6f32..1e6]
+    prop_oneof![
+        any::<f32>(),
+        Just(f32::NAN),
+        Just(f32::INFINITY),
+        Just(f32::NEG_INFINITY),
+        -1e6f32..1e6
+    ]
 }
 
 proptest! {

@@ -11,12 +11,21 @@ use ferret_core::RetryClass;
 pub fn classify_http_status(status: u16, retry_after: Option<&str>, body: &str) -> RetryClass {
     let body = body.to_lowercase();
     match status {
-        429 if body.contains("insufficient_quota") || body.contains("quota exceeded") || body.contains("exceeded your current quota") => {
+        429 if body.contains("insufficient_quota")
+            || body.contains("quota exceeded")
+            || body.contains("exceeded your current quota") =>
+        {
             RetryClass::Permanent
         }
-        429 => RetryClass::RateLimited { retry_after: retry_after.and_then(parse_retry_after) },
+        429 => RetryClass::RateLimited {
+            retry_after: retry_after.and_then(parse_retry_after),
+        },
         408 | 500..=599 => RetryClass::Transient,
-        400 | 413 if body.contains("context_length_exceeded") || body.contains("maximum context length") || body.contains("too many tokens") => {
+        400 | 413
+            if body.contains("context_length_exceeded")
+                || body.contains("maximum context length")
+                || body.contains("too many tokens") =>
+        {
             RetryClass::ContextTooLong
         }
         _ => RetryClass::Permanent,
@@ -26,7 +35,12 @@ pub fn classify_http_status(status: u16, retry_after: Option<&str>, body: &str) 
 /// `Retry-After` as seconds (`"2"`, `"1.5"`); HTTP dates are not worth the dependency for the
 /// providers we speak to, which send seconds.
 fn parse_retry_after(value: &str) -> Option<Duration> {
-    value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
 }
 
 #[cfg(test)]
@@ -38,19 +52,45 @@ mod tests {
         let quota = r#"{"error":{"type":"insufficient_quota","message":"You exceeded your current quota"}}"#;
         let context = r#"{"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 8192 tokens"}}"#;
         let table: [(u16, Option<&str>, &str, RetryClass); 10] = [
-            (429, Some("2"), "{}", RetryClass::RateLimited { retry_after: Some(Duration::from_secs(2)) }),
-            (429, None, "slow down", RetryClass::RateLimited { retry_after: None }),
-            (429, Some("soon"), "{}", RetryClass::RateLimited { retry_after: None }),
+            (
+                429,
+                Some("2"),
+                "{}",
+                RetryClass::RateLimited {
+                    retry_after: Some(Duration::from_secs(2)),
+                },
+            ),
+            (
+                429,
+                None,
+                "slow down",
+                RetryClass::RateLimited { retry_after: None },
+            ),
+            (
+                429,
+                Some("soon"),
+                "{}",
+                RetryClass::RateLimited { retry_after: None },
+            ),
             (429, Some("1"), quota, RetryClass::Permanent),
             (408, None, "", RetryClass::Transient),
             (500, None, "", RetryClass::Transient),
             (503, Some("5"), "", RetryClass::Transient),
             (400, None, context, RetryClass::ContextTooLong),
-            (400, None, r#"{"error":"bad model name"}"#, RetryClass::Permanent),
+            (
+                400,
+                None,
+                r#"{"error":"bad model name"}"#,
+                RetryClass::Permanent,
+            ),
             (401, None, "invalid api key", RetryClass::Permanent),
         ];
         for (status, retry_after, body, expected) in table {
-            assert_eq!(classify_http_status(status, retry_after, body), expected, "{status} {retry_after:?} {body}");
+            assert_eq!(
+                classify_http_status(status, retry_after, body),
+                expected,
+                "{status} {retry_after:?} {body}"
+            );
         }
     }
 }

@@ -20,15 +20,20 @@ mod structured;
 pub use classify::classify_http_status;
 #[cfg(feature = "local-model")]
 pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
-pub use openai::{classify_openai_error, openai_client, retry_once, OpenAiConfig, OpenAiModel, SchemaSupport};
-pub use prompts::{
-    ActionExtractionContext, ActionsReply, AnalysisContext, AnalysisReply, CandidateValidationContext, CandidateValidationReply,
-    CandidateVerdict, DecompositionContext, DecompositionReply, ExtractedAction, FileCandidate, GradingContext, GradingReply,
-    IntentContext, IntentReply, NextHopContext, NextHopReply, PlanEvaluationContext, PlanReply, PlanningContext, PromptContext,
-    PromptError, PromptSource, Prompts, ReportEvaluationContext, ReportReply, ReportSectionReply, ReportWritingContext, RequestedFile,
-    ResultGrade, RewriteContext, RewriteReply, Stage, SynthesisContext, SynthesisReply, ToolChoiceReply, ToolDescription,
-    ToolSelectionContext, Verdict, DEFAULT_ACTION_KINDS, DEFAULT_MAX_SOURCE_CHARS, DEFAULT_QUERY_TYPES, DONE_TOOL,
+pub use openai::{
+    classify_openai_error, openai_client, retry_once, OpenAiConfig, OpenAiModel, SchemaSupport,
 };
-pub use stage::{ModelPrice, StageModel, StageModelConfig};
+pub use prompts::{
+    ActionExtractionContext, ActionsReply, AnalysisContext, AnalysisReply,
+    CandidateValidationContext, CandidateValidationReply, CandidateVerdict, DecompositionContext,
+    DecompositionReply, ExtractedAction, FileCandidate, GradingContext, GradingReply,
+    IntentContext, IntentReply, NextHopContext, NextHopReply, PlanEvaluationContext, PlanReply,
+    PlanningContext, PromptContext, PromptError, PromptSource, Prompts, ReportEvaluationContext,
+    ReportReply, ReportSectionReply, ReportWritingContext, RequestedFile, ResultGrade,
+    RewriteContext, RewriteReply, Stage, SynthesisContext, SynthesisReply, ToolChoiceReply,
+    ToolDescription, ToolSelectionContext, Verdict, DEFAULT_ACTION_KINDS, DEFAULT_MAX_SOURCE_CHARS,
+    DEFAULT_QUERY_TYPES, DONE_TOOL,
+};
 pub use scripted::{Exchange, ScriptedModel};
+pub use stage::{ModelPrice, StageModel, StageModelConfig};
 pub use structured::{generate, parse_tolerant, Attempted, StructuredError, StructuredOutput};

@@ -7,7 +7,9 @@ use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
 use candle_transformers::models::quantized_llama::ModelWeights;
-use ferret_core::{ChatMessage, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TokenUsage};
+use ferret_core::{
+    ChatMessage, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TokenUsage,
+};
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::BPE;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -41,7 +43,12 @@ pub struct LocalModelConfig {
 impl LocalModelConfig {
     /// Defaults for the model at `gguf`.
     pub fn new(gguf: impl Into<PathBuf>) -> Self {
-        Self { gguf: gguf.into(), context_tokens: 4096, seed: 299_792_458, dequantize: true }
+        Self {
+            gguf: gguf.into(),
+            context_tokens: 4096,
+            seed: 299_792_458,
+            dequantize: true,
+        }
     }
 }
 
@@ -66,7 +73,10 @@ pub struct LocalModel {
 
 impl std::fmt::Debug for LocalModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalModel").field("name", &self.name).field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("LocalModel")
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
@@ -79,27 +89,56 @@ impl LocalModel {
             retry: RetryClass::Permanent,
         };
         let mut file = std::fs::File::open(path).map_err(|e| {
-            let hint = if e.kind() == std::io::ErrorKind::NotFound { " (run `cargo xtask models` to fetch it)" } else { "" };
+            let hint = if e.kind() == std::io::ErrorKind::NotFound {
+                " (run `cargo xtask models` to fetch it)"
+            } else {
+                ""
+            };
             fail("cannot open it", &format!("{e}{hint}"))
         })?;
-        let content = gguf_file::Content::read(&mut file).map_err(|e| fail("not a GGUF file", &e))?;
-        let tokenizer = tokenizer_from_gguf(&content.metadata).map_err(|e| fail("tokenizer", &e))?;
-        let chat_template =
-            content.metadata.get("tokenizer.chat_template").and_then(|v| v.to_string().ok()).cloned().unwrap_or_else(|| CHATML.to_owned());
+        let content =
+            gguf_file::Content::read(&mut file).map_err(|e| fail("not a GGUF file", &e))?;
+        let tokenizer =
+            tokenizer_from_gguf(&content.metadata).map_err(|e| fail("tokenizer", &e))?;
+        let chat_template = content
+            .metadata
+            .get("tokenizer.chat_template")
+            .and_then(|v| v.to_string().ok())
+            .cloned()
+            .unwrap_or_else(|| CHATML.to_owned());
         let mut chat = minijinja::Environment::new();
-        chat.add_template_owned("chat", chat_template).map_err(|e| fail("chat template", &e))?;
-        let mut stop_tokens: Vec<u32> =
-            ["tokenizer.ggml.eos_token_id"].iter().filter_map(|k| content.metadata.get(*k)?.to_u32().ok()).collect();
-        stop_tokens.extend(["<|im_end|>", "<|endoftext|>", "</s>"].iter().filter_map(|t| tokenizer.token_to_id(t)));
+        chat.add_template_owned("chat", chat_template)
+            .map_err(|e| fail("chat template", &e))?;
+        let mut stop_tokens: Vec<u32> = ["tokenizer.ggml.eos_token_id"]
+            .iter()
+            .filter_map(|k| content.metadata.get(*k)?.to_u32().ok())
+            .collect();
+        stop_tokens.extend(
+            ["<|im_end|>", "<|endoftext|>", "</s>"]
+                .iter()
+                .filter_map(|t| tokenizer.token_to_id(t)),
+        );
         let weights = if config.dequantize {
-            let (content, mut expanded) = expand_to_f32(content, &mut file).map_err(|e| fail("expanding the weights", &e))?;
+            let (content, mut expanded) =
+                expand_to_f32(content, &mut file).map_err(|e| fail("expanding the weights", &e))?;
             ModelWeights::from_gguf(content, &mut expanded, &Device::Cpu)
         } else {
             ModelWeights::from_gguf(content, &mut file, &Device::Cpu)
         }
         .map_err(|e| fail("weights", &e))?;
-        let name = path.file_stem().map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
-        Ok(Self { name, config, loaded: Arc::new(Mutex::new(Loaded { weights, tokenizer, chat, stop_tokens })) })
+        let name = path
+            .file_stem()
+            .map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
+        Ok(Self {
+            name,
+            config,
+            loaded: Arc::new(Mutex::new(Loaded {
+                weights,
+                tokenizer,
+                chat,
+                stop_tokens,
+            })),
+        })
     }
 
     /// The model at `models_dir/SmolLM2-135M-Instruct.Q4_1.gguf`.
@@ -115,27 +154,53 @@ impl LanguageModel for LocalModel {
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        let (loaded, config, name, request) = (self.loaded.clone(), self.config.clone(), self.name.clone(), request.clone());
+        let (loaded, config, name, request) = (
+            self.loaded.clone(),
+            self.config.clone(),
+            self.name.clone(),
+            request.clone(),
+        );
         tokio::task::spawn_blocking(move || {
             let mut loaded = loaded.lock().map_err(|_| LlmError {
                 message: "an earlier generation panicked; the model must be reloaded".into(),
                 retry: RetryClass::Permanent,
             })?;
-            generate_blocking(&mut loaded, &config, &request).map(|(text, usage)| Completion { text, usage, model: name })
+            generate_blocking(&mut loaded, &config, &request).map(|(text, usage)| Completion {
+                text,
+                usage,
+                model: name,
+            })
         })
         .await
-        .map_err(|e| LlmError { message: format!("the generation thread failed: {e}"), retry: RetryClass::Permanent })?
+        .map_err(|e| LlmError {
+            message: format!("the generation thread failed: {e}"),
+            retry: RetryClass::Permanent,
+        })?
     }
 }
 
-fn generate_blocking(loaded: &mut Loaded, config: &LocalModelConfig, request: &CompletionRequest) -> Result<(String, TokenUsage), LlmError> {
-    let fail = |e: &dyn std::fmt::Display| LlmError { message: format!("local generation failed: {e}"), retry: RetryClass::Permanent };
+fn generate_blocking(
+    loaded: &mut Loaded,
+    config: &LocalModelConfig,
+    request: &CompletionRequest,
+) -> Result<(String, TokenUsage), LlmError> {
+    let fail = |e: &dyn std::fmt::Display| LlmError {
+        message: format!("local generation failed: {e}"),
+        retry: RetryClass::Permanent,
+    };
     // A small model asked for JSON often starts with prose; beginning its reply with the object's
     // first key puts it on the JSON track, and the reply ends where the object closes.
-    let prefill = request.json_schema.as_ref().map(json_prefill).unwrap_or_default();
+    let prefill = request
+        .json_schema
+        .as_ref()
+        .map(json_prefill)
+        .unwrap_or_default();
     let mut json = (!prefill.is_empty()).then(|| JsonDepth::after(&prefill));
     let prompt = render_chat(&loaded.chat, &request.messages).map_err(|e| fail(&e))? + &prefill;
-    let encoding = loaded.tokenizer.encode(prompt, false).map_err(|e| fail(&e))?;
+    let encoding = loaded
+        .tokenizer
+        .encode(prompt, false)
+        .map_err(|e| fail(&e))?;
     let prompt_ids = encoding.get_ids().to_vec();
     let max_new = request.max_tokens as usize;
     if prompt_ids.len() + max_new > config.context_tokens {
@@ -148,7 +213,13 @@ fn generate_blocking(loaded: &mut Loaded, config: &LocalModelConfig, request: &C
             retry: RetryClass::ContextTooLong,
         });
     }
-    let sampling = if request.temperature <= 0.0 { Sampling::ArgMax } else { Sampling::All { temperature: f64::from(request.temperature) } };
+    let sampling = if request.temperature <= 0.0 {
+        Sampling::ArgMax
+    } else {
+        Sampling::All {
+            temperature: f64::from(request.temperature),
+        }
+    };
     let mut sampler = LogitsProcessor::from_sampling(config.seed, sampling);
     let device = Device::Cpu;
     let mut generated: Vec<u32> = Vec::new();
@@ -156,8 +227,14 @@ fn generate_blocking(loaded: &mut Loaded, config: &LocalModelConfig, request: &C
     let mut input = prompt_ids.clone();
     let mut position = 0;
     while generated.len() < max_new {
-        let tensor = Tensor::new(input.as_slice(), &device).and_then(|t| t.unsqueeze(0)).map_err(|e| fail(&e))?;
-        let logits = loaded.weights.forward(&tensor, position).and_then(|l| l.squeeze(0)).map_err(|e| fail(&e))?;
+        let tensor = Tensor::new(input.as_slice(), &device)
+            .and_then(|t| t.unsqueeze(0))
+            .map_err(|e| fail(&e))?;
+        let logits = loaded
+            .weights
+            .forward(&tensor, position)
+            .and_then(|l| l.squeeze(0))
+            .map_err(|e| fail(&e))?;
         position += input.len();
         let next = sampler.sample(&logits).map_err(|e| fail(&e))?;
         if loaded.stop_tokens.contains(&next) {
@@ -166,14 +243,27 @@ fn generate_blocking(loaded: &mut Loaded, config: &LocalModelConfig, request: &C
         generated.push(next);
         input = vec![next];
         if let Some(depth) = json.as_mut() {
-            let piece = loaded.tokenizer.decode(&[next], false).map_err(|e| fail(&e))?;
+            let piece = loaded
+                .tokenizer
+                .decode(&[next], false)
+                .map_err(|e| fail(&e))?;
             if depth.closes(&piece) {
                 break;
             }
         }
     }
-    let text = prefill + &loaded.tokenizer.decode(&generated, true).map_err(|e| fail(&e))?;
-    Ok((text, TokenUsage { prompt_tokens: prompt_ids.len() as u64, completion_tokens: generated.len() as u64 }))
+    let text = prefill
+        + &loaded
+            .tokenizer
+            .decode(&generated, true)
+            .map_err(|e| fail(&e))?;
+    Ok((
+        text,
+        TokenUsage {
+            prompt_tokens: prompt_ids.len() as u64,
+            completion_tokens: generated.len() as u64,
+        },
+    ))
 }
 
 /// `{"<first required property>":`, or `{` when the schema names none.
@@ -235,10 +325,16 @@ fn expand_to_f32(
 ) -> candle_core::Result<(gguf_file::Content, std::io::Cursor<Vec<u8>>)> {
     let mut tensors = Vec::with_capacity(content.tensor_infos.len());
     for name in content.tensor_infos.keys() {
-        let tensor = content.tensor(file, name, &Device::Cpu)?.dequantize(&Device::Cpu)?;
+        let tensor = content
+            .tensor(file, name, &Device::Cpu)?
+            .dequantize(&Device::Cpu)?;
         tensors.push((name.clone(), QTensor::quantize(&tensor, GgmlDType::F32)?));
     }
-    let metadata: Vec<(&str, &gguf_file::Value)> = content.metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let metadata: Vec<(&str, &gguf_file::Value)> = content
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
     let tensors: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let mut buffer = std::io::Cursor::new(Vec::new());
     gguf_file::write(&mut buffer, &metadata, &tensors)?;
@@ -247,28 +343,52 @@ fn expand_to_f32(
     Ok((expanded, buffer))
 }
 
-fn render_chat(chat: &minijinja::Environment<'static>, messages: &[ChatMessage]) -> Result<String, minijinja::Error> {
-    chat.get_template("chat")?.render(minijinja::context! { messages => messages, add_generation_prompt => true })
+fn render_chat(
+    chat: &minijinja::Environment<'static>,
+    messages: &[ChatMessage],
+) -> Result<String, minijinja::Error> {
+    chat.get_template("chat")?
+        .render(minijinja::context! { messages => messages, add_generation_prompt => true })
 }
 
 /// Rebuild the byte-level BPE tokenizer that a llama.cpp GGUF file describes in its metadata
 /// (`tokenizer.ggml.*`), so the model needs no separate `tokenizer.json`.
 fn tokenizer_from_gguf(metadata: &HashMap<String, gguf_file::Value>) -> Result<Tokenizer, String> {
-    let get = |key: &str| metadata.get(key).ok_or_else(|| format!("`{key}` is missing"));
-    let kind = get("tokenizer.ggml.model")?.to_string().map_err(|e| e.to_string())?;
+    let get = |key: &str| {
+        metadata
+            .get(key)
+            .ok_or_else(|| format!("`{key}` is missing"))
+    };
+    let kind = get("tokenizer.ggml.model")?
+        .to_string()
+        .map_err(|e| e.to_string())?;
     if kind != "gpt2" {
-        return Err(format!("only byte-level BPE (`gpt2`) tokenizers are supported, this one is `{kind}`"));
+        return Err(format!(
+            "only byte-level BPE (`gpt2`) tokenizers are supported, this one is `{kind}`"
+        ));
     }
     let strings = |key: &str| -> Result<Vec<String>, String> {
-        get(key)?.to_vec().map_err(|e| e.to_string())?.iter().map(|v| v.to_string().cloned().map_err(|e| e.to_string())).collect()
+        get(key)?
+            .to_vec()
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|v| v.to_string().cloned().map_err(|e| e.to_string()))
+            .collect()
     };
     let tokens = strings("tokenizer.ggml.tokens")?;
     let merges = strings("tokenizer.ggml.merges")?
         .into_iter()
         .filter_map(|m| m.split_once(' ').map(|(a, b)| (a.to_owned(), b.to_owned())))
         .collect::<Vec<_>>();
-    let vocab: tokenizers::models::bpe::Vocab = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-    let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| e.to_string())?;
+    let vocab: tokenizers::models::bpe::Vocab = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i as u32))
+        .collect();
+    let bpe = BPE::builder()
+        .vocab_and_merges(vocab, merges)
+        .build()
+        .map_err(|e| e.to_string())?;
     let mut tokenizer = Tokenizer::new(bpe);
     tokenizer.with_pre_tokenizer(Some(PreTokenizerWrapper::Sequence(Sequence::new(vec![
         Digits::new(true).into(),
@@ -276,7 +396,9 @@ fn tokenizer_from_gguf(metadata: &HashMap<String, gguf_file::Value>) -> Result<T
     ]))));
     tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
     // Control tokens (type 3) such as `<|im_start|>` must match as whole tokens in the prompt.
-    let types = get("tokenizer.ggml.token_type").ok().and_then(|v| v.to_vec().ok());
+    let types = get("tokenizer.ggml.token_type")
+        .ok()
+        .and_then(|v| v.to_vec().ok());
     let special: Vec<AddedToken> = tokens
         .iter()
         .enumerate()
@@ -293,7 +415,9 @@ mod tests {
 
     #[test]
     fn generation_stops_where_the_top_level_json_value_closes() {
-        let mut depth = JsonDepth::after(&json_prefill(&serde_json::json!({"required": ["intent", "reason"]})));
+        let mut depth = JsonDepth::after(&json_prefill(
+            &serde_json::json!({"required": ["intent", "reason"]}),
+        ));
         assert!(!depth.closes(r#" "search", "reason": "a {brace} and a \" quote""#));
         assert!(!depth.closes(r#", "list": [1, {"a": 2}]"#));
         assert!(depth.closes("} and then the model rambles on"));

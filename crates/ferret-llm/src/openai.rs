@@ -4,12 +4,15 @@ use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use async_openai::types::chat::{
-    ChatCompletionRequestAssistantMessage, ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
-    ChatCompletionRequestUserMessage, ChatCompletionStreamOptions, CompletionUsage, CreateChatCompletionRequest,
-    ResponseFormat, ResponseFormatJsonSchema,
+    ChatCompletionRequestAssistantMessage, ChatCompletionRequestMessage,
+    ChatCompletionRequestSystemMessage, ChatCompletionRequestUserMessage,
+    ChatCompletionStreamOptions, CompletionUsage, CreateChatCompletionRequest, ResponseFormat,
+    ResponseFormatJsonSchema,
 };
 use async_trait::async_trait;
-use ferret_core::{ChatRole, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TokenUsage};
+use ferret_core::{
+    ChatRole, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TokenUsage,
+};
 use futures::StreamExt;
 use secrecy::{ExposeSecret, SecretString};
 
@@ -94,7 +97,10 @@ pub struct OpenAiModel {
 impl OpenAiModel {
     /// A client for `config`. Fails when the base URL is not a URL or the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
-        Ok(Self { client: openai_client(&config)?, config })
+        Ok(Self {
+            client: openai_client(&config)?,
+            config,
+        })
     }
 
     /// The configuration, key redacted in its `Debug`.
@@ -107,9 +113,13 @@ impl OpenAiModel {
             .messages
             .iter()
             .map(|m| match m.role {
-                ChatRole::System => ChatCompletionRequestMessage::from(ChatCompletionRequestSystemMessage::from(m.content.as_str())),
+                ChatRole::System => ChatCompletionRequestMessage::from(
+                    ChatCompletionRequestSystemMessage::from(m.content.as_str()),
+                ),
                 ChatRole::User => ChatCompletionRequestUserMessage::from(m.content.as_str()).into(),
-                ChatRole::Assistant => ChatCompletionRequestAssistantMessage::from(m.content.as_str()).into(),
+                ChatRole::Assistant => {
+                    ChatCompletionRequestAssistantMessage::from(m.content.as_str()).into()
+                }
             })
             .collect();
         let response_format = match (&request.json_schema, self.config.schema_support) {
@@ -131,7 +141,10 @@ impl OpenAiModel {
             temperature: Some(request.temperature),
             response_format,
             stream: self.config.stream.then_some(true),
-            stream_options: self.config.stream.then_some(ChatCompletionStreamOptions { include_usage: Some(true), ..Default::default() }),
+            stream_options: self.config.stream.then_some(ChatCompletionStreamOptions {
+                include_usage: Some(true),
+                ..Default::default()
+            }),
             ..Default::default()
         }
     }
@@ -140,19 +153,34 @@ impl OpenAiModel {
         let chat = self.chat_request(request);
         let url = &self.config.base_url;
         if !self.config.stream {
-            let response = self.client.chat().create(chat).await.map_err(|e| classify_openai_error(e, url))?;
-            let choice = response.choices.into_iter().next().ok_or_else(|| LlmError {
-                message: "the server answered with no choices".into(),
-                retry: RetryClass::Transient,
-            })?;
+            let response = self
+                .client
+                .chat()
+                .create(chat)
+                .await
+                .map_err(|e| classify_openai_error(e, url))?;
+            let choice = response
+                .choices
+                .into_iter()
+                .next()
+                .ok_or_else(|| LlmError {
+                    message: "the server answered with no choices".into(),
+                    retry: RetryClass::Transient,
+                })?;
             return Ok(Completion {
                 text: choice.message.content.unwrap_or_default(),
                 usage: usage(response.usage.as_ref()),
                 model: response.model,
             });
         }
-        let mut stream = self.client.chat().create_stream(chat).await.map_err(|e| classify_openai_error(e, url))?;
-        let (mut text, mut model, mut tokens, mut finished) = (String::new(), self.config.model.clone(), None, false);
+        let mut stream = self
+            .client
+            .chat()
+            .create_stream(chat)
+            .await
+            .map_err(|e| classify_openai_error(e, url))?;
+        let (mut text, mut model, mut tokens, mut finished) =
+            (String::new(), self.config.model.clone(), None, false);
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| classify_openai_error(e, url))?;
             model = chunk.model;
@@ -168,7 +196,11 @@ impl OpenAiModel {
                 retry: RetryClass::Transient,
             });
         }
-        Ok(Completion { text, usage: usage(tokens.as_ref()), model })
+        Ok(Completion {
+            text,
+            usage: usage(tokens.as_ref()),
+            model,
+        })
     }
 }
 
@@ -186,9 +218,15 @@ impl LanguageModel for OpenAiModel {
 /// An async-openai client for `config` whose HTTP service keeps the status, `Retry-After` and
 /// body of failures, with no retry middleware: callers retry through [`retry_once`].
 /// Fails when the base URL is not a URL or the HTTP client cannot be built.
-pub fn openai_client(config: &OpenAiConfig) -> Result<async_openai::Client<OpenAIConfig>, LlmError> {
-    let permanent = |message: String| LlmError { message, retry: RetryClass::Permanent };
-    url::Url::parse(&config.base_url).map_err(|e| permanent(format!("base URL `{}` is not a URL: {e}", config.base_url)))?;
+pub fn openai_client(
+    config: &OpenAiConfig,
+) -> Result<async_openai::Client<OpenAIConfig>, LlmError> {
+    let permanent = |message: String| LlmError {
+        message,
+        retry: RetryClass::Permanent,
+    };
+    url::Url::parse(&config.base_url)
+        .map_err(|e| permanent(format!("base URL `{}` is not a URL: {e}", config.base_url)))?;
     let http = reqwest::Client::builder()
         .timeout(config.timeout)
         .build()
@@ -200,7 +238,13 @@ pub fn openai_client(config: &OpenAiConfig) -> Result<async_openai::Client<OpenA
     let mut openai = OpenAIConfig::new().with_api_base(config.base_url.trim_end_matches('/'));
     // An empty key still yields a header; local servers ignore it, and it never reads the
     // `OPENAI_API_KEY` of whoever runs the tests.
-    openai = openai.with_api_key(config.api_key.as_ref().map(|k| k.expose_secret().to_owned()).unwrap_or_default());
+    openai = openai.with_api_key(
+        config
+            .api_key
+            .as_ref()
+            .map(|k| k.expose_secret().to_owned())
+            .unwrap_or_default(),
+    );
     Ok(async_openai::Client::with_config(openai).with_http_service(service))
 }
 
@@ -224,7 +268,10 @@ where
     };
     if wait > config.max_retry_wait {
         return Err(LlmError {
-            message: format!("{} (not retried: the server asks to wait {wait:?})", error.message),
+            message: format!(
+                "{} (not retried: the server asks to wait {wait:?})",
+                error.message
+            ),
             retry: error.retry,
         });
     }
@@ -235,15 +282,26 @@ where
 
 /// Send the request; a non-2xx answer becomes an [`HttpFailure`] carrying status, `Retry-After`
 /// and body.
-async fn send_keeping_failures(http: &reqwest::Client, factory: HttpRequestFactory) -> Result<reqwest::Response, OpenAIError> {
+async fn send_keeping_failures(
+    http: &reqwest::Client,
+    factory: HttpRequestFactory,
+) -> Result<reqwest::Response, OpenAIError> {
     let response = http.execute(factory.build().await?).await?;
     let status = response.status();
     if status.is_success() {
         return Ok(response);
     }
-    let retry_after = response.headers().get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let body = response.text().await.unwrap_or_default();
-    Err(OpenAIError::Boxed(Box::new(HttpFailure { status: status.as_u16(), retry_after, body })))
+    Err(OpenAIError::Boxed(Box::new(HttpFailure {
+        status: status.as_u16(),
+        retry_after,
+        body,
+    })))
 }
 
 /// What an async-openai failure means for a retry, with a message that names `url`.
@@ -251,26 +309,51 @@ pub fn classify_openai_error(error: OpenAIError, url: &str) -> LlmError {
     let (message, retry) = match error {
         OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
             Ok(failure) => {
-                let retry = classify_http_status(failure.status, failure.retry_after.as_deref(), &failure.body);
-                (format!("{url} answered HTTP {}: {}", failure.status, cut(&failure.body, 300, CutMark::Ellipsis)), retry)
+                let retry = classify_http_status(
+                    failure.status,
+                    failure.retry_after.as_deref(),
+                    &failure.body,
+                );
+                (
+                    format!(
+                        "{url} answered HTTP {}: {}",
+                        failure.status,
+                        cut(&failure.body, 300, CutMark::Ellipsis)
+                    ),
+                    retry,
+                )
             }
             Err(other) => (other.to_string(), RetryClass::Transient),
         },
-        OpenAIError::Reqwest(e) if e.is_timeout() => (format!("{url} did not answer in time: {e}"), RetryClass::Transient),
-        OpenAIError::Reqwest(e) if e.is_connect() => {
-            (format!("cannot connect to {url} (is the server running?): {e}"), RetryClass::Transient)
-        }
-        OpenAIError::Reqwest(e) => (format!("request to {url} failed: {e}"), RetryClass::Transient),
+        OpenAIError::Reqwest(e) if e.is_timeout() => (
+            format!("{url} did not answer in time: {e}"),
+            RetryClass::Transient,
+        ),
+        OpenAIError::Reqwest(e) if e.is_connect() => (
+            format!("cannot connect to {url} (is the server running?): {e}"),
+            RetryClass::Transient,
+        ),
+        OpenAIError::Reqwest(e) => (
+            format!("request to {url} failed: {e}"),
+            RetryClass::Transient,
+        ),
         OpenAIError::ApiError(e) => {
             let status = e.status_code.as_u16();
             let retry = classify_http_status(status, None, &e.to_string());
             (format!("{url} answered HTTP {status}: {e}"), retry)
         }
         // A garbled body or event stream: a proxy or an overloaded server, worth the one retry.
-        OpenAIError::JSONDeserialize(e, body) => {
-            (format!("{url} sent a body that is not what the API returns ({e}): {}", cut(&body, 200, CutMark::Ellipsis)), RetryClass::Transient)
-        }
-        OpenAIError::StreamError(e) => (format!("the stream from {url} failed: {e}"), RetryClass::Transient),
+        OpenAIError::JSONDeserialize(e, body) => (
+            format!(
+                "{url} sent a body that is not what the API returns ({e}): {}",
+                cut(&body, 200, CutMark::Ellipsis)
+            ),
+            RetryClass::Transient,
+        ),
+        OpenAIError::StreamError(e) => (
+            format!("the stream from {url} failed: {e}"),
+            RetryClass::Transient,
+        ),
         other => (other.to_string(), RetryClass::Permanent),
     };
     LlmError { message, retry }
@@ -282,4 +365,3 @@ fn usage(usage: Option<&CompletionUsage>) -> TokenUsage {
         completion_tokens: u64::from(u.completion_tokens),
     })
 }
-

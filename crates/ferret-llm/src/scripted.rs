@@ -26,7 +26,10 @@ pub struct ScriptedModel {
 impl ScriptedModel {
     /// Replay `exchanges` in order under `name`.
     pub fn new(name: impl Into<String>, exchanges: Vec<Exchange>) -> Self {
-        Self { name: name.into(), exchanges: Mutex::new(exchanges.into()) }
+        Self {
+            name: name.into(),
+            exchanges: Mutex::new(exchanges.into()),
+        }
     }
 
     /// Load a JSONL transcript: one [`Exchange`] per line.
@@ -53,23 +56,35 @@ impl LanguageModel for ScriptedModel {
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        let fail = |message: String| LlmError { message, retry: RetryClass::Permanent };
+        let fail = |message: String| LlmError {
+            message,
+            retry: RetryClass::Permanent,
+        };
         let exchange = self
             .exchanges
             .lock()
             .map_err(|_| fail("the script's lock was poisoned".into()))?
             .pop_front()
             .ok_or_else(|| fail(format!("scripted model `{}` has no reply left", self.name)))?;
-        let last = request.messages.last().map(|m| m.content.as_str()).unwrap_or_default();
+        let last = request
+            .messages
+            .last()
+            .map(|m| m.content.as_str())
+            .unwrap_or_default();
         if let Some(expected) = &exchange.expect_contains {
             if !last.contains(expected.as_str()) {
-                return Err(fail(format!("the request does not contain the recorded `{expected}`")));
+                return Err(fail(format!(
+                    "the request does not contain the recorded `{expected}`"
+                )));
             }
         }
         let words = |s: &str| s.split_whitespace().count() as u64;
         let prompt_tokens = request.messages.iter().map(|m| words(&m.content)).sum();
         Ok(Completion {
-            usage: TokenUsage { prompt_tokens, completion_tokens: words(&exchange.reply) },
+            usage: TokenUsage {
+                prompt_tokens,
+                completion_tokens: words(&exchange.reply),
+            },
             text: exchange.reply,
             model: self.name.clone(),
         })

@@ -3,7 +3,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferret_core::{Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TokenUsage};
+use ferret_core::{
+    Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TokenUsage,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::prompts::{PromptContext, Prompts};
@@ -22,7 +24,8 @@ pub struct ModelPrice {
 impl ModelPrice {
     /// The cost of `usage` at this price.
     pub fn cost(&self, usage: TokenUsage) -> f64 {
-        (usage.prompt_tokens as f64 * self.prompt_per_million + usage.completion_tokens as f64 * self.completion_per_million)
+        (usage.prompt_tokens as f64 * self.prompt_per_million
+            + usage.completion_tokens as f64 * self.completion_per_million)
             / 1_000_000.0
     }
 }
@@ -42,7 +45,11 @@ pub struct StageModelConfig {
 impl Default for StageModelConfig {
     /// Sized for small models: a few results, a few hundred characters each.
     fn default() -> Self {
-        Self { prices: HashMap::new(), max_sources: 5, source_chars: 600 }
+        Self {
+            prices: HashMap::new(),
+            max_sources: 5,
+            source_chars: 600,
+        }
     }
 }
 
@@ -58,7 +65,10 @@ pub struct StageModel {
 
 impl std::fmt::Debug for StageModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StageModel").field("model", &self.model.name()).field("config", &self.config).finish()
+        f.debug_struct("StageModel")
+            .field("model", &self.model.name())
+            .field("config", &self.config)
+            .finish()
     }
 }
 
@@ -66,7 +76,11 @@ impl StageModel {
     /// The stages will call `model` with the built-in prompts.
     pub fn new(model: Arc<dyn LanguageModel>, config: StageModelConfig) -> Self {
         let prompts = Prompts::new().with_max_source_chars(config.source_chars);
-        Self { model, prompts: Arc::new(prompts), config }
+        Self {
+            model,
+            prompts: Arc::new(prompts),
+            config,
+        }
     }
 
     /// The model's name.
@@ -108,33 +122,53 @@ impl StageModel {
         };
         let result = match self.prompts.render_context(context) {
             Err(e) => Err(e.to_string()),
-            Ok(messages) => match generate::<C::Reply>(self.model.as_ref(), messages, max_tokens).await {
-                Ok(out) => {
-                    let requests = if out.attempted == Attempted::Repaired { 2 } else { 1 };
-                    self.account(&mut call, requests, out.usage);
-                    accept(out.value).map(|value| (value, out.attempted)).map_err(|e| format!("the reply makes no sense: {e}"))
+            Ok(messages) => {
+                match generate::<C::Reply>(self.model.as_ref(), messages, max_tokens).await {
+                    Ok(out) => {
+                        let requests = if out.attempted == Attempted::Repaired {
+                            2
+                        } else {
+                            1
+                        };
+                        self.account(&mut call, requests, out.usage);
+                        accept(out.value)
+                            .map(|value| (value, out.attempted))
+                            .map_err(|e| format!("the reply makes no sense: {e}"))
+                    }
+                    Err(StructuredError::Unparseable {
+                        last_error, usage, ..
+                    }) => {
+                        self.account(&mut call, 2, usage);
+                        Err(format!("unparseable after one repair: {last_error}"))
+                    }
+                    Err(StructuredError::Model(e)) => {
+                        call.requests = 1;
+                        Err(e.to_string())
+                    }
                 }
-                Err(StructuredError::Unparseable { last_error, usage, .. }) => {
-                    self.account(&mut call, 2, usage);
-                    Err(format!("unparseable after one repair: {last_error}"))
-                }
-                Err(StructuredError::Model(e)) => {
-                    call.requests = 1;
-                    Err(e.to_string())
-                }
-            },
+            }
         };
         call.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match result {
             Ok((value, attempted)) => {
                 let repaired = attempted == Attempted::Repaired;
-                call.outcome = if repaired { LlmCallOutcome::Repaired } else { LlmCallOutcome::Parsed };
-                StageOutput { value, implementation: Implementation::Llm { model, repaired }, llm_calls: vec![call] }
+                call.outcome = if repaired {
+                    LlmCallOutcome::Repaired
+                } else {
+                    LlmCallOutcome::Parsed
+                };
+                StageOutput {
+                    value,
+                    implementation: Implementation::Llm { model, repaired },
+                    llm_calls: vec![call],
+                }
             }
             Err(error) => {
                 tracing::warn!(stage = stage.name(), %model, %error, "model stage failed; the heuristic runs instead");
                 let mut output = fallback.await;
-                output.implementation = Implementation::Heuristic { why: format!("fallback, {model} failed: {error}") };
+                output.implementation = Implementation::Heuristic {
+                    why: format!("fallback, {model} failed: {error}"),
+                };
                 call.outcome = LlmCallOutcome::Failed { error };
                 output.llm_calls.insert(0, call);
                 output
@@ -146,6 +180,10 @@ impl StageModel {
         call.requests = requests;
         call.prompt_tokens = usage.prompt_tokens;
         call.completion_tokens = usage.completion_tokens;
-        call.cost_usd = self.config.prices.get(&call.model).map_or(0.0, |p| p.cost(usage));
+        call.cost_usd = self
+            .config
+            .prices
+            .get(&call.model)
+            .map_or(0.0, |p| p.cost(usage));
     }
 }

@@ -58,9 +58,20 @@ pub fn parse_tolerant<T: DeserializeOwned>(raw: &str) -> Result<T, String> {
     if let Ok(value) = serde_json::from_str::<T>(candidate) {
         return Ok(value);
     }
-    let repaired = llm_json::repair_json(candidate, &llm_json::RepairOptions { ensure_ascii: false, ..Default::default() })
-        .map_err(|e| format!("{strict_error}; repair failed: {e}"))?;
-    serde_json::from_str::<T>(&repaired).map_err(|e| format!("{e} (after repairing the JSON to `{}`)", cut(&repaired, 200, CutMark::Ellipsis)))
+    let repaired = llm_json::repair_json(
+        candidate,
+        &llm_json::RepairOptions {
+            ensure_ascii: false,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| format!("{strict_error}; repair failed: {e}"))?;
+    serde_json::from_str::<T>(&repaired).map_err(|e| {
+        format!(
+            "{e} (after repairing the JSON to `{}`)",
+            cut(&repaired, 200, CutMark::Ellipsis)
+        )
+    })
 }
 
 /// The part of `text` most likely to be the JSON value: inside a code fence if there is one,
@@ -70,7 +81,13 @@ fn extract_json(text: &str) -> &str {
         Some(open) => {
             let after = &text[open + 3..];
             // Skip a language tag such as `json`.
-            let after = after.split_once('\n').map_or(after, |(tag, rest)| if tag.trim().chars().all(char::is_alphanumeric) { rest } else { after });
+            let after = after.split_once('\n').map_or(after, |(tag, rest)| {
+                if tag.trim().chars().all(char::is_alphanumeric) {
+                    rest
+                } else {
+                    after
+                }
+            });
             after.find("```").map_or(after, |close| &after[..close])
         }
         None => text,
@@ -87,7 +104,9 @@ fn extract_json(text: &str) -> &str {
 pub fn reply_instruction(schema: &Value) -> String {
     let mut fields = Vec::new();
     let shape = outline(schema, schema, "", &mut fields, 0);
-    let mut text = format!("Reply with only a JSON object of this shape, and nothing before or after it:\n{shape}");
+    let mut text = format!(
+        "Reply with only a JSON object of this shape, and nothing before or after it:\n{shape}"
+    );
     if !fields.is_empty() {
         text.push_str("\nFields:");
         for (name, description) in fields {
@@ -98,16 +117,35 @@ pub fn reply_instruction(schema: &Value) -> String {
 }
 
 /// A JSON example of `node`'s shape; field descriptions are collected into `fields`.
-fn outline(root: &Value, node: &Value, path: &str, fields: &mut Vec<(String, String)>, depth: usize) -> String {
+fn outline(
+    root: &Value,
+    node: &Value,
+    path: &str,
+    fields: &mut Vec<(String, String)>,
+    depth: usize,
+) -> String {
     let node = resolve(root, node);
     if depth > 6 {
         return "...".to_owned();
     }
     let kind = match node.get("type") {
-        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).find(|k| *k != "null").unwrap_or("null"),
+        Some(Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|k| *k != "null")
+            .unwrap_or("null"),
         Some(Value::String(kind)) => kind.as_str(),
         _ if node.get("properties").is_some() => "object",
-        _ => node.get("anyOf").and_then(|v| v.get(0)).map_or("string", |first| if resolve(root, first).get("properties").is_some() { "object" } else { "string" }),
+        _ => node
+            .get("anyOf")
+            .and_then(|v| v.get(0))
+            .map_or("string", |first| {
+                if resolve(root, first).get("properties").is_some() {
+                    "object"
+                } else {
+                    "string"
+                }
+            }),
     };
     match kind {
         "object" => {
@@ -115,26 +153,55 @@ fn outline(root: &Value, node: &Value, path: &str, fields: &mut Vec<(String, Str
                 Some(first) if node.get("properties").is_none() => resolve(root, first),
                 _ => node,
             };
-            let Some(properties) = node.get("properties").and_then(Value::as_object) else { return "{}".to_owned() };
+            let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+                return "{}".to_owned();
+            };
             // Required fields first, in declaration order; then the optional ones.
-            let required: Vec<&str> = node.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-            let mut names: Vec<&str> = required.iter().copied().filter(|n| properties.contains_key(*n)).collect();
-            names.extend(properties.keys().map(String::as_str).filter(|n| !required.contains(n)));
+            let required: Vec<&str> = node
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut names: Vec<&str> = required
+                .iter()
+                .copied()
+                .filter(|n| properties.contains_key(*n))
+                .collect();
+            names.extend(
+                properties
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|n| !required.contains(n)),
+            );
             let parts: Vec<String> = names
                 .iter()
                 .map(|name| {
                     let field = &properties[*name];
-                    let full = if path.is_empty() { (*name).to_owned() } else { format!("{path}.{name}") };
-                    if let Some(description) = resolve(root, field).get("description").or_else(|| field.get("description")).and_then(Value::as_str) {
+                    let full = if path.is_empty() {
+                        (*name).to_owned()
+                    } else {
+                        format!("{path}.{name}")
+                    };
+                    if let Some(description) = resolve(root, field)
+                        .get("description")
+                        .or_else(|| field.get("description"))
+                        .and_then(Value::as_str)
+                    {
                         fields.push((full.clone(), description.to_owned()));
                     }
-                    format!("\"{name}\": {}", outline(root, field, &full, fields, depth + 1))
+                    format!(
+                        "\"{name}\": {}",
+                        outline(root, field, &full, fields, depth + 1)
+                    )
                 })
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }
         "array" => {
-            let item = node.get("items").map_or_else(|| "...".to_owned(), |items| outline(root, items, &format!("{path}[]"), fields, depth + 1));
+            let item = node.get("items").map_or_else(
+                || "...".to_owned(),
+                |items| outline(root, items, &format!("{path}[]"), fields, depth + 1),
+            );
             format!("[{item}]")
         }
         "integer" => "0".to_owned(),
@@ -146,7 +213,11 @@ fn outline(root: &Value, node: &Value, path: &str, fields: &mut Vec<(String, Str
 
 /// Follow a local `$ref` (`#/$defs/Name`).
 fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
-    match node.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+    match node
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+    {
         Some(pointer) => root.pointer(pointer).unwrap_or(node),
         None => node,
     }
@@ -165,28 +236,58 @@ pub async fn generate<T: DeserializeOwned + JsonSchema>(
     // Small models follow one system message at the top best; the schema joins it.
     match messages.iter_mut().find(|m| m.role == ChatRole::System) {
         Some(system) => system.content = format!("{}\n\n{instruction}", system.content),
-        None => messages.insert(0, ChatMessage { role: ChatRole::System, content: instruction }),
+        None => messages.insert(
+            0,
+            ChatMessage {
+                role: ChatRole::System,
+                content: instruction,
+            },
+        ),
     }
-    let request = CompletionRequest { messages, max_tokens, temperature: 0.0, json_schema: Some(schema) };
+    let request = CompletionRequest {
+        messages,
+        max_tokens,
+        temperature: 0.0,
+        json_schema: Some(schema),
+    };
     let first = model.complete(&request).await?;
     let mut usage = first.usage;
     let error = match parse_tolerant::<T>(&first.text) {
-        Ok(value) => return Ok(StructuredOutput { value, attempted: Attempted::Parsed, usage }),
+        Ok(value) => {
+            return Ok(StructuredOutput {
+                value,
+                attempted: Attempted::Parsed,
+                usage,
+            })
+        }
         Err(error) => error,
     };
     tracing::debug!(model = model.name(), %error, "structured output did not parse; asking once for a repair");
     let mut repair = request;
-    repair.messages.push(ChatMessage { role: ChatRole::Assistant, content: first.text });
+    repair.messages.push(ChatMessage {
+        role: ChatRole::Assistant,
+        content: first.text,
+    });
     repair.messages.push(ChatMessage {
         role: ChatRole::User,
-        content: format!("That reply is not valid: {error}. Reply again with only the corrected JSON."),
+        content: format!(
+            "That reply is not valid: {error}. Reply again with only the corrected JSON."
+        ),
     });
     let second = model.complete(&repair).await?;
     usage.prompt_tokens += second.usage.prompt_tokens;
     usage.completion_tokens += second.usage.completion_tokens;
     match parse_tolerant::<T>(&second.text) {
-        Ok(value) => Ok(StructuredOutput { value, attempted: Attempted::Repaired, usage }),
-        Err(last_error) => Err(StructuredError::Unparseable { last_error, last_output: second.text, usage }),
+        Ok(value) => Ok(StructuredOutput {
+            value,
+            attempted: Attempted::Repaired,
+            usage,
+        }),
+        Err(last_error) => Err(StructuredError::Unparseable {
+            last_error,
+            last_output: second.text,
+            usage,
+        }),
     }
 }
 
@@ -209,7 +310,10 @@ mod tests {
 
     #[test]
     fn what_small_models_do_to_json_is_tolerated() {
-        let expected = Verdict { intent: "search".into(), confidence: 0.9 };
+        let expected = Verdict {
+            intent: "search".into(),
+            confidence: 0.9,
+        };
         let cases = [
             r#"{"intent": "search", "confidence": 0.9}"#,
             "```json\n{\"intent\": \"search\", \"confidence\": 0.9}\n```",

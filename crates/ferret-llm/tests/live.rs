@@ -29,17 +29,31 @@ struct Capital {
 #[tokio::test]
 async fn a_live_server_answers_plainly_streamed_and_in_json() {
     for stream in [false, true] {
-        let Some(model) = live_model(stream) else { return };
+        let Some(model) = live_model(stream) else {
+            return;
+        };
         let request = CompletionRequest {
-            messages: vec![ChatMessage { role: ChatRole::User, content: "Say the word: ferret".into() }],
+            messages: vec![ChatMessage {
+                role: ChatRole::User,
+                content: "Say the word: ferret".into(),
+            }],
             max_tokens: 16,
             temperature: 0.0,
             json_schema: None,
         };
         let answer = model.complete(&request).await.expect("the server answers");
-        assert!(answer.text.to_lowercase().contains("ferret"), "stream={stream}: {}", answer.text);
-        let messages = vec![ChatMessage { role: ChatRole::User, content: "What is the capital of France?".into() }];
-        let capital = generate::<Capital>(&model, messages, 64).await.expect("a typed answer");
+        assert!(
+            answer.text.to_lowercase().contains("ferret"),
+            "stream={stream}: {}",
+            answer.text
+        );
+        let messages = vec![ChatMessage {
+            role: ChatRole::User,
+            content: "What is the capital of France?".into(),
+        }];
+        let capital = generate::<Capital>(&model, messages, 64)
+            .await
+            .expect("a typed answer");
         assert!(capital.value.city.contains("Paris"), "{:?}", capital.value);
     }
 }

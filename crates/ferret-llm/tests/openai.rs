@@ -26,8 +26,14 @@ fn model(server: &MockServer) -> OpenAiModel {
 fn request(text: &str) -> CompletionRequest {
     CompletionRequest {
         messages: vec![
-            ChatMessage { role: ChatRole::System, content: "You answer briefly.".into() },
-            ChatMessage { role: ChatRole::User, content: text.into() },
+            ChatMessage {
+                role: ChatRole::System,
+                content: "You answer briefly.".into(),
+            },
+            ChatMessage {
+                role: ChatRole::User,
+                content: text.into(),
+            },
         ],
         max_tokens: 64,
         temperature: 0.0,
@@ -64,7 +70,9 @@ fn sse(chunks: &[&str], finish: bool) -> ResponseTemplate {
         });
         body.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
     }
-    ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(body)
+    ResponseTemplate::new(200)
+        .insert_header("content-type", "text/event-stream")
+        .set_body_string(body)
 }
 
 async fn requests(server: &MockServer) -> Vec<Request> {
@@ -86,9 +94,15 @@ async fn a_normal_answer_carries_text_usage_and_the_key_only_in_its_header() {
         .mount(&server)
         .await;
     let model = model(&server);
-    let answer = model.complete(&request("Capital of France?")).await.expect("answer");
+    let answer = model
+        .complete(&request("Capital of France?"))
+        .await
+        .expect("answer");
     assert_eq!(answer.text, "Paris.");
-    assert_eq!((answer.usage.prompt_tokens, answer.usage.completion_tokens), (21, 5));
+    assert_eq!(
+        (answer.usage.prompt_tokens, answer.usage.completion_tokens),
+        (21, 5)
+    );
     assert_eq!(answer.model, "test-model");
 
     let sent = requests(&server).await;
@@ -96,20 +110,29 @@ async fn a_normal_answer_carries_text_usage_and_the_key_only_in_its_header() {
     insta::with_settings!({ sort_maps => true }, {
         insta::assert_json_snapshot!("chat_request_body", body(&sent[0]));
     });
-    assert!(!format!("{model:?}").contains(KEY), "the key leaked into Debug: {model:?}");
+    assert!(
+        !format!("{model:?}").contains(KEY),
+        "the key leaked into Debug: {model:?}"
+    );
     assert!(format!("{:?}", model.config()).contains("REDACTED"));
 }
 
 #[tokio::test]
 async fn a_streamed_answer_is_assembled_with_its_usage() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(sse(&["The Final", " Five", "."], true)).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(sse(&["The Final", " Five", "."], true))
+        .mount(&server)
+        .await;
     let mut config = config(&server);
     config.stream = true;
     let model = OpenAiModel::new(config).expect("valid config");
     let answer = model.complete(&request("Who?")).await.expect("answer");
     assert_eq!(answer.text, "The Final Five.");
-    assert_eq!((answer.usage.prompt_tokens, answer.usage.completion_tokens), (30, 3));
+    assert_eq!(
+        (answer.usage.prompt_tokens, answer.usage.completion_tokens),
+        (30, 3)
+    );
     let sent = body(&requests(&server).await[0]);
     assert_eq!(sent["stream"], true);
     assert_eq!(sent["stream_options"]["include_usage"], true);
@@ -118,13 +141,28 @@ async fn a_streamed_answer_is_assembled_with_its_usage() {
 #[tokio::test]
 async fn a_stream_cut_off_mid_way_is_a_transient_error_retried_once() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(sse(&["The Final", " Fi"], false)).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(sse(&["The Final", " Fi"], false))
+        .mount(&server)
+        .await;
     let mut config = config(&server);
     config.stream = true;
-    let error = OpenAiModel::new(config).expect("valid config").complete(&request("Who?")).await.unwrap_err();
+    let error = OpenAiModel::new(config)
+        .expect("valid config")
+        .complete(&request("Who?"))
+        .await
+        .unwrap_err();
     assert_eq!(error.retry, RetryClass::Transient);
-    assert!(error.message.contains("ended before the model finished"), "{}", error.message);
-    assert_eq!(requests(&server).await.len(), 2, "one call and exactly one retry");
+    assert!(
+        error.message.contains("ended before the model finished"),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        requests(&server).await.len(),
+        2,
+        "one call and exactly one retry"
+    );
 }
 
 #[derive(Debug, Deserialize, JsonSchema, PartialEq)]
@@ -136,24 +174,49 @@ struct Verdict {
 #[tokio::test]
 async fn json_schema_output_is_requested_and_parsed() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ok(r#"{"intent": "search", "confidence": 0.8}"#)).mount(&server).await;
-    let out = generate::<Verdict>(&model(&server), request("Is this a search?").messages, 64).await.expect("parsed");
-    assert_eq!(out.value, Verdict { intent: "search".into(), confidence: 0.8 });
+    Mock::given(method("POST"))
+        .respond_with(ok(r#"{"intent": "search", "confidence": 0.8}"#))
+        .mount(&server)
+        .await;
+    let out = generate::<Verdict>(&model(&server), request("Is this a search?").messages, 64)
+        .await
+        .expect("parsed");
+    assert_eq!(
+        out.value,
+        Verdict {
+            intent: "search".into(),
+            confidence: 0.8
+        }
+    );
     assert_eq!(out.attempted, Attempted::Parsed);
     let sent = body(&requests(&server).await[0]);
     assert_eq!(sent["response_format"]["type"], "json_schema");
-    assert_eq!(sent["response_format"]["json_schema"]["schema"]["required"], json!(["intent", "confidence"]));
-    assert!(sent["messages"][0]["content"].as_str().unwrap_or_default().contains("\"intent\": \"...\""), "the prompt carries the reply's shape too");
+    assert_eq!(
+        sent["response_format"]["json_schema"]["schema"]["required"],
+        json!(["intent", "confidence"])
+    );
+    assert!(
+        sent["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"intent\": \"...\""),
+        "the prompt carries the reply's shape too"
+    );
 }
 
 #[tokio::test]
 async fn servers_without_schema_support_get_the_schema_in_the_prompt_only() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ok(r#"{"intent": "search", "confidence": 1}"#)).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(ok(r#"{"intent": "search", "confidence": 1}"#))
+        .mount(&server)
+        .await;
     let mut config = config(&server);
     config.schema_support = SchemaSupport::PromptOnly;
     let model = OpenAiModel::new(config).expect("valid config");
-    generate::<Verdict>(&model, request("Is this a search?").messages, 64).await.expect("parsed");
+    generate::<Verdict>(&model, request("Is this a search?").messages, 64)
+        .await
+        .expect("parsed");
     let sent = body(&requests(&server).await[0]);
     assert!(sent.get("response_format").is_none(), "{sent}");
 }
@@ -161,68 +224,148 @@ async fn servers_without_schema_support_get_the_schema_in_the_prompt_only() {
 #[tokio::test]
 async fn malformed_content_gets_one_repair_request_then_a_typed_failure() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ok("I think it is a search, probably.")).mount(&server).await;
-    let error = generate::<Verdict>(&model(&server), request("Is this a search?").messages, 64).await.unwrap_err();
-    let StructuredError::Unparseable { last_output, usage, .. } = error else { panic!("expected Unparseable, got {error:?}") };
+    Mock::given(method("POST"))
+        .respond_with(ok("I think it is a search, probably."))
+        .mount(&server)
+        .await;
+    let error = generate::<Verdict>(&model(&server), request("Is this a search?").messages, 64)
+        .await
+        .unwrap_err();
+    let StructuredError::Unparseable {
+        last_output, usage, ..
+    } = error
+    else {
+        panic!("expected Unparseable, got {error:?}")
+    };
     assert_eq!(last_output, "I think it is a search, probably.");
     assert_eq!(usage.prompt_tokens, 42, "both attempts are accounted");
     let sent = requests(&server).await;
     assert_eq!(sent.len(), 2, "exactly one repair request");
     let repair = body(&sent[1]);
-    let last = repair["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
-    assert!(last["content"].as_str().unwrap_or_default().contains("not valid"), "{last}");
+    let last = repair["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not valid"),
+        "{last}"
+    );
 }
 
 #[tokio::test]
 async fn rate_limits_wait_for_retry_after_then_succeed() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "1").set_body_string(r#"{"error":{"message":"slow down"}}"#))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "1")
+                .set_body_string(r#"{"error":{"message":"slow down"}}"#),
+        )
         .up_to_n_times(1)
         .mount(&server)
         .await;
-    Mock::given(method("POST")).respond_with(ok("fine")).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(ok("fine"))
+        .mount(&server)
+        .await;
     let started = Instant::now();
-    let answer = model(&server).complete(&request("hi")).await.expect("answer after the wait");
+    let answer = model(&server)
+        .complete(&request("hi"))
+        .await
+        .expect("answer after the wait");
     assert_eq!(answer.text, "fine");
-    assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After was not honoured: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After was not honoured: {:?}",
+        started.elapsed()
+    );
     assert_eq!(requests(&server).await.len(), 2);
 }
 
 #[tokio::test]
 async fn a_retry_after_beyond_the_limit_fails_at_once_as_rate_limited() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ResponseTemplate::new(429).insert_header("retry-after", "60")).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "60"))
+        .mount(&server)
+        .await;
     let error = model(&server).complete(&request("hi")).await.unwrap_err();
-    assert_eq!(error.retry, RetryClass::RateLimited { retry_after: Some(Duration::from_secs(60)) });
+    assert_eq!(
+        error.retry,
+        RetryClass::RateLimited {
+            retry_after: Some(Duration::from_secs(60))
+        }
+    );
     assert_eq!(requests(&server).await.len(), 1);
 }
 
 #[tokio::test]
 async fn a_server_error_is_retried_once_then_succeeds() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ResponseTemplate::new(500)).up_to_n_times(1).mount(&server).await;
-    Mock::given(method("POST")).respond_with(ok("recovered")).mount(&server).await;
-    assert_eq!(model(&server).complete(&request("hi")).await.expect("answer").text, "recovered");
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ok("recovered"))
+        .mount(&server)
+        .await;
+    assert_eq!(
+        model(&server)
+            .complete(&request("hi"))
+            .await
+            .expect("answer")
+            .text,
+        "recovered"
+    );
     assert_eq!(requests(&server).await.len(), 2);
 }
 
 #[tokio::test]
 async fn failures_are_classified_and_retried_at_most_once() {
-    let quota = r#"{"error":{"type":"insufficient_quota","message":"You exceeded your current quota"}}"#;
+    let quota =
+        r#"{"error":{"type":"insufficient_quota","message":"You exceeded your current quota"}}"#;
     let context = r#"{"error":{"code":"context_length_exceeded","message":"maximum context length is 8192 tokens"}}"#;
     let cases: Vec<(ResponseTemplate, RetryClass, usize)> = vec![
         (ResponseTemplate::new(503), RetryClass::Transient, 2),
         (ResponseTemplate::new(408), RetryClass::Transient, 2),
-        (ResponseTemplate::new(401).set_body_string("invalid api key"), RetryClass::Permanent, 1),
-        (ResponseTemplate::new(429).set_body_string(quota), RetryClass::Permanent, 1),
-        (ResponseTemplate::new(400).set_body_string(context), RetryClass::ContextTooLong, 1),
-        (ResponseTemplate::new(200).set_body_string("{not json"), RetryClass::Transient, 2),
-        (ResponseTemplate::new(200).set_delay(Duration::from_secs(2)), RetryClass::Transient, 2),
+        (
+            ResponseTemplate::new(401).set_body_string("invalid api key"),
+            RetryClass::Permanent,
+            1,
+        ),
+        (
+            ResponseTemplate::new(429).set_body_string(quota),
+            RetryClass::Permanent,
+            1,
+        ),
+        (
+            ResponseTemplate::new(400).set_body_string(context),
+            RetryClass::ContextTooLong,
+            1,
+        ),
+        (
+            ResponseTemplate::new(200).set_body_string("{not json"),
+            RetryClass::Transient,
+            2,
+        ),
+        (
+            ResponseTemplate::new(200).set_delay(Duration::from_secs(2)),
+            RetryClass::Transient,
+            2,
+        ),
     ];
     for (response, expected, calls) in cases {
         let server = MockServer::start().await;
-        Mock::given(method("POST")).respond_with(response).mount(&server).await;
+        Mock::given(method("POST"))
+            .respond_with(response)
+            .mount(&server)
+            .await;
         let error = model(&server).complete(&request("hi")).await.unwrap_err();
         assert_eq!(error.retry, expected, "{}", error.message);
         assert!(!error.message.contains(KEY));
@@ -233,7 +376,11 @@ async fn failures_are_classified_and_retried_at_most_once() {
 #[tokio::test]
 async fn an_unreachable_server_says_where_it_looked() {
     let config = OpenAiConfig::new("http://127.0.0.1:9/v1", "m");
-    let error = OpenAiModel::new(config).expect("valid config").complete(&request("hi")).await.unwrap_err();
+    let error = OpenAiModel::new(config)
+        .expect("valid config")
+        .complete(&request("hi"))
+        .await
+        .unwrap_err();
     assert_eq!(error.retry, RetryClass::Transient);
     assert!(error.message.contains("127.0.0.1:9"), "{}", error.message);
     assert!(OpenAiModel::new(OpenAiConfig::new("not a url", "m")).is_err());

@@ -3,18 +3,25 @@
 
 use ferret_core::ChatMessage;
 use ferret_llm::{
-    ActionExtractionContext, AnalysisContext, CandidateValidationContext, DecompositionContext, FileCandidate, GradingContext,
-    IntentContext, NextHopContext, PlanEvaluationContext, PlanningContext, PromptContext, PromptSource, Prompts, ReportEvaluationContext,
-    ReportWritingContext, RequestedFile, RewriteContext, Stage, SynthesisContext, ToolDescription, ToolSelectionContext,
+    ActionExtractionContext, AnalysisContext, CandidateValidationContext, DecompositionContext,
+    FileCandidate, GradingContext, IntentContext, NextHopContext, PlanEvaluationContext,
+    PlanningContext, PromptContext, PromptSource, Prompts, ReportEvaluationContext,
+    ReportWritingContext, RequestedFile, RewriteContext, Stage, SynthesisContext, ToolDescription,
+    ToolSelectionContext,
 };
 
 fn shown(messages: &[ChatMessage]) -> String {
     assert_eq!(messages.len(), 2, "a prompt is a system and a user message");
-    format!("===== system =====\n{}\n\n===== user =====\n{}\n", messages[0].content, messages[1].content)
+    format!(
+        "===== system =====\n{}\n\n===== user =====\n{}\n",
+        messages[0].content, messages[1].content
+    )
 }
 
 fn render<C: PromptContext>(context: &C) -> String {
-    let messages = Prompts::new().render_context(context).unwrap_or_else(|e| panic!("{e}"));
+    let messages = Prompts::new()
+        .render_context(context)
+        .unwrap_or_else(|e| panic!("{e}"));
     shown(&messages)
 }
 
@@ -89,7 +96,8 @@ fn rewrite_prompt() {
 #[test]
 fn grading_prompt() {
     let context = GradingContext {
-        question: "Why does Spring Boot 1.1.9 fail with a CGLIB NoClassDefFoundError on Java 21?".into(),
+        question: "Why does Spring Boot 1.1.9 fail with a CGLIB NoClassDefFoundError on Java 21?"
+            .into(),
         results: spring_sources(),
         previous_queries: vec!["Spring Boot cglib Enhancer NoClassDefFoundError Java 21".into()],
     };
@@ -99,9 +107,13 @@ fn grading_prompt() {
 #[test]
 fn synthesis_prompt() {
     let context = SynthesisContext {
-        question: "Why does Spring Boot 1.1.9 fail with a CGLIB NoClassDefFoundError on Java 21?".into(),
+        question: "Why does Spring Boot 1.1.9 fail with a CGLIB NoClassDefFoundError on Java 21?"
+            .into(),
         sources: spring_sources(),
-        guidance: Some("Start with the root cause in one or two sentences, then give the fix step by step.".into()),
+        guidance: Some(
+            "Start with the root cause in one or two sentences, then give the fix step by step."
+                .into(),
+        ),
     };
     insta::assert_snapshot!(Stage::Synthesis.name(), render(&context));
 }
@@ -162,7 +174,9 @@ fn candidate_validation_prompt() {
             filename: "add-detail-xl.safetensors".into(),
             model_type: Some("lora".into()),
             preferred_source: Some("civitai".into()),
-            context: Some("loaded by a LoraLoader node of a ComfyUI workflow, with an SDXL checkpoint".into()),
+            context: Some(
+                "loaded by a LoraLoader node of a ComfyUI workflow, with an SDXL checkpoint".into(),
+            ),
         },
         candidates: vec![
             FileCandidate {
@@ -208,7 +222,11 @@ fn spring_plan() -> String {
 
 fn search_tools() -> Vec<ToolDescription> {
     vec![
-        ToolDescription { name: "web_search".into(), description: "Searches the web.".into(), argument: Some("a search query".into()) },
+        ToolDescription {
+            name: "web_search".into(),
+            description: "Searches the web.".into(),
+            argument: Some("a search query".into()),
+        },
         ToolDescription {
             name: "docs_search".into(),
             description: "Searches the project's own documentation.".into(),
@@ -219,8 +237,13 @@ fn search_tools() -> Vec<ToolDescription> {
 
 #[test]
 fn planning_prompt() {
-    let context =
-        PlanningContext { question: spring_question(), tools: search_tools(), max_steps: 4, previous_plan: None, problems: vec![] };
+    let context = PlanningContext {
+        question: spring_question(),
+        tools: search_tools(),
+        max_steps: 4,
+        previous_plan: None,
+        problems: vec![],
+    };
     insta::assert_snapshot!(Stage::Planning.name(), render(&context));
 }
 
@@ -248,7 +271,10 @@ fn planning_prompt_correcting_a_plan() {
 
 #[test]
 fn plan_evaluation_prompt() {
-    let context = PlanEvaluationContext { question: spring_question(), plan: spring_plan() };
+    let context = PlanEvaluationContext {
+        question: spring_question(),
+        plan: spring_plan(),
+    };
     insta::assert_snapshot!(Stage::PlanEvaluation.name(), render(&context));
 }
 

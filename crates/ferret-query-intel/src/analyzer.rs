@@ -9,9 +9,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use crate::util::{
-    find_word, has_word, is_aux_verb, is_error_class, is_question_word, name_runs, quoted_spans, strip_possessive,
-    tokenize,
-    Token,
+    find_word, has_word, is_aux_verb, is_error_class, is_question_word, name_runs, quoted_spans,
+    strip_possessive, tokenize, Token,
 };
 
 /// The kind of question, which decides how it is decomposed and what a good answer looks like.
@@ -170,7 +169,11 @@ impl HeuristicAnalyzer {
             query_type,
             intent: query_type.intent_label().to_owned(),
             entities,
-            complexity: if complex { Complexity::Complex } else { Complexity::Simple },
+            complexity: if complex {
+                Complexity::Complex
+            } else {
+                Complexity::Simple
+            },
         }
     }
 }
@@ -183,30 +186,97 @@ impl QueryAnalyzer for HeuristicAnalyzer {
 }
 
 const ERROR_WORDS: &[&str] = &[
-    "error", "errors", "exception", "exceptions", "failed", "fails", "failing", "failure", "failures",
-    "cannot", "can t",
-    "crash", "crashes", "crashed", "traceback", "stacktrace", "stack trace", "segfault", "not working",
-    "doesn t work", "does not work", "nosuchmethod", "noclassdeffound",
+    "error",
+    "errors",
+    "exception",
+    "exceptions",
+    "failed",
+    "fails",
+    "failing",
+    "failure",
+    "failures",
+    "cannot",
+    "can t",
+    "crash",
+    "crashes",
+    "crashed",
+    "traceback",
+    "stacktrace",
+    "stack trace",
+    "segfault",
+    "not working",
+    "doesn t work",
+    "does not work",
+    "nosuchmethod",
+    "noclassdeffound",
 ];
 const VERSION_WORDS: &[&str] = &[
-    "version", "versions", "upgrade", "upgrading", "downgrade", "migrate", "migrating", "migration",
-    "compatibility", "compatible", "incompatible", "incompatibility", "jdk", "deprecated",
+    "version",
+    "versions",
+    "upgrade",
+    "upgrading",
+    "downgrade",
+    "migrate",
+    "migrating",
+    "migration",
+    "compatibility",
+    "compatible",
+    "incompatible",
+    "incompatibility",
+    "jdk",
+    "deprecated",
 ];
 const HOW_TO_WORDS: &[&str] = &[
-    "how to", "how do i", "how can i", "how do you", "how should i", "how would i", "guide",
-    "tutorial", "step by step", "steps to", "instructions for",
+    "how to",
+    "how do i",
+    "how can i",
+    "how do you",
+    "how should i",
+    "how would i",
+    "guide",
+    "tutorial",
+    "step by step",
+    "steps to",
+    "instructions for",
 ];
 const API_WORDS: &[&str] = &[
-    "api", "apis", "method", "methods", "function", "functions", "class", "annotation", "annotations",
-    "parameter", "parameters", "endpoint", "endpoints", "signature", "sdk",
+    "api",
+    "apis",
+    "method",
+    "methods",
+    "function",
+    "functions",
+    "class",
+    "annotation",
+    "annotations",
+    "parameter",
+    "parameters",
+    "endpoint",
+    "endpoints",
+    "signature",
+    "sdk",
 ];
 const COMPARISON_WORDS: &[&str] = &[
-    "vs", "versus", "compare", "compared", "compares", "comparing", "comparison", "difference between",
-    "differences between", "differ from", "differ between", "which is better", "which one is better",
-    "which is best", "pros and cons",
+    "vs",
+    "versus",
+    "compare",
+    "compared",
+    "compares",
+    "comparing",
+    "comparison",
+    "difference between",
+    "differences between",
+    "differ from",
+    "differ between",
+    "which is better",
+    "which one is better",
+    "which is best",
+    "pros and cons",
 ];
 /// Words that make "which ..., X or Y" a comparison even without a comma.
-const COMPARATIVE_HINTS: &[&str] = &["more", "less", "first", "earlier", "later", "better", "worse"];
+const COMPARATIVE_HINTS: &[&str] = &[
+    "more", "less", "first", "earlier", "later", "better", "worse",
+];
 
 fn query_type(question: &str, entities: &[Entity]) -> QueryType {
     let lower = normalized_lower(question);
@@ -255,15 +325,23 @@ pub(crate) fn is_comparison_question(question: &str) -> bool {
     }
     if find_word(&lower, "and", 0).is_some() {
         let l = normalized_lower(question);
-        let pairing = ["both", "same", "similar", "different", "alike", "in common"].iter().any(|w| has_word(&l, w));
+        let pairing = ["both", "same", "similar", "different", "alike", "in common"]
+            .iter()
+            .any(|w| has_word(&l, w));
         if pairing && (is_aux_verb(&first) || has_word(&l, "in common") || has_word(&l, "both")) {
             return true;
         }
     }
     if let Some(than) = find_word(&lower, "than", 0) {
-        let idiom = ["rather than", "other than", "more than", "less than", "fewer than"]
-            .iter()
-            .any(|p| find_word(&lower, p, 0).is_some_and(|at| at + p.len() == than + 4));
+        let idiom = [
+            "rather than",
+            "other than",
+            "more than",
+            "less than",
+            "fewer than",
+        ]
+        .iter()
+        .any(|p| find_word(&lower, p, 0).is_some_and(|at| at + p.len() == than + 4));
         if !idiom && names_before(than) && names_after(than + 4) {
             return true;
         }
@@ -274,13 +352,19 @@ pub(crate) fn is_comparison_question(question: &str) -> bool {
 /// Two '?'-terminated questions, or clauses joined by "and" that each carry a question word
 /// ("What is X and how does Y work"), or "X and also Y".
 pub(crate) fn is_multi_question(question: &str) -> bool {
-    let asked = question.split('?').rev().skip(1).filter(|part| !content_terms(part).is_empty()).count();
+    let asked = question
+        .split('?')
+        .rev()
+        .skip(1)
+        .filter(|part| !content_terms(part).is_empty())
+        .count();
     if asked >= 2 {
         return true;
     }
     let lower = question.to_ascii_lowercase();
     if let Some(at) = find_word(&lower, "and also", 0) {
-        return !content_terms(&question[..at]).is_empty() && !content_terms(&question[at + 8..]).is_empty();
+        return !content_terms(&question[..at]).is_empty()
+            && !content_terms(&question[at + 8..]).is_empty();
     }
     let mut from = 0;
     while let Some(at) = find_word(&lower, "and", from) {
@@ -298,11 +382,56 @@ pub(crate) fn is_multi_question(question: &str) -> bool {
 
 /// Products that take a version number even in lowercase ("java 17", "python 3.12").
 const KNOWN_PRODUCTS: &[&str] = &[
-    "java", "jdk", "jre", "python", "py", "node", "nodejs", "es", "html", "css", "php", "net", "dotnet",
-    "ios", "android", "ubuntu", "debian", "centos", "rhel", "windows", "win", "macos", "junit", "spring",
-    "gradle", "maven", "vue", "angular", "react", "kotlin", "scala", "go", "golang", "rust", "ruby",
-    "rails", "django", "postgres", "postgresql", "mysql", "hibernate", "tomcat", "kernel", "linux",
-    "typescript", "swift", "perl", "cuda", "sdxl", "sd",
+    "java",
+    "jdk",
+    "jre",
+    "python",
+    "py",
+    "node",
+    "nodejs",
+    "es",
+    "html",
+    "css",
+    "php",
+    "net",
+    "dotnet",
+    "ios",
+    "android",
+    "ubuntu",
+    "debian",
+    "centos",
+    "rhel",
+    "windows",
+    "win",
+    "macos",
+    "junit",
+    "spring",
+    "gradle",
+    "maven",
+    "vue",
+    "angular",
+    "react",
+    "kotlin",
+    "scala",
+    "go",
+    "golang",
+    "rust",
+    "ruby",
+    "rails",
+    "django",
+    "postgres",
+    "postgresql",
+    "mysql",
+    "hibernate",
+    "tomcat",
+    "kernel",
+    "linux",
+    "typescript",
+    "swift",
+    "perl",
+    "cuda",
+    "sdxl",
+    "sd",
 ];
 /// Words that introduce a version number ("version 2").
 const VERSION_INTRODUCERS: &[&str] = &["version", "release", "v"];
@@ -310,12 +439,15 @@ const VERSION_INTRODUCERS: &[&str] = &["version", "release", "v"];
 static DOTTED_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[vV]?\d+(?:\.(?:\d+|[xX*]))+(?:[.-][A-Za-z][A-Za-z0-9]*)?$").expect("valid regex")
 });
-static V_VERSION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[vV]\d+$").expect("valid regex"));
-static SHORT_NUMBER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\d{1,3}$").expect("valid regex"));
+static V_VERSION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[vV]\d+$").expect("valid regex"));
+static SHORT_NUMBER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d{1,3}$").expect("valid regex"));
 static GLUED_VERSION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Za-z]+)(\d{1,3}(?:\.\d+)*)$").expect("valid regex"));
 static ERROR_CLASS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(?:[A-Za-z_][\w$]*[./])*([A-Z][A-Za-z0-9_$]*(?:Error|Exception))\b").expect("valid regex")
+    Regex::new(r"\b(?:[A-Za-z_][\w$]*[./])*([A-Z][A-Za-z0-9_$]*(?:Error|Exception))\b")
+        .expect("valid regex")
 });
 
 /// All entities of `question`, in order of appearance, without duplicates.
@@ -325,25 +457,51 @@ pub(crate) fn extract_entities(question: &str) -> Vec<Entity> {
 
     for (i, tok) in tokens.iter().enumerate() {
         if let Some(start) = version_start(&tokens, i) {
-            found.push((start, Entity { kind: EntityKind::Version, text: question[start..tok.end].to_owned() }));
+            found.push((
+                start,
+                Entity {
+                    kind: EntityKind::Version,
+                    text: question[start..tok.end].to_owned(),
+                },
+            ));
         }
     }
 
     for caps in ERROR_CLASS.captures_iter(question) {
         if let Some(class) = caps.get(1).filter(|m| is_error_class(m.as_str())) {
-            found.push((class.start(), Entity { kind: EntityKind::ErrorClass, text: class.as_str().to_owned() }));
+            found.push((
+                class.start(),
+                Entity {
+                    kind: EntityKind::ErrorClass,
+                    text: class.as_str().to_owned(),
+                },
+            ));
         }
     }
 
     let quoted_spans = quoted_spans(question);
     for &(start, end) in &quoted_spans {
-        found.push((start, Entity { kind: EntityKind::QuotedPhrase, text: question[start..end].trim().to_owned() }));
+        found.push((
+            start,
+            Entity {
+                kind: EntityKind::QuotedPhrase,
+                text: question[start..end].trim().to_owned(),
+            },
+        ));
     }
 
     for (start, end) in name_runs(question, false) {
-        let inside_quotes = quoted_spans.iter().any(|(qs, qe)| start >= *qs && end <= *qe);
+        let inside_quotes = quoted_spans
+            .iter()
+            .any(|(qs, qe)| start >= *qs && end <= *qe);
         if !inside_quotes {
-            found.push((start, Entity { kind: EntityKind::Name, text: question[start..end].to_owned() }));
+            found.push((
+                start,
+                Entity {
+                    kind: EntityKind::Name,
+                    text: question[start..end].to_owned(),
+                },
+            ));
         }
     }
 
@@ -369,7 +527,10 @@ fn version_start(tokens: &[Token<'_>], i: usize) -> Option<usize> {
     }
     let dotted = DOTTED_VERSION.is_match(word);
     let strong = V_VERSION.is_match(word)
-        || (dotted && (word.starts_with(['v', 'V']) || word.matches('.').count() >= 2 || word.contains(['x', 'X', '*'])));
+        || (dotted
+            && (word.starts_with(['v', 'V'])
+                || word.matches('.').count() >= 2
+                || word.contains(['x', 'X', '*'])));
     let needs_context = (dotted && !strong) || SHORT_NUMBER.is_match(word);
     if !strong && !needs_context {
         return None;
@@ -392,7 +553,10 @@ fn product_start(tokens: &[Token<'_>], i: usize) -> Option<usize> {
     // "Spring Boot version 2.7": step over the introducer to the product before it.
     let introducer = VERSION_INTRODUCERS.contains(&tokens[j].lower().as_str());
     if introducer {
-        match j.checked_sub(1).filter(|&k| adjacent(&tokens[k]) && is_product_word(&tokens[k])) {
+        match j
+            .checked_sub(1)
+            .filter(|&k| adjacent(&tokens[k]) && is_product_word(&tokens[k]))
+        {
             Some(k) => j = k,
             None => return Some(tokens[j].start),
         }
@@ -424,7 +588,8 @@ fn is_product_word(tok: &Token<'_>) -> bool {
     if KNOWN_PRODUCTS.contains(&lower.as_str()) {
         return true;
     }
-    word.chars().next().is_some_and(char::is_uppercase) && word.chars().all(|c| c.is_alphabetic() || c == '-')
+    word.chars().next().is_some_and(char::is_uppercase)
+        && word.chars().all(|c| c.is_alphabetic() || c == '-')
 }
 
 /// A sentence-opening verb ("Upgrade Spring Boot 2.7") is not part of the product.
@@ -432,8 +597,25 @@ fn joins_product(tokens: &[Token<'_>], k: usize) -> bool {
     let tok = &tokens[k];
     !tok.sentence_start || {
         let lower = tok.lower();
-        !matches!(lower.as_str(), "upgrade" | "upgrading" | "install" | "installing" | "use" | "using" | "migrate"
-            | "migrating" | "update" | "updating" | "run" | "running" | "fix" | "with" | "on" | "downgrade")
+        !matches!(
+            lower.as_str(),
+            "upgrade"
+                | "upgrading"
+                | "install"
+                | "installing"
+                | "use"
+                | "using"
+                | "migrate"
+                | "migrating"
+                | "update"
+                | "updating"
+                | "run"
+                | "running"
+                | "fix"
+                | "with"
+                | "on"
+                | "downgrade"
+        )
     }
 }
 
@@ -490,7 +672,13 @@ mod tests {
         assert_eq!(a.complexity, Complexity::Complex);
         assert_eq!(
             a.entity_labels(),
-            ["version: Spring Boot 1.1.9", "name: Spring Boot", "error_class: NoClassDefFoundError", "version: Java 21", "name: Java"]
+            [
+                "version: Spring Boot 1.1.9",
+                "name: Spring Boot",
+                "error_class: NoClassDefFoundError",
+                "version: Java 21",
+                "name: Java"
+            ]
         );
     }
 
@@ -500,11 +688,16 @@ mod tests {
         assert_eq!(labels("the v2 api"), ["version: v2"]);
         assert!(labels("does it run on java 17").contains(&"version: java 17".to_owned()));
         assert!(labels("crash on JDK 21").contains(&"version: JDK 21".to_owned()));
-        assert!(labels("Upgrade Spring Boot version 2.7").contains(&"version: Spring Boot version 2.7".to_owned()));
+        assert!(labels("Upgrade Spring Boot version 2.7")
+            .contains(&"version: Spring Boot version 2.7".to_owned()));
         assert!(labels("Python3 or Java17").contains(&"version: Python3".to_owned()));
         assert!(labels("Spring Boot 1.x CGLIB").contains(&"version: Spring Boot 1.x".to_owned()));
-        assert!(!labels("it costs 3.5 million").iter().any(|l| l.starts_with("version")));
-        assert!(!labels("born in 1879 in Ulm").iter().any(|l| l.starts_with("version")));
+        assert!(!labels("it costs 3.5 million")
+            .iter()
+            .any(|l| l.starts_with("version")));
+        assert!(!labels("born in 1879 in Ulm")
+            .iter()
+            .any(|l| l.starts_with("version")));
     }
 
     #[test]
@@ -513,26 +706,52 @@ mod tests {
             labels("java.lang.NullPointerException at startup"),
             ["error_class: NullPointerException"]
         );
-        assert_eq!(labels("TypeError: x is undefined"), ["error_class: TypeError"]);
-        assert!(labels("an Error occurred").iter().all(|l| !l.starts_with("error_class")));
+        assert_eq!(
+            labels("TypeError: x is undefined"),
+            ["error_class: TypeError"]
+        );
+        assert!(labels("an Error occurred")
+            .iter()
+            .all(|l| !l.starts_with("error_class")));
     }
 
     #[test]
     fn quoted_phrases_in_double_single_and_curly_quotes() {
-        assert_eq!(labels(r#"meaning of "carpe diem""#), ["quoted_phrase: carpe diem"]);
-        assert_eq!(labels("songs with 'love' in the title"), ["quoted_phrase: love"]);
-        assert_eq!(labels("who said “veni vidi vici”"), ["quoted_phrase: veni vidi vici"]);
-        assert!(labels("it's Bob's car, isn't it").iter().all(|l| !l.starts_with("quoted")));
+        assert_eq!(
+            labels(r#"meaning of "carpe diem""#),
+            ["quoted_phrase: carpe diem"]
+        );
+        assert_eq!(
+            labels("songs with 'love' in the title"),
+            ["quoted_phrase: love"]
+        );
+        assert_eq!(
+            labels("who said “veni vidi vici”"),
+            ["quoted_phrase: veni vidi vici"]
+        );
+        assert!(labels("it's Bob's car, isn't it")
+            .iter()
+            .all(|l| !l.starts_with("quoted")));
     }
 
     #[test]
     fn names_are_capitalised_runs_but_not_a_lone_sentence_opener() {
         assert_eq!(labels("Who was Marie Curie?"), ["name: Marie Curie"]);
-        assert_eq!(labels("Marie Curie won which prizes?"), ["name: Marie Curie"]);
+        assert_eq!(
+            labels("Marie Curie won which prizes?"),
+            ["name: Marie Curie"]
+        );
         assert_eq!(labels("Paris is the capital of France"), ["name: France"]);
         assert_eq!(labels("What is the capital of France?"), ["name: France"]);
-        assert_eq!(labels("how does the Bank of England set rates"), ["name: Bank of England"]);
-        assert_eq!(labels("Where Is The Louvre"), ["name: Louvre"], "stop and question words are never names");
+        assert_eq!(
+            labels("how does the Bank of England set rates"),
+            ["name: Bank of England"]
+        );
+        assert_eq!(
+            labels("Where Is The Louvre"),
+            ["name: Louvre"],
+            "stop and question words are never names"
+        );
     }
 
     #[test]
@@ -540,9 +759,18 @@ mod tests {
         let cases = [
             ("What is the capital of France?", Complexity::Simple),
             ("Python vs Java", Complexity::Complex),
-            ("What is BM25? How does dense retrieval work?", Complexity::Complex),
-            ("What is BM25 and how does dense retrieval work", Complexity::Complex),
-            ("Tell me about batik and also wayang kulit", Complexity::Complex),
+            (
+                "What is BM25? How does dense retrieval work?",
+                Complexity::Complex,
+            ),
+            (
+                "What is BM25 and how does dense retrieval work",
+                Complexity::Complex,
+            ),
+            (
+                "Tell me about batik and also wayang kulit",
+                Complexity::Complex,
+            ),
             ("What are salt and pepper?", Complexity::Simple),
             ("NoClassDefFoundError with Java 21", Complexity::Complex),
             ("NoClassDefFoundError in my tests", Complexity::Simple),

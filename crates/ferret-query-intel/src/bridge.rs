@@ -48,7 +48,9 @@ impl Hop {
     /// own). `None` when there is none: the name was an adjective, or the collection has no page
     /// on it, and the hop adds nothing worth ranking.
     pub fn document_in(&self, hits: &[Hit]) -> Option<usize> {
-        hits.iter().take(HOP_RESULTS_READ).position(|hit| self.is_document(hit))
+        hits.iter()
+            .take(HOP_RESULTS_READ)
+            .position(|hit| self.is_document(hit))
     }
 
     /// Is `hit` the page about the hop's name?
@@ -65,7 +67,10 @@ impl Hop {
             .map(|(start, end)| query[start..end].trim())
             .find(|name| !term_set(name).is_subset(&asked))
             .unwrap_or(query);
-        Self { entity: entity.to_owned(), query: query.to_owned() }
+        Self {
+            entity: entity.to_owned(),
+            query: query.to_owned(),
+        }
     }
 }
 
@@ -90,7 +95,10 @@ pub struct HopRequest<'a> {
 
 impl HopRequest<'_> {
     fn fingerprints(&self) -> HashSet<String> {
-        self.searched.iter().map(|q| (self.fingerprint)(q)).collect()
+        self.searched
+            .iter()
+            .map(|q| (self.fingerprint)(q))
+            .collect()
     }
 }
 
@@ -106,7 +114,13 @@ pub trait HopFinder: Send + Sync {
 impl HopFinder for BridgeFinder {
     async fn next_hop(&self, request: HopRequest<'_>) -> StageOutput<Option<Hop>> {
         let searched = request.fingerprints();
-        StageOutput::heuristic(self.hop(request.question, request.shape, request.hits, &searched, request.fingerprint))
+        StageOutput::heuristic(self.hop(
+            request.question,
+            request.shape,
+            request.hits,
+            &searched,
+            request.fingerprint,
+        ))
     }
 }
 
@@ -122,7 +136,10 @@ pub struct BridgeConfig {
 
 impl Default for BridgeConfig {
     fn default() -> Self {
-        Self { min_bridge_words: 6, hits_read: 3 }
+        Self {
+            min_bridge_words: 6,
+            hits_read: 3,
+        }
     }
 }
 
@@ -149,7 +166,8 @@ impl BridgeFinder {
         // A comparative word sets names side by side only when they are listed together
         // ("first, X or Y"); "her first Senate term" compares nothing.
         let listed = ferret_core::text::words(question).any(|w| w == "or" || w == "and");
-        let comparative = listed && ferret_core::text::words(question).any(|w| COMPARATIVE_WORDS.contains(&w.as_str()));
+        let comparative = listed
+            && ferret_core::text::words(question).any(|w| COMPARATIVE_WORDS.contains(&w.as_str()));
         if names.len() >= 2 && (analysis.query_type == QueryType::Comparison || comparative) {
             QuestionShape::Comparison
         } else if !names.is_empty()
@@ -182,7 +200,9 @@ impl BridgeFinder {
         let top = &hits[..hits.len().min(self.config.hits_read * 2)];
         let fresh = |entity: &String| !searched.contains(&normalize(entity));
         // Each name the question holds should have a result about it.
-        let missing = names.iter().filter(|name| !top.iter().any(|h| is_about(h, name)));
+        let missing = names
+            .iter()
+            .filter(|name| !top.iter().any(|h| is_about(h, name)));
         let entity = match shape {
             QuestionShape::Simple => return None,
             QuestionShape::Comparison => missing.into_iter().find(|name| fresh(name))?.clone(),
@@ -193,26 +213,45 @@ impl BridgeFinder {
                 }
                 let ranked = self.bridge_entities(question, &names, hits);
                 // Covered: the best bridge already has a result of its own.
-                if ranked.first().is_some_and(|best| top.iter().any(|h| is_about(h, best))) {
+                if ranked
+                    .first()
+                    .is_some_and(|best| top.iter().any(|h| is_about(h, best)))
+                {
                     return None;
                 }
-                ranked.into_iter().chain(missing.cloned()).find(|name| fresh(name))?
+                ranked
+                    .into_iter()
+                    .chain(missing.cloned())
+                    .find(|name| fresh(name))?
             }
         };
         // The name alone: the hop fetches its document, and the question's other words would
         // pull back the documents the first search already found.
-        Some(Hop { query: entity.clone(), entity })
+        Some(Hop {
+            query: entity.clone(),
+            entity,
+        })
     }
 
     /// The names `hits` lead to for a question of `shape`, best first, at most `max`: for a
     /// bridge, the names the top results hold and the question does not; for a comparison, the
     /// compared names without a result of their own. What a model hop finder chooses among.
-    pub fn candidates(&self, question: &str, shape: QuestionShape, hits: &[Hit], max: usize) -> Vec<String> {
+    pub fn candidates(
+        &self,
+        question: &str,
+        shape: QuestionShape,
+        hits: &[Hit],
+        max: usize,
+    ) -> Vec<String> {
         let names = question_names(question);
         let top = &hits[..hits.len().min(self.config.hits_read * 2)];
         let found = match shape {
             QuestionShape::Simple => Vec::new(),
-            QuestionShape::Comparison => names.iter().filter(|name| !top.iter().any(|h| is_about(h, name))).cloned().collect(),
+            QuestionShape::Comparison => names
+                .iter()
+                .filter(|name| !top.iter().any(|h| is_about(h, name)))
+                .cloned()
+                .collect(),
             QuestionShape::Bridge => self.bridge_entities(question, &names, hits),
         };
         found.into_iter().take(max).collect()
@@ -221,7 +260,9 @@ impl BridgeFinder {
     /// Does one of the top results hold every word of the question? Then it answers without a hop.
     pub fn one_result_answers(&self, question: &str, hits: &[Hit]) -> bool {
         let asked = term_set(question);
-        hits.iter().take(self.config.hits_read).any(|h| asked.is_subset(&term_set(&format!("{} {}", h.title, h.text))))
+        hits.iter()
+            .take(self.config.hits_read)
+            .any(|h| asked.is_subset(&term_set(&format!("{} {}", h.title, h.text))))
     }
 
     /// `hits` with the pages of the bridge names their top results give moved up to just after
@@ -235,7 +276,9 @@ impl BridgeFinder {
         let lead = lead.min(hits.len());
         let mut promoted: Vec<usize> = Vec::new();
         for name in ranked.iter().take(self.config.hits_read) {
-            if let Some(at) = (lead..hits.len()).find(|&i| !promoted.contains(&i) && is_about(&hits[i], name)) {
+            if let Some(at) =
+                (lead..hits.len()).find(|&i| !promoted.contains(&i) && is_about(&hits[i], name))
+            {
                 promoted.push(at);
             }
         }
@@ -256,14 +299,23 @@ impl BridgeFinder {
     /// it holds ("university" in "Moscow State University"), for the question's words standing
     /// next to it, for being quoted (titles of works are) and for its length; earlier results
     /// break ties.
-    pub fn bridge_entities(&self, question: &str, question_names: &[String], hits: &[Hit]) -> Vec<String> {
+    pub fn bridge_entities(
+        &self,
+        question: &str,
+        question_names: &[String],
+        hits: &[Hit],
+    ) -> Vec<String> {
         let asked = term_set(question);
         let rest = remainder_terms(question, question_names);
         let top = &hits[..hits.len().min(self.config.hits_read)];
         let anchored = |hit: &Hit| question_names.iter().any(|name| is_about(hit, name));
         let any_anchor = top.iter().any(anchored);
         let mut scored: Vec<(String, f32)> = Vec::new();
-        for (rank, hit) in top.iter().enumerate().filter(|(_, hit)| !any_anchor || anchored(hit)) {
+        for (rank, hit) in top
+            .iter()
+            .enumerate()
+            .filter(|(_, hit)| !any_anchor || anchored(hit))
+        {
             let rank_weight = 1.0 / (rank as f32 + 1.0);
             for text in [hit.title.as_str(), hit.text.as_str()] {
                 for mention in mentions(text, &asked) {
@@ -275,8 +327,15 @@ impl BridgeFinder {
                     let own = terms.intersection(&rest).count() as f32;
                     let words = mention.name.split_whitespace().count() as f32;
                     let quoted = if mention.quoted { 0.5 } else { 0.0 };
-                    let score = 2.0 * own + 0.5 * mention.near as f32 + quoted + rank_weight + 0.25 * words.min(3.0);
-                    match scored.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(&mention.name)) {
+                    let score = 2.0 * own
+                        + 0.5 * mention.near as f32
+                        + quoted
+                        + rank_weight
+                        + 0.25 * words.min(3.0);
+                    match scored
+                        .iter_mut()
+                        .find(|(n, _)| n.eq_ignore_ascii_case(&mention.name))
+                    {
                         Some((_, best)) => *best = best.max(score) + 0.1,
                         None => scored.push((mention.name, score)),
                     }
@@ -294,8 +353,25 @@ const NEAR_TERMS: usize = 4;
 
 /// Single words that are dates, not things with a document of their own.
 const CALENDAR_WORDS: &[&str] = &[
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-    "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 ];
 
 /// A name as a text mentions it.
@@ -315,7 +391,12 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
     // The content terms of the text, in order, each with its token's byte span.
     let terms: Vec<(usize, usize, String)> = tokenize(text)
         .into_iter()
-        .filter_map(|t| term_set(t.word).into_iter().next().map(|term| (t.start, t.end, term)))
+        .filter_map(|t| {
+            term_set(t.word)
+                .into_iter()
+                .next()
+                .map(|term| (t.start, t.end, term))
+        })
         .collect();
     let near = |start: usize, end: usize, own: &HashSet<String>| -> usize {
         let first_inside = terms.partition_point(|(_, e, _)| *e <= start);
@@ -323,7 +404,10 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
         let before = &terms[first_inside.saturating_sub(NEAR_TERMS)..first_inside];
         let after = &terms[first_after..(first_after + NEAR_TERMS).min(terms.len())];
         let window = before.iter().chain(after).map(|(_, _, term)| term);
-        window.filter(|t| asked.contains(*t) && !own.contains(*t)).collect::<HashSet<_>>().len()
+        window
+            .filter(|t| asked.contains(*t) && !own.contains(*t))
+            .collect::<HashSet<_>>()
+            .len()
     };
     let mut found = Vec::new();
     let mut push = |start: usize, end: usize, quoted: bool| {
@@ -332,14 +416,23 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
             return;
         }
         let own = term_set(name);
-        found.push(Mention { name: name.to_owned(), near: near(start, end, &own), quoted });
+        found.push(Mention {
+            name: name.to_owned(),
+            near: near(start, end, &own),
+            quoted,
+        });
     };
     for (start, end) in name_runs(text, true) {
         let run = &text[start..end];
         let single = !run.trim().contains(char::is_whitespace);
         let lower = run.trim().to_lowercase();
-        let followed_by_lowercase = text[end..].strip_prefix(' ').is_some_and(|r| r.starts_with(char::is_lowercase));
-        let demonym = ["an", "ese", "ish"].iter().any(|suffix| lower.ends_with(suffix)) && followed_by_lowercase;
+        let followed_by_lowercase = text[end..]
+            .strip_prefix(' ')
+            .is_some_and(|r| r.starts_with(char::is_lowercase));
+        let demonym = ["an", "ese", "ish"]
+            .iter()
+            .any(|suffix| lower.ends_with(suffix))
+            && followed_by_lowercase;
         if single && (CALENDAR_WORDS.contains(&lower.as_str()) || demonym) {
             continue;
         }
@@ -357,9 +450,9 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
 
 /// Words that set named things side by side ("which is older", "both", "in common").
 const COMPARATIVE_WORDS: &[&str] = &[
-    "both", "same", "common", "either", "between", "more", "less", "most", "least", "first", "older", "oldest",
-    "younger", "youngest", "earlier", "later", "larger", "smaller", "bigger", "higher", "lower", "longer", "shorter",
-    "taller", "further", "farther",
+    "both", "same", "common", "either", "between", "more", "less", "most", "least", "first",
+    "older", "oldest", "younger", "youngest", "earlier", "later", "larger", "smaller", "bigger",
+    "higher", "lower", "longer", "shorter", "taller", "further", "farther",
 ];
 
 /// The names the question holds, as written, without duplicates.
@@ -377,7 +470,10 @@ fn question_names(question: &str) -> Vec<String> {
 /// The question's content terms outside its names: what is asked about them.
 fn remainder_terms(question: &str, names: &[String]) -> HashSet<String> {
     let named: HashSet<String> = names.iter().flat_map(|n| term_set(n)).collect();
-    term_set(question).into_iter().filter(|t| !named.contains(t)).collect()
+    term_set(question)
+        .into_iter()
+        .filter(|t| !named.contains(t))
+        .collect()
 }
 
 /// Is `hit` a document about `name`: does one of its title and the name hold the other, and is
@@ -385,13 +481,20 @@ fn remainder_terms(question: &str, names: &[String]) -> HashSet<String> {
 /// parenthesis in the title is left out.
 fn is_about(hit: &Hit, name: &str) -> bool {
     // "Styx (band)": the parenthesis tells pages of one name apart; the name is before it.
-    let title = hit.title.split_once(" (").map_or(hit.title.as_str(), |(name, _)| name);
+    let title = hit
+        .title
+        .split_once(" (")
+        .map_or(hit.title.as_str(), |(name, _)| name);
     let title = term_set(title);
     let name = term_set(name);
-    let holds = |big: &HashSet<String>, small: &HashSet<String>| small.is_subset(big) && small.len() * 2 >= big.len();
+    let holds = |big: &HashSet<String>, small: &HashSet<String>| {
+        small.is_subset(big) && small.len() * 2 >= big.len()
+    };
     // A one-word title inside a longer name is a place or a kind it names ("Tanzania" in
     // "Fly540 Tanzania"), not the thing.
-    !name.is_empty() && !title.is_empty() && (holds(&title, &name) || (title.len() >= 2 && holds(&name, &title)))
+    !name.is_empty()
+        && !title.is_empty()
+        && (holds(&title, &name) || (title.len() >= 2 && holds(&name, &title)))
 }
 
 #[cfg(test)]
@@ -419,10 +522,22 @@ mod tests {
             shape("In what year was the university where Sergei Aleksandrovich Tokarev was a professor founded?"),
             QuestionShape::Bridge
         );
-        assert_eq!(shape("Were Scott Derrickson and Ed Wood of the same nationality?"), QuestionShape::Comparison);
-        assert_eq!(shape("how do I configure retries for the http client in this library"), QuestionShape::Simple);
-        assert_eq!(shape("How often must API keys be rotated, and what do I do if one leaks?"), QuestionShape::Simple);
-        assert_eq!(shape("Between Greyia and Calibanus, which genus contains more species?"), QuestionShape::Comparison);
+        assert_eq!(
+            shape("Were Scott Derrickson and Ed Wood of the same nationality?"),
+            QuestionShape::Comparison
+        );
+        assert_eq!(
+            shape("how do I configure retries for the http client in this library"),
+            QuestionShape::Simple
+        );
+        assert_eq!(
+            shape("How often must API keys be rotated, and what do I do if one leaks?"),
+            QuestionShape::Simple
+        );
+        assert_eq!(
+            shape("Between Greyia and Calibanus, which genus contains more species?"),
+            QuestionShape::Comparison
+        );
     }
 
     #[test]
@@ -436,7 +551,15 @@ mod tests {
             ),
             hit("2", "Tokarev pistol", "The TT pistol was designed by Fedor Tokarev in the Soviet Union."),
         ];
-        let hop = finder().hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
+        let hop = finder()
+            .hop(
+                question,
+                QuestionShape::Bridge,
+                &hits,
+                &HashSet::new(),
+                |q| q.to_lowercase(),
+            )
+            .unwrap();
         assert_eq!(hop.entity, "Moscow State University");
         assert_eq!(hop.query, "Moscow State University");
     }
@@ -445,28 +568,89 @@ mod tests {
     fn a_bridge_whose_document_is_already_found_needs_no_hop() {
         let question = "In what year was the university where Sergei Aleksandrovich Tokarev was a professor founded?";
         let hits = [
-            hit("1", "Sergei Aleksandrovich Tokarev", "He was a professor at Moscow State University."),
-            hit("2", "Moscow State University", "Moscow State University was founded in 1755."),
+            hit(
+                "1",
+                "Sergei Aleksandrovich Tokarev",
+                "He was a professor at Moscow State University.",
+            ),
+            hit(
+                "2",
+                "Moscow State University",
+                "Moscow State University was founded in 1755.",
+            ),
         ];
-        assert_eq!(finder().hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()), None);
+        assert_eq!(
+            finder().hop(
+                question,
+                QuestionShape::Bridge,
+                &hits,
+                &HashSet::new(),
+                |q| q.to_lowercase()
+            ),
+            None
+        );
     }
 
     #[test]
     fn a_document_holding_the_whole_question_ends_the_hops() {
         let question = "Who were the members of the Final Five gymnastics team?";
-        let hits = [hit("1", "Final Five (gymnastics)", "The five members of the Final Five gymnastics team were Simone Biles and Aly Raisman.")];
-        assert_eq!(finder().hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()), None);
+        let hits = [hit(
+            "1",
+            "Final Five (gymnastics)",
+            "The five members of the Final Five gymnastics team were Simone Biles and Aly Raisman.",
+        )];
+        assert_eq!(
+            finder().hop(
+                question,
+                QuestionShape::Bridge,
+                &hits,
+                &HashSet::new(),
+                |q| q.to_lowercase()
+            ),
+            None
+        );
     }
 
     #[test]
     fn a_comparison_searches_the_name_without_a_document() {
         let question = "Were Scott Derrickson and Ed Wood of the same nationality?";
-        let hits = [hit("1", "Scott Derrickson", "Scott Derrickson is an American director."), hit("2", "Doctor Strange", "A film.")];
-        let hop = finder().hop(question, QuestionShape::Comparison, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
+        let hits = [
+            hit(
+                "1",
+                "Scott Derrickson",
+                "Scott Derrickson is an American director.",
+            ),
+            hit("2", "Doctor Strange", "A film."),
+        ];
+        let hop = finder()
+            .hop(
+                question,
+                QuestionShape::Comparison,
+                &hits,
+                &HashSet::new(),
+                |q| q.to_lowercase(),
+            )
+            .unwrap();
         assert_eq!(hop.entity, "Ed Wood");
         assert_eq!(hop.query, "Ed Wood");
-        let both = [hits[0].clone(), hit("3", "Ed Wood", "Edward Davis Wood Jr. was an American filmmaker.")];
-        assert_eq!(finder().hop(question, QuestionShape::Comparison, &both, &HashSet::new(), |q| q.to_lowercase()), None);
+        let both = [
+            hits[0].clone(),
+            hit(
+                "3",
+                "Ed Wood",
+                "Edward Davis Wood Jr. was an American filmmaker.",
+            ),
+        ];
+        assert_eq!(
+            finder().hop(
+                question,
+                QuestionShape::Comparison,
+                &both,
+                &HashSet::new(),
+                |q| q.to_lowercase()
+            ),
+            None
+        );
     }
 
     #[test]
@@ -474,7 +658,11 @@ mod tests {
         let question = "Were Scott Derrickson and Ed Wood of the same nationality?";
         let hits = [hit("2", "Doctor Strange", "A film.")];
         let searched: HashSet<String> = ["scott derrickson".to_owned()].into();
-        let hop = finder().hop(question, QuestionShape::Comparison, &hits, &searched, |q| q.to_lowercase()).unwrap();
+        let hop = finder()
+            .hop(question, QuestionShape::Comparison, &hits, &searched, |q| {
+                q.to_lowercase()
+            })
+            .unwrap();
         assert_eq!(hop.entity, "Ed Wood", "the first name was searched already");
     }
 
@@ -482,10 +670,26 @@ mod tests {
     fn the_bridge_is_read_in_the_result_about_the_questions_name() {
         let question = "Saltillo Engine is an engine plant in Ramos Arizpe that belongs to the subsidiary of what company?";
         let hits = [
-            hit("1", "Graptopetalum", "Graptopetalum is a plant sold by the Ascena Retail Group company in Coahuila."),
-            hit("2", "Saltillo Engine Plant", "Saltillo Engine is a Chrysler engine plant in Ramos Arizpe, Coahuila, Mexico."),
+            hit(
+                "1",
+                "Graptopetalum",
+                "Graptopetalum is a plant sold by the Ascena Retail Group company in Coahuila.",
+            ),
+            hit(
+                "2",
+                "Saltillo Engine Plant",
+                "Saltillo Engine is a Chrysler engine plant in Ramos Arizpe, Coahuila, Mexico.",
+            ),
         ];
-        let hop = finder().hop(question, QuestionShape::Bridge, &hits, &HashSet::new(), |q| q.to_lowercase()).unwrap();
+        let hop = finder()
+            .hop(
+                question,
+                QuestionShape::Bridge,
+                &hits,
+                &HashSet::new(),
+                |q| q.to_lowercase(),
+            )
+            .unwrap();
         assert_eq!(hop.entity, "Chrysler");
     }
 
@@ -496,21 +700,42 @@ mod tests {
                     appeared as the recurring character Bo Thompson in the NBC sitcom \"Superstore\".";
         let hits = [hit("1", "Johnny Pemberton", text)];
         let ranked = finder().bridge_entities(question, &question_names(question), &hits);
-        assert_eq!(ranked.first().map(String::as_str), Some("Superstore"), "{ranked:?}");
+        assert_eq!(
+            ranked.first().map(String::as_str),
+            Some("Superstore"),
+            "{ranked:?}"
+        );
     }
 
     #[test]
     fn names_keep_their_initials_and_months_are_no_names() {
-        let names = |text: &str| mentions(text, &HashSet::new()).into_iter().map(|m| m.name).collect::<Vec<_>>();
-        assert_eq!(names("Lamar is the birthplace of President Harry S. Truman."), ["Lamar", "President Harry S. Truman"]);
+        let names = |text: &str| {
+            mentions(text, &HashSet::new())
+                .into_iter()
+                .map(|m| m.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names("Lamar is the birthplace of President Harry S. Truman."),
+            ["Lamar", "President Harry S. Truman"]
+        );
         assert_eq!(names("She met Asamoah Gyan in January."), ["Asamoah Gyan"]);
-        assert!(names("He is an American actor.").is_empty(), "a demonym before a noun is an adjective");
+        assert!(
+            names("He is an American actor.").is_empty(),
+            "a demonym before a noun is an adjective"
+        );
     }
 
     #[test]
     fn a_hop_finds_its_page_among_its_top_results_parenthesis_aside() {
-        let hop = Hop { entity: "Styx".into(), query: "Styx".into() };
-        let hits = [hit("1", "Renegade (Styx song)", "A song by Styx."), hit("2", "Styx (band)", "An American rock band.")];
+        let hop = Hop {
+            entity: "Styx".into(),
+            query: "Styx".into(),
+        };
+        let hits = [
+            hit("1", "Renegade (Styx song)", "A song by Styx."),
+            hit("2", "Styx (band)", "An American rock band."),
+        ];
         assert_eq!(hop.document_in(&hits), Some(1));
         assert_eq!(hop.document_in(&hits[..1]), None);
     }
@@ -532,8 +757,10 @@ mod tests {
 
     #[test]
     fn a_statement_asks_nothing_and_is_searched_as_stated() {
-        let statement = "Sergei Tokarev taught ethnography at the university in Moscow for decades.";
-        let question = "In what year was the university where Sergei Tokarev was a professor founded?";
+        let statement =
+            "Sergei Tokarev taught ethnography at the university in Moscow for decades.";
+        let question =
+            "In what year was the university where Sergei Tokarev was a professor founded?";
         let shape = |text: &str| finder().shape(text, &crate::HeuristicAnalyzer.analysis(text));
         assert_eq!(shape(statement), QuestionShape::Simple);
         assert_eq!(shape(question), QuestionShape::Bridge);

@@ -10,8 +10,8 @@ use regex::Regex;
 
 use crate::analyzer::{is_comparison_question, Analysis, Complexity, EntityKind, QueryType};
 use crate::util::{
-    dedup_key, find_word, is_aux_verb, is_question_word, name_runs,
-    strip_possessive, tokenize, COMPARATIVES,
+    dedup_key, find_word, is_aux_verb, is_question_word, name_runs, strip_possessive, tokenize,
+    COMPARATIVES,
 };
 
 /// Splits a question into sub-queries.
@@ -19,7 +19,12 @@ use crate::util::{
 pub trait QueryDecomposer: Send + Sync {
     /// Sub-queries for `question`: the question itself when it is simple, otherwise 2-3 focused
     /// queries, never more than `max_sub_queries` (0 is treated as 1) and never none.
-    async fn decompose(&self, question: &str, analysis: &Analysis, max_sub_queries: usize) -> StageOutput<Vec<String>>;
+    async fn decompose(
+        &self,
+        question: &str,
+        analysis: &Analysis,
+        max_sub_queries: usize,
+    ) -> StageOutput<Vec<String>>;
 }
 
 /// The deterministic decomposer: comparison sides, question parts, error + version, no model.
@@ -36,12 +41,18 @@ impl HeuristicDecomposer {
     /// parts when it asks several questions; into one query per side (with the shared topic
     /// words) when it compares; into error, compatibility and fix queries when it names an error
     /// class and a version. When no rule applies the question comes back as it is.
-    pub fn sub_queries(&self, question: &str, analysis: &Analysis, max_sub_queries: usize) -> Vec<String> {
+    pub fn sub_queries(
+        &self,
+        question: &str,
+        analysis: &Analysis,
+        max_sub_queries: usize,
+    ) -> Vec<String> {
         let max = max_sub_queries.max(1);
         if analysis.complexity == Complexity::Simple {
             return vec![question.to_owned()];
         }
-        let comparison = analysis.query_type == QueryType::Comparison || is_comparison_question(question);
+        let comparison =
+            analysis.query_type == QueryType::Comparison || is_comparison_question(question);
         let queries = question_parts(question)
             .or_else(|| comparison.then(|| comparison_queries(question)).flatten())
             .or_else(|| error_version_queries(question, analysis))
@@ -58,7 +69,12 @@ impl HeuristicDecomposer {
 
 #[async_trait::async_trait]
 impl QueryDecomposer for HeuristicDecomposer {
-    async fn decompose(&self, question: &str, analysis: &Analysis, max_sub_queries: usize) -> StageOutput<Vec<String>> {
+    async fn decompose(
+        &self,
+        question: &str,
+        analysis: &Analysis,
+        max_sub_queries: usize,
+    ) -> StageOutput<Vec<String>> {
         StageOutput::heuristic(self.sub_queries(question, analysis, max_sub_queries))
     }
 }
@@ -71,7 +87,12 @@ fn finish(queries: Vec<String>, max: usize) -> Vec<String> {
         .map(|q| {
             let q = one_line(&q);
             let q = trim_punctuation(&q);
-            trim_punctuation(&cut(q, HeuristicDecomposer::MAX_SUB_QUERY_CHARS, CutMark::Plain)).to_owned()
+            trim_punctuation(&cut(
+                q,
+                HeuristicDecomposer::MAX_SUB_QUERY_CHARS,
+                CutMark::Plain,
+            ))
+            .to_owned()
         })
         .filter(|q| !q.is_empty() && seen.insert(dedup_key(q)))
         .take(max)
@@ -79,7 +100,9 @@ fn finish(queries: Vec<String>, max: usize) -> Vec<String> {
 }
 
 fn trim_punctuation(text: &str) -> &str {
-    text.trim_matches(|c: char| c.is_whitespace() || matches!(c, '?' | '.' | ',' | ';' | ':' | '!' | '"' | '(' | ')'))
+    text.trim_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '?' | '.' | ',' | ';' | ':' | '!' | '"' | '(' | ')')
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -92,7 +115,9 @@ const PART_CONNECTORS: &[&str] = &["and", "also", "then", "plus", "or", "so", "b
 fn question_parts(question: &str) -> Option<Vec<String>> {
     let mut parts = Vec::new();
     for segment in question.split('?') {
-        for piece in split_on(segment, |lower, from| find_word(lower, "and also", from).map(|at| (at, at + 8))) {
+        for piece in split_on(segment, |lower, from| {
+            find_word(lower, "and also", from).map(|at| (at, at + 8))
+        }) {
             parts.extend(split_on(piece, question_and));
         }
     }
@@ -126,7 +151,9 @@ fn question_and(lower: &str, from: usize) -> Option<(usize, usize)> {
     let mut at_from = from;
     while let Some(at) = find_word(lower, "and", at_from) {
         let left_asks = words(&lower[from..at]).any(|w| is_question_word(&w));
-        let right_asks = words(&lower[at + 3..]).find(|w| w != "then" && w != "also").is_some_and(|w| is_question_word(&w));
+        let right_asks = words(&lower[at + 3..])
+            .find(|w| w != "then" && w != "also")
+            .is_some_and(|w| is_question_word(&w));
         if left_asks && right_asks {
             return Some((at, at + 3));
         }
@@ -139,7 +166,9 @@ fn strip_part_connectors(part: &str) -> String {
     let mut rest = trim_punctuation(part);
     loop {
         let first = rest.split_whitespace().next().unwrap_or("");
-        let bare = first.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        let bare = first
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
         if !first.is_empty() && PART_CONNECTORS.contains(&bare.as_str()) {
             rest = trim_punctuation(&rest[first.len()..]);
         } else {
@@ -153,26 +182,71 @@ fn strip_part_connectors(part: &str) -> String {
 
 /// Event verbs mapped to nouns, so "born first" searches "birth date".
 const EVENT_NOUNS: &[(&str, &str)] = &[
-    ("born", "birth"), ("died", "death"), ("founded", "founding"), ("established", "founding"),
-    ("released", "release"), ("published", "publication"), ("built", "construction"),
-    ("opened", "opening"), ("formed", "formation"),
+    ("born", "birth"),
+    ("died", "death"),
+    ("founded", "founding"),
+    ("established", "founding"),
+    ("released", "release"),
+    ("published", "publication"),
+    ("built", "construction"),
+    ("opened", "opening"),
+    ("formed", "formation"),
 ];
 
 /// Words of a comparison that are not its topic.
 const NOT_TOPIC: &[&str] = &[
-    "vs", "versus", "compare", "compared", "compares", "comparing", "comparison", "difference",
-    "differences", "different", "differ", "differs", "similar", "similarity", "similarities", "same",
-    "alike", "common", "better", "worse", "best", "worst", "prefer", "preferable", "choose", "pick",
-    "use", "using", "used", "get", "than", "either", "one", "ones", "like", "whether", "rather",
-    "really", "actually", "pros", "cons", "whats",
+    "vs",
+    "versus",
+    "compare",
+    "compared",
+    "compares",
+    "comparing",
+    "comparison",
+    "difference",
+    "differences",
+    "different",
+    "differ",
+    "differs",
+    "similar",
+    "similarity",
+    "similarities",
+    "same",
+    "alike",
+    "common",
+    "better",
+    "worse",
+    "best",
+    "worst",
+    "prefer",
+    "preferable",
+    "choose",
+    "pick",
+    "use",
+    "using",
+    "used",
+    "get",
+    "than",
+    "either",
+    "one",
+    "ones",
+    "like",
+    "whether",
+    "rather",
+    "really",
+    "actually",
+    "pros",
+    "cons",
+    "whats",
 ];
 
 /// Verbs that say nothing about the topic ("Which came first?") but may be a side ("Rust vs Go").
 const NOT_TOPIC_VERBS: &[&str] = &["came", "come", "go", "goes", "went"];
 
-static VS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\s+(?:vs\.?|versus)\s+").expect("valid regex"));
+static VS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\s+(?:vs\.?|versus)\s+").expect("valid regex"));
 static COMPARED_TO: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:compared?|compares|comparing|comparison)\s+(?:to|with|against)\s").expect("valid regex")
+    Regex::new(r"(?i)\b(?:compared?|compares|comparing|comparison)\s+(?:to|with|against)\s")
+        .expect("valid regex")
 });
 static COMPARE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:compare|comparing|comparison\s+(?:of|between))\s").expect("valid regex")
@@ -188,13 +262,21 @@ fn comparison_queries(question: &str) -> Option<Vec<String>> {
         .or_else(|| pair_sides(text, "and"))
         .or_else(|| pair_sides(text, "than"))?;
     let topic = topic_words(question, &sides);
-    Some(sides.into_iter().map(|side| join_words(std::iter::once(side).chain(topic.iter().cloned()))).collect())
+    Some(
+        sides
+            .into_iter()
+            .map(|side| join_words(std::iter::once(side).chain(topic.iter().cloned())))
+            .collect(),
+    )
 }
 
 /// At least two distinct, non-empty sides, or nothing.
 fn two_or_more(sides: Vec<String>) -> Option<Vec<String>> {
     let mut seen = HashSet::new();
-    let sides: Vec<String> = sides.into_iter().filter(|s| !s.is_empty() && seen.insert(dedup_key(s))).collect();
+    let sides: Vec<String> = sides
+        .into_iter()
+        .filter(|s| !s.is_empty() && seen.insert(dedup_key(s)))
+        .collect();
     (sides.len() >= 2).then_some(sides)
 }
 
@@ -218,7 +300,10 @@ fn between_sides(text: &str) -> Option<Vec<String>> {
 
 fn compare_sides(text: &str) -> Option<Vec<String>> {
     if let Some(m) = COMPARED_TO.find(text) {
-        let sides = two_or_more(vec![left_side(&text[..m.start()]), right_side(&text[m.end()..])]);
+        let sides = two_or_more(vec![
+            left_side(&text[..m.start()]),
+            right_side(&text[m.end()..]),
+        ]);
         if sides.is_some() {
             return sides;
         }
@@ -233,14 +318,22 @@ fn or_sides(text: &str) -> Option<Vec<String>> {
     let lower = text.to_ascii_lowercase();
     let or = find_word(&lower, "or", 0)?;
     let before = &text[..or];
-    let list_start = before.rfind(':').or_else(|| before.find(',')).map(|i| i + 1);
+    let list_start = before
+        .rfind(':')
+        .or_else(|| before.find(','))
+        .map(|i| i + 1);
     match list_start {
         Some(start) => {
             let mut items: Vec<&str> = Vec::new();
             for item in text[start..].split(',') {
-                items.extend(split_on(item, |l, from| find_word(l, "or", from).map(|at| (at, at + 2))));
+                items.extend(split_on(item, |l, from| {
+                    find_word(l, "or", from).map(|at| (at, at + 2))
+                }));
             }
-            let items: Vec<&str> = items.into_iter().filter(|i| !clean_side(i).is_empty()).collect();
+            let items: Vec<&str> = items
+                .into_iter()
+                .filter(|i| !clean_side(i).is_empty())
+                .collect();
             // The list's separators already delimit each item, so no item needs trimming to a name.
             two_or_more(items.iter().map(|i| clean_side(i)).collect())
         }
@@ -257,13 +350,19 @@ fn pair_sides(text: &str, word: &str) -> Option<Vec<String>> {
 /// `text` split at the earliest of `separators` (whole words).
 fn split_pair<'a>(text: &'a str, separators: &[&str]) -> Option<(&'a str, &'a str)> {
     let lower = text.to_ascii_lowercase();
-    let (at, sep) = separators.iter().filter_map(|s| find_word(&lower, s, 0).map(|at| (at, s.len()))).min()?;
+    let (at, sep) = separators
+        .iter()
+        .filter_map(|s| find_word(&lower, s, 0).map(|at| (at, s.len())))
+        .min()?;
     Some((&text[..at], &text[at + sep..]))
 }
 
 /// Is this word no part of a side ("the", "which", "is", "both", "vs")?
 fn is_side_filler(lower: &str) -> bool {
-    is_stop_word(lower) || is_question_word(lower) || is_aux_verb(lower) || NOT_TOPIC.contains(&lower)
+    is_stop_word(lower)
+        || is_question_word(lower)
+        || is_aux_verb(lower)
+        || NOT_TOPIC.contains(&lower)
 }
 
 /// The side named at the end of `part`: its last name ("Should I use React" -> "React"), or the
@@ -285,7 +384,12 @@ fn left_side(part: &str) -> String {
         }
     }
     let tokens = tokenize(part);
-    let kept: Vec<_> = tokens.iter().rev().take_while(|t| !is_side_filler(&t.lower())).take(4).collect();
+    let kept: Vec<_> = tokens
+        .iter()
+        .rev()
+        .take_while(|t| !is_side_filler(&t.lower()))
+        .take(4)
+        .collect();
     match (kept.last(), kept.first()) {
         (Some(first), Some(last)) => clean_side(&part[first.start..last.end]),
         _ => clean_side(part),
@@ -303,11 +407,22 @@ fn right_side(part: &str) -> String {
     let start = tokens[first].start;
     if let Some(&(s, e)) = name_runs(part, true).iter().find(|(s, _)| *s == start) {
         // A title with small words ("First for Women") runs to the end when nothing else follows.
-        let rest = &tokens[tokens.iter().position(|t| t.start >= e).unwrap_or(tokens.len())..];
+        let rest = &tokens[tokens
+            .iter()
+            .position(|t| t.start >= e)
+            .unwrap_or(tokens.len())..];
         let title_like = rest.len() <= 4
-            && rest.last().is_some_and(|t| t.word.starts_with(char::is_uppercase))
-            && rest.iter().all(|t| t.word.starts_with(char::is_uppercase) || TITLE_WORDS.contains(&t.word));
-        let end = if title_like { tokens[tokens.len() - 1].end } else { with_version(part, e) };
+            && rest
+                .last()
+                .is_some_and(|t| t.word.starts_with(char::is_uppercase))
+            && rest
+                .iter()
+                .all(|t| t.word.starts_with(char::is_uppercase) || TITLE_WORDS.contains(&t.word));
+        let end = if title_like {
+            tokens[tokens.len() - 1].end
+        } else {
+            with_version(part, e)
+        };
         return clean_side(&part[s..end]);
     }
     let mut end = tokens[first].end;
@@ -324,15 +439,21 @@ fn right_side(part: &str) -> String {
 }
 
 /// Small words inside titles ("First for Women", "Gone with the Wind").
-const TITLE_WORDS: &[&str] = &["for", "of", "the", "and", "a", "an", "in", "on", "to", "with"];
+const TITLE_WORDS: &[&str] = &[
+    "for", "of", "the", "and", "a", "an", "in", "on", "to", "with",
+];
 
 /// Extend a name ending at `end` over a following version number ("Windows" -> "Windows 11").
 fn with_version(part: &str, end: usize) -> usize {
     let rest = &part[end..];
-    let Some(next) = rest.split_whitespace().next() else { return end };
+    let Some(next) = rest.split_whitespace().next() else {
+        return end;
+    };
     let word = next.trim_end_matches(|c: char| !c.is_alphanumeric());
     let versionish = word.starts_with(|c: char| c.is_ascii_digit())
-        || (word.len() > 1 && word.starts_with(['v', 'V']) && word[1..].starts_with(|c: char| c.is_ascii_digit()));
+        || (word.len() > 1
+            && word.starts_with(['v', 'V'])
+            && word[1..].starts_with(|c: char| c.is_ascii_digit()));
     let gap = rest.len() - rest.trim_start().len();
     if versionish && !word.is_empty() && gap > 0 && !rest[..gap].contains('\n') {
         end + gap + word.len()
@@ -366,7 +487,10 @@ fn clean_side(side: &str) -> String {
 
 /// The question's content words that belong to no side, comparatives mapped to attributes.
 fn topic_words(question: &str, sides: &[String]) -> Vec<String> {
-    let side_words: HashSet<String> = sides.iter().flat_map(|s| words(s).collect::<Vec<_>>()).collect();
+    let side_words: HashSet<String> = sides
+        .iter()
+        .flat_map(|s| words(s).collect::<Vec<_>>())
+        .collect();
     let mut seen = HashSet::new();
     let mut topic = Vec::new();
     for tok in tokenize(question) {
@@ -379,7 +503,11 @@ fn topic_words(question: &str, sides: &[String]) -> Vec<String> {
         {
             continue;
         }
-        let mapped = COMPARATIVES.iter().chain(EVENT_NOUNS).find(|(w, _)| *w == lower).map(|(_, attr)| (*attr).to_owned());
+        let mapped = COMPARATIVES
+            .iter()
+            .chain(EVENT_NOUNS)
+            .find(|(w, _)| *w == lower)
+            .map(|(_, attr)| (*attr).to_owned());
         let term = mapped.unwrap_or_else(|| word.to_owned());
         if seen.insert(term.to_lowercase()) {
             topic.push(term);
@@ -408,8 +536,15 @@ fn join_words(parts: impl IntoIterator<Item = String>) -> String {
 
 /// [error + component, versions + compatibility, product + error + fix].
 fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<String>> {
-    let error = analysis.entities_of(EntityKind::ErrorClass).next()?.text.clone();
-    let versions: Vec<&str> = analysis.entities_of(EntityKind::Version).map(|e| e.text.as_str()).collect();
+    let error = analysis
+        .entities_of(EntityKind::ErrorClass)
+        .next()?
+        .text
+        .clone();
+    let versions: Vec<&str> = analysis
+        .entities_of(EntityKind::Version)
+        .map(|e| e.text.as_str())
+        .collect();
     let first_version = *versions.first()?;
     let in_a_version = |name: &str| versions.iter().any(|v| v.contains(name));
     let component = error_component(question, &error).or_else(|| {
@@ -420,13 +555,21 @@ fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<Stri
             .map(str::to_owned)
     });
     let product = product_of(first_version).or_else(|| {
-        analysis.entities_of(EntityKind::Name).map(|e| e.text.clone()).find(|n| !n.contains(error.as_str()))
+        analysis
+            .entities_of(EntityKind::Name)
+            .map(|e| e.text.clone())
+            .find(|n| !n.contains(error.as_str()))
     });
     let component = component.unwrap_or_default();
     let product = product.unwrap_or_default();
     Some(vec![
         join_words([first_version.to_owned(), error.clone(), component.clone()]),
-        join_words(versions.iter().map(|v| (*v).to_owned()).chain(["compatibility".to_owned()])),
+        join_words(
+            versions
+                .iter()
+                .map(|v| (*v).to_owned())
+                .chain(["compatibility".to_owned()]),
+        ),
         join_words([product, component, error, "fix".to_owned()]),
     ])
 }
@@ -450,9 +593,13 @@ fn error_component(question: &str, error: &str) -> Option<String> {
 fn product_of(version: &str) -> Option<String> {
     let product: Vec<&str> = version
         .split_whitespace()
-        .take_while(|w| !w.starts_with(|c: char| c.is_ascii_digit()) && !matches!(w.to_lowercase().as_str(), "version" | "release" | "v"))
+        .take_while(|w| {
+            !w.starts_with(|c: char| c.is_ascii_digit())
+                && !matches!(w.to_lowercase().as_str(), "version" | "release" | "v")
+        })
         .collect();
-    (!product.is_empty() && product.len() < version.split_whitespace().count()).then(|| product.join(" "))
+    (!product.is_empty() && product.len() < version.split_whitespace().count())
+        .then(|| product.join(" "))
 }
 
 #[cfg(test)]
@@ -467,7 +614,11 @@ mod tests {
 
     #[test]
     fn simple_questions_come_back_untouched() {
-        for q in ["What is the capital of France?", "batik", "  how do magnets work?  "] {
+        for q in [
+            "What is the capital of France?",
+            "batik",
+            "  how do magnets work?  ",
+        ] {
             assert_eq!(decompose(q, 3), [q]);
         }
     }
@@ -475,34 +626,76 @@ mod tests {
     #[test]
     fn comparisons_split_into_one_query_per_side_with_the_topic() {
         let cases: &[(&str, &[&str])] = &[
-            ("Which is longer, the Nile or the Amazon?", &["Nile length", "Amazon length"]),
-            ("Who was born first, Kurt Cobain or Dave Grohl?", &["Kurt Cobain birth date", "Dave Grohl birth date"]),
-            ("Were Scott Derrickson and Ed Wood of the same nationality?", &["Scott Derrickson nationality", "Ed Wood nationality"]),
+            (
+                "Which is longer, the Nile or the Amazon?",
+                &["Nile length", "Amazon length"],
+            ),
+            (
+                "Who was born first, Kurt Cobain or Dave Grohl?",
+                &["Kurt Cobain birth date", "Dave Grohl birth date"],
+            ),
+            (
+                "Were Scott Derrickson and Ed Wood of the same nationality?",
+                &["Scott Derrickson nationality", "Ed Wood nationality"],
+            ),
             ("Is Python or Java faster?", &["Python speed", "Java speed"]),
-            ("Is the Nile longer than the Amazon?", &["Nile length", "Amazon length"]),
-            ("Python vs Java for data science", &["Python data science", "Java data science"]),
+            (
+                "Is the Nile longer than the Amazon?",
+                &["Nile length", "Amazon length"],
+            ),
+            (
+                "Python vs Java for data science",
+                &["Python data science", "Java data science"],
+            ),
             ("Postgres vs. MySQL", &["Postgres", "MySQL"]),
-            ("What is the difference between TCP and UDP?", &["TCP", "UDP"]),
-            ("Compare the economies of Japan and Germany", &["Japan economies", "Germany economies"]),
-            ("How does Rust compare to Go in performance?", &["Rust performance", "Go performance"]),
-            ("Windows 10 vs Windows 11 battery life", &["Windows 10 battery life", "Windows 11 battery life"]),
+            (
+                "What is the difference between TCP and UDP?",
+                &["TCP", "UDP"],
+            ),
+            (
+                "Compare the economies of Japan and Germany",
+                &["Japan economies", "Germany economies"],
+            ),
+            (
+                "How does Rust compare to Go in performance?",
+                &["Rust performance", "Go performance"],
+            ),
+            (
+                "Windows 10 vs Windows 11 battery life",
+                &["Windows 10 battery life", "Windows 11 battery life"],
+            ),
             ("python lists vs tuples", &["python lists", "tuples"]),
-            ("Which is oldest: Rome, Athens, or Jerusalem?", &["Rome age", "Athens age", "Jerusalem age"]),
-            ("Which came first, the chicken or the egg?", &["chicken date", "egg date"]),
+            (
+                "Which is oldest: Rome, Athens, or Jerusalem?",
+                &["Rome age", "Athens age", "Jerusalem age"],
+            ),
+            (
+                "Which came first, the chicken or the egg?",
+                &["chicken date", "egg date"],
+            ),
             (
                 "Which is heavier, a kilogram of feathers or a kilogram of steel?",
                 &["kilogram of feathers weight", "kilogram of steel weight"],
             ),
-            ("Are Local H and Blur both from the United States?", &["Local H United States", "Blur United States"]),
+            (
+                "Are Local H and Blur both from the United States?",
+                &["Local H United States", "Blur United States"],
+            ),
             (
                 "Which magazine was started first Arthur's Magazine or First for Women?",
                 &["Arthur's Magazine started", "First for Women started"],
             ),
             (
                 "Are the Laleli Mosque and Esma Sultan Mansion located in the same neighborhood?",
-                &["Laleli Mosque located neighborhood", "Esma Sultan Mansion located neighborhood"],
+                &[
+                    "Laleli Mosque located neighborhood",
+                    "Esma Sultan Mansion located neighborhood",
+                ],
             ),
-            ("Were both Ansel Adams and Dorothea Lange photographers?", &["Ansel Adams photographers", "Dorothea Lange photographers"]),
+            (
+                "Were both Ansel Adams and Dorothea Lange photographers?",
+                &["Ansel Adams photographers", "Dorothea Lange photographers"],
+            ),
         ];
         for (q, want) in cases {
             assert_eq!(decompose(q, 3), *want, "{q}");
@@ -519,7 +712,10 @@ mod tests {
             decompose("What is BM25 and how does dense retrieval work", 3),
             ["What is BM25", "how does dense retrieval work"]
         );
-        assert_eq!(decompose("Tell me about batik and also wayang kulit", 3), ["Tell me about batik", "wayang kulit"]);
+        assert_eq!(
+            decompose("Tell me about batik and also wayang kulit", 3),
+            ["Tell me about batik", "wayang kulit"]
+        );
     }
 
     #[test]
@@ -544,14 +740,24 @@ mod tests {
 
     #[test]
     fn never_more_than_the_maximum_and_never_none() {
-        assert_eq!(decompose("React vs Vue vs Angular", 3), ["React", "Vue", "Angular"]);
+        assert_eq!(
+            decompose("React vs Vue vs Angular", 3),
+            ["React", "Vue", "Angular"]
+        );
         assert_eq!(decompose("React vs Vue vs Angular", 2), ["React", "Vue"]);
-        assert_eq!(decompose("React vs Vue vs Angular", 0), ["React"], "0 is treated as 1");
+        assert_eq!(
+            decompose("React vs Vue vs Angular", 0),
+            ["React"],
+            "0 is treated as 1"
+        );
     }
 
     #[test]
     fn duplicates_collapse() {
-        assert_eq!(decompose("What is BM25? what is  bm25?", 3), ["What is BM25"]);
+        assert_eq!(
+            decompose("What is BM25? what is  bm25?", 3),
+            ["What is BM25"]
+        );
     }
 
     #[test]
@@ -562,14 +768,48 @@ mod tests {
             intent: "find_facts".into(),
             complexity: Complexity::Complex,
         };
-        assert_eq!(HeuristicDecomposer.sub_queries("zebra stripes", &analysis, 3), ["zebra stripes"]);
+        assert_eq!(
+            HeuristicDecomposer.sub_queries("zebra stripes", &analysis, 3),
+            ["zebra stripes"]
+        );
     }
 
     /// Tokens that exercise every rule: markers, versions, error classes, names, quotes, Unicode.
     const TRICKY: &[&str] = &[
-        "Spring", "Boot", "1.1.9", "v2", "NoClassDefFoundError:", "net/sf/x/Y", "vs", "or", "and", "also",
-        "both", "same", "than", "which", "Which", "between", "compare", ",", "?", ":", "'quoted'", "\"q\"",
-        "Java", "17", "the", "of", "é", "Über", "İstanbul", "older", "born", "first", "what", "how",
+        "Spring",
+        "Boot",
+        "1.1.9",
+        "v2",
+        "NoClassDefFoundError:",
+        "net/sf/x/Y",
+        "vs",
+        "or",
+        "and",
+        "also",
+        "both",
+        "same",
+        "than",
+        "which",
+        "Which",
+        "between",
+        "compare",
+        ",",
+        "?",
+        ":",
+        "'quoted'",
+        "\"q\"",
+        "Java",
+        "17",
+        "the",
+        "of",
+        "é",
+        "Über",
+        "İstanbul",
+        "older",
+        "born",
+        "first",
+        "what",
+        "how",
     ];
 
     fn any_analysis() -> impl Strategy<Value = Analysis> {
@@ -582,15 +822,21 @@ mod tests {
             Just(QueryType::Factual),
         ];
         let entity = (
-            prop_oneof![Just(EntityKind::Version), Just(EntityKind::ErrorClass), Just(EntityKind::Name)],
+            prop_oneof![
+                Just(EntityKind::Version),
+                Just(EntityKind::ErrorClass),
+                Just(EntityKind::Name)
+            ],
             "\\PC{0,20}",
         )
             .prop_map(|(kind, text)| crate::analyzer::Entity { kind, text });
-        (types, proptest::collection::vec(entity, 0..4)).prop_map(|(query_type, entities)| Analysis {
-            query_type,
-            entities,
-            intent: String::new(),
-            complexity: Complexity::Complex,
+        (types, proptest::collection::vec(entity, 0..4)).prop_map(|(query_type, entities)| {
+            Analysis {
+                query_type,
+                entities,
+                intent: String::new(),
+                complexity: Complexity::Complex,
+            }
         })
     }
 

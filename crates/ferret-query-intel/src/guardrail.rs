@@ -159,11 +159,18 @@ impl GuardrailConfig {
     /// replies phrased from the domain. A blank domain means [`Self::DEFAULT_DOMAIN`].
     pub fn for_domain(domain: impl Into<String>) -> Self {
         let domain = domain.into();
-        let domain = if domain.trim().is_empty() { Self::DEFAULT_DOMAIN.to_owned() } else { domain.trim().to_owned() };
+        let domain = if domain.trim().is_empty() {
+            Self::DEFAULT_DOMAIN.to_owned()
+        } else {
+            domain.trim().to_owned()
+        };
         Self {
             messages: GuardrailMessages::for_domain(&domain),
             domain,
-            unrelated_topics: DEFAULT_UNRELATED_TOPICS.iter().map(|s| (*s).to_owned()).collect(),
+            unrelated_topics: DEFAULT_UNRELATED_TOPICS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
             required_terms: None,
         }
     }
@@ -184,7 +191,8 @@ impl GuardrailConfig {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.unrelated_topics.extend(topics.into_iter().map(Into::into));
+        self.unrelated_topics
+            .extend(topics.into_iter().map(Into::into));
         self
     }
 
@@ -248,32 +256,168 @@ impl From<RawGuardrailConfig> for GuardrailConfig {
 /// Greetings and small talk, as lowercase word sequences (apostrophes split words: "what's" is
 /// "what s").
 const GREETINGS: &[&str] = &[
-    "hi", "hello", "hey", "heya", "hiya", "howdy", "greetings", "yo", "hola", "good morning",
-    "good afternoon", "good evening", "good day", "good night", "morning", "evening", "thanks",
-    "thank you", "thankyou", "thx", "ty", "cheers", "much appreciated", "appreciate it",
-    "how are you", "how are you doing", "how r u", "how s it going", "how is it going",
-    "how are things", "how do you do", "what s up", "whats up", "wassup", "sup",
-    "nice to meet you", "pleased to meet you", "bye", "goodbye", "good bye", "see you", "see ya",
-    "ok", "okay", "great", "cool", "awesome", "nice", "perfect", "i m fine", "i am fine", "i m good",
-    "i am good", "that was helpful", "that s helpful", "that helps", "that helped", "that s great",
-    "that s all", "got it", "well done", "great job", "no problem", "never mind", "nevermind",
+    "hi",
+    "hello",
+    "hey",
+    "heya",
+    "hiya",
+    "howdy",
+    "greetings",
+    "yo",
+    "hola",
+    "good morning",
+    "good afternoon",
+    "good evening",
+    "good day",
+    "good night",
+    "morning",
+    "evening",
+    "thanks",
+    "thank you",
+    "thankyou",
+    "thx",
+    "ty",
+    "cheers",
+    "much appreciated",
+    "appreciate it",
+    "how are you",
+    "how are you doing",
+    "how r u",
+    "how s it going",
+    "how is it going",
+    "how are things",
+    "how do you do",
+    "what s up",
+    "whats up",
+    "wassup",
+    "sup",
+    "nice to meet you",
+    "pleased to meet you",
+    "bye",
+    "goodbye",
+    "good bye",
+    "see you",
+    "see ya",
+    "ok",
+    "okay",
+    "great",
+    "cool",
+    "awesome",
+    "nice",
+    "perfect",
+    "i m fine",
+    "i am fine",
+    "i m good",
+    "i am good",
+    "that was helpful",
+    "that s helpful",
+    "that helps",
+    "that helped",
+    "that s great",
+    "that s all",
+    "got it",
+    "well done",
+    "great job",
+    "no problem",
+    "never mind",
+    "nevermind",
 ];
 
 /// Words that may accompany a greeting without making it a question ("hi there", "thanks a lot").
 const GREETING_FILLERS: &[&str] = &[
-    "there", "all", "everyone", "everybody", "again", "so", "much", "very", "a", "lot", "friend",
-    "buddy", "mate", "folks", "guys", "y", "and", "you", "too", "oh", "well", "dear", "team",
-    "bot", "assistant", "today", "fine", "good", "sir", "madam", "ferret",
+    "there",
+    "all",
+    "everyone",
+    "everybody",
+    "again",
+    "so",
+    "much",
+    "very",
+    "a",
+    "lot",
+    "friend",
+    "buddy",
+    "mate",
+    "folks",
+    "guys",
+    "y",
+    "and",
+    "you",
+    "too",
+    "oh",
+    "well",
+    "dear",
+    "team",
+    "bot",
+    "assistant",
+    "today",
+    "fine",
+    "good",
+    "sir",
+    "madam",
+    "ferret",
 ];
 
 /// Words that name no topic: a message made only of these and stop words is too vague to search.
 const VAGUE_WORDS: &[&str] = &[
-    "something", "anything", "everything", "stuff", "things", "thing", "whatever", "got", "see",
-    "want", "wanna", "like", "looking", "look", "search", "searching", "get", "need", "interesting",
-    "random", "cool", "nice", "good", "new", "let", "lets", "available", "offer", "items", "item",
-    "results", "result", "info", "information", "help", "us", "browse", "explore", "recommend",
-    "suggest", "suggestions", "recommendations", "else", "ideas", "idea", "content", "may", "might",
-    "shall", "ok", "okay", "yes", "hmm", "stuffs", "somethin", "sth", "whats", "hows",
+    "something",
+    "anything",
+    "everything",
+    "stuff",
+    "things",
+    "thing",
+    "whatever",
+    "got",
+    "see",
+    "want",
+    "wanna",
+    "like",
+    "looking",
+    "look",
+    "search",
+    "searching",
+    "get",
+    "need",
+    "interesting",
+    "random",
+    "cool",
+    "nice",
+    "good",
+    "new",
+    "let",
+    "lets",
+    "available",
+    "offer",
+    "items",
+    "item",
+    "results",
+    "result",
+    "info",
+    "information",
+    "help",
+    "us",
+    "browse",
+    "explore",
+    "recommend",
+    "suggest",
+    "suggestions",
+    "recommendations",
+    "else",
+    "ideas",
+    "idea",
+    "content",
+    "may",
+    "might",
+    "shall",
+    "ok",
+    "okay",
+    "yes",
+    "hmm",
+    "stuffs",
+    "somethin",
+    "sth",
+    "whats",
+    "hows",
 ];
 
 /// The deterministic guardrail: word lists and the configured domain, no model.
@@ -305,35 +449,71 @@ impl HeuristicIntentClassifier {
         }
         let rest_start = skip_greeting_prefix(&lower);
         if rest_start == lower.len() && starts_with_greeting(&lower) {
-            return verdict(Intent::Greeting, "greeting: the whole message is a greeting or small talk");
+            return verdict(
+                Intent::Greeting,
+                "greeting: the whole message is a greeting or small talk",
+            );
         }
 
         let stemmed = normalize(question);
-        if let Some(topic) = self.config.unrelated_topics.iter().find(|t| contains_phrase(&stemmed, &normalize(t))) {
-            return verdict(Intent::Unrelated, format!("unrelated: matches the out-of-domain topic \"{}\"", topic.trim()));
+        if let Some(topic) = self
+            .config
+            .unrelated_topics
+            .iter()
+            .find(|t| contains_phrase(&stemmed, &normalize(t)))
+        {
+            return verdict(
+                Intent::Unrelated,
+                format!(
+                    "unrelated: matches the out-of-domain topic \"{}\"",
+                    topic.trim()
+                ),
+            );
         }
 
         let rest = &lower[rest_start..];
-        let content: Vec<&String> = rest.iter().filter(|w| !is_stop_word(w) && !is_question_word(w)).collect();
+        let content: Vec<&String> = rest
+            .iter()
+            .filter(|w| !is_stop_word(w) && !is_question_word(w))
+            .collect();
         if content.is_empty() {
-            return verdict(Intent::Unclear, "unclear: no content terms once stop words are removed");
+            return verdict(
+                Intent::Unclear,
+                "unclear: no content terms once stop words are removed",
+            );
         }
         if content.iter().all(|w| VAGUE_WORDS.contains(&w.as_str())) {
-            return verdict(Intent::Unclear, "unclear: a vague request that names no topic");
+            return verdict(
+                Intent::Unclear,
+                "unclear: a vague request that names no topic",
+            );
         }
 
         if let Some(required) = &self.config.required_terms {
-            let required: Vec<Vec<String>> = required.iter().map(|t| normalize(t)).filter(|t| !t.is_empty()).collect();
+            let required: Vec<Vec<String>> = required
+                .iter()
+                .map(|t| normalize(t))
+                .filter(|t| !t.is_empty())
+                .collect();
             if !required.is_empty() && !required.iter().any(|t| contains_phrase(&stemmed, t)) {
                 return verdict(
                     Intent::Unrelated,
-                    format!("unrelated: mentions none of the terms that mark {}", self.config.domain),
+                    format!(
+                        "unrelated: mentions none of the terms that mark {}",
+                        self.config.domain
+                    ),
                 );
             }
         }
 
         let terms = content_terms(question).len();
-        verdict(Intent::Search, format!("search: {terms} content term(s), within {}", self.config.domain))
+        verdict(
+            Intent::Search,
+            format!(
+                "search: {terms} content term(s), within {}",
+                self.config.domain
+            ),
+        )
     }
 }
 
@@ -345,7 +525,10 @@ impl IntentClassifier for HeuristicIntentClassifier {
 }
 
 fn verdict(intent: Intent, reason: impl Into<String>) -> IntentVerdict {
-    IntentVerdict { intent, reason: reason.into() }
+    IntentVerdict {
+        intent,
+        reason: reason.into(),
+    }
 }
 
 fn greeting_phrases() -> impl Iterator<Item = Vec<&'static str>> {
@@ -386,7 +569,13 @@ fn skip_greeting_prefix(words: &[String]) -> usize {
 /// Lowercase words with content words stemmed, for phrase matching that tolerates plurals.
 fn normalize(text: &str) -> Vec<String> {
     words(text)
-        .map(|w| if is_stop_word(&w) { w } else { content_terms(&w).into_iter().next().unwrap_or(w) })
+        .map(|w| {
+            if is_stop_word(&w) {
+                w
+            } else {
+                content_terms(&w).into_iter().next().unwrap_or(w)
+            }
+        })
         .collect()
 }
 
@@ -404,9 +593,26 @@ mod tests {
 
     fn heritage() -> HeuristicIntentClassifier {
         HeuristicIntentClassifier::new(GuardrailConfig::for_domain(HERITAGE).with_required_terms([
-            "heritage", "traditional", "tradition", "culture", "cultural", "batik", "craft", "wayang",
-            "kulit", "architecture", "history", "historical", "archive", "museum", "artifact",
-            "photograph", "photo", "manuscript", "textile", "performance",
+            "heritage",
+            "traditional",
+            "tradition",
+            "culture",
+            "cultural",
+            "batik",
+            "craft",
+            "wayang",
+            "kulit",
+            "architecture",
+            "history",
+            "historical",
+            "archive",
+            "museum",
+            "artifact",
+            "photograph",
+            "photo",
+            "manuscript",
+            "textile",
+            "performance",
         ]))
     }
 
@@ -419,7 +625,11 @@ mod tests {
         for (question, want) in cases {
             let got = classifier.verdict(question);
             assert_eq!(got.intent, *want, "{question:?}: {}", got.reason);
-            assert!(got.reason.starts_with(want.as_str()), "{question:?}: reason {:?}", got.reason);
+            assert!(
+                got.reason.starts_with(want.as_str()),
+                "{question:?}: reason {:?}",
+                got.reason
+            );
         }
     }
 
@@ -431,7 +641,10 @@ mod tests {
                 ("batik", Intent::Search),
                 ("traditional crafts", Intent::Search),
                 ("show me wayang kulit videos", Intent::Search),
-                ("I want to see traditional batik from Kelantan", Intent::Search),
+                (
+                    "I want to see traditional batik from Kelantan",
+                    Intent::Search,
+                ),
                 ("old photos of Georgetown architecture", Intent::Search),
                 ("show me something", Intent::Unclear),
                 ("what do you have?", Intent::Unclear),
@@ -453,7 +666,10 @@ mod tests {
             &[
                 ("Who discovered penicillin?", Intent::Search),
                 ("how to cook rice?", Intent::Search),
-                ("How did weather shape the Battle of Waterloo?", Intent::Search),
+                (
+                    "How did weather shape the Battle of Waterloo?",
+                    Intent::Search,
+                ),
                 ("show me something", Intent::Unclear),
                 ("what do you have?", Intent::Unclear),
                 ("stuff", Intent::Unclear),
@@ -509,20 +725,36 @@ mod tests {
     #[test]
     fn reasons_say_which_rule_fired() {
         let c = general();
-        assert!(c.verdict("tell me a joke").reason.contains("\"tell me a joke\""));
+        assert!(c
+            .verdict("tell me a joke")
+            .reason
+            .contains("\"tell me a joke\""));
         assert!(c.verdict("stuff").reason.contains("vague"));
         assert!(c.verdict("what is it").reason.contains("content terms"));
-        assert!(heritage().verdict("how to cook rice").reason.contains(HERITAGE));
+        assert!(heritage()
+            .verdict("how to cook rice")
+            .reason
+            .contains(HERITAGE));
     }
 
     #[test]
     fn required_terms_match_plurals_and_phrases() {
         let c = HeuristicIntentClassifier::new(
-            GuardrailConfig::for_domain("model files").with_required_terms(["model", "lora", "checkpoint file"]),
+            GuardrailConfig::for_domain("model files").with_required_terms([
+                "model",
+                "lora",
+                "checkpoint file",
+            ]),
         );
         assert_eq!(c.verdict("SDXL models for anime").intent, Intent::Search);
-        assert_eq!(c.verdict("a checkpoint file for SD 1.5").intent, Intent::Search);
-        assert_eq!(c.verdict("a checkpoint for SD 1.5").intent, Intent::Unrelated);
+        assert_eq!(
+            c.verdict("a checkpoint file for SD 1.5").intent,
+            Intent::Search
+        );
+        assert_eq!(
+            c.verdict("a checkpoint for SD 1.5").intent,
+            Intent::Unrelated
+        );
     }
 
     #[test]
@@ -530,7 +762,10 @@ mod tests {
         let mut config = GuardrailConfig::default().with_unrelated_topics(["", "  "]);
         config.required_terms = Some(vec![" ".into()]);
         let c = HeuristicIntentClassifier::new(config);
-        assert_eq!(c.verdict("Who discovered penicillin?").intent, Intent::Search);
+        assert_eq!(
+            c.verdict("Who discovered penicillin?").intent,
+            Intent::Search
+        );
     }
 
     #[test]
@@ -541,12 +776,16 @@ mod tests {
             assert!(message.contains(HERITAGE), "{intent:?}: {message}");
         }
         assert_eq!(config.message_for(Intent::Search), None);
-        assert_eq!(GuardrailConfig::for_domain("  ").domain, GuardrailConfig::DEFAULT_DOMAIN);
+        assert_eq!(
+            GuardrailConfig::for_domain("  ").domain,
+            GuardrailConfig::DEFAULT_DOMAIN
+        );
     }
 
     #[test]
     fn config_deserialises_with_defaults_from_the_given_domain() {
-        let config: GuardrailConfig = serde_json::from_str(r#"{"domain": "heritage archive materials"}"#).unwrap();
+        let config: GuardrailConfig =
+            serde_json::from_str(r#"{"domain": "heritage archive materials"}"#).unwrap();
         assert_eq!(config, GuardrailConfig::for_domain(HERITAGE));
 
         let config: GuardrailConfig = serde_json::from_str(
@@ -555,17 +794,34 @@ mod tests {
         .unwrap();
         assert_eq!(config.domain, GuardrailConfig::DEFAULT_DOMAIN);
         assert_eq!(config.unrelated_topics, ["recipe"]);
-        assert_eq!(config.message_for(Intent::Greeting), Some("Selamat datang!"));
-        assert_eq!(config.messages.unclear, GuardrailMessages::for_domain(GuardrailConfig::DEFAULT_DOMAIN).unclear);
+        assert_eq!(
+            config.message_for(Intent::Greeting),
+            Some("Selamat datang!")
+        );
+        assert_eq!(
+            config.messages.unclear,
+            GuardrailMessages::for_domain(GuardrailConfig::DEFAULT_DOMAIN).unclear
+        );
 
         let typo = serde_json::from_str::<GuardrailConfig>(r#"{"domian": "x"}"#);
-        assert!(typo.is_err(), "a misspelt field is a config error, not silently ignored");
+        assert!(
+            typo.is_err(),
+            "a misspelt field is a config error, not silently ignored"
+        );
     }
 
     #[test]
     fn intent_serialises_as_snake_case() {
-        for intent in [Intent::Search, Intent::Unclear, Intent::Unrelated, Intent::Greeting] {
-            assert_eq!(serde_json::to_string(&intent).unwrap(), format!("\"{}\"", intent.as_str()));
+        for intent in [
+            Intent::Search,
+            Intent::Unclear,
+            Intent::Unrelated,
+            Intent::Greeting,
+        ] {
+            assert_eq!(
+                serde_json::to_string(&intent).unwrap(),
+                format!("\"{}\"", intent.as_str())
+            );
         }
     }
 
@@ -574,7 +830,10 @@ mod tests {
         let c: &dyn IntentClassifier = &general();
         let out = c.classify("hello").await;
         assert_eq!(out.value.intent, Intent::Greeting);
-        assert_eq!(out.implementation, ferret_core::Implementation::heuristic_default());
+        assert_eq!(
+            out.implementation,
+            ferret_core::Implementation::heuristic_default()
+        );
     }
 
     proptest::proptest! {

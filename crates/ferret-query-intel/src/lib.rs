@@ -18,12 +18,14 @@ mod llm;
 mod rewriter;
 mod util;
 
-pub use analyzer::{Analysis, Complexity, Entity, EntityKind, HeuristicAnalyzer, QueryAnalyzer, QueryType};
+pub use analyzer::{
+    Analysis, Complexity, Entity, EntityKind, HeuristicAnalyzer, QueryAnalyzer, QueryType,
+};
 pub use bridge::{BridgeConfig, BridgeFinder, Hop, HopFinder, HopRequest, QuestionShape};
 pub use decomposer::{HeuristicDecomposer, QueryDecomposer};
 pub use guardrail::{
-    GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier, IntentVerdict,
-    DEFAULT_UNRELATED_TOPICS,
+    GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier,
+    IntentVerdict, DEFAULT_UNRELATED_TOPICS,
 };
 pub use llm::{LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter};
 pub use rewriter::{HeuristicRewriter, QueryRewriter};

@@ -7,17 +7,24 @@ use std::collections::HashSet;
 use ferret_core::text::term_set;
 use ferret_core::StageOutput;
 use ferret_llm::{
-    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext, IntentReply, NextHopContext,
-    NextHopReply, PromptSource, RewriteContext, RewriteReply, StageModel,
+    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext,
+    IntentReply, NextHopContext, NextHopReply, PromptSource, RewriteContext, RewriteReply,
+    StageModel,
 };
 
 use crate::{
-    Analysis, Complexity, Entity, EntityKind, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier,
-    HeuristicRewriter, Intent, IntentClassifier, IntentVerdict, QueryAnalyzer, QueryDecomposer, QueryRewriter, QueryType,
+    Analysis, Complexity, Entity, EntityKind, GuardrailConfig, HeuristicAnalyzer,
+    HeuristicDecomposer, HeuristicIntentClassifier, HeuristicRewriter, Intent, IntentClassifier,
+    IntentVerdict, QueryAnalyzer, QueryDecomposer, QueryRewriter, QueryType,
 };
 use crate::{BridgeFinder, Hop, HopFinder, HopRequest, QuestionShape};
 
-const INTENTS: [Intent; 4] = [Intent::Search, Intent::Unclear, Intent::Unrelated, Intent::Greeting];
+const INTENTS: [Intent; 4] = [
+    Intent::Search,
+    Intent::Unclear,
+    Intent::Unrelated,
+    Intent::Greeting,
+];
 const QUERY_TYPES: [QueryType; 6] = [
     QueryType::ErrorDiagnosis,
     QueryType::VersionCompatibility,
@@ -43,19 +50,31 @@ pub struct LlmIntentClassifier {
 impl LlmIntentClassifier {
     /// Classify with `model` for the domain of `guardrail`.
     pub fn new(model: StageModel, guardrail: GuardrailConfig) -> Self {
-        Self { model, rules: HeuristicIntentClassifier::new(guardrail) }
+        Self {
+            model,
+            rules: HeuristicIntentClassifier::new(guardrail),
+        }
     }
 }
 
 #[async_trait::async_trait]
 impl IntentClassifier for LlmIntentClassifier {
     async fn classify(&self, question: &str) -> StageOutput<IntentVerdict> {
-        let context = IntentContext { question: question.to_owned(), domain: self.rules.config().domain.clone() };
-        let accept = |reply: IntentReply| {
-            let intent = pick(&reply.intent, &INTENTS, Intent::as_str).ok_or_else(|| format!("unknown intent `{}`", reply.intent))?;
-            Ok(IntentVerdict { intent, reason: reply.reason })
+        let context = IntentContext {
+            question: question.to_owned(),
+            domain: self.rules.config().domain.clone(),
         };
-        self.model.run(&context, 48, accept, self.rules.classify(question)).await
+        let accept = |reply: IntentReply| {
+            let intent = pick(&reply.intent, &INTENTS, Intent::as_str)
+                .ok_or_else(|| format!("unknown intent `{}`", reply.intent))?;
+            Ok(IntentVerdict {
+                intent,
+                reason: reply.reason,
+            })
+        };
+        self.model
+            .run(&context, 48, accept, self.rules.classify(question))
+            .await
     }
 }
 
@@ -76,17 +95,26 @@ impl LlmAnalyzer {
 #[async_trait::async_trait]
 impl QueryAnalyzer for LlmAnalyzer {
     async fn analyze(&self, question: &str) -> StageOutput<Analysis> {
-        let context = AnalysisContext { question: question.to_owned(), query_types: QUERY_TYPES.iter().map(|t| t.as_str().to_owned()).collect() };
+        let context = AnalysisContext {
+            question: question.to_owned(),
+            query_types: QUERY_TYPES.iter().map(|t| t.as_str().to_owned()).collect(),
+        };
         let accept = |reply: AnalysisReply| analysis_from(question, reply);
-        self.model.run(&context, 96, accept, HeuristicAnalyzer.analyze(question)).await
+        self.model
+            .run(&context, 96, accept, HeuristicAnalyzer.analyze(question))
+            .await
     }
 }
 
 fn analysis_from(question: &str, reply: AnalysisReply) -> Result<Analysis, String> {
-    let query_type =
-        pick(&reply.query_type, &QUERY_TYPES, QueryType::as_str).ok_or_else(|| format!("unknown query type `{}`", reply.query_type))?;
-    let complexity = pick(&reply.complexity, &[Complexity::Simple, Complexity::Complex], Complexity::as_str)
-        .ok_or_else(|| format!("unknown complexity `{}`", reply.complexity))?;
+    let query_type = pick(&reply.query_type, &QUERY_TYPES, QueryType::as_str)
+        .ok_or_else(|| format!("unknown query type `{}`", reply.query_type))?;
+    let complexity = pick(
+        &reply.complexity,
+        &[Complexity::Simple, Complexity::Complex],
+        Complexity::as_str,
+    )
+    .ok_or_else(|| format!("unknown complexity `{}`", reply.complexity))?;
     // The rules know entity kinds; the model's extra names are kept when the question has them.
     let mut entities = HeuristicAnalyzer.analysis(question).entities;
     let lowered = question.to_lowercase();
@@ -94,12 +122,24 @@ fn analysis_from(question: &str, reply: AnalysisReply) -> Result<Analysis, Strin
         let text = text.trim().to_owned();
         let known = entities.iter().any(|e| e.text.eq_ignore_ascii_case(&text));
         if !text.is_empty() && !known && lowered.contains(&text.to_lowercase()) {
-            entities.push(Entity { kind: EntityKind::Name, text });
+            entities.push(Entity {
+                kind: EntityKind::Name,
+                text,
+            });
         }
     }
     let intent = reply.intent.trim().to_lowercase().replace(' ', "_");
-    let intent = if intent.is_empty() { query_type.intent_label().to_owned() } else { intent };
-    Ok(Analysis { query_type, entities, intent, complexity })
+    let intent = if intent.is_empty() {
+        query_type.intent_label().to_owned()
+    } else {
+        intent
+    };
+    Ok(Analysis {
+        query_type,
+        entities,
+        intent,
+        complexity,
+    })
 }
 
 /// The decomposer with a model (the decomposition prompt). A sub-query must share a
@@ -118,7 +158,12 @@ impl LlmDecomposer {
 
 #[async_trait::async_trait]
 impl QueryDecomposer for LlmDecomposer {
-    async fn decompose(&self, question: &str, analysis: &Analysis, max_sub_queries: usize) -> StageOutput<Vec<String>> {
+    async fn decompose(
+        &self,
+        question: &str,
+        analysis: &Analysis,
+        max_sub_queries: usize,
+    ) -> StageOutput<Vec<String>> {
         let context = DecompositionContext {
             question: question.to_owned(),
             entities: analysis.entities.iter().map(|e| e.text.clone()).collect(),
@@ -131,7 +176,11 @@ impl QueryDecomposer for LlmDecomposer {
                 .sub_queries
                 .into_iter()
                 .map(|q| q.trim().to_owned())
-                .filter(|q| !q.is_empty() && q.chars().count() <= 200 && !term_set(q).is_disjoint(&question_terms))
+                .filter(|q| {
+                    !q.is_empty()
+                        && q.chars().count() <= 200
+                        && !term_set(q).is_disjoint(&question_terms)
+                })
                 .filter(|q| seen.insert(q.to_lowercase()))
                 .take(max_sub_queries)
                 .collect();
@@ -141,7 +190,14 @@ impl QueryDecomposer for LlmDecomposer {
                 Ok(parts)
             }
         };
-        self.model.run(&context, 160, accept, HeuristicDecomposer.decompose(question, analysis, max_sub_queries)).await
+        self.model
+            .run(
+                &context,
+                160,
+                accept,
+                HeuristicDecomposer.decompose(question, analysis, max_sub_queries),
+            )
+            .await
     }
 }
 
@@ -157,7 +213,10 @@ pub struct LlmRewriter {
 impl LlmRewriter {
     /// Rewrite with `model` for a keyword search engine.
     pub fn new(model: StageModel) -> Self {
-        Self { model, engine: "a keyword search engine".to_owned() }
+        Self {
+            model,
+            engine: "a keyword search engine".to_owned(),
+        }
     }
 
     /// Name the engine the queries are for, as a noun phrase ("a web search engine").
@@ -181,28 +240,47 @@ impl QueryRewriter for LlmRewriter {
         let accept = |reply: RewriteReply| {
             let rewritten = reply.query.trim().trim_matches('"').trim().to_owned();
             if rewritten.is_empty() || rewritten.chars().count() > HeuristicRewriter::MAX_CHARS {
-                Err(format!("the query must have 1 to {} characters, it has {}", HeuristicRewriter::MAX_CHARS, rewritten.chars().count()))
+                Err(format!(
+                    "the query must have 1 to {} characters, it has {}",
+                    HeuristicRewriter::MAX_CHARS,
+                    rewritten.chars().count()
+                ))
             } else if !input_terms.is_empty() && term_set(&rewritten).is_disjoint(&input_terms) {
                 Err(format!("`{rewritten}` shares no word with `{query}`"))
             } else {
                 Ok(rewritten)
             }
         };
-        self.model.run(&context, 64, accept, HeuristicRewriter.rewrite(query, analysis)).await
+        self.model
+            .run(
+                &context,
+                64,
+                accept,
+                HeuristicRewriter.rewrite(query, analysis),
+            )
+            .await
     }
 
     /// The model's query, then the user's own words as the heuristic cleans them: keyword
     /// backends score those best, and a model's rewrite can drop what is asked ("How many
     /// members Ken Pruitt is a Republican?" lost "upper house of the legislature").
     async fn rewrite_covering(&self, query: &str, analysis: &Analysis) -> StageOutput<Vec<String>> {
-        let StageOutput { value, implementation, llm_calls } = self.rewrite(query, analysis).await;
+        let StageOutput {
+            value,
+            implementation,
+            llm_calls,
+        } = self.rewrite(query, analysis).await;
         let mut queries = vec![value];
         for own in HeuristicRewriter.covering(query, analysis) {
             if !queries.iter().any(|q| q.eq_ignore_ascii_case(&own)) {
                 queries.push(own);
             }
         }
-        StageOutput { value: queries, implementation, llm_calls }
+        StageOutput {
+            value: queries,
+            implementation,
+            llm_calls,
+        }
     }
 }
 
@@ -232,29 +310,48 @@ impl LlmHopFinder {
 impl HopFinder for LlmHopFinder {
     async fn next_hop(&self, request: HopRequest<'_>) -> StageOutput<Option<Hop>> {
         // No model call when a hop is out of the question.
-        if request.shape == QuestionShape::Simple || self.heuristic.one_result_answers(request.question, request.hits) {
+        if request.shape == QuestionShape::Simple
+            || self
+                .heuristic
+                .one_result_answers(request.question, request.hits)
+        {
             return StageOutput::heuristic(None);
         }
         let context = NextHopContext {
             question: request.question.to_owned(),
             searched: request.searched.to_vec(),
             sources: PromptSource::numbered(&request.hits[..request.hits.len().min(Self::SOURCES)]),
-            candidates: self.heuristic.candidates(request.question, request.shape, request.hits, Self::CANDIDATES),
+            candidates: self.heuristic.candidates(
+                request.question,
+                request.shape,
+                request.hits,
+                Self::CANDIDATES,
+            ),
         };
-        let searched: HashSet<String> = request.searched.iter().map(|q| (request.fingerprint)(q)).collect();
+        let searched: HashSet<String> = request
+            .searched
+            .iter()
+            .map(|q| (request.fingerprint)(q))
+            .collect();
         let accept = |reply: NextHopReply| {
             if reply.is_done() {
                 return Ok(None);
             }
             let query = reply.query.trim().trim_matches('"').trim().to_owned();
             if query.chars().count() > HeuristicRewriter::MAX_CHARS {
-                Err(format!("the query must have at most {} characters, it has {}", HeuristicRewriter::MAX_CHARS, query.chars().count()))
+                Err(format!(
+                    "the query must have at most {} characters, it has {}",
+                    HeuristicRewriter::MAX_CHARS,
+                    query.chars().count()
+                ))
             } else if searched.contains(&(request.fingerprint)(&query)) {
                 Err(format!("`{query}` was searched already"))
             } else {
                 Ok(Some(Hop::for_query(&query, request.question)))
             }
         };
-        self.model.run(&context, 160, accept, self.heuristic.next_hop(request)).await
+        self.model
+            .run(&context, 160, accept, self.heuristic.next_hop(request))
+            .await
     }
 }

@@ -25,8 +25,16 @@ pub trait QueryRewriter: Send + Sync {
     /// had to cut words a second one holding the end. A long question often asks its thing last
     /// ("…, which was founded in what year"). The default asks `rewrite` alone.
     async fn rewrite_covering(&self, query: &str, analysis: &Analysis) -> StageOutput<Vec<String>> {
-        let StageOutput { value, implementation, llm_calls } = self.rewrite(query, analysis).await;
-        StageOutput { value: vec![value], implementation, llm_calls }
+        let StageOutput {
+            value,
+            implementation,
+            llm_calls,
+        } = self.rewrite(query, analysis).await;
+        StageOutput {
+            value: vec![value],
+            implementation,
+            llm_calls,
+        }
     }
 }
 
@@ -67,7 +75,10 @@ impl HeuristicRewriter {
     /// The text without noise, its stop words gone if it is long and its error classes first if
     /// the cut would lose them: everything but the cut.
     fn cleaned(&self, query: &str, analysis: &Analysis) -> String {
-        let mut classes: Vec<String> = analysis.entities_of(EntityKind::ErrorClass).map(|e| e.text.clone()).collect();
+        let mut classes: Vec<String> = analysis
+            .entities_of(EntityKind::ErrorClass)
+            .map(|e| e.text.clone())
+            .collect();
         let mut pieces = Vec::new();
         for line in query.lines() {
             let line = line.trim();
@@ -110,20 +121,29 @@ static FRAME: LazyLock<Regex> = LazyLock::new(|| regex(r"^at\s+(?:[\w$<>.]+\.[\w
 static MORE_FRAMES: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^\.\.\.\s*\d+\s+(?:more|common frames omitted)"));
 static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"\[?\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
+    regex(
+        r"\[?\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\]?|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b",
+    )
 });
-static LEADING_LEVEL: LazyLock<Regex> = LazyLock::new(|| regex(&format!(r"^\s*\[?(?:{LEVELS})\]?:?\s+")));
+static LEADING_LEVEL: LazyLock<Regex> =
+    LazyLock::new(|| regex(&format!(r"^\s*\[?(?:{LEVELS})\]?:?\s+")));
 static BRACKETED_LEVEL: LazyLock<Regex> = LazyLock::new(|| regex(&format!(r"\[(?:{LEVELS})\]")));
-static PID_AND_THREAD: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*(?:\d+\s+---\s+)?(?:\[[^\]\s]{1,60}\]\s*)?"));
-static THREAD_HEADER: LazyLock<Regex> = LazyLock::new(|| regex(r#"Exception in thread "[^"]*"\s*"#));
-static NO_SOURCE: LazyLock<Regex> = LazyLock::new(|| regex(r"\((?:Unknown Source|Native Method)\)"));
+static PID_AND_THREAD: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^\s*(?:\d+\s+---\s+)?(?:\[[^\]\s]{1,60}\]\s*)?"));
+static THREAD_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| regex(r#"Exception in thread "[^"]*"\s*"#));
+static NO_SOURCE: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"\((?:Unknown Source|Native Method)\)"));
 static FILE_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"\(?[\w$.-]+\.(?:java|kt|kts|scala|groovy|py|rb|rs|go|js|mjs|cjs|ts|tsx|jsx|cs|cpp|cc|c|h|hpp|php|swift):\d+(?::\d+)?\)?")
+    regex(
+        r"\(?[\w$.-]+\.(?:java|kt|kts|scala|groovy|py|rb|rs|go|js|mjs|cjs|ts|tsx|jsx|cs|cpp|cc|c|h|hpp|php|swift):\d+(?::\d+)?\)?",
+    )
 });
 static HEX: LazyLock<Regex> = LazyLock::new(|| regex(r"\b0x[0-9a-fA-F]{6,}\b|@[0-9a-fA-F]{6,}\b"));
 static PACKAGE_PATH: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?:[a-z_][a-z0-9_]*[./]){2,}([A-Z][\w$]*)(?:\.[a-z_][\w$]*)*"));
-static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| regex(r"[A-Za-z_$][\w$]*(?:[./][A-Za-z_$][\w$]*)*"));
+static QUALIFIED: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"[A-Za-z_$][\w$]*(?:[./][A-Za-z_$][\w$]*)*"));
 
 /// Whole lines that are only stack-trace plumbing.
 fn is_trace_noise(line: &str) -> bool {
@@ -148,7 +168,9 @@ fn clean_line(line: &str) -> String {
     let mut is_log = text != line;
     let without_level = LEADING_LEVEL.replace(&text, "").into_owned();
     is_log |= without_level != text;
-    text = BRACKETED_LEVEL.replace_all(&without_level, " ").into_owned();
+    text = BRACKETED_LEVEL
+        .replace_all(&without_level, " ")
+        .into_owned();
     if is_log {
         text = PID_AND_THREAD.replace(&text, "").into_owned();
     }
@@ -192,18 +214,32 @@ fn drop_stop_words_if_long(text: &str) -> String {
         return text.to_owned();
     }
     let is_stop = |w: &str| {
-        let core: String = w.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
+        let core: String = w
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .collect::<String>()
+            .to_lowercase();
         !core.is_empty() && ferret_core::text::is_stop_word(&core)
     };
-    text.split_whitespace().filter(|w| !is_stop(w)).collect::<Vec<_>>().join(" ")
+    text.split_whitespace()
+        .filter(|w| !is_stop(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// When cutting to the limit would lose an error class, put the classes first.
 fn classes_first_if_cut(text: &str, classes: &[String]) -> String {
-    let kept = cut(trim_question(text), HeuristicRewriter::MAX_CHARS, CutMark::Plain);
+    let kept = cut(
+        trim_question(text),
+        HeuristicRewriter::MAX_CHARS,
+        CutMark::Plain,
+    );
     let mut lost: Vec<&str> = Vec::new();
     for class in classes {
-        if text.contains(class.as_str()) && !kept.contains(class.as_str()) && !lost.contains(&class.as_str()) {
+        if text.contains(class.as_str())
+            && !kept.contains(class.as_str())
+            && !lost.contains(&class.as_str())
+        {
             lost.push(class);
         }
     }
@@ -214,12 +250,21 @@ fn classes_first_if_cut(text: &str, classes: &[String]) -> String {
         let core = tok.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '$');
         !lost.contains(&core)
     });
-    lost.iter().copied().chain(rest).collect::<Vec<_>>().join(" ")
+    lost.iter()
+        .copied()
+        .chain(rest)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The cleaned `text` cut to the limit, or the cut raw `query` when nothing of it is left.
 fn head_query(text: &str, query: &str) -> String {
-    let out = trim_question(&cut(trim_question(text), HeuristicRewriter::MAX_CHARS, CutMark::Plain)).to_owned();
+    let out = trim_question(&cut(
+        trim_question(text),
+        HeuristicRewriter::MAX_CHARS,
+        CutMark::Plain,
+    ))
+    .to_owned();
     if out.is_empty() {
         cut(query, HeuristicRewriter::MAX_CHARS, CutMark::Plain)
     } else {
@@ -234,7 +279,10 @@ fn tail_to_chars(text: &str, max_chars: usize) -> String {
     if count <= max_chars {
         return text.to_owned();
     }
-    let (start, _) = text.char_indices().nth(count - max_chars).expect("count > max_chars");
+    let (start, _) = text
+        .char_indices()
+        .nth(count - max_chars)
+        .expect("count > max_chars");
     let tail = &text[start..];
     if text[..start].ends_with(char::is_whitespace) {
         return tail.trim_start().to_owned();
@@ -246,7 +294,8 @@ fn tail_to_chars(text: &str, max_chars: usize) -> String {
 }
 
 fn trim_question(text: &str) -> &str {
-    text.trim_end_matches(|c: char| c == '?' || c.is_whitespace()).trim_start()
+    text.trim_end_matches(|c: char| c == '?' || c.is_whitespace())
+        .trim_start()
 }
 
 #[cfg(test)]
@@ -278,7 +327,10 @@ mod tests {
         for q in cases {
             assert_eq!(rewrite(q), q.trim_end_matches('?'), "{q}");
         }
-        assert_eq!(rewrite("  why   is the\n sky blue ??  "), "why is the sky blue");
+        assert_eq!(
+            rewrite("  why   is the\n sky blue ??  "),
+            "why is the sky blue"
+        );
     }
 
     #[test]
@@ -322,7 +374,12 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
         let out = rewrite(&long);
         assert!(out.chars().count() <= 100);
         assert!(out.starts_with("IllegalStateException word"), "{out}");
-        assert!(!out.ends_with(' ') && out.split(' ').all(|w| w == "word" || w == "IllegalStateException"));
+        assert!(
+            !out.ends_with(' ')
+                && out
+                    .split(' ')
+                    .all(|w| w == "word" || w == "IllegalStateException")
+        );
 
         // Stop words go before the cut, so the words that carry the question survive it.
         let question = "Why ".to_owned() + &"very ".repeat(30) + "long question?";
@@ -336,12 +393,24 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
         let queries = HeuristicRewriter.covering(q, &HeuristicAnalyzer.analysis(q));
         assert_eq!(queries.len(), 2, "{queries:?}");
         assert_eq!(queries[0], rewrite(q), "the first is the rewrite");
-        assert!(!queries[0].contains("Commonwealth"), "the cut lost the end: {queries:?}");
-        assert!(queries[1].ends_with("Virginia Commonwealth University founded year"), "{queries:?}");
-        assert!(queries[1].starts_with(char::is_alphanumeric), "starts at a word: {queries:?}");
+        assert!(
+            !queries[0].contains("Commonwealth"),
+            "the cut lost the end: {queries:?}"
+        );
+        assert!(
+            queries[1].ends_with("Virginia Commonwealth University founded year"),
+            "{queries:?}"
+        );
+        assert!(
+            queries[1].starts_with(char::is_alphanumeric),
+            "starts at a word: {queries:?}"
+        );
 
         let short = "Where was Shaka Smart born?";
-        assert_eq!(HeuristicRewriter.covering(short, &HeuristicAnalyzer.analysis(short)), ["Where was Shaka Smart born"]);
+        assert_eq!(
+            HeuristicRewriter.covering(short, &HeuristicAnalyzer.analysis(short)),
+            ["Where was Shaka Smart born"]
+        );
     }
 
     #[test]
@@ -354,9 +423,14 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
     #[tokio::test]
     async fn the_trait_reports_the_heuristic() {
         let analysis = HeuristicAnalyzer.analysis("x");
-        let out = (&HeuristicRewriter as &dyn QueryRewriter).rewrite("What is BM25?", &analysis).await;
+        let out = (&HeuristicRewriter as &dyn QueryRewriter)
+            .rewrite("What is BM25?", &analysis)
+            .await;
         assert_eq!(out.value, "What is BM25");
-        assert_eq!(out.implementation, ferret_core::Implementation::heuristic_default());
+        assert_eq!(
+            out.implementation,
+            ferret_core::Implementation::heuristic_default()
+        );
     }
 
     proptest! {

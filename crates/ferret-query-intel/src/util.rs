@@ -8,8 +8,9 @@ use ferret_core::text::{is_stop_word, one_line, words};
 use regex::Regex;
 
 /// Question words; most are stop words too, but the stages need to recognise them as such.
-pub(crate) const QUESTION_WORDS: &[&str] =
-    &["what", "whats", "how", "hows", "why", "when", "where", "who", "whos", "which", "whose", "whom"];
+pub(crate) const QUESTION_WORDS: &[&str] = &[
+    "what", "whats", "how", "hows", "why", "when", "where", "who", "whos", "which", "whose", "whom",
+];
 
 /// Auxiliary verbs that open a yes/no question ("Were X and Y both ...?").
 pub(crate) const AUX_VERBS: &[&str] = &[
@@ -19,24 +20,109 @@ pub(crate) const AUX_VERBS: &[&str] = &[
 
 /// Capitalised words that open a sentence without being a name ("Upgrade Spring Boot ...").
 const LEADING_VERBS: &[&str] = &[
-    "upgrade", "upgrading", "install", "installing", "use", "using", "migrate", "migrating", "update",
-    "updating", "compare", "comparing", "run", "running", "fix", "fixing", "show", "find", "get",
-    "getting", "set", "setting", "make", "build", "building", "explain", "describe", "list", "define",
-    "name", "help", "search", "searching", "looking", "configure", "configuring", "deploy",
-    "deploying", "create", "creating", "write", "writing", "read", "reading", "add", "adding",
-    "remove", "removing", "enable", "disable", "convert", "converting", "debug", "debugging",
-    "hi", "hello", "hey", "thanks", "ok", "okay", "yes", "so", "also", "then", "now", "please",
-    "since", "although", "though", "because", "unless", "yet", "still", "maybe", "perhaps",
-    "summarize", "summarise", "outline", "discuss", "identify", "suggest", "recommend", "provide", "draft",
-    "translate", "calculate", "check", "research", "report", "review", "survey",
+    "upgrade",
+    "upgrading",
+    "install",
+    "installing",
+    "use",
+    "using",
+    "migrate",
+    "migrating",
+    "update",
+    "updating",
+    "compare",
+    "comparing",
+    "run",
+    "running",
+    "fix",
+    "fixing",
+    "show",
+    "find",
+    "get",
+    "getting",
+    "set",
+    "setting",
+    "make",
+    "build",
+    "building",
+    "explain",
+    "describe",
+    "list",
+    "define",
+    "name",
+    "help",
+    "search",
+    "searching",
+    "looking",
+    "configure",
+    "configuring",
+    "deploy",
+    "deploying",
+    "create",
+    "creating",
+    "write",
+    "writing",
+    "read",
+    "reading",
+    "add",
+    "adding",
+    "remove",
+    "removing",
+    "enable",
+    "disable",
+    "convert",
+    "converting",
+    "debug",
+    "debugging",
+    "hi",
+    "hello",
+    "hey",
+    "thanks",
+    "ok",
+    "okay",
+    "yes",
+    "so",
+    "also",
+    "then",
+    "now",
+    "please",
+    "since",
+    "although",
+    "though",
+    "because",
+    "unless",
+    "yet",
+    "still",
+    "maybe",
+    "perhaps",
+    "summarize",
+    "summarise",
+    "outline",
+    "discuss",
+    "identify",
+    "suggest",
+    "recommend",
+    "provide",
+    "draft",
+    "translate",
+    "calculate",
+    "check",
+    "research",
+    "report",
+    "review",
+    "survey",
 ];
 
 /// Lowercase words that may sit inside a multiword name ("Bank of England", "Leonardo da Vinci").
-const NAME_CONNECTORS: &[&str] = &["of", "de", "da", "del", "der", "van", "von", "la", "le", "du", "the"];
+const NAME_CONNECTORS: &[&str] = &[
+    "of", "de", "da", "del", "der", "van", "von", "la", "le", "du", "the",
+];
 
 /// Words ending in '.' that do not end a sentence.
-const ABBREVIATIONS: &[&str] =
-    &["vs", "e.g", "i.e", "etc", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "no", "vol", "fig", "approx", "ca"];
+const ABBREVIATIONS: &[&str] = &[
+    "vs", "e.g", "i.e", "etc", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "no", "vol", "fig",
+    "approx", "ca",
+];
 
 pub(crate) fn is_question_word(lower: &str) -> bool {
     QUESTION_WORDS.contains(&lower)
@@ -90,7 +176,8 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
         let end = start + word.len();
         let tail = &text[end..raw_end];
         // A middle initial ("Harry S. Truman") neither ends the name nor the sentence.
-        let initial = tail == "." && word.len() == 1 && word.chars().all(|c| c.is_ascii_uppercase());
+        let initial =
+            tail == "." && word.len() == 1 && word.chars().all(|c| c.is_ascii_uppercase());
         tokens.push(Token {
             word,
             start,
@@ -111,26 +198,37 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
 
 /// Remove a possessive "'s" so "Curie's" is the name "Curie".
 pub(crate) fn strip_possessive(word: &str) -> &str {
-    word.strip_suffix("'s").or_else(|| word.strip_suffix("’s")).unwrap_or(word)
+    word.strip_suffix("'s")
+        .or_else(|| word.strip_suffix("’s"))
+        .unwrap_or(word)
 }
 
 /// Is `class` a CamelCase error class name such as `NoClassDefFoundError`?
 pub(crate) fn is_error_class(word: &str) -> bool {
     let first_upper = word.chars().next().is_some_and(char::is_uppercase);
-    let suffix = word.strip_suffix("Error").or_else(|| word.strip_suffix("Exception"));
+    let suffix = word
+        .strip_suffix("Error")
+        .or_else(|| word.strip_suffix("Exception"));
     first_upper
         && suffix.is_some_and(|s| !s.is_empty())
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
 /// Could this token be part of a name? Verbs that open a sentence ("Upgrade ...") are not.
 fn is_name_word(tok: &Token<'_>) -> bool {
     let word = strip_possessive(tok.word);
-    let Some(first) = word.chars().next() else { return false };
+    let Some(first) = word.chars().next() else {
+        return false;
+    };
     if !first.is_uppercase() || is_error_class(word) {
         return false;
     }
-    if !word.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '–' || c == '\'' || c == '’' || c == '&') {
+    if !word
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '-' || c == '–' || c == '\'' || c == '’' || c == '&')
+    {
         return false;
     }
     if tok.initial {
@@ -243,20 +341,59 @@ pub(crate) fn dedup_key(text: &str) -> String {
 /// Comparative and superlative adjectives, mapped to the attribute they compare, so
 /// "Which is longer, X or Y?" searches "X length" and "Y length".
 pub(crate) const COMPARATIVES: &[(&str, &str)] = &[
-    ("older", "age"), ("oldest", "age"), ("younger", "age"), ("youngest", "age"),
-    ("longer", "length"), ("longest", "length"), ("shorter", "length"), ("shortest", "length"),
-    ("taller", "height"), ("tallest", "height"), ("higher", "height"), ("highest", "height"),
-    ("bigger", "size"), ("biggest", "size"), ("larger", "size"), ("largest", "size"),
-    ("smaller", "size"), ("smallest", "size"), ("heavier", "weight"), ("heaviest", "weight"),
-    ("lighter", "weight"), ("lightest", "weight"), ("faster", "speed"), ("fastest", "speed"),
-    ("slower", "speed"), ("slowest", "speed"), ("quicker", "speed"), ("quickest", "speed"),
-    ("deeper", "depth"), ("deepest", "depth"), ("shallower", "depth"), ("wider", "width"),
-    ("widest", "width"), ("narrower", "width"), ("hotter", "temperature"), ("hottest", "temperature"),
-    ("colder", "temperature"), ("coldest", "temperature"), ("warmer", "temperature"),
-    ("richer", "wealth"), ("richest", "wealth"), ("poorer", "wealth"), ("wealthier", "wealth"),
-    ("cheaper", "price"), ("cheapest", "price"), ("pricier", "price"), ("populous", "population"),
-    ("first", "date"), ("earlier", "date"), ("earliest", "date"), ("later", "date"),
-    ("latest", "date"), ("sooner", "date"),
+    ("older", "age"),
+    ("oldest", "age"),
+    ("younger", "age"),
+    ("youngest", "age"),
+    ("longer", "length"),
+    ("longest", "length"),
+    ("shorter", "length"),
+    ("shortest", "length"),
+    ("taller", "height"),
+    ("tallest", "height"),
+    ("higher", "height"),
+    ("highest", "height"),
+    ("bigger", "size"),
+    ("biggest", "size"),
+    ("larger", "size"),
+    ("largest", "size"),
+    ("smaller", "size"),
+    ("smallest", "size"),
+    ("heavier", "weight"),
+    ("heaviest", "weight"),
+    ("lighter", "weight"),
+    ("lightest", "weight"),
+    ("faster", "speed"),
+    ("fastest", "speed"),
+    ("slower", "speed"),
+    ("slowest", "speed"),
+    ("quicker", "speed"),
+    ("quickest", "speed"),
+    ("deeper", "depth"),
+    ("deepest", "depth"),
+    ("shallower", "depth"),
+    ("wider", "width"),
+    ("widest", "width"),
+    ("narrower", "width"),
+    ("hotter", "temperature"),
+    ("hottest", "temperature"),
+    ("colder", "temperature"),
+    ("coldest", "temperature"),
+    ("warmer", "temperature"),
+    ("richer", "wealth"),
+    ("richest", "wealth"),
+    ("poorer", "wealth"),
+    ("wealthier", "wealth"),
+    ("cheaper", "price"),
+    ("cheapest", "price"),
+    ("pricier", "price"),
+    ("populous", "population"),
+    ("first", "date"),
+    ("earlier", "date"),
+    ("earliest", "date"),
+    ("later", "date"),
+    ("latest", "date"),
+    ("sooner", "date"),
 ];
 
 /// Does the question use a comparative or superlative ("longer", "oldest", "first")?
@@ -269,20 +406,45 @@ mod tests {
     use super::*;
 
     fn names(text: &str, allow: bool) -> Vec<&str> {
-        name_runs(text, allow).into_iter().map(|(s, e)| &text[s..e]).collect()
+        name_runs(text, allow)
+            .into_iter()
+            .map(|(s, e)| &text[s..e])
+            .collect()
     }
 
     #[test]
     fn name_runs_follow_the_sentence_start_rule() {
-        assert_eq!(names("Who was Marie Curie's teacher?", false), ["Marie Curie"]);
-        assert_eq!(names("Was it Arthur's Magazine?", false), ["Arthur's Magazine"]);
+        assert_eq!(
+            names("Who was Marie Curie's teacher?", false),
+            ["Marie Curie"]
+        );
+        assert_eq!(
+            names("Was it Arthur's Magazine?", false),
+            ["Arthur's Magazine"]
+        );
         assert_eq!(names("Paris is the capital of France.", false), ["France"]);
-        assert_eq!(names("It was born of Harry S. Truman. Then Fly540 flew.", false), ["Harry S. Truman", "Fly540"]);
-        assert_eq!(names("Paris is the capital of France.", true), ["Paris", "France"]);
+        assert_eq!(
+            names("It was born of Harry S. Truman. Then Fly540 flew.", false),
+            ["Harry S. Truman", "Fly540"]
+        );
+        assert_eq!(
+            names("Paris is the capital of France.", true),
+            ["Paris", "France"]
+        );
         assert_eq!(names("Upgrade Spring Boot to 3", false), ["Spring Boot"]);
-        assert_eq!(names("Where is the Bank of England?", false), ["Bank of England"]);
-        assert_eq!(names("Is Python or Java faster?", false), ["Python", "Java"]);
-        assert_eq!(names("Python vs. Java", false), ["Java"], "'vs.' does not end a sentence");
+        assert_eq!(
+            names("Where is the Bank of England?", false),
+            ["Bank of England"]
+        );
+        assert_eq!(
+            names("Is Python or Java faster?", false),
+            ["Python", "Java"]
+        );
+        assert_eq!(
+            names("Python vs. Java", false),
+            ["Java"],
+            "'vs.' does not end a sentence"
+        );
     }
 
     #[test]

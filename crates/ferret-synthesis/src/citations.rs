@@ -11,7 +11,9 @@ use crate::{split_sentences, Answer};
 /// `[1]`, `[ 2 ]`, `[1, 3]`: ASCII digits only, so that no other script's digits become markers.
 fn marker_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]").expect("marker regex is valid"))
+    RE.get_or_init(|| {
+        Regex::new(r"\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]").expect("marker regex is valid")
+    })
 }
 
 fn numbers(group: &str) -> impl Iterator<Item = Option<usize>> + '_ {
@@ -69,7 +71,12 @@ pub fn check_citations(text: &str, hits: &[Hit]) -> Answer {
         })
         .into_owned();
     let sentences = split_sentences(&text).len();
-    Answer { text, citations, sentences, dropped_markers }
+    Answer {
+        text,
+        citations,
+        sentences,
+        dropped_markers,
+    }
 }
 
 /// Remove the numbers `valid` rejects, and markers left empty; returns the text and how many
@@ -85,9 +92,17 @@ fn drop_invalid(text: &str, valid: &dyn Fn(Option<usize>) -> Option<usize>) -> (
         for caps in marker_regex().captures_iter(&text) {
             let whole = caps.get(0).expect("group 0 always matches");
             let all: Vec<Option<usize>> = numbers(&caps[1]).collect();
-            let kept: Vec<String> = all.iter().filter_map(|&n| valid(n)).map(|n| n.to_string()).collect();
+            let kept: Vec<String> = all
+                .iter()
+                .filter_map(|&n| valid(n))
+                .map(|n| n.to_string())
+                .collect();
             let before = &text[last..whole.start()];
-            let before = if skip_leading_space { before.trim_start() } else { before };
+            let before = if skip_leading_space {
+                before.trim_start()
+            } else {
+                before
+            };
             out.push_str(before);
             skip_leading_space = false;
             last = whole.end();
@@ -112,7 +127,11 @@ fn drop_invalid(text: &str, valid: &dyn Fn(Option<usize>) -> Option<usize>) -> (
             }
         }
         let rest = &text[last..];
-        out.push_str(if skip_leading_space { rest.trim_start_matches([' ', '\t']) } else { rest });
+        out.push_str(if skip_leading_space {
+            rest.trim_start_matches([' ', '\t'])
+        } else {
+            rest
+        });
         if !changed {
             return (text, dropped);
         }
@@ -125,12 +144,17 @@ mod tests {
     use super::*;
 
     fn hits(n: usize) -> Vec<Hit> {
-        (1..=n).map(|i| Hit::new(format!("h{i}"), format!("Title {i}"), "text", 1.0, "test")).collect()
+        (1..=n)
+            .map(|i| Hit::new(format!("h{i}"), format!("Title {i}"), "text", 1.0, "test"))
+            .collect()
     }
 
     #[test]
     fn strip_markers_removes_footnotes_even_when_nested() {
-        assert_eq!(strip_markers("born in 1950[3][12]. Died [4, 5]."), "born in 1950. Died .");
+        assert_eq!(
+            strip_markers("born in 1950[3][12]. Died [4, 5]."),
+            "born in 1950. Died ."
+        );
         assert_eq!(strip_markers("odd [[1]2] case"), "odd  case");
         assert_eq!(strip_markers("array[i] and [a]"), "array[i] and [a]");
     }

@@ -21,7 +21,11 @@ pub struct SynthesisConfig {
 
 impl Default for SynthesisConfig {
     fn default() -> Self {
-        Self { max_sentences: 3, max_sources: 3, max_sentence_chars: 400 }
+        Self {
+            max_sentences: 3,
+            max_sources: 3,
+            max_sentence_chars: 400,
+        }
     }
 }
 
@@ -49,7 +53,11 @@ impl SynthesisConfig {
         for (name, value, min) in [
             ("max_sentences", self.max_sentences, 1),
             ("max_sources", self.max_sources, 1),
-            ("max_sentence_chars", self.max_sentence_chars, MIN_SENTENCE_CHARS),
+            (
+                "max_sentence_chars",
+                self.max_sentence_chars,
+                MIN_SENTENCE_CHARS,
+            ),
         ] {
             if value < min {
                 return Err(SynthesisConfigError::TooSmall { name, min, value });
@@ -122,7 +130,12 @@ impl ExtractiveSynthesizer {
                 let coverage = text::coverage(&q, &terms);
                 if coverage > 0.0 {
                     let score = coverage + TITLE_WEIGHT * title + RANK_WEIGHT / (rank as f32 + 1.0);
-                    candidates.push(Candidate { hit: rank, text: sentence, terms, score });
+                    candidates.push(Candidate {
+                        hit: rank,
+                        text: sentence,
+                        terms,
+                        score,
+                    });
                 }
             }
         }
@@ -130,13 +143,20 @@ impl ExtractiveSynthesizer {
         let mut picked = self.pick(&q, &candidates);
         if picked.is_empty() {
             // Nothing shares a term with the question: lead with the top hit rather than say nothing.
-            let first = considered
-                .iter()
-                .enumerate()
-                .find_map(|(rank, hit)| split_sentences(&strip_markers(&hit.text)).into_iter().next().map(|s| (rank, s)));
+            let first = considered.iter().enumerate().find_map(|(rank, hit)| {
+                split_sentences(&strip_markers(&hit.text))
+                    .into_iter()
+                    .next()
+                    .map(|s| (rank, s))
+            });
             match first {
                 Some((hit, text)) => {
-                    candidates = vec![Candidate { hit, text, terms: HashSet::new(), score: 0.0 }];
+                    candidates = vec![Candidate {
+                        hit,
+                        text,
+                        terms: HashSet::new(),
+                        score: 0.0,
+                    }];
                     picked = vec![0];
                 }
                 None => return Answer::default(),
@@ -148,7 +168,12 @@ impl ExtractiveSynthesizer {
         // Markers are hit positions here; check_citations renumbers them in order of first use.
         let draft: Vec<String> = picked
             .iter()
-            .map(|&i| with_marker(&truncate(&candidates[i].text, c.max_sentence_chars), candidates[i].hit + 1))
+            .map(|&i| {
+                with_marker(
+                    &truncate(&candidates[i].text, c.max_sentence_chars),
+                    candidates[i].hit + 1,
+                )
+            })
             .collect();
         check_citations(&draft.join(" "), hits)
     }
@@ -158,17 +183,25 @@ impl ExtractiveSynthesizer {
         let c = &self.config;
         let mut picked: Vec<usize> = Vec::new();
         let mut covered: HashSet<&String> = HashSet::new();
-        let mut per_hit: Vec<usize> = vec![0; candidates.iter().map(|k| k.hit + 1).max().unwrap_or(0)];
+        let mut per_hit: Vec<usize> =
+            vec![0; candidates.iter().map(|k| k.hit + 1).max().unwrap_or(0)];
         let mut seen: HashSet<String> = HashSet::new();
         let mut sources = 0;
         while picked.len() < c.max_sentences {
             let mut best: Option<(usize, f32)> = None;
             for (i, k) in candidates.iter().enumerate() {
                 let from_hit = per_hit[k.hit];
-                if from_hit >= MAX_PER_HIT || (from_hit == 0 && sources >= c.max_sources) || seen.contains(&k.text.to_lowercase()) {
+                if from_hit >= MAX_PER_HIT
+                    || (from_hit == 0 && sources >= c.max_sources)
+                    || seen.contains(&k.text.to_lowercase())
+                {
                     continue;
                 }
-                let new_terms = k.terms.iter().filter(|t| q.contains(*t) && !covered.contains(t)).count();
+                let new_terms = k
+                    .terms
+                    .iter()
+                    .filter(|t| q.contains(*t) && !covered.contains(t))
+                    .count();
                 let gain = k.score + NEW_TERMS_WEIGHT * new_terms as f32 / q.len().max(1) as f32
                     - SAME_HIT_PENALTY * from_hit as f32;
                 // Strictly greater: ties go to the earlier candidate (better hit, earlier sentence).
@@ -242,7 +275,17 @@ mod tests {
     #[test]
     fn config_validation() {
         assert!(SynthesisConfig::default().validate().is_ok());
-        let zero = SynthesisConfig { max_sources: 0, ..Default::default() };
-        assert_eq!(zero.validate(), Err(SynthesisConfigError::TooSmall { name: "max_sources", min: 1, value: 0 }));
+        let zero = SynthesisConfig {
+            max_sources: 0,
+            ..Default::default()
+        };
+        assert_eq!(
+            zero.validate(),
+            Err(SynthesisConfigError::TooSmall {
+                name: "max_sources",
+                min: 1,
+                value: 0
+            })
+        );
     }
 }

@@ -19,7 +19,11 @@ pub struct LlmSynthesizer {
 impl LlmSynthesizer {
     /// Write with `model`, falling back to `extractive`.
     pub fn new(model: StageModel, extractive: ExtractiveSynthesizer) -> Self {
-        Self { model, extractive, guidance: None }
+        Self {
+            model,
+            extractive,
+            guidance: None,
+        }
     }
 
     /// Extra guidance on the answer's shape for the prompt ("Start with the root cause, then the fix").
@@ -44,11 +48,22 @@ impl AnswerSynthesizer for LlmSynthesizer {
         let accept = |reply: SynthesisReply| {
             let answer = check_citations(reply.answer.trim(), shown);
             if answer.citations.is_empty() {
-                Err(format!("the answer cites none of the {} sources ({} invalid markers removed)", shown.len(), answer.dropped_markers))
+                Err(format!(
+                    "the answer cites none of the {} sources ({} invalid markers removed)",
+                    shown.len(),
+                    answer.dropped_markers
+                ))
             } else {
                 Ok(answer)
             }
         };
-        self.model.run(&context, 220, accept, self.extractive.synthesize(question, hits)).await
+        self.model
+            .run(
+                &context,
+                220,
+                accept,
+                self.extractive.synthesize(question, hits),
+            )
+            .await
     }
 }

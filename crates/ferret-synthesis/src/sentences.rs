@@ -10,13 +10,16 @@ pub(crate) use ferret_core::text::is_closing as is_closer;
 
 /// Words (lowercase, without their final dot) after which a dot does not end a sentence.
 const ABBREVIATIONS: &[&str] = &[
-    "mr", "mrs", "ms", "dr", "prof", "rev", "gen", "col", "lt", "sgt", "capt", "hon", "sen", "rep", "gov", "st", "mt",
-    "ft", "jr", "sr", "vs", "inc", "ltd", "co", "corp", "dept", "univ", "approx", "est", "al", "cf", "ca", "jan",
-    "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "mr", "mrs", "ms", "dr", "prof", "rev", "gen", "col", "lt", "sgt", "capt", "hon", "sen", "rep",
+    "gov", "st", "mt", "ft", "jr", "sr", "vs", "inc", "ltd", "co", "corp", "dept", "univ",
+    "approx", "est", "al", "cf", "ca", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec",
 ];
 
 /// Words after which a dot does not end a sentence when a number follows ("No. 5", "p. 12").
-const BEFORE_NUMBERS: &[&str] = &["no", "nos", "vol", "p", "pp", "ch", "sec", "art", "fig", "eq"];
+const BEFORE_NUMBERS: &[&str] = &[
+    "no", "nos", "vol", "p", "pp", "ch", "sec", "art", "fig", "eq",
+];
 
 /// Split `text` into sentences, each trimmed, its whitespace collapsed to single spaces.
 ///
@@ -43,7 +46,9 @@ pub fn split_sentences(text: &str) -> Vec<String> {
             while end < chars.len() && is_closer(chars[end]) {
                 end += 1;
             }
-            if end == chars.len() || (chars[end].is_whitespace() && ends_sentence(&chars, start, i, end)) {
+            if end == chars.len()
+                || (chars[end].is_whitespace() && ends_sentence(&chars, start, i, end))
+            {
                 push_sentence(&chars[start..end], &mut sentences);
                 start = end;
             }
@@ -58,13 +63,19 @@ pub fn split_sentences(text: &str) -> Vec<String> {
 
 /// After a newline at `i`, is there another one before any other non-whitespace?
 fn blank_line_follows(chars: &[char], i: usize) -> bool {
-    chars[i + 1..].iter().take_while(|c| c.is_whitespace()).any(|&c| c == '\n')
+    chars[i + 1..]
+        .iter()
+        .take_while(|c| c.is_whitespace())
+        .any(|&c| c == '\n')
 }
 
 /// Does the terminator run `chars[at..end]`, followed by whitespace, end the sentence begun at `start`?
 fn ends_sentence(chars: &[char], start: usize, at: usize, end: usize) -> bool {
     // The word before the run, without opening punctuation.
-    let word_start = chars[start..at].iter().rposition(|c| c.is_whitespace()).map_or(start, |p| start + p + 1);
+    let word_start = chars[start..at]
+        .iter()
+        .rposition(|c| c.is_whitespace())
+        .map_or(start, |p| start + p + 1);
     let word: String = chars[word_start..at].iter().collect();
     if word.ends_with(']') {
         return true;
@@ -77,13 +88,19 @@ fn ends_sentence(chars: &[char], start: usize, at: usize, end: usize) -> bool {
     if chars[at] != '.' || chars[at + 1..end].iter().any(|&c| is_terminator(c)) {
         return true;
     }
-    let word = word.trim_start_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    let word = word
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase();
     if word.is_empty() {
         return true;
     }
     let is_initial = word.chars().count() == 1 && word.chars().all(char::is_alphabetic);
-    let dotted = word.contains('.') && word.split('.').all(|part| part.chars().count() <= 2 && part.chars().all(char::is_alphabetic));
-    let before_number = BEFORE_NUMBERS.contains(&word.as_str()) && next.is_some_and(|c| c.is_ascii_digit());
+    let dotted = word.contains('.')
+        && word
+            .split('.')
+            .all(|part| part.chars().count() <= 2 && part.chars().all(char::is_alphabetic));
+    let before_number =
+        BEFORE_NUMBERS.contains(&word.as_str()) && next.is_some_and(|c| c.is_ascii_digit());
     !(is_initial || dotted || before_number || ABBREVIATIONS.contains(&word.as_str()))
 }
 
@@ -101,8 +118,14 @@ mod tests {
 
     #[test]
     fn splits_on_terminators_followed_by_space() {
-        assert_eq!(split_sentences("One. Two! Three? Four"), ["One.", "Two!", "Three?", "Four"]);
-        assert_eq!(split_sentences("  Wait... What?!  Yes.\u{2026} Ok"), ["Wait...", "What?!", "Yes.\u{2026}", "Ok"]);
+        assert_eq!(
+            split_sentences("One. Two! Three? Four"),
+            ["One.", "Two!", "Three?", "Four"]
+        );
+        assert_eq!(
+            split_sentences("  Wait... What?!  Yes.\u{2026} Ok"),
+            ["Wait...", "What?!", "Yes.\u{2026}", "Ok"]
+        );
     }
 
     #[test]
@@ -126,23 +149,38 @@ mod tests {
 
     #[test]
     fn the_next_word_in_lowercase_keeps_the_sentence_going() {
-        assert_eq!(split_sentences("It weighs approx. three tons. Then it left."), ["It weighs approx. three tons.", "Then it left."]);
-        assert_eq!(split_sentences("The answer is no. Then we left."), ["The answer is no.", "Then we left."]);
+        assert_eq!(
+            split_sentences("It weighs approx. three tons. Then it left."),
+            ["It weighs approx. three tons.", "Then it left."]
+        );
+        assert_eq!(
+            split_sentences("The answer is no. Then we left."),
+            ["The answer is no.", "Then we left."]
+        );
     }
 
     #[test]
     fn closing_quotes_stay_with_their_sentence() {
-        assert_eq!(split_sentences("He said \"stop.\" She left. (It rained.) Fine"), ["He said \"stop.\"", "She left.", "(It rained.)", "Fine"]);
+        assert_eq!(
+            split_sentences("He said \"stop.\" She left. (It rained.) Fine"),
+            ["He said \"stop.\"", "She left.", "(It rained.)", "Fine"]
+        );
     }
 
     #[test]
     fn blank_lines_split_and_whitespace_collapses() {
-        assert_eq!(split_sentences("Heading\n\nBody text\nwraps here.\n"), ["Heading", "Body text wraps here."]);
+        assert_eq!(
+            split_sentences("Heading\n\nBody text\nwraps here.\n"),
+            ["Heading", "Body text wraps here."]
+        );
     }
 
     #[test]
     fn a_citation_marker_closes_its_sentence() {
-        assert_eq!(split_sentences("first part [1]. second part [2]."), ["first part [1].", "second part [2]."]);
+        assert_eq!(
+            split_sentences("first part [1]. second part [2]."),
+            ["first part [1].", "second part [2]."]
+        );
     }
 
     #[test]

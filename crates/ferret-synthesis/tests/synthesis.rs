@@ -3,7 +3,10 @@
 use std::collections::HashSet;
 
 use ferret_core::{Hit, Implementation};
-use ferret_synthesis::{check_citations, split_sentences, Answer, AnswerSynthesizer, ExtractiveSynthesizer, SynthesisConfig};
+use ferret_synthesis::{
+    check_citations, split_sentences, Answer, AnswerSynthesizer, ExtractiveSynthesizer,
+    SynthesisConfig,
+};
 use proptest::prelude::*;
 
 fn hit(id: &str, title: &str, text: &str) -> Hit {
@@ -35,28 +38,54 @@ fn batik_hits() -> Vec<Hit> {
 }
 
 fn cited_hits(answer: &Answer, hits: &[Hit]) -> Vec<Hit> {
-    answer.citations.iter().map(|c| hits.iter().find(|h| h.id == c.hit_id).unwrap().clone()).collect()
+    answer
+        .citations
+        .iter()
+        .map(|c| hits.iter().find(|h| h.id == c.hit_id).unwrap().clone())
+        .collect()
 }
 
 /// Every `[n]` in the text, as numbers.
 fn markers(text: &str) -> Vec<usize> {
     let re = regex::Regex::new(r"\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]").unwrap();
-    re.captures_iter(text).flat_map(|c| c[1].split(',').map(|n| n.trim().parse().unwrap()).collect::<Vec<usize>>()).collect()
+    re.captures_iter(text)
+        .flat_map(|c| {
+            c[1].split(',')
+                .map(|n| n.trim().parse().unwrap())
+                .collect::<Vec<usize>>()
+        })
+        .collect()
 }
 
 #[tokio::test]
 async fn extractive_answer_snapshot() {
-    let out = ExtractiveSynthesizer::default().synthesize("What motifs and dyes does Kelantan batik use?", &batik_hits()).await;
-    assert!(matches!(out.implementation, Implementation::Heuristic { .. }));
+    let out = ExtractiveSynthesizer::default()
+        .synthesize(
+            "What motifs and dyes does Kelantan batik use?",
+            &batik_hits(),
+        )
+        .await;
+    assert!(matches!(
+        out.implementation,
+        Implementation::Heuristic { .. }
+    ));
     insta::assert_json_snapshot!(out.value);
     let step = serde_json::to_value(out.value.trace_step(out.implementation)).unwrap();
-    assert_eq!((step["stage"].as_str(), step["sentences"].as_u64(), step["citations"].as_u64()), (Some("synthesis"), Some(3), Some(3)));
+    assert_eq!(
+        (
+            step["stage"].as_str(),
+            step["sentences"].as_u64(),
+            step["citations"].as_u64()
+        ),
+        (Some("synthesis"), Some(3), Some(3))
+    );
 }
 
 #[test]
 fn answer_cites_in_order_of_first_use_and_covers_different_terms() {
     let hits = batik_hits();
-    let a = ExtractiveSynthesizer::default().answer("What motifs and dyes does Kelantan batik use?", &hits);
+    let a = ExtractiveSynthesizer::default()
+        .answer("What motifs and dyes does Kelantan batik use?", &hits);
     assert_eq!(a.sentences, 3);
     let numbers: Vec<usize> = a.citations.iter().map(|c| c.marker).collect();
     assert_eq!(numbers, (1..=a.citations.len()).collect::<Vec<_>>());
@@ -67,14 +96,24 @@ fn answer_cites_in_order_of_first_use_and_covers_different_terms() {
         v
     });
     assert_eq!(first_use, numbers);
-    assert!(a.text.contains("dyes"), "a dye sentence covers a term the motif sentences miss: {}", a.text);
+    assert!(
+        a.text.contains("dyes"),
+        "a dye sentence covers a term the motif sentences miss: {}",
+        a.text
+    );
     assert!(!a.citations.iter().any(|c| c.hit_id.0 == "weather"));
 }
 
 #[test]
 fn a_sources_own_footnotes_are_not_carried_over() {
-    let a = ExtractiveSynthesizer::default().answer("How are dyes fixed by boiling cloth?", &batik_hits());
-    assert!(a.text.starts_with("The dyes are fixed by boiling the cloth [1]."), "{}", a.text);
+    let a = ExtractiveSynthesizer::default()
+        .answer("How are dyes fixed by boiling cloth?", &batik_hits());
+    assert!(
+        a.text
+            .starts_with("The dyes are fixed by boiling the cloth [1]."),
+        "{}",
+        a.text
+    );
 }
 
 #[test]
@@ -87,22 +126,39 @@ fn extractive_output_passes_the_checker_unchanged() {
 #[test]
 fn no_overlap_falls_back_to_the_first_sentence_of_the_top_hit() {
     let a = ExtractiveSynthesizer::default().answer("quantum chromodynamics", &batik_hits());
-    assert_eq!(a.text, "Kelantan batik is known for bold floral motifs [1].");
+    assert_eq!(
+        a.text,
+        "Kelantan batik is known for bold floral motifs [1]."
+    );
     assert_eq!(a.citations[0].hit_id.0, "kelantan-batik");
-    assert_eq!(a.citations[0].url.as_deref(), Some("https://example.org/kelantan-batik"));
+    assert_eq!(
+        a.citations[0].url.as_deref(),
+        Some("https://example.org/kelantan-batik")
+    );
 }
 
 #[test]
 fn empty_hits_give_an_empty_answer() {
-    assert_eq!(ExtractiveSynthesizer::default().answer("batik", &[]), Answer::default());
+    assert_eq!(
+        ExtractiveSynthesizer::default().answer("batik", &[]),
+        Answer::default()
+    );
     let blank = [hit("a", "Title only", ""), hit("b", "", " \n ")];
-    assert_eq!(ExtractiveSynthesizer::default().answer("batik", &blank), Answer::default());
+    assert_eq!(
+        ExtractiveSynthesizer::default().answer("batik", &blank),
+        Answer::default()
+    );
 }
 
 #[test]
 fn limits_on_sentences_sources_and_length_hold() {
-    let config = SynthesisConfig { max_sentences: 5, max_sources: 2, max_sentence_chars: 30 };
-    let a = ExtractiveSynthesizer::new(config).answer("Kelantan batik motifs dyes wax museum", &batik_hits());
+    let config = SynthesisConfig {
+        max_sentences: 5,
+        max_sources: 2,
+        max_sentence_chars: 30,
+    };
+    let a = ExtractiveSynthesizer::new(config)
+        .answer("Kelantan batik motifs dyes wax museum", &batik_hits());
     assert!(a.citations.len() <= 2, "{a:?}");
     assert!(a.sentences <= 4, "two per hit at most: {a:?}");
     for s in split_sentences(&a.text) {
@@ -114,7 +170,11 @@ fn limits_on_sentences_sources_and_length_hold() {
 
 #[test]
 fn the_same_sentence_from_two_hits_is_used_once() {
-    let hits = [hit("a", "", "Batik uses wax."), hit("b", "", "Batik uses wax."), hit("c", "", "Batik dyes are natural.")];
+    let hits = [
+        hit("a", "", "Batik uses wax."),
+        hit("b", "", "Batik uses wax."),
+        hit("c", "", "Batik dyes are natural."),
+    ];
     let a = ExtractiveSynthesizer::default().answer("batik wax dyes", &hits);
     assert_eq!(a.text.matches("Batik uses wax").count(), 1, "{}", a.text);
 }
@@ -124,15 +184,28 @@ fn checker_drops_bad_markers_and_renumbers_in_first_use_order() {
     let hits = batik_hits();
     let text = "Motifs are bold [4]. Dyes are natural [2, 9][4]. Wax is hot [0][1,4]. Again [2].";
     let a = check_citations(text, &hits);
-    assert_eq!(a.text, "Motifs are bold [1]. Dyes are natural [2][1]. Wax is hot [3, 1]. Again [2].");
+    assert_eq!(
+        a.text,
+        "Motifs are bold [1]. Dyes are natural [2][1]. Wax is hot [3, 1]. Again [2]."
+    );
     assert_eq!(a.dropped_markers, 2);
     assert_eq!(a.sentences, 4);
-    let cited: Vec<(&str, usize)> = a.citations.iter().map(|c| (c.hit_id.0.as_str(), c.marker)).collect();
-    assert_eq!(cited, [("batik-java", 1), ("batik-dyes", 2), ("kelantan-batik", 3)]);
+    let cited: Vec<(&str, usize)> = a
+        .citations
+        .iter()
+        .map(|c| (c.hit_id.0.as_str(), c.marker))
+        .collect();
+    assert_eq!(
+        cited,
+        [("batik-java", 1), ("batik-dyes", 2), ("kelantan-batik", 3)]
+    );
     assert_eq!(a.citations[0].title, "Javanese batik");
     // Checked once, the answer is stable.
     let again = check_citations(&a.text, &cited_hits(&a, &hits));
-    assert_eq!((&again.text, &again.citations, again.dropped_markers), (&a.text, &a.citations, 0));
+    assert_eq!(
+        (&again.text, &again.citations, again.dropped_markers),
+        (&a.text, &a.citations, 0)
+    );
 }
 
 #[test]
@@ -147,7 +220,10 @@ fn checker_merges_repeats_and_hits_sharing_an_id() {
 #[test]
 fn checker_with_no_hits_removes_every_marker() {
     let a = check_citations("Claim [1]. Other [2, 3].", &[]);
-    assert_eq!((a.text.as_str(), a.dropped_markers, a.citations.len()), ("Claim. Other.", 3, 0));
+    assert_eq!(
+        (a.text.as_str(), a.dropped_markers, a.citations.len()),
+        ("Claim. Other.", 3, 0)
+    );
 }
 
 /// Text that looks like passages: words, abbreviations, numbers, footnotes, odd punctuation.
@@ -213,7 +289,12 @@ fn assert_resolves(a: &Answer, hits: &[Hit]) -> Result<(), TestCaseError> {
     let ids: HashSet<_> = hits.iter().map(|h| &h.id).collect();
     let numbers: HashSet<usize> = a.citations.iter().map(|c| c.marker).collect();
     for n in markers(&a.text) {
-        prop_assert!(numbers.contains(&n), "marker [{}] has no citation in {:?}", n, a);
+        prop_assert!(
+            numbers.contains(&n),
+            "marker [{}] has no citation in {:?}",
+            n,
+            a
+        );
     }
     for (i, c) in a.citations.iter().enumerate() {
         prop_assert_eq!(c.marker, i + 1);

@@ -11,7 +11,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ferret_core::{BackendCapabilities, BackendError, BackendErrorKind, Hit, RetryClass, SearchBackend, SearchRequest};
+use ferret_core::{
+    BackendCapabilities, BackendError, BackendErrorKind, Hit, RetryClass, SearchBackend,
+    SearchRequest,
+};
 use serde::Deserialize;
 
 /// How a [`ScriptedBackend`] picks the documents that answer a query.
@@ -123,11 +126,17 @@ impl ScriptedDocument {
 }
 
 fn shared_words() -> Matching {
-    Matching::SharedWords { min_shared: 1, min_letters: 4 }
+    Matching::SharedWords {
+        min_shared: 1,
+        min_letters: 4,
+    }
 }
 
 fn dated() -> BackendCapabilities {
-    BackendCapabilities { date_range: true, most_recent: true }
+    BackendCapabilities {
+        date_range: true,
+        most_recent: true,
+    }
 }
 
 /// A search backend whose answers a test scripts, counting its calls and recording each
@@ -153,7 +162,13 @@ impl ScriptedBackend {
     /// shared words, honouring date filters, answering at once.
     pub fn new(name: impl Into<String>, documents: Vec<Hit>) -> Self {
         let name = name.into();
-        let documents = documents.into_iter().map(|h| Hit { backend: name.clone(), ..h }).collect();
+        let documents = documents
+            .into_iter()
+            .map(|h| Hit {
+                backend: name.clone(),
+                ..h
+            })
+            .collect();
         Self {
             name,
             documents,
@@ -173,10 +188,23 @@ impl ScriptedBackend {
     pub fn from_script(script: BackendScript) -> Self {
         let name = script.name.clone();
         let error = |f: ScriptedFailure| {
-            let retry = if f.transient { RetryClass::Transient } else { RetryClass::Permanent };
-            BackendError { backend: name.clone(), kind: f.kind, message: f.message, retry }
+            let retry = if f.transient {
+                RetryClass::Transient
+            } else {
+                RetryClass::Permanent
+            };
+            BackendError {
+                backend: name.clone(),
+                kind: f.kind,
+                message: f.message,
+                retry,
+            }
         };
-        let documents = script.documents.into_iter().map(ScriptedDocument::hit).collect();
+        let documents = script
+            .documents
+            .into_iter()
+            .map(ScriptedDocument::hit)
+            .collect();
         let mut backend = Self::new(script.name.clone(), documents)
             .matching(script.matching)
             .capabilities(script.capabilities)
@@ -206,7 +234,10 @@ impl ScriptedBackend {
 
     /// Fail the first calls with `errors`, in order.
     pub fn fail_first(self, errors: Vec<BackendError>) -> Self {
-        *self.fail_first.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = errors.into();
+        *self
+            .fail_first
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = errors.into();
         self
     }
 
@@ -223,7 +254,10 @@ impl ScriptedBackend {
 
     /// The requests received, in order.
     pub fn requests(&self) -> Vec<SearchRequest> {
-        self.requests.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The query texts received, in order.
@@ -240,8 +274,14 @@ impl ScriptedBackend {
         let query = request.query.to_lowercase();
         let mut hits: Vec<Hit> = match &self.matching {
             Matching::All => self.documents.clone(),
-            Matching::SharedWords { min_shared, min_letters } => {
-                let words: Vec<&str> = query.split_whitespace().filter(|w| w.chars().count() >= *min_letters).collect();
+            Matching::SharedWords {
+                min_shared,
+                min_letters,
+            } => {
+                let words: Vec<&str> = query
+                    .split_whitespace()
+                    .filter(|w| w.chars().count() >= *min_letters)
+                    .collect();
                 let mut scored: Vec<(usize, &Hit)> = self
                     .documents
                     .iter()
@@ -254,9 +294,14 @@ impl ScriptedBackend {
                 scored.sort_by_key(|(shared, _)| std::cmp::Reverse(*shared));
                 scored.into_iter().map(|(_, doc)| doc.clone()).collect()
             }
-            Matching::Shelves { shelves, first_only } => {
+            Matching::Shelves {
+                shelves,
+                first_only,
+            } => {
                 let mut hits: Vec<Hit> = Vec::new();
-                let matching = shelves.iter().filter(|(key, _)| query.contains(&key.to_lowercase()));
+                let matching = shelves
+                    .iter()
+                    .filter(|(key, _)| query.contains(&key.to_lowercase()));
                 for (_, ids) in matching.take(if *first_only { 1 } else { usize::MAX }) {
                     for id in ids {
                         if let Some(doc) = self.documents.iter().find(|d| &d.id.0 == id) {
@@ -268,7 +313,14 @@ impl ScriptedBackend {
                 }
                 hits
             }
-            Matching::EchoQuery => self.documents.iter().map(|d| Hit { text: request.query.clone(), ..d.clone() }).collect(),
+            Matching::EchoQuery => self
+                .documents
+                .iter()
+                .map(|d| Hit {
+                    text: request.query.clone(),
+                    ..d.clone()
+                })
+                .collect(),
             Matching::Fresh => self
                 .documents
                 .first()
@@ -281,7 +333,11 @@ impl ScriptedBackend {
                 .unwrap_or_default(),
         };
         if let Some(range) = request.filters.date_range {
-            hits.retain(|h| h.date.is_some_and(|d| range.from.is_none_or(|f| d >= f) && range.to.is_none_or(|t| d <= t)));
+            hits.retain(|h| {
+                h.date.is_some_and(|d| {
+                    range.from.is_none_or(|f| d >= f) && range.to.is_none_or(|t| d <= t)
+                })
+            });
         }
         if let Some(n) = request.filters.most_recent {
             hits.retain(|h| h.date.is_some());
@@ -305,14 +361,21 @@ impl SearchBackend for ScriptedBackend {
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        self.requests.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(request.clone());
+        self.requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(request.clone());
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
         }
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
-        let first_failure = self.fail_first.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop_front();
+        let first_failure = self
+            .fail_first
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop_front();
         if let Some(error) = first_failure.or_else(|| self.failure.clone()) {
             return Err(error);
         }
@@ -327,7 +390,11 @@ mod tests {
     use super::*;
 
     fn request(query: &str, filters: Filters) -> SearchRequest {
-        SearchRequest { query: query.into(), limit: 10, filters }
+        SearchRequest {
+            query: query.into(),
+            limit: 10,
+            filters,
+        }
     }
 
     fn entry(id: &str, text: &str, date: &str) -> Hit {
@@ -340,17 +407,48 @@ mod tests {
     async fn shared_words_rank_by_overlap_and_filters_apply() {
         let journal = ScriptedBackend::new(
             "journal",
-            vec![entry("a", "thesis stress", "2024-01-02"), entry("b", "stress at work", "2024-03-01"), entry("c", "garden", "2024-02-01")],
+            vec![
+                entry("a", "thesis stress", "2024-01-02"),
+                entry("b", "stress at work", "2024-03-01"),
+                entry("c", "garden", "2024-02-01"),
+            ],
         );
         let ids = |hits: Vec<Hit>| hits.into_iter().map(|h| h.id.0).collect::<Vec<_>>();
-        assert_eq!(ids(journal.search(&request("thesis stress", Filters::default())).await.unwrap()), ["a", "b"]);
-        let march = DateRange { from: Some("2024-02-15".parse().unwrap()), to: None };
-        let filtered = Filters { date_range: Some(march), most_recent: None };
-        assert_eq!(ids(journal.search(&request("stress", filtered)).await.unwrap()), ["b"]);
-        let newest = Filters { date_range: None, most_recent: Some(2) };
-        assert_eq!(ids(journal.search(&request("anything", Filters::default())).await.unwrap()), Vec::<String>::new());
+        assert_eq!(
+            ids(journal
+                .search(&request("thesis stress", Filters::default()))
+                .await
+                .unwrap()),
+            ["a", "b"]
+        );
+        let march = DateRange {
+            from: Some("2024-02-15".parse().unwrap()),
+            to: None,
+        };
+        let filtered = Filters {
+            date_range: Some(march),
+            most_recent: None,
+        };
+        assert_eq!(
+            ids(journal.search(&request("stress", filtered)).await.unwrap()),
+            ["b"]
+        );
+        let newest = Filters {
+            date_range: None,
+            most_recent: Some(2),
+        };
+        assert_eq!(
+            ids(journal
+                .search(&request("anything", Filters::default()))
+                .await
+                .unwrap()),
+            Vec::<String>::new()
+        );
         let all = journal.matching(Matching::All);
-        assert_eq!(ids(all.search(&request("anything", newest)).await.unwrap()), ["b", "c"]);
+        assert_eq!(
+            ids(all.search(&request("anything", newest)).await.unwrap()),
+            ["b", "c"]
+        );
         assert_eq!(all.calls(), 4, "calls are counted over the backend's life");
     }
 
@@ -364,9 +462,18 @@ mod tests {
         }))
         .unwrap();
         let backend = ScriptedBackend::from_script(script);
-        let error = backend.search(&request("q", Filters::default())).await.unwrap_err();
-        assert_eq!((error.backend.as_str(), error.retry), ("flaky", RetryClass::Transient));
-        let hits = backend.search(&request("q", Filters::default())).await.unwrap();
+        let error = backend
+            .search(&request("q", Filters::default()))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (error.backend.as_str(), error.retry),
+            ("flaky", RetryClass::Transient)
+        );
+        let hits = backend
+            .search(&request("q", Filters::default()))
+            .await
+            .unwrap();
         assert_eq!(hits[0].backend, "flaky");
         assert_eq!(backend.queries(), ["q", "q"]);
     }

@@ -4,10 +4,12 @@ use std::sync::Arc;
 
 use ferret_agent::{Agent, AgentConfig, PlanRecord, StageConfig, Stages};
 use ferret_backends_local::{LocalBackend, LocalIndex};
-use ferret_backends_qdrant::{backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
+use ferret_backends_qdrant::{
+    backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
+};
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError, LanguageModel, Query, Response,
-    RetrievalMode, SearchBackend, StopReason, Trace,
+    BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError,
+    LanguageModel, Query, Response, RetrievalMode, SearchBackend, StopReason, Trace,
 };
 use ferret_exec::{Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
@@ -22,7 +24,6 @@ use crate::lazy::LazyBackend;
 
 /// The environment variable holding a Qdrant server's API key: a key never goes in code or flags.
 pub const QDRANT_API_KEY_VAR: &str = "FERRET_QDRANT_API_KEY";
-
 
 enum BackendSpec {
     Ready(Arc<dyn SearchBackend>, Option<NonZeroU32>),
@@ -101,8 +102,13 @@ impl FerretBuilder {
     }
 
     /// Search a backend that may be called at most `per_second` times a second.
-    pub fn rate_limited_backend(mut self, backend: Arc<dyn SearchBackend>, per_second: NonZeroU32) -> Self {
-        self.backends.push(BackendSpec::Ready(backend, Some(per_second)));
+    pub fn rate_limited_backend(
+        mut self,
+        backend: Arc<dyn SearchBackend>,
+        per_second: NonZeroU32,
+    ) -> Self {
+        self.backends
+            .push(BackendSpec::Ready(backend, Some(per_second)));
         self
     }
 
@@ -154,44 +160,70 @@ impl FerretBuilder {
     /// corpus and a Qdrant server are opened on the first search, so this never blocks on
     /// indexing or the network.
     pub fn build(self) -> Result<Ferret, FerretError> {
-        self.grading.validate().map_err(|e| FerretError::Config(e.to_string()))?;
+        self.grading
+            .validate()
+            .map_err(|e| FerretError::Config(e.to_string()))?;
         let mut executor = Executor::builder().config(self.executor);
         for spec in self.backends {
             executor = match spec {
                 BackendSpec::Ready(backend, None) => executor.backend(backend),
-                BackendSpec::Ready(backend, Some(rate)) => executor.rate_limited_backend(backend, rate),
+                BackendSpec::Ready(backend, Some(rate)) => {
+                    executor.rate_limited_backend(backend, rate)
+                }
                 BackendSpec::LocalIndex(dir) => {
-                    let has_dense = LocalIndex::dense_embedder_of(&dir).map_err(|e| index_error(&dir, e))?.is_some();
-                    let mode = self.retrieval.unwrap_or(if has_dense { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 });
+                    let has_dense = LocalIndex::dense_embedder_of(&dir)
+                        .map_err(|e| index_error(&dir, e))?
+                        .is_some();
+                    let mode = self.retrieval.unwrap_or(if has_dense {
+                        RetrievalMode::Hybrid
+                    } else {
+                        RetrievalMode::Bm25
+                    });
                     let embedder = match (&self.embedder, has_dense && mode.needs_embeddings()) {
                         (_, false) => None,
                         (Some(embedder), true) => Some(embedder.clone()),
                         (None, true) => Some(default_embedder()?),
                     };
-                    let index = LocalIndex::open_with(&dir, embedder).map_err(|e| index_error(&dir, e))?;
-                    let backend = LocalBackend::new("local", Arc::new(index)).with_mode(mode).map_err(|e| index_error(&dir, e))?;
+                    let index =
+                        LocalIndex::open_with(&dir, embedder).map_err(|e| index_error(&dir, e))?;
+                    let backend = LocalBackend::new("local", Arc::new(index))
+                        .with_mode(mode)
+                        .map_err(|e| index_error(&dir, e))?;
                     executor.backend(Arc::new(backend))
                 }
                 BackendSpec::DefaultCorpus => executor.backend(Arc::new(default_corpus_backend())),
-                BackendSpec::Qdrant(config) => {
-                    executor.backend(Arc::new(qdrant_backend(config, self.retrieval, self.embedder.clone())?))
-                }
+                BackendSpec::Qdrant(config) => executor.backend(Arc::new(qdrant_backend(
+                    config,
+                    self.retrieval,
+                    self.embedder.clone(),
+                )?)),
             };
         }
-        let config = StageConfig { guardrail: self.guardrail.unwrap_or_default(), grading: self.grading, bridge: self.bridge };
+        let config = StageConfig {
+            guardrail: self.guardrail.unwrap_or_default(),
+            grading: self.grading,
+            bridge: self.bridge,
+        };
         let stages = match self.model {
             Some(model) => Stages::with_model(StageModel::new(model, self.stage_model), config),
             None => Stages::heuristic(config),
         };
-        Ok(Ferret { agent: Agent::new(stages, executor.build()?, self.agent)? })
+        Ok(Ferret {
+            agent: Agent::new(stages, executor.build()?, self.agent)?,
+        })
     }
 }
 
 /// The built-in corpus as backend `local`, indexed on a blocking thread by its first search.
 fn default_corpus_backend() -> LazyBackend {
-    let capabilities = BackendCapabilities { date_range: true, most_recent: true };
+    let capabilities = BackendCapabilities {
+        date_range: true,
+        most_recent: true,
+    };
     LazyBackend::new("local", capabilities, || async {
-        let unavailable = |message: String| BackendError::permanent("local", BackendErrorKind::Unavailable, message);
+        let unavailable = |message: String| {
+            BackendError::permanent("local", BackendErrorKind::Unavailable, message)
+        };
         let index = tokio::task::spawn_blocking(shared_default_index)
             .await
             .map_err(|e| unavailable(format!("indexing the built-in corpus stopped: {e}")))?
@@ -215,13 +247,19 @@ fn qdrant_backend(
         // Hybrid if the model is here; BM25 otherwise.
         (None, None) => default_embedder().ok(),
     };
-    let capabilities = BackendCapabilities { date_range: true, most_recent: true };
+    let capabilities = BackendCapabilities {
+        date_range: true,
+        most_recent: true,
+    };
     Ok(LazyBackend::new("qdrant", capabilities, move || {
         let (config, embedder) = (config.clone(), embedder.clone());
         async move {
-            let (index, mode) = connect_qdrant(config, mode, embedder).await.map_err(|e| backend_error("qdrant", e))?;
-            let backend = QdrantBackend::new("qdrant", Arc::new(index), mode)
-                .map_err(|e| BackendError::permanent("qdrant", BackendErrorKind::InvalidRequest, e.to_string()))?;
+            let (index, mode) = connect_qdrant(config, mode, embedder)
+                .await
+                .map_err(|e| backend_error("qdrant", e))?;
+            let backend = QdrantBackend::new("qdrant", Arc::new(index), mode).map_err(|e| {
+                BackendError::permanent("qdrant", BackendErrorKind::InvalidRequest, e.to_string())
+            })?;
             Ok(Arc::new(backend) as Arc<dyn SearchBackend>)
         }
     }))
@@ -238,12 +276,17 @@ async fn connect_qdrant(
     let embedder = embedder.filter(|_| wants_dense);
     match QdrantIndex::connect(config.clone(), embedder.clone()).await {
         Ok(index) => {
-            let mode = mode.unwrap_or(if embedder.is_some() { RetrievalMode::Hybrid } else { RetrievalMode::Bm25 });
+            let mode = mode.unwrap_or(if embedder.is_some() {
+                RetrievalMode::Hybrid
+            } else {
+                RetrievalMode::Bm25
+            });
             Ok((index, mode))
         }
-        Err(QdrantError::NoDenseVectors { .. }) if mode.is_none() => {
-            Ok((QdrantIndex::connect(config, None).await?, RetrievalMode::Bm25))
-        }
+        Err(QdrantError::NoDenseVectors { .. }) if mode.is_none() => Ok((
+            QdrantIndex::connect(config, None).await?,
+            RetrievalMode::Bm25,
+        )),
         Err(e) => Err(e),
     }
 }
@@ -278,7 +321,10 @@ impl Ferret {
     /// Run the planner whatever the configured strategy, and hand back the record of the run
     /// with the response: [`PlanRecord::save`] keeps it, [`Ferret::replay`] writes the report
     /// again from it without calling a backend.
-    pub async fn search_recorded(&self, query: Query) -> Result<(Response, PlanRecord), FerretError> {
+    pub async fn search_recorded(
+        &self,
+        query: Query,
+    ) -> Result<(Response, PlanRecord), FerretError> {
         self.agent.run_plan_recorded(&query, None).await
     }
 

@@ -6,15 +6,18 @@ use ferret_core::{Embedder, FerretError};
 use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig};
 use sha2::{Digest, Sha256};
 
-
 /// `error` of the index at `path`, as the facade reports it.
 pub(crate) fn index_error(path: &std::path::Path, error: IndexError) -> FerretError {
-    FerretError::Index { path: path.to_owned(), reason: error.to_string() }
+    FerretError::Index {
+        path: path.to_owned(),
+        reason: error.to_string(),
+    }
 }
 
 /// The default corpus (a slice of Wikipedia, see `fixtures/corpora/wikipedia-slice/README.md`),
 /// built into the binary so the first search works offline with no setup.
-pub const DEFAULT_CORPUS_JSONL: &str = include_str!("../../../fixtures/corpora/wikipedia-slice/corpus.jsonl");
+pub const DEFAULT_CORPUS_JSONL: &str =
+    include_str!("../../../fixtures/corpora/wikipedia-slice/corpus.jsonl");
 
 /// Where the default corpus is indexed: `$FERRET_HOME`, else `$XDG_CACHE_HOME/ferret`, else
 /// `~/.cache/ferret`, in a folder named after the corpus's digest so a new corpus gets a new index.
@@ -28,7 +31,9 @@ pub fn default_index_dir() -> PathBuf {
 /// Where `cargo xtask models` puts the models and `--llm local` looks for them:
 /// `$FERRET_MODELS`, else `models/` under the folder of [`default_index_dir`].
 pub fn default_models_dir() -> PathBuf {
-    std::env::var_os("FERRET_MODELS").map(PathBuf::from).unwrap_or_else(|| ferret_home().join("models"))
+    std::env::var_os("FERRET_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| ferret_home().join("models"))
 }
 
 /// all-MiniLM-L6-v2 from [`default_models_dir`], its vectors cached under the Ferret home
@@ -37,7 +42,8 @@ pub fn default_embedder() -> Result<Arc<dyn Embedder>, FerretError> {
     let model = LocalEmbedder::minilm(&default_models_dir(), LocalEmbedderConfig::default())
         .map_err(|e| FerretError::Config(e.to_string()))?;
     let cache = ferret_home().join("cache").join("embeddings");
-    let cached = CachedEmbedder::open(Arc::new(model), &cache).map_err(|e| FerretError::Config(e.to_string()))?;
+    let cached = CachedEmbedder::open(Arc::new(model), &cache)
+        .map_err(|e| FerretError::Config(e.to_string()))?;
     Ok(Arc::new(cached))
 }
 
@@ -45,7 +51,9 @@ fn ferret_home() -> PathBuf {
     std::env::var_os("FERRET_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("ferret")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("ferret")))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("ferret"))
+        })
         .unwrap_or_else(|| std::env::temp_dir().join("ferret"))
 }
 
@@ -54,7 +62,9 @@ fn ferret_home() -> PathBuf {
 pub(crate) fn shared_default_index() -> Result<Arc<LocalIndex>, FerretError> {
     static OPENED: Mutex<Option<(PathBuf, Arc<LocalIndex>)>> = Mutex::new(None);
     let dir = default_index_dir();
-    let mut opened = OPENED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut opened = OPENED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     match opened.as_ref() {
         // `FERRET_HOME` may change between builds (tests do that): a new place, a new index.
         Some((path, index)) if *path == dir => Ok(index.clone()),
@@ -76,28 +86,61 @@ pub fn open_default_index() -> Result<LocalIndex, FerretError> {
         match LocalIndex::open(&dir) {
             Ok(index) => return Ok(index),
             // A damaged or outdated default index is only a cache of the built-in corpus: rebuild it.
-            Err(IndexError::Missing { .. } | IndexError::Unreadable { .. } | IndexError::Format { .. }) => {
-                std::fs::remove_dir_all(&dir)
-                    .map_err(|source| FerretError::Io { context: format!("removing {}", dir.display()), source })?;
+            Err(
+                IndexError::Missing { .. }
+                | IndexError::Unreadable { .. }
+                | IndexError::Format { .. },
+            ) => {
+                std::fs::remove_dir_all(&dir).map_err(|source| FerretError::Io {
+                    context: format!("removing {}", dir.display()),
+                    source,
+                })?;
             }
             Err(other) => return Err(index_error(&dir, other)),
         }
     }
     let parent = dir.parent().unwrap_or(&dir).to_owned();
-    std::fs::create_dir_all(&parent).map_err(|source| FerretError::Io { context: format!("creating {}", parent.display()), source })?;
+    std::fs::create_dir_all(&parent).map_err(|source| FerretError::Io {
+        context: format!("creating {}", parent.display()),
+        source,
+    })?;
     // Unique per process, thread and moment, so concurrent first uses never share a folder.
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let building = parent.join(format!(".building-{}-{:?}-{nanos}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let building = parent.join(
+        format!(
+            ".building-{}-{:?}-{nanos}",
+            std::process::id(),
+            std::thread::current().id()
+        )
+        .replace(['(', ')'], ""),
+    );
     let _ = std::fs::remove_dir_all(&building);
     {
-        let mut index = LocalIndex::open_or_create(&building).map_err(|e| index_error(&building, e))?;
+        let mut index =
+            LocalIndex::open_or_create(&building).map_err(|e| index_error(&building, e))?;
         let file = building.join("corpus.jsonl");
-        std::fs::write(&file, DEFAULT_CORPUS_JSONL).map_err(|source| FerretError::Io { context: format!("writing {}", file.display()), source })?;
+        std::fs::write(&file, DEFAULT_CORPUS_JSONL).map_err(|source| FerretError::Io {
+            context: format!("writing {}", file.display()),
+            source,
+        })?;
         // A BM25-only ingest awaits nothing but itself, so it can be driven here without a runtime.
-        let report: IngestReport = futures::executor::block_on(index.ingest_path(&file, IngestOptions::default(), &mut |_, _| {}))
-            .map_err(|e| index_error(&building, e))?;
-        std::fs::remove_file(&file).map_err(|source| FerretError::Io { context: format!("removing {}", file.display()), source })?;
-        debug_assert!(report.issues.is_empty(), "the built-in corpus is well formed");
+        let report: IngestReport = futures::executor::block_on(index.ingest_path(
+            &file,
+            IngestOptions::default(),
+            &mut |_, _| {},
+        ))
+        .map_err(|e| index_error(&building, e))?;
+        std::fs::remove_file(&file).map_err(|source| FerretError::Io {
+            context: format!("removing {}", file.display()),
+            source,
+        })?;
+        debug_assert!(
+            report.issues.is_empty(),
+            "the built-in corpus is well formed"
+        );
     }
     if std::fs::rename(&building, &dir).is_err() {
         // Another process finished first; its index is as good as ours.

@@ -23,12 +23,21 @@ pub(crate) struct LazyBackend {
 
 impl LazyBackend {
     /// A backend named `name` that honours `capabilities`, opened by `open`.
-    pub(crate) fn new<F, Fut>(name: impl Into<String>, capabilities: BackendCapabilities, open: F) -> Self
+    pub(crate) fn new<F, Fut>(
+        name: impl Into<String>,
+        capabilities: BackendCapabilities,
+        open: F,
+    ) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Arc<dyn SearchBackend>, BackendError>> + Send + 'static,
     {
-        Self { name: name.into(), capabilities, open: Box::new(move || Box::pin(open())), opened: OnceCell::new() }
+        Self {
+            name: name.into(),
+            capabilities,
+            open: Box::new(move || Box::pin(open())),
+            opened: OnceCell::new(),
+        }
     }
 }
 

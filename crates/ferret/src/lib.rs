@@ -22,19 +22,33 @@ mod default_corpus;
 mod lazy;
 
 pub use builder::{Ferret, FerretBuilder, QDRANT_API_KEY_VAR};
-pub use default_corpus::{default_embedder, default_index_dir, default_models_dir, open_default_index, DEFAULT_CORPUS_JSONL};
-pub use ferret_agent::{AgentConfig, PlanConfig, PlanRecord, PlanRecordError, StageConfig, Strategy, StrategyReason, ToolLoopConfig};
-pub use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
+pub use default_corpus::{
+    default_embedder, default_index_dir, default_models_dir, open_default_index,
+    DEFAULT_CORPUS_JSONL,
+};
+pub use ferret_agent::{
+    AgentConfig, PlanConfig, PlanRecord, PlanRecordError, StageConfig, Strategy, StrategyReason,
+    ToolLoopConfig,
+};
+pub use ferret_backends_local::{
+    IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex,
+};
 pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
-pub use ferret_embed::{CachedEmbedder, EmbedderError, HubSource, LocalEmbedder, LocalEmbedderConfig, OpenAiEmbedder, MINILM_DIR};
 pub use ferret_core::{
-    BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError, Embedder, Event, FerretError,
-    Filters, Hit, HitId, Implementation, LanguageModel, LlmCall, LlmCallOutcome, LlmError, Query, QueryError, Response,
-    ResponseType, RetrievalMode, RetryClass, SearchBackend, SearchRequest, StopReason, Trace, TraceStep, UnknownStrategy, Usage,
+    BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError,
+    Embedder, Event, FerretError, Filters, Hit, HitId, Implementation, LanguageModel, LlmCall,
+    LlmCallOutcome, LlmError, Query, QueryError, Response, ResponseType, RetrievalMode, RetryClass,
+    SearchBackend, SearchRequest, StopReason, Trace, TraceStep, UnknownStrategy, Usage,
+};
+pub use ferret_embed::{
+    CachedEmbedder, EmbedderError, HubSource, LocalEmbedder, LocalEmbedderConfig, OpenAiEmbedder,
+    MINILM_DIR,
 };
 pub use ferret_exec::{ExecutorConfig, RetryPolicy};
 pub use ferret_grading::GradingConfig;
+pub use ferret_llm::{
+    Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig,
+};
 #[cfg(feature = "local-model")]
 pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
-pub use ferret_llm::{Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig};
 pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages};

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferret::{
-    AgentConfig, Ferret, FerretBuilder, Implementation, IngestOptions, LocalIndex, Query, Response, ScriptedModel,
-    Strategy, TraceStep,
+    AgentConfig, Ferret, FerretBuilder, Implementation, IngestOptions, LocalIndex, Query, Response,
+    ScriptedModel, Strategy, TraceStep,
 };
 use ferret_test_support::{BackendScript, ScriptedBackend};
 use serde::Deserialize;
@@ -30,7 +30,11 @@ struct Case {
 
 fn cases() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/search");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
     cases.sort();
     cases
 }
@@ -48,26 +52,65 @@ fn view(response: &Response, case: &Path) -> serde_json::Value {
         .steps
         .iter()
         .filter_map(|s| match s {
-            TraceStep::BackendCall { backend, query, error: None, hits, .. } => Some(format!("{backend}: {query} ({hits} hits)")),
-            TraceStep::BackendCall { backend, query, error: Some(error), .. } => Some(format!("{backend}: {query} failed: {error}")),
+            TraceStep::BackendCall {
+                backend,
+                query,
+                error: None,
+                hits,
+                ..
+            } => Some(format!("{backend}: {query} ({hits} hits)")),
+            TraceStep::BackendCall {
+                backend,
+                query,
+                error: Some(error),
+                ..
+            } => Some(format!("{backend}: {query} failed: {error}")),
             _ => None,
         })
         .collect();
     // The strategy's decisions: each attempt's, each tool step, the plan that ran.
-    let by = |i: &Implementation| if matches!(i, Implementation::Llm { .. }) { "model" } else { "heuristic" };
+    let by = |i: &Implementation| {
+        if matches!(i, Implementation::Llm { .. }) {
+            "model"
+        } else {
+            "heuristic"
+        }
+    };
     let decisions: Vec<String> = response
         .trace
         .steps
         .iter()
         .filter_map(|s| match s {
-            TraceStep::Attempt { attempt, decision, .. } => Some(format!("attempt {attempt}: {decision}")),
-            TraceStep::ToolStep { step, tool, query, error, implementation, .. } => {
-                let error = error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
-                Some(format!("step {step} ({}): {tool}[{query}]{error}", by(implementation)))
+            TraceStep::Attempt {
+                attempt, decision, ..
+            } => Some(format!("attempt {attempt}: {decision}")),
+            TraceStep::ToolStep {
+                step,
+                tool,
+                query,
+                error,
+                implementation,
+                ..
+            } => {
+                let error = error
+                    .as_deref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default();
+                Some(format!(
+                    "step {step} ({}): {tool}[{query}]{error}",
+                    by(implementation)
+                ))
             }
-            TraceStep::Plan { plan, problems, implementation } => {
-                Some(format!("plan ({}, {} rejected): {}", by(implementation), problems.len(), plan.trim().replace('\n', " / ")))
-            }
+            TraceStep::Plan {
+                plan,
+                problems,
+                implementation,
+            } => Some(format!(
+                "plan ({}, {} rejected): {}",
+                by(implementation),
+                problems.len(),
+                plan.trim().replace('\n', " / ")
+            )),
             _ => None,
         })
         .collect();
@@ -86,15 +129,29 @@ fn view(response: &Response, case: &Path) -> serde_json::Value {
 }
 
 /// The case's backends: its scripted ones, or its corpus in a fresh embedded index kept in `dir`.
-fn with_backends(builder: FerretBuilder, case: &Path, scripts: Vec<BackendScript>, dir: &Path) -> FerretBuilder {
+fn with_backends(
+    builder: FerretBuilder,
+    case: &Path,
+    scripts: Vec<BackendScript>,
+    dir: &Path,
+) -> FerretBuilder {
     if !scripts.is_empty() {
-        return scripts.into_iter().fold(builder, |b, script| b.backend(Arc::new(ScriptedBackend::from_script(script))));
+        return scripts.into_iter().fold(builder, |b, script| {
+            b.backend(Arc::new(ScriptedBackend::from_script(script)))
+        });
     }
     let name = case.file_name().unwrap().to_string_lossy();
     let mut index = LocalIndex::open_or_create(dir).unwrap();
-    let corpus = [case.join("corpus.jsonl"), case.join("corpus")].into_iter().find(|p| p.exists());
+    let corpus = [case.join("corpus.jsonl"), case.join("corpus")]
+        .into_iter()
+        .find(|p| p.exists());
     let corpus = corpus.unwrap_or_else(|| panic!("{name}: no scripted backends and no corpus"));
-    let report = futures::executor::block_on(index.ingest_path(&corpus, IngestOptions::default(), &mut |_, _| {})).unwrap();
+    let report = futures::executor::block_on(index.ingest_path(
+        &corpus,
+        IngestOptions::default(),
+        &mut |_, _| {},
+    ))
+    .unwrap();
     assert!(report.issues.is_empty(), "{name}: {:?}", report.issues);
     builder.local_index(dir)
 }
@@ -106,12 +163,20 @@ async fn every_fixture_case_matches_its_snapshot() {
     for case in cases {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(case.join("case.json")).unwrap();
-        let Case { query, strategy, backends } = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}/case.json: {e}"));
+        let Case {
+            query,
+            strategy,
+            backends,
+        } = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}/case.json: {e}"));
         let dir = tempfile::tempdir().unwrap();
         let mut builder = with_backends(Ferret::builder(), &case, backends, dir.path());
-        builder = builder.agent(AgentConfig { strategy, ..AgentConfig::default() });
+        builder = builder.agent(AgentConfig {
+            strategy,
+            ..AgentConfig::default()
+        });
         if let Ok(transcript) = std::fs::read_to_string(case.join("transcript.jsonl")) {
-            let model = ScriptedModel::from_jsonl("scripted", &transcript).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let model = ScriptedModel::from_jsonl("scripted", &transcript)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             builder = builder.language_model(Arc::new(model));
         }
         let response = builder.build().unwrap().search(query).await.unwrap();

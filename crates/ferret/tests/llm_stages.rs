@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ferret::{
-    Exchange, Ferret, Implementation, LlmCallOutcome, ModelPrice, Query, Response, ResponseType, ScriptedModel,
-    StageModelConfig, TraceStep,
+    Exchange, Ferret, Implementation, LlmCallOutcome, ModelPrice, Query, Response, ResponseType,
+    ScriptedModel, StageModelConfig, TraceStep,
 };
 
 mod common;
@@ -15,7 +15,10 @@ use common::{assert_citations_resolve, use_temporary_ferret_home};
 const QUESTION: &str = "Who were the members of the Final Five gymnastics team?";
 
 fn reply(text: &str) -> Exchange {
-    Exchange { expect_contains: None, reply: text.to_owned() }
+    Exchange {
+        expect_contains: None,
+        reply: text.to_owned(),
+    }
 }
 
 async fn search_with(model: ScriptedModel, prices: HashMap<String, ModelPrice>) -> Response {
@@ -23,10 +26,16 @@ async fn search_with(model: ScriptedModel, prices: HashMap<String, ModelPrice>) 
     let ferret = Ferret::builder()
         .default_corpus()
         .language_model(Arc::new(model))
-        .stage_model(StageModelConfig { prices, ..StageModelConfig::default() })
+        .stage_model(StageModelConfig {
+            prices,
+            ..StageModelConfig::default()
+        })
         .build()
         .expect("the default corpus opens");
-    ferret.search(Query::new(QUESTION).expect("a valid question")).await.expect("the search runs")
+    ferret
+        .search(Query::new(QUESTION).expect("a valid question"))
+        .await
+        .expect("the search runs")
 }
 
 fn implementations(response: &Response) -> Vec<(&'static str, &Implementation)> {
@@ -51,29 +60,57 @@ async fn every_stage_uses_the_models_answers_and_the_search_accounts_for_them() 
     // what small models do: a fenced reply, an invented entity, a trailing comma, a bogus [9].
     let transcript = include_str!("../../../fixtures/llm/final-five/transcript.jsonl");
     let model = ScriptedModel::from_jsonl("scripted", transcript).expect("the transcript parses");
-    let prices = HashMap::from([("scripted".to_owned(), ModelPrice { prompt_per_million: 1.0, completion_per_million: 2.0 })]);
+    let prices = HashMap::from([(
+        "scripted".to_owned(),
+        ModelPrice {
+            prompt_per_million: 1.0,
+            completion_per_million: 2.0,
+        },
+    )]);
     let response = search_with(model, prices).await;
 
     assert_eq!(response.response_type, ResponseType::Results);
     assert_citations_resolve(&response);
     let answer = response.answer.as_deref().unwrap_or_default();
-    assert!(answer.starts_with("The Final Five were Simone Biles") && !answer.contains("[9]"), "{answer}");
+    assert!(
+        answer.starts_with("The Final Five were Simone Biles") && !answer.contains("[9]"),
+        "{answer}"
+    );
     for (stage, implementation) in implementations(&response) {
-        assert!(matches!(implementation, Implementation::Llm { model, repaired: false } if model == "scripted"), "{stage}: {implementation:?}");
+        assert!(
+            matches!(implementation, Implementation::Llm { model, repaired: false } if model == "scripted"),
+            "{stage}: {implementation:?}"
+        );
     }
     let dropped = response.trace.steps.iter().find_map(|s| match s {
-        TraceStep::Synthesis { dropped_markers, .. } => Some(*dropped_markers),
+        TraceStep::Synthesis {
+            dropped_markers, ..
+        } => Some(*dropped_markers),
         _ => None,
     });
-    assert_eq!(dropped, Some(1), "the marker pointing at no source is removed and counted");
+    assert_eq!(
+        dropped,
+        Some(1),
+        "the marker pointing at no source is removed and counted"
+    );
     let entities = response.trace.steps.iter().find_map(|s| match s {
         TraceStep::Analysis { entities, .. } => Some(entities.clone()),
         _ => None,
     });
-    assert!(!entities.unwrap_or_default().iter().any(|e| e.contains("Atlantis")), "an entity not in the question is not kept");
+    assert!(
+        !entities
+            .unwrap_or_default()
+            .iter()
+            .any(|e| e.contains("Atlantis")),
+        "an entity not in the question is not kept"
+    );
 
     let first = response.trace.steps.iter().find_map(|s| match s {
-        TraceStep::Queries { attempt: 1, queries, .. } => Some(queries.clone()),
+        TraceStep::Queries {
+            attempt: 1,
+            queries,
+            ..
+        } => Some(queries.clone()),
         _ => None,
     });
     assert_eq!(
@@ -82,33 +119,78 @@ async fn every_stage_uses_the_models_answers_and_the_search_accounts_for_them() 
         "the question as asked; the model's query holds the same words, so it adds no search"
     );
 
-    let calls: Vec<_> = response.trace.steps.iter().filter_map(|s| if let TraceStep::LlmCall(c) = s { Some(c) } else { None }).collect();
-    assert_eq!(calls.iter().map(|c| c.caller.as_str()).collect::<Vec<_>>(), ["intent", "analysis", "rewrite", "grading", "synthesis"]);
+    let calls: Vec<_> = response
+        .trace
+        .steps
+        .iter()
+        .filter_map(|s| {
+            if let TraceStep::LlmCall(c) = s {
+                Some(c)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(
+        calls.iter().map(|c| c.caller.as_str()).collect::<Vec<_>>(),
+        ["intent", "analysis", "rewrite", "grading", "synthesis"]
+    );
     assert_eq!(response.usage.llm_calls, 5);
-    assert_eq!(response.usage.prompt_tokens, calls.iter().map(|c| c.prompt_tokens).sum::<u64>());
-    let expected_cost = (response.usage.prompt_tokens as f64 + 2.0 * response.usage.completion_tokens as f64) / 1e6;
-    assert!(response.usage.prompt_tokens > 0 && (response.usage.cost_usd - expected_cost).abs() < 1e-12, "{:?}", response.usage);
+    assert_eq!(
+        response.usage.prompt_tokens,
+        calls.iter().map(|c| c.prompt_tokens).sum::<u64>()
+    );
+    let expected_cost =
+        (response.usage.prompt_tokens as f64 + 2.0 * response.usage.completion_tokens as f64) / 1e6;
+    assert!(
+        response.usage.prompt_tokens > 0 && (response.usage.cost_usd - expected_cost).abs() < 1e-12,
+        "{:?}",
+        response.usage
+    );
 }
 
 #[tokio::test]
 async fn a_model_that_writes_garbage_leaves_the_heuristics_in_charge_and_says_so() {
-    let model = ScriptedModel::new("babbler", (0..40).map(|_| reply("Sure! The answer is probably yes.")).collect());
+    let model = ScriptedModel::new(
+        "babbler",
+        (0..40)
+            .map(|_| reply("Sure! The answer is probably yes."))
+            .collect(),
+    );
     let response = search_with(model, HashMap::new()).await;
 
     assert_eq!(response.response_type, ResponseType::Results);
     assert_citations_resolve(&response);
-    assert!(response.answer.as_deref().unwrap_or_default().contains("Simone Biles"));
+    assert!(response
+        .answer
+        .as_deref()
+        .unwrap_or_default()
+        .contains("Simone Biles"));
     for (stage, implementation) in implementations(&response) {
         assert!(
             matches!(implementation, Implementation::Heuristic { why } if why.contains("babbler failed")),
             "{stage}: {implementation:?}"
         );
     }
-    let calls: Vec<_> = response.trace.steps.iter().filter_map(|s| if let TraceStep::LlmCall(c) = s { Some(c) } else { None }).collect();
+    let calls: Vec<_> = response
+        .trace
+        .steps
+        .iter()
+        .filter_map(|s| {
+            if let TraceStep::LlmCall(c) = s {
+                Some(c)
+            } else {
+                None
+            }
+        })
+        .collect();
     assert!(calls.len() >= 5);
     for call in calls {
         assert_eq!(call.requests, 2, "one request and one repair: {call:?}");
         assert!(matches!(call.outcome, LlmCallOutcome::Failed { .. }));
     }
-    assert_eq!(response.usage.cost_usd, 0.0, "a model without a price costs nothing");
+    assert_eq!(
+        response.usage.cost_usd, 0.0,
+        "a model without a price costs nothing"
+    );
 }

@@ -8,16 +8,29 @@ use super::stages::{PlanEvaluator, ReportEvaluator};
 
 /// A verdict from an evaluator that could not judge: nothing is sent back.
 fn pass() -> Verdict {
-    Verdict { acceptable: true, feedback: String::new() }
+    Verdict {
+        acceptable: true,
+        feedback: String::new(),
+    }
 }
 
 /// A rejection must say what to change, or the next draft cannot do better.
 fn with_feedback(verdict: Verdict) -> Verdict {
     match verdict {
-        Verdict { acceptable: false, feedback } if feedback.trim().is_empty() => {
-            Verdict { acceptable: false, feedback: "the evaluator gave no reason".to_owned() }
-        }
-        Verdict { acceptable, feedback } => Verdict { acceptable, feedback: feedback.trim().to_owned() },
+        Verdict {
+            acceptable: false,
+            feedback,
+        } if feedback.trim().is_empty() => Verdict {
+            acceptable: false,
+            feedback: "the evaluator gave no reason".to_owned(),
+        },
+        Verdict {
+            acceptable,
+            feedback,
+        } => Verdict {
+            acceptable,
+            feedback: feedback.trim().to_owned(),
+        },
     }
 }
 
@@ -38,9 +51,19 @@ impl LlmPlanEvaluator {
 #[async_trait]
 impl PlanEvaluator for LlmPlanEvaluator {
     async fn evaluate(&self, question: &str, plan: &str) -> StageOutput<Verdict> {
-        let context = PlanEvaluationContext { question: question.to_owned(), plan: plan.to_owned() };
+        let context = PlanEvaluationContext {
+            question: question.to_owned(),
+            plan: plan.to_owned(),
+        };
         let fallback = async { StageOutput::heuristic(pass()) };
-        self.model.run(&context, 160, |verdict: Verdict| Ok(with_feedback(verdict)), fallback).await
+        self.model
+            .run(
+                &context,
+                160,
+                |verdict: Verdict| Ok(with_feedback(verdict)),
+                fallback,
+            )
+            .await
     }
 }
 
@@ -61,8 +84,18 @@ impl LlmReportEvaluator {
 #[async_trait]
 impl ReportEvaluator for LlmReportEvaluator {
     async fn evaluate(&self, question: &str, report: &str) -> StageOutput<Verdict> {
-        let context = ReportEvaluationContext { question: question.to_owned(), report: report.to_owned() };
+        let context = ReportEvaluationContext {
+            question: question.to_owned(),
+            report: report.to_owned(),
+        };
         let fallback = async { StageOutput::heuristic(pass()) };
-        self.model.run(&context, 160, |verdict: Verdict| Ok(with_feedback(verdict)), fallback).await
+        self.model
+            .run(
+                &context,
+                160,
+                |verdict: Verdict| Ok(with_feedback(verdict)),
+                fallback,
+            )
+            .await
     }
 }

@@ -16,7 +16,8 @@ pub use language::{substitute, Plan, PlanError, PlanStep};
 pub use planning::{HeuristicPlanner, LlmPlanner};
 pub use record::{PlanRecord, PlanRecordError, RecordedStep, RecordedVerdict};
 pub use stages::{
-    PlanEvaluator, PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
+    PlanEvaluator, PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest, ReportWriter,
+    StepEvidence,
 };
 pub use writing::{HeuristicReportWriter, LlmReportWriter};
 

@@ -6,7 +6,9 @@ use async_trait::async_trait;
 use ferret_core::text::{one_line, term_set};
 use ferret_core::StageOutput;
 use ferret_llm::{PlanReply, PlanningContext, StageModel};
-use ferret_query_intel::{BridgeFinder, Complexity, HeuristicDecomposer, HeuristicRewriter, QuestionShape};
+use ferret_query_intel::{
+    BridgeFinder, Complexity, HeuristicDecomposer, HeuristicRewriter, QuestionShape,
+};
 
 use super::stages::{PlanRequest, Planner};
 use crate::tools::SEARCH_TOOL;
@@ -42,23 +44,37 @@ impl HeuristicPlanner {
             rewritten if rewritten.trim().is_empty() => question.clone(),
             rewritten => rewritten,
         };
-        let mut steps: Vec<(&str, String)> = vec![("Find material on the question as a whole.", first.clone())];
+        let mut steps: Vec<(&str, String)> =
+            vec![("Find material on the question as a whole.", first.clone())];
         if request.analysis.complexity == Complexity::Complex {
             let mut seen: Vec<HashSet<String>> = vec![term_set(&first)];
-            for part in HeuristicDecomposer.sub_queries(&question, request.analysis, max_steps.saturating_sub(1)) {
+            for part in HeuristicDecomposer.sub_queries(
+                &question,
+                request.analysis,
+                max_steps.saturating_sub(1),
+            ) {
                 let terms = term_set(&part);
                 if !terms.is_empty() && !seen.contains(&terms) {
                     seen.push(terms);
-                    steps.push(("Find material on one part of the question.", one_line(&part)));
+                    steps.push((
+                        "Find material on one part of the question.",
+                        one_line(&part),
+                    ));
                 }
             }
         } else if self.bridge.shape(&question, request.analysis) == QuestionShape::Bridge {
-            steps.push(("Follow the name the first results lead to.", "#E1".to_owned()));
+            steps.push((
+                "Follow the name the first results lead to.",
+                "#E1".to_owned(),
+            ));
         }
         steps.truncate(max_steps);
         let mut text = String::new();
         for (n, (reasoning, argument)) in steps.iter().enumerate() {
-            text.push_str(&format!("Plan: {reasoning}\n#E{} = {tool}[{argument}]\n", n + 1));
+            text.push_str(&format!(
+                "Plan: {reasoning}\n#E{} = {tool}[{argument}]\n",
+                n + 1
+            ));
         }
         text
     }
@@ -104,7 +120,9 @@ impl Planner for LlmPlanner {
                 Ok(text.to_owned())
             }
         };
-        self.model.run(&context, 400, accept, self.fallback.plan(request)).await
+        self.model
+            .run(&context, 400, accept, self.fallback.plan(request))
+            .await
     }
 }
 
@@ -116,7 +134,9 @@ pub(crate) fn without_references(text: &str) -> String {
     while let Some(c) = chars.next() {
         if c == '#' {
             let mut ahead = chars.clone();
-            if matches!(ahead.next(), Some('E' | 'e')) && ahead.next().is_some_and(|d| d.is_ascii_digit()) {
+            if matches!(ahead.next(), Some('E' | 'e'))
+                && ahead.next().is_some_and(|d| d.is_ascii_digit())
+            {
                 continue;
             }
         }
@@ -145,8 +165,14 @@ mod tests {
     fn heuristic_plan(question: &str, max_steps: usize) -> Plan {
         let analysis = HeuristicAnalyzer.analysis(question);
         let tools = search_tool();
-        let request =
-            PlanRequest { question, analysis: &analysis, tools: &tools, max_steps, previous_plan: None, problems: &[] };
+        let request = PlanRequest {
+            question,
+            analysis: &analysis,
+            tools: &tools,
+            max_steps,
+            previous_plan: None,
+            problems: &[],
+        };
         let text = HeuristicPlanner::default().plan_text(&request);
         Plan::parse(&text, &["search"], max_steps).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
@@ -155,9 +181,17 @@ mod tests {
     fn the_heuristic_plan_searches_the_question_then_its_parts() {
         let plan = heuristic_plan("What causes volcanic eruptions? How do glaciers form?", 6);
         assert!(plan.steps.len() >= 3, "{plan:?}");
-        assert!(plan.steps.iter().all(|s| s.tool == "search" && s.depends_on.is_empty()));
+        assert!(plan
+            .steps
+            .iter()
+            .all(|s| s.tool == "search" && s.depends_on.is_empty()));
         assert_eq!(plan.waves().len(), 1, "the parts are independent");
-        assert_eq!(heuristic_plan("What causes volcanic eruptions? How do glaciers form?", 2).steps.len(), 2);
+        assert_eq!(
+            heuristic_plan("What causes volcanic eruptions? How do glaciers form?", 2)
+                .steps
+                .len(),
+            2
+        );
         assert_eq!(heuristic_plan("What is BM25?", 6).steps.len(), 1);
     }
 
@@ -181,6 +215,9 @@ mod tests {
 
     #[test]
     fn a_question_put_in_a_plan_refers_to_no_step() {
-        assert_eq!(without_references("#E1 and #e22 but #Each and C#"), "E1 and e22 but #Each and C#");
+        assert_eq!(
+            without_references("#E1 and #e22 but #Each and C#"),
+            "E1 and e22 but #Each and C#"
+        );
     }
 }

@@ -89,15 +89,27 @@ impl PlanRecord {
     /// Write the record to `path` as JSON.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), PlanRecordError> {
         let path = path.as_ref();
-        let json = serde_json::to_string_pretty(self)
-            .map_err(|source| PlanRecordError::Format { path: path.into(), source })?;
-        std::fs::write(path, json).map_err(|source| PlanRecordError::Io { path: path.into(), source })
+        let json =
+            serde_json::to_string_pretty(self).map_err(|source| PlanRecordError::Format {
+                path: path.into(),
+                source,
+            })?;
+        std::fs::write(path, json).map_err(|source| PlanRecordError::Io {
+            path: path.into(),
+            source,
+        })
     }
 
     /// Read a record [`PlanRecord::save`] wrote.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, PlanRecordError> {
         let path = path.as_ref();
-        let json = std::fs::read_to_string(path).map_err(|source| PlanRecordError::Io { path: path.into(), source })?;
-        serde_json::from_str(&json).map_err(|source| PlanRecordError::Format { path: path.into(), source })
+        let json = std::fs::read_to_string(path).map_err(|source| PlanRecordError::Io {
+            path: path.into(),
+            source,
+        })?;
+        serde_json::from_str(&json).map_err(|source| PlanRecordError::Format {
+            path: path.into(),
+            source,
+        })
     }
 }

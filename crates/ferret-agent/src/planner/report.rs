@@ -25,7 +25,10 @@ pub(crate) fn finalize(report: Report, evidence: &[Hit]) -> Option<(Report, Answ
     let sections: Vec<ReportSection> = headings
         .into_iter()
         .zip(checked.text.split(SECTION_BREAK))
-        .map(|(heading, text)| ReportSection { heading, text: text.trim().to_owned() })
+        .map(|(heading, text)| ReportSection {
+            heading,
+            text: text.trim().to_owned(),
+        })
         .filter(|s| !s.text.is_empty())
         .collect();
     if sections.is_empty() {
@@ -55,7 +58,11 @@ fn render_markdown(report: &Report, citations: &[Citation]) -> String {
     if !citations.is_empty() {
         out.push_str("\n## References\n\n");
         for citation in citations {
-            out.push_str(&format!("- [{}] {}", citation.marker, plain(&citation.title)));
+            out.push_str(&format!(
+                "- [{}] {}",
+                citation.marker,
+                plain(&citation.title)
+            ));
             if let Some(url) = &citation.url {
                 out.push_str(&format!(" ({})", plain(url)));
             }
@@ -73,7 +80,10 @@ pub(super) fn map_markers(text: &str, map: impl Fn(usize) -> Option<usize>) -> S
     while let Some(open) = rest.find('[') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        let body = after.find(']').map(|close| &after[..close]).filter(|body| is_marker_body(body));
+        let body = after
+            .find(']')
+            .map(|close| &after[..close])
+            .filter(|body| is_marker_body(body));
         match body {
             Some(body) => {
                 let numbers: Vec<String> = body
@@ -107,7 +117,11 @@ fn is_marker_body(body: &str) -> bool {
 /// Text for a heading, a title or a reference: one line, no leading `#`, and square brackets
 /// made round so that nothing in it reads as a citation marker.
 fn plain(text: &str) -> String {
-    one_line(text).trim_start_matches('#').trim().replace('[', "(").replace(']', ")")
+    one_line(text)
+        .trim_start_matches('#')
+        .trim()
+        .replace('[', "(")
+        .replace(']', ")")
 }
 
 #[cfg(test)]
@@ -122,19 +136,35 @@ mod tests {
     #[test]
     fn markers_are_mapped_and_other_brackets_kept() {
         let map = |n: usize| (n <= 2).then_some(n + 10);
-        assert_eq!(map_markers("a [1]. b [2, 3] c [x] d [] e [3]", map), "a [11]. b [12] c [x] d [] e ");
+        assert_eq!(
+            map_markers("a [1]. b [2, 3] c [x] d [] e [3]", map),
+            "a [11]. b [12] c [x] d [] e "
+        );
         assert_eq!(map_markers("[", map), "[");
     }
 
     #[test]
     fn finalize_renumbers_across_sections_and_lists_references() {
-        let evidence = [hit("a", "Alpha [draft]", "a"), hit("b", "Beta", "b"), hit("c", "Gamma", "c")];
+        let evidence = [
+            hit("a", "Alpha [draft]", "a"),
+            hit("b", "Beta", "b"),
+            hit("c", "Gamma", "c"),
+        ];
         let report = Report {
             title: "# Q [1]".into(),
             sections: vec![
-                ReportSection { heading: "One".into(), text: "First [3]. Second [9].".into() },
-                ReportSection { heading: "Two [2]".into(), text: "Third [1][3].".into() },
-                ReportSection { heading: "Empty".into(), text: "[7]".into() },
+                ReportSection {
+                    heading: "One".into(),
+                    text: "First [3]. Second [9].".into(),
+                },
+                ReportSection {
+                    heading: "Two [2]".into(),
+                    text: "Third [1][3].".into(),
+                },
+                ReportSection {
+                    heading: "Empty".into(),
+                    text: "[7]".into(),
+                },
             ],
         };
         let (report, answer) = finalize(report, &evidence).unwrap();
@@ -143,10 +173,26 @@ mod tests {
         assert_eq!(report.sections[0].text, "First [1]. Second.");
         assert_eq!(report.sections[1].heading, "Two (2)");
         assert_eq!(report.sections[1].text, "Third [2][1].");
-        let ids: Vec<&str> = answer.citations.iter().map(|c| c.hit_id.0.as_str()).collect();
+        let ids: Vec<&str> = answer
+            .citations
+            .iter()
+            .map(|c| c.hit_id.0.as_str())
+            .collect();
         assert_eq!(ids, ["c", "a"]);
         assert_eq!(answer.dropped_markers, 2);
-        assert!(answer.text.starts_with("# Q (1)\n\n## One\n\nFirst [1]. Second.\n"), "{}", answer.text);
-        assert!(answer.text.ends_with("## References\n\n- [1] Gamma\n- [2] Alpha (draft)\n"), "{}", answer.text);
+        assert!(
+            answer
+                .text
+                .starts_with("# Q (1)\n\n## One\n\nFirst [1]. Second.\n"),
+            "{}",
+            answer.text
+        );
+        assert!(
+            answer
+                .text
+                .ends_with("## References\n\n- [1] Gamma\n- [2] Alpha (draft)\n"),
+            "{}",
+            answer.text
+        );
     }
 }

@@ -114,7 +114,10 @@ impl PlanStages {
         Self {
             planner: Arc::new(HeuristicPlanner::new(bridge)),
             plan_evaluator: None,
-            writer: Arc::new(HeuristicReportWriter::new(ExtractiveSynthesizer::default(), grading)),
+            writer: Arc::new(HeuristicReportWriter::new(
+                ExtractiveSynthesizer::default(),
+                grading,
+            )),
             report_evaluator: None,
         }
     }
@@ -123,7 +126,10 @@ impl PlanStages {
     /// twins; both evaluators are on.
     pub fn with_model(model: StageModel, grading: GradingConfig, bridge: BridgeFinder) -> Self {
         Self {
-            planner: Arc::new(LlmPlanner::new(model.clone(), HeuristicPlanner::new(bridge))),
+            planner: Arc::new(LlmPlanner::new(
+                model.clone(),
+                HeuristicPlanner::new(bridge),
+            )),
             plan_evaluator: Some(Arc::new(LlmPlanEvaluator::new(model.clone()))),
             writer: Arc::new(LlmReportWriter::new(
                 model.clone(),

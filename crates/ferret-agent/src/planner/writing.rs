@@ -33,7 +33,10 @@ pub struct HeuristicReportWriter {
 impl HeuristicReportWriter {
     /// A writer picking sentences with `synthesizer` from the hits a grader with `grading` keeps.
     pub fn new(synthesizer: ExtractiveSynthesizer, grading: GradingConfig) -> Self {
-        Self { synthesizer, grading }
+        Self {
+            synthesizer,
+            grading,
+        }
     }
 
     /// The report, synchronously.
@@ -51,18 +54,32 @@ impl HeuristicReportWriter {
         let mut sections: Vec<(usize, ReportSection)> = Vec::new();
         for i in order {
             let step = &request.steps[i];
-            let mut positions: Vec<usize> =
-                step.hits.iter().copied().filter(|p| *p < request.evidence.len() && !cited.contains(p)).collect();
+            let mut positions: Vec<usize> = step
+                .hits
+                .iter()
+                .copied()
+                .filter(|p| *p < request.evidence.len() && !cited.contains(p))
+                .collect();
             // A search also finds results that merely share a word with its query: a section
             // cites only those a grader would keep.
-            let found: Vec<Hit> = positions.iter().map(|&p| request.evidence[p].clone()).collect();
+            let found: Vec<Hit> = positions
+                .iter()
+                .map(|&p| request.evidence[p].clone())
+                .collect();
             let judged = heuristic_relevance(&step.query, &found);
-            positions =
-                positions.into_iter().zip(judged).filter(|(_, j)| self.grading.is_kept(j.relevance)).map(|(p, _)| p).collect();
+            positions = positions
+                .into_iter()
+                .zip(judged)
+                .filter(|(_, j)| self.grading.is_kept(j.relevance))
+                .map(|(p, _)| p)
+                .collect();
             if positions.is_empty() {
                 continue;
             }
-            let hits: Vec<Hit> = positions.iter().map(|&p| request.evidence[p].clone()).collect();
+            let hits: Vec<Hit> = positions
+                .iter()
+                .map(|&p| request.evidence[p].clone())
+                .collect();
             let answer = self.synthesizer.answer(&step.query, &hits);
             if answer.text.trim().is_empty() {
                 continue;
@@ -83,7 +100,14 @@ impl HeuristicReportWriter {
         }
         sections.sort_by_key(|(i, _)| *i);
         let sections = sections.into_iter().map(|(_, section)| section).collect();
-        Report { title: cut(&one_line(request.question), MAX_TITLE_CHARS, CutMark::Ellipsis), sections }
+        Report {
+            title: cut(
+                &one_line(request.question),
+                MAX_TITLE_CHARS,
+                CutMark::Ellipsis,
+            ),
+            sections,
+        }
     }
 }
 
@@ -123,7 +147,10 @@ impl ReportWriter for LlmReportWriter {
             let sections: Vec<ReportSection> = reply
                 .sections
                 .into_iter()
-                .map(|s| ReportSection { heading: s.heading.trim().to_owned(), text: s.text.trim().to_owned() })
+                .map(|s| ReportSection {
+                    heading: s.heading.trim().to_owned(),
+                    text: s.text.trim().to_owned(),
+                })
                 .filter(|s| !s.text.is_empty())
                 .collect();
             if sections.is_empty() {
@@ -139,12 +166,18 @@ impl ReportWriter for LlmReportWriter {
                 ));
             }
             let title = match reply.title.trim() {
-                "" => cut(&one_line(request.question), MAX_TITLE_CHARS, CutMark::Ellipsis),
+                "" => cut(
+                    &one_line(request.question),
+                    MAX_TITLE_CHARS,
+                    CutMark::Ellipsis,
+                ),
                 title => title.to_owned(),
             };
             Ok(Report { title, sections })
         };
-        self.model.run(&context, 900, accept, self.fallback.write(request)).await
+        self.model
+            .run(&context, 900, accept, self.fallback.write(request))
+            .await
     }
 }
 
@@ -155,7 +188,6 @@ fn capitalized(text: &str) -> String {
         None => String::new(),
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -169,10 +201,26 @@ mod tests {
     #[test]
     fn the_heuristic_writer_gives_each_step_a_section_citing_evidence_positions() {
         let evidence = [
-            hit("v", "Volcano", "Volcanic eruptions are caused by magma rising through the crust."),
-            hit("g", "Glacier", "Glaciers form where snow accumulates faster than it melts."),
-            hit("x", "Ash", "Volcanic ash from eruptions can darken glaciers."),
-            hit("s", "Five Summer Stories", "A surf film, its premiere an eruption of cheers."),
+            hit(
+                "v",
+                "Volcano",
+                "Volcanic eruptions are caused by magma rising through the crust.",
+            ),
+            hit(
+                "g",
+                "Glacier",
+                "Glaciers form where snow accumulates faster than it melts.",
+            ),
+            hit(
+                "x",
+                "Ash",
+                "Volcanic ash from eruptions can darken glaciers.",
+            ),
+            hit(
+                "s",
+                "Five Summer Stories",
+                "A surf film, its premiere an eruption of cheers.",
+            ),
         ];
         let step = |variable: &str, query: &str, hits: Vec<usize>| StepEvidence {
             variable: variable.into(),
@@ -194,15 +242,24 @@ mod tests {
             feedback: None,
         };
         let report = HeuristicReportWriter::default().report(&request);
-        let sections: Vec<(&str, &str)> =
-            report.sections.iter().map(|s| (s.heading.as_str(), s.text.as_str())).collect();
+        let sections: Vec<(&str, &str)> = report
+            .sections
+            .iter()
+            .map(|s| (s.heading.as_str(), s.text.as_str()))
+            .collect();
         // The focused steps chose first; the overview keeps what they left that is relevant (not
         // the film sharing one word), and comes first.
         assert_eq!(
             sections,
             [
-                ("Overview", "Volcanic ash from eruptions can darken glaciers [3]."),
-                ("Glaciers form", "Glaciers form where snow accumulates faster than it melts [2]."),
+                (
+                    "Overview",
+                    "Volcanic ash from eruptions can darken glaciers [3]."
+                ),
+                (
+                    "Glaciers form",
+                    "Glaciers form where snow accumulates faster than it melts [2]."
+                ),
                 (
                     "Causes of volcanic eruptions",
                     "Volcanic eruptions are caused by magma rising through the crust [1]."
@@ -210,8 +267,14 @@ mod tests {
             ]
         );
         // A step whose hits were all cited by another gets no section.
-        let repeated = [step("E1", "glaciers form", vec![1]), step("E2", "glaciers", vec![1])];
-        let report = HeuristicReportWriter::default().report(&ReportRequest { steps: &repeated, ..request });
+        let repeated = [
+            step("E1", "glaciers form", vec![1]),
+            step("E2", "glaciers", vec![1]),
+        ];
+        let report = HeuristicReportWriter::default().report(&ReportRequest {
+            steps: &repeated,
+            ..request
+        });
         assert_eq!(report.sections.len(), 1, "{report:?}");
     }
 

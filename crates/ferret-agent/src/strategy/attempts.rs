@@ -46,8 +46,16 @@ impl Attempts {
         // A bridge's second part is unnamed, so it is found by hopping. A comparison's parts are
         // graded as aspects, but searched only when the question's own results lack a compared
         // name: the whole question usually finds both, and fusing the parts in would dilute it.
-        let sub_queries = if shape == QuestionShape::Bridge { 0 } else { budget.max_sub_queries as usize };
-        let parts = if shape == QuestionShape::Comparison { Parts::GradeOnly } else { Parts::Search };
+        let sub_queries = if shape == QuestionShape::Bridge {
+            0
+        } else {
+            budget.max_sub_queries as usize
+        };
+        let parts = if shape == QuestionShape::Comparison {
+            Parts::GradeOnly
+        } else {
+            Parts::Search
+        };
         let (mut queries, aspects) = first_queries(run, sub_queries, parts).await;
         // The hops made so far: a hop's page is relevant through the result that named it.
         let mut hops: Vec<Hop> = Vec::new();
@@ -62,7 +70,10 @@ impl Attempts {
             // The question's own ranking stands: a decomposed question's parts are searched
             // beside it and add, after it, what they newly find.
             let (round, parts) = if number == 1 && queries.len() > 1 {
-                let mut rounds = run.search_each(&[&queries[..1], &queries[1..]], number).await.into_iter();
+                let mut rounds = run
+                    .search_each(&[&queries[..1], &queries[1..]], number)
+                    .await
+                    .into_iter();
                 match (rounds.next(), rounds.next()) {
                     (Some(whole), parts) => (whole, parts),
                     (None, _) => (run.search(&queries, number).await, None),
@@ -70,12 +81,16 @@ impl Attempts {
             } else {
                 (run.search(&queries, number).await, None)
             };
-            let budget_exhausted = round.budget_exhausted || parts.as_ref().is_some_and(|p| p.budget_exhausted);
+            let budget_exhausted =
+                round.budget_exhausted || parts.as_ref().is_some_and(|p| p.budget_exhausted);
             let new_hits = round.new_hits + parts.as_ref().map_or(0, |p| p.new_hits);
             let mut found = round.hits;
             // A hop's document leads its list; a hop that missed it would only push the first
             // search's results down.
-            let hop_missed = match current_hop.as_ref().map(|hop: &Hop| hop.document_in(&found)) {
+            let hop_missed = match current_hop
+                .as_ref()
+                .map(|hop: &Hop| hop.document_in(&found))
+            {
                 Some(None) => {
                     found.clear();
                     true
@@ -92,39 +107,66 @@ impl Attempts {
             // The verdict is on everything found so far. The first search's ranking stands: a
             // refinement only adds what it newly found after it; a hop's head joins after the
             // first search's lead.
-            let lead = if hops.is_empty() { usize::MAX } else { FIRST_SEARCH_LEAD };
+            let lead = if hops.is_empty() {
+                usize::MAX
+            } else {
+                FIRST_SEARCH_LEAD
+            };
             let mut accumulated = dedup_heads_first(&lists, lead);
             let mut linked = 0;
             if shape == QuestionShape::Bridge {
-                (accumulated, linked) = run.stages.bridge.linked_first(question, accumulated, FIRST_SEARCH_LEAD);
+                (accumulated, linked) =
+                    run.stages
+                        .bridge
+                        .linked_first(question, accumulated, FIRST_SEARCH_LEAD);
             }
-            let (mut grades, implementation) =
-                grade(run, shape, &aspects, &hops, &accumulated).instrument(tracing::info_span!("grading")).await;
+            let (mut grades, implementation) = grade(run, shape, &aspects, &hops, &accumulated)
+                .instrument(tracing::info_span!("grading"))
+                .await;
             linking::keep_named_pages(&mut grades, linked);
             run.rec.step(grades.trace_step(number, implementation));
 
             let hop = if shape == QuestionShape::Simple {
                 None
             } else {
-                let request =
-                    HopRequest { question, shape, hits: &accumulated, searched: &searched_queries, fingerprint: normalize_query };
-                let (hop, implementation) = run.rec.stage(run.stages.hop_finder.next_hop(request).await);
+                let request = HopRequest {
+                    question,
+                    shape,
+                    hits: &accumulated,
+                    searched: &searched_queries,
+                    fingerprint: normalize_query,
+                };
+                let (hop, implementation) =
+                    run.rec.stage(run.stages.hop_finder.next_hop(request).await);
                 hop.map(|hop| (hop, implementation))
             };
             // A hop that found nothing new will not find it by hopping on.
             let hops_exhausted = hop.is_none() || (number > 1 && new_hits == 0);
-            let (decision, stop) = if grades.quality != Quality::Low && hops_exhausted && hop_missed {
+            let (decision, stop) = if grades.quality != Quality::Low && hops_exhausted && hop_missed
+            {
                 // The question led somewhere its results do not reach: what was found is
                 // usable, but not the whole answer.
-                ("stop: the hop found no page".to_owned(), Some(StopReason::NoProgress))
+                (
+                    "stop: the hop found no page".to_owned(),
+                    Some(StopReason::NoProgress),
+                )
             } else if grades.quality != Quality::Low && hops_exhausted {
                 ("stop: answered".to_owned(), Some(StopReason::Answered))
             } else if budget_exhausted || run.budget_spent() {
-                ("stop: budget spent".to_owned(), Some(StopReason::BudgetExhausted))
+                (
+                    "stop: budget spent".to_owned(),
+                    Some(StopReason::BudgetExhausted),
+                )
             } else if number > 1 && new_hits == 0 {
-                ("stop: no new results".to_owned(), Some(StopReason::NoProgress))
+                (
+                    "stop: no new results".to_owned(),
+                    Some(StopReason::NoProgress),
+                )
             } else if number >= self.max_attempts {
-                ("stop: attempts used".to_owned(), Some(StopReason::MaxAttempts))
+                (
+                    "stop: attempts used".to_owned(),
+                    Some(StopReason::MaxAttempts),
+                )
             } else if let Some((hop, implementation)) = hop {
                 current_hop = Some(hop.clone());
                 hops.push(hop.clone());
@@ -141,7 +183,9 @@ impl Attempts {
                 if next.is_none() && number > 1 {
                     // The question's own refinement was tried already: refine the last query instead.
                     let last_query = queries.join(" ");
-                    let (again, _) = run.rec.stage(run.stages.grader.grade(&last_query, &accumulated).await);
+                    let (again, _) = run
+                        .rec
+                        .stage(run.stages.grader.grade(&last_query, &accumulated).await);
                     next = fresh_refinement(run, again.suggestion, &searched).await;
                 }
                 match next {
@@ -156,10 +200,17 @@ impl Attempts {
                         });
                         (format!("retry: {}", strategy.as_str()), None)
                     }
-                    None => ("stop: no new query to try".to_owned(), Some(StopReason::NoProgress)),
+                    None => (
+                        "stop: no new query to try".to_owned(),
+                        Some(StopReason::NoProgress),
+                    ),
                 }
             };
-            run.rec.step(TraceStep::Attempt { attempt: number, new_hits, decision });
+            run.rec.step(TraceStep::Attempt {
+                attempt: number,
+                new_hits,
+                decision,
+            });
             if let Some(stop) = stop {
                 break (stop, accumulated, grades);
             }
@@ -169,33 +220,57 @@ impl Attempts {
         // refinements added for a stated reason): the grades, a weaker signal, choose what the
         // answer is written from, not what is shown. When nothing relevant (good) was found, the
         // answer says so instead of answering from results that merely share a word.
-        let (hits, relevant) = linking::shown_and_relevant(accumulated, &grades, shape, run.query.limit);
-        let relevant = if grades.quality == Quality::Low { Vec::new() } else { relevant };
+        let (hits, relevant) =
+            linking::shown_and_relevant(accumulated, &grades, shape, run.query.limit);
+        let relevant = if grades.quality == Quality::Low {
+            Vec::new()
+        } else {
+            relevant
+        };
         // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
-        let asked = if aspects.is_empty() { question.to_owned() } else { format!("{question} {}", aspects.join(" ")) };
+        let asked = if aspects.is_empty() {
+            question.to_owned()
+        } else {
+            format!("{question} {}", aspects.join(" "))
+        };
         let answer = run.answer(&asked, &relevant).await;
-        Ending { stop_reason, hits, answer, report: None }
+        Ending {
+            stop_reason,
+            hits,
+            answer,
+            report: None,
+        }
     }
 }
 
 /// The first attempt's queries: the question as asked, plus sub-queries when it is complex,
 /// rewritten for search engines. The whole question is always searched, so decomposition can
 /// only add evidence. Also returns the sub-queries alone: the aspects grading must cover.
-async fn first_queries(run: &mut SearchRun<'_>, max_sub_queries: usize, parts_use: Parts) -> (Vec<String>, Vec<String>) {
+async fn first_queries(
+    run: &mut SearchRun<'_>,
+    max_sub_queries: usize,
+    parts_use: Parts,
+) -> (Vec<String>, Vec<String>) {
     let question = run.question();
     let stages = run.stages;
     let analysis = &run.analysis;
     let rec = &mut run.rec;
-    let (parts, implementation, reason) = if analysis.complexity == Complexity::Complex && max_sub_queries > 0 {
-        let (parts, implementation) = rec.stage(stages.decomposer.decompose(question, analysis, max_sub_queries).await);
-        let reason = match parts_use {
-            Parts::Search => "decomposed, the whole question searched as asked",
-            Parts::GradeOnly => "decomposed into aspects to grade; the whole question searched",
+    let (parts, implementation, reason) =
+        if analysis.complexity == Complexity::Complex && max_sub_queries > 0 {
+            let (parts, implementation) = rec.stage(
+                stages
+                    .decomposer
+                    .decompose(question, analysis, max_sub_queries)
+                    .await,
+            );
+            let reason = match parts_use {
+                Parts::Search => "decomposed, the whole question searched as asked",
+                Parts::GradeOnly => "decomposed into aspects to grade; the whole question searched",
+            };
+            (parts, Some(implementation), reason)
+        } else {
+            (Vec::new(), None, "searched as asked")
         };
-        (parts, Some(implementation), reason)
-    } else {
-        (Vec::new(), None, "searched as asked")
-    };
     // The first search is the question as asked, the search a user would run: the engines read
     // whole questions, and the rules' rewriting (dropping words, cutting) only loses what they
     // would have found. A model's rewrite may name what the question does not: it is searched
@@ -211,7 +286,10 @@ async fn first_queries(run: &mut SearchRun<'_>, max_sub_queries: usize, parts_us
     let mut aspects = Vec::new();
     for part in parts {
         let (rewritten, _) = rec.stage(stages.rewriter.rewrite(&part, analysis).await);
-        if !queries.iter().any(|q| normalize_query(q) == normalize_query(&rewritten)) {
+        if !queries
+            .iter()
+            .any(|q| normalize_query(q) == normalize_query(&rewritten))
+        {
             aspects.push(rewritten.clone());
             queries.push(rewritten);
         }
@@ -220,7 +298,12 @@ async fn first_queries(run: &mut SearchRun<'_>, max_sub_queries: usize, parts_us
         queries.truncate(whole_question);
     }
     let implementation = implementation.unwrap_or_else(Implementation::heuristic_default);
-    rec.step(TraceStep::Queries { attempt: 1, queries: queries.clone(), reason: reason.into(), implementation });
+    rec.step(TraceStep::Queries {
+        attempt: 1,
+        queries: queries.clone(),
+        reason: reason.into(),
+        implementation,
+    });
     (queries, aspects)
 }
 
@@ -232,8 +315,17 @@ async fn fresh_refinement(
     searched: &HashSet<String>,
 ) -> Option<(RetryStrategy, String, Implementation)> {
     let suggestion = suggestion?;
-    let (rewritten, implementation) = run.rec.stage(run.stages.rewriter.rewrite(&suggestion.query, &run.analysis).await);
-    (!searched.contains(&normalize_query(&rewritten))).then_some((suggestion.strategy, rewritten, implementation))
+    let (rewritten, implementation) = run.rec.stage(
+        run.stages
+            .rewriter
+            .rewrite(&suggestion.query, &run.analysis)
+            .await,
+    );
+    (!searched.contains(&normalize_query(&rewritten))).then_some((
+        suggestion.strategy,
+        rewritten,
+        implementation,
+    ))
 }
 
 /// Grade `hits` against the question and, for a decomposed question, against each aspect.

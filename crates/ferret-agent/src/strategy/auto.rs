@@ -18,11 +18,21 @@ use crate::run::{Ending, SearchRun};
 pub(crate) struct Auto;
 
 /// Words that ask for a written overview rather than a fact.
-const REPORT_WORDS: &[&str] = &["report", "overview", "survey", "summarize", "summarise", "summary", "research", "review"];
+const REPORT_WORDS: &[&str] = &[
+    "report",
+    "overview",
+    "survey",
+    "summarize",
+    "summarise",
+    "summary",
+    "research",
+    "review",
+];
 
 /// Does the question ask for a report on a subject with several parts: the planner's job?
 fn asks_for_report(question: &str, analysis: &Analysis) -> bool {
-    analysis.complexity == Complexity::Complex && ferret_core::text::words(question).any(|w| REPORT_WORDS.contains(&w.as_str()))
+    analysis.complexity == Complexity::Complex
+        && ferret_core::text::words(question).any(|w| REPORT_WORDS.contains(&w.as_str()))
 }
 
 #[async_trait]
@@ -36,7 +46,9 @@ impl SearchStrategy for Auto {
             match shape {
                 QuestionShape::Simple => (Strategy::Refine, StrategyReason::SimpleQuestion),
                 QuestionShape::Bridge => (Strategy::MultiHop, StrategyReason::BridgeQuestion),
-                QuestionShape::Comparison => (Strategy::MultiHop, StrategyReason::ComparisonQuestion),
+                QuestionShape::Comparison => {
+                    (Strategy::MultiHop, StrategyReason::ComparisonQuestion)
+                }
             }
         };
         run.rec.step(TraceStep::Strategy { chosen, reason });

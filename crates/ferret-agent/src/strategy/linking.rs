@@ -20,7 +20,9 @@ const JOINTLY_GRADED: usize = 3;
 pub(super) fn keep_hop_pages(grades: &mut Grades, hits: &[Hit], hops: &[Hop]) {
     for (grade, hit) in grades.per_hit.iter_mut().zip(hits) {
         if let Some(hop) = hops.iter().find(|hop| hop.is_document(hit)) {
-            grade.keep_as(LinkedRelevance::HopPage { entity: hop.entity.clone() });
+            grade.keep_as(LinkedRelevance::HopPage {
+                entity: hop.entity.clone(),
+            });
         }
     }
 }
@@ -29,7 +31,12 @@ pub(super) fn keep_hop_pages(grades: &mut Grades, hits: &[Hit], hops: &[Hop]) {
 /// [`BridgeFinder::linked_first`](ferret_query_intel::BridgeFinder::linked_first) placed right
 /// after the first search's lead.
 pub(super) fn keep_named_pages(grades: &mut Grades, linked: usize) {
-    for grade in grades.per_hit.iter_mut().skip(FIRST_SEARCH_LEAD).take(linked) {
+    for grade in grades
+        .per_hit
+        .iter_mut()
+        .skip(FIRST_SEARCH_LEAD)
+        .take(linked)
+    {
         grade.keep_as(LinkedRelevance::NamedByTopResult);
     }
 }
@@ -48,7 +55,9 @@ pub(super) async fn grade_jointly(
     }
     let top = &hits[..JOINTLY_GRADED.min(hits.len())];
     let mut joint = top[0].clone();
-    joint.text = top.iter().skip(1).fold(top[0].text.clone(), |text, hit| format!("{text}\n{}\n{}", hit.title, hit.text));
+    joint.text = top.iter().skip(1).fold(top[0].text.clone(), |text, hit| {
+        format!("{text}\n{}\n{}", hit.title, hit.text)
+    });
     let graded = grader.grade(question, &[joint]).await;
     if graded.value.quality != Quality::Low {
         grades.quality = Quality::Medium;
@@ -81,16 +90,29 @@ pub(super) fn shown_and_relevant(
     let mut graded: Vec<(Hit, &HitGrade)> = ranked.into_iter().zip(&grades.per_hit).collect();
     let mut beyond = graded.split_off(limit.min(graded.len()));
     if shape == QuestionShape::Bridge && graded.len() > 1 {
-        let reached =
-            |g: &HitGrade| matches!(g.linked, Some(LinkedRelevance::HopPage { .. } | LinkedRelevance::NamedByTopResult));
+        let reached = |g: &HitGrade| {
+            matches!(
+                g.linked,
+                Some(LinkedRelevance::HopPage { .. } | LinkedRelevance::NamedByTopResult)
+            )
+        };
         let rest = graded.split_off(1);
         let (promoted, others): (Vec<_>, Vec<_>) = rest.into_iter().partition(|(_, g)| reached(g));
         graded.extend(promoted);
         graded.extend(others);
     }
-    let relevant: Vec<Hit> =
-        graded.iter().chain(&beyond).filter(|(_, g)| g.kept).map(|(h, _)| h.clone()).take(limit).collect();
-    beyond.retain(|(h, _)| relevant.iter().any(|r| r.backend == h.backend && r.id == h.id));
+    let relevant: Vec<Hit> = graded
+        .iter()
+        .chain(&beyond)
+        .filter(|(_, g)| g.kept)
+        .map(|(h, _)| h.clone())
+        .take(limit)
+        .collect();
+    beyond.retain(|(h, _)| {
+        relevant
+            .iter()
+            .any(|r| r.backend == h.backend && r.id == h.id)
+    });
     let shown = graded.into_iter().chain(beyond).map(|(h, _)| h).collect();
     (shown, relevant)
 }
@@ -112,28 +134,48 @@ mod tests {
 
     #[test]
     fn a_hops_page_is_kept_as_a_typed_decision_and_its_reason_stays_the_graders() {
-        let question = "In what year was the university where Sergei Tokarev was a professor founded?";
-        let hits = [page("msu", "Moscow State University", "It opened in 1755."), page("x", "Kent", "A county.")];
+        let question =
+            "In what year was the university where Sergei Tokarev was a professor founded?";
+        let hits = [
+            page("msu", "Moscow State University", "It opened in 1755."),
+            page("x", "Kent", "A county."),
+        ];
         let mut grades = graded(question, &hits);
         let reason = grades.per_hit[0].reason.clone();
-        assert!(!grades.per_hit[0].kept, "the page shares too few words with the question to be kept on its own");
-        keep_hop_pages(&mut grades, &hits, &[Hop::for_query("Moscow State University", question)]);
+        assert!(
+            !grades.per_hit[0].kept,
+            "the page shares too few words with the question to be kept on its own"
+        );
+        keep_hop_pages(
+            &mut grades,
+            &hits,
+            &[Hop::for_query("Moscow State University", question)],
+        );
         let entity = match &grades.per_hit[0].linked {
             Some(LinkedRelevance::HopPage { entity }) => entity.clone(),
             other => panic!("expected the hop's page: {other:?}"),
         };
         assert_eq!(entity, "Moscow State University");
         assert!(grades.per_hit[0].kept);
-        assert_eq!(grades.per_hit[0].reason, reason, "the decision is a value, not text appended to the reason");
+        assert_eq!(
+            grades.per_hit[0].reason, reason,
+            "the decision is a value, not text appended to the reason"
+        );
         assert_eq!(grades.per_hit[1].linked, None);
     }
 
     #[test]
     fn pages_the_top_results_name_are_kept_after_the_lead() {
-        let hits: Vec<Hit> = (0..5).map(|i| page(&i.to_string(), "Weather", "Rain is expected.")).collect();
+        let hits: Vec<Hit> = (0..5)
+            .map(|i| page(&i.to_string(), "Weather", "Rain is expected."))
+            .collect();
         let mut grades = graded("volcano eruption", &hits);
         keep_named_pages(&mut grades, 2);
-        let linked: Vec<bool> = grades.per_hit.iter().map(|g| g.linked == Some(LinkedRelevance::NamedByTopResult)).collect();
+        let linked: Vec<bool> = grades
+            .per_hit
+            .iter()
+            .map(|g| g.linked == Some(LinkedRelevance::NamedByTopResult))
+            .collect();
         assert_eq!(linked, [false, false, true, true, false]);
     }
 
@@ -142,24 +184,46 @@ mod tests {
         let question = "Which river did the founder of Acme Rivers sail?";
         let hits = [
             page("a", "Acme Rivers", "Acme Rivers was founded by Jane Doe."),
-            page("b", "Jane Doe", "Jane Doe sailed the Danube river as a founder of trips."),
+            page(
+                "b",
+                "Jane Doe",
+                "Jane Doe sailed the Danube river as a founder of trips.",
+            ),
         ];
         let grader = HeuristicGrader::new(GradingConfig::default());
         let mut grades = grader.grade_now(question, &hits);
         grades.quality = Quality::Low;
         let joint = grade_jointly(&grader, question, &hits, &mut grades).await;
-        assert!(joint.is_some(), "weak results of two or more are judged together");
-        assert_eq!(grades.quality, Quality::Medium, "together they hold every word of the question");
-        assert!(grades.per_hit.iter().all(|g| g.kept && g.linked == Some(LinkedRelevance::CoversJointly)));
+        assert!(
+            joint.is_some(),
+            "weak results of two or more are judged together"
+        );
+        assert_eq!(
+            grades.quality,
+            Quality::Medium,
+            "together they hold every word of the question"
+        );
+        assert!(grades
+            .per_hit
+            .iter()
+            .all(|g| g.kept && g.linked == Some(LinkedRelevance::CoversJointly)));
         assert!(grades.suggestion.is_none() && !grades.should_retry);
         let mut good = grader.grade_now("Acme Rivers founder", &hits[..1]);
         good.quality = Quality::High;
-        assert!(grade_jointly(&grader, question, &hits, &mut good).await.is_none(), "good results need no joint reading");
+        assert!(
+            grade_jointly(&grader, question, &hits, &mut good)
+                .await
+                .is_none(),
+            "good results need no joint reading"
+        );
     }
 
     #[test]
     fn the_ranking_is_shown_as_searched_and_a_bridges_reached_page_follows_the_first_result() {
-        let hits: Vec<Hit> = ["a", "b", "c", "d"].iter().map(|id| page(id, id, "text")).collect();
+        let hits: Vec<Hit> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|id| page(id, id, "text"))
+            .collect();
         let mut grades = graded("volcano eruption", &hits);
         for g in &mut grades.per_hit {
             g.kept = false;
@@ -169,12 +233,24 @@ mod tests {
         let ids = |hits: &[Hit]| hits.iter().map(|h| h.id.0.clone()).collect::<Vec<_>>();
 
         let (shown, relevant) = shown_and_relevant(hits.clone(), &grades, QuestionShape::Simple, 3);
-        assert_eq!(ids(&shown), ["a", "b", "c", "d"], "the first three as ranked, then the kept hit the answer may cite");
+        assert_eq!(
+            ids(&shown),
+            ["a", "b", "c", "d"],
+            "the first three as ranked, then the kept hit the answer may cite"
+        );
         assert_eq!(ids(&relevant), ["c", "d"]);
 
         let (shown, _) = shown_and_relevant(hits.clone(), &grades, QuestionShape::Bridge, 4);
-        assert_eq!(ids(&shown), ["a", "c", "b", "d"], "the hop's page right after the first result");
+        assert_eq!(
+            ids(&shown),
+            ["a", "c", "b", "d"],
+            "the hop's page right after the first result"
+        );
         let (shown, _) = shown_and_relevant(hits, &grades, QuestionShape::Comparison, 4);
-        assert_eq!(ids(&shown), ["a", "b", "c", "d"], "a comparison promotes nothing");
+        assert_eq!(
+            ids(&shown),
+            ["a", "b", "c", "d"],
+            "a comparison promotes nothing"
+        );
     }
 }

@@ -17,7 +17,12 @@ pub(crate) struct MultiHop;
 impl MultiHop {
     /// Search a question of `shape`, which is not simple.
     pub(super) async fn run_shape(run: &mut SearchRun<'_>, shape: QuestionShape) -> Ending {
-        Attempts { shape, max_attempts: run.query.budget.max_attempts }.run(run).await
+        Attempts {
+            shape,
+            max_attempts: run.query.budget.max_attempts,
+        }
+        .run(run)
+        .await
     }
 }
 

@@ -22,8 +22,8 @@ use tracing::Instrument;
 
 use super::SearchStrategy;
 use crate::planner::{
-    finalize, substitute, without_references, HeuristicPlanner, Plan, PlanRecord, PlanRequest, PlanStep, RecordedStep,
-    RecordedVerdict, ReportRequest, StepEvidence,
+    finalize, substitute, without_references, HeuristicPlanner, Plan, PlanRecord, PlanRequest,
+    PlanStep, RecordedStep, RecordedVerdict, ReportRequest, StepEvidence,
 };
 use crate::run::{elapsed_ms, Ending, SearchRun};
 use crate::tools::{ToolBox, ToolRequest, SEARCH_TOOL};
@@ -86,13 +86,16 @@ impl PlanStrategy {
             max_steps: run.config.plan.max_steps.max(1),
             max_tokens: query.budget.max_tokens,
         };
-        let plan = settle_plan(run, &planning, &mut record).instrument(tracing::info_span!("planning")).await;
+        let plan = settle_plan(run, &planning, &mut record)
+            .instrument(tracing::info_span!("planning"))
+            .await;
 
         let mut runs: Vec<RecordedStep> = Vec::new();
         let mut results: HashMap<String, String> = HashMap::new();
         let mut exhausted = false;
         for (number, wave) in plan.waves().iter().enumerate() {
-            exhausted |= run.calls.is_exhausted() || run.started.elapsed() >= query.budget.wall_time;
+            exhausted |=
+                run.calls.is_exhausted() || run.started.elapsed() >= query.budget.wall_time;
             let prepared: Vec<Prepared<'_>> = wave
                 .iter()
                 .map(|&i| {
@@ -100,20 +103,32 @@ impl PlanStrategy {
                     let argument = substitute(&step.argument, &results);
                     let request = if exhausted {
                         Err("not run: the budget ran out".to_owned())
-                    } else if let Some(empty) =
-                        step.depends_on.iter().find(|d| results.get(d.as_str()).is_none_or(|r| r.is_empty()))
+                    } else if let Some(empty) = step
+                        .depends_on
+                        .iter()
+                        .find(|d| results.get(d.as_str()).is_none_or(|r| r.is_empty()))
                     {
-                        Err(format!("not run: #{empty} found nothing to use in its place"))
+                        Err(format!(
+                            "not run: #{empty} found nothing to use in its place"
+                        ))
                     } else {
-                        tools.request(&step.tool, &argument, &query.filters, question).map_err(|e| e.to_string())
+                        tools
+                            .request(&step.tool, &argument, &query.filters, question)
+                            .map_err(|e| e.to_string())
                     };
-                    Prepared { step, argument, request }
+                    Prepared {
+                        step,
+                        argument,
+                        request,
+                    }
                 })
                 .collect();
             let limit = run.hits_per_call();
             let (executor, calls) = (run.executor, &run.calls);
             let outcomes = futures::future::join_all(prepared.iter().map(|p| async {
-                let Ok(request) = &p.request else { return (None, 0) };
+                let Ok(request) = &p.request else {
+                    return (None, 0);
+                };
                 let step_started = Instant::now();
                 let exec = ExecRequest {
                     queries: std::slice::from_ref(&request.query),
@@ -131,16 +146,23 @@ impl PlanStrategy {
                 let (hits, new_results) = match outcome {
                     Some(outcome) => {
                         exhausted |= outcome.budget_exhausted;
-                        run.gathered.absorb(outcome, runs.len() as u32 + 1, &mut run.rec)
+                        run.gathered
+                            .absorb(outcome, runs.len() as u32 + 1, &mut run.rec)
                     }
                     None => (Vec::new(), 0),
                 };
                 let query_text = p.request.as_ref().ok().map(|r| r.query.clone());
-                let result = query_text.as_deref().map(|q| step_result(&run.stages.bridge, q, &hits)).unwrap_or_default();
+                let result = query_text
+                    .as_deref()
+                    .map(|q| step_result(&run.stages.bridge, q, &hits))
+                    .unwrap_or_default();
                 results.insert(p.step.variable.clone(), result);
                 let step = RecordedStep {
                     variable: p.step.variable.clone(),
-                    tool: p.request.as_ref().map_or_else(|_| p.step.tool.clone(), |r| r.tool.clone()),
+                    tool: p
+                        .request
+                        .as_ref()
+                        .map_or_else(|_| p.step.tool.clone(), |r| r.tool.clone()),
                     argument: p.argument,
                     reasoning: p.step.reasoning.clone(),
                     query: query_text,
@@ -163,21 +185,33 @@ impl PlanStrategy {
         run.rec.step(TraceStep::Plan {
             plan: record.plan.clone(),
             problems: record.problems.clone(),
-            implementation: Implementation::Heuristic { why: "replayed from a record".into() },
+            implementation: Implementation::Heuristic {
+                why: "replayed from a record".into(),
+            },
         });
         for (round, step) in record.steps.iter().enumerate() {
-            let outcome = ExecOutcome { hits: step.hits.clone(), ..ExecOutcome::default() };
+            let outcome = ExecOutcome {
+                hits: step.hits.clone(),
+                ..ExecOutcome::default()
+            };
             let (_, new_results) = run.gathered.absorb(outcome, round as u32 + 1, &mut run.rec);
             run.rec.step(plan_step_trace(step, new_results));
         }
-        let mut replayed = PlanRecord { verdicts: Vec::new(), ..record.clone() };
+        let mut replayed = PlanRecord {
+            verdicts: Vec::new(),
+            ..record.clone()
+        };
         conclude(run, u64::MAX, &mut replayed).await
     }
 }
 
 /// A plan that passed validation and, when there is a plan evaluator, its review (at most
 /// `max_replans` replans); recorded in the trace and in `record`.
-async fn settle_plan(run: &mut SearchRun<'_>, planning: &Planning<'_>, record: &mut PlanRecord) -> Plan {
+async fn settle_plan(
+    run: &mut SearchRun<'_>,
+    planning: &Planning<'_>,
+    record: &mut PlanRecord,
+) -> Plan {
     let mut problems: Vec<String> = Vec::new();
     let mut drafted = draft_plan(run, planning, None, &[], &mut problems).await;
     let stages = run.stages;
@@ -185,21 +219,30 @@ async fn settle_plan(run: &mut SearchRun<'_>, planning: &Planning<'_>, record: &
         let mut replans = 0;
         while run.rec.llm_tokens() < planning.max_tokens {
             let text = drafted.plan.render();
-            let verdict =
-                evaluator.evaluate(planning.question, &text).instrument(tracing::info_span!("plan_evaluation")).await;
+            let verdict = evaluator
+                .evaluate(planning.question, &text)
+                .instrument(tracing::info_span!("plan_evaluation"))
+                .await;
             let (verdict, implementation) = run.rec.stage(verdict);
             record_verdict("plan", &verdict, implementation, run, record);
             if verdict.acceptable || replans >= run.config.plan.max_replans {
                 break;
             }
             replans += 1;
-            let problem = format!("the plan evaluator sent the plan back: {}", verdict.feedback);
+            let problem = format!(
+                "the plan evaluator sent the plan back: {}",
+                verdict.feedback
+            );
             problems.push(problem.clone());
             drafted = draft_plan(run, planning, Some(&text), &[problem], &mut problems).await;
         }
     }
     let text = drafted.plan.render();
-    run.rec.step(TraceStep::Plan { plan: text.clone(), problems: problems.clone(), implementation: drafted.implementation });
+    run.rec.step(TraceStep::Plan {
+        plan: text.clone(),
+        problems: problems.clone(),
+        implementation: drafted.implementation,
+    });
     record.plan = text;
     record.problems = problems;
     drafted.plan
@@ -227,17 +270,31 @@ async fn draft_plan(
     let planner = &stages.plan.planner;
     let (text, implementation) = run.rec.stage(planner.plan(&request).await);
     let first = match Plan::parse(&text, &planning.names, planning.max_steps) {
-        Ok(plan) => return Drafted { plan, implementation },
+        Ok(plan) => {
+            return Drafted {
+                plan,
+                implementation,
+            }
+        }
         Err(error) => error.to_string(),
     };
     trail.push(first.clone());
     let by_model = matches!(implementation, Implementation::Llm { .. });
     let second = if run.rec.llm_tokens() < planning.max_tokens {
         let repair_problems = [first.clone()];
-        let repair = PlanRequest { previous_plan: Some(&text), problems: &repair_problems, ..request };
+        let repair = PlanRequest {
+            previous_plan: Some(&text),
+            problems: &repair_problems,
+            ..request
+        };
         let (text, implementation) = run.rec.stage(planner.plan(&repair).await);
         match Plan::parse(&text, &planning.names, planning.max_steps) {
-            Ok(plan) => return Drafted { plan, implementation },
+            Ok(plan) => {
+                return Drafted {
+                    plan,
+                    implementation,
+                }
+            }
             Err(error) => {
                 trail.push(error.to_string());
                 error.to_string()
@@ -246,15 +303,25 @@ async fn draft_plan(
     } else {
         "no tokens were left for a repair request".to_owned()
     };
-    let whose = if by_model { "the model's plan" } else { "the planner's plan" };
+    let whose = if by_model {
+        "the model's plan"
+    } else {
+        "the planner's plan"
+    };
     let why = format!("{whose} was rejected twice: {first}; then {second}");
     let fallback = HeuristicPlanner::new(stages.bridge).plan_text(&request);
-    let plan = Plan::parse(&fallback, &planning.names, planning.max_steps).unwrap_or_else(|error| {
-        tracing::warn!(%error, "the heuristic plan was rejected; searching the question alone");
-        let question = without_references(&one_line(planning.question));
-        Plan { steps: vec![PlanStep::new("E1", SEARCH_TOOL, question, None)] }
-    });
-    Drafted { plan, implementation: Implementation::Heuristic { why } }
+    let plan =
+        Plan::parse(&fallback, &planning.names, planning.max_steps).unwrap_or_else(|error| {
+            tracing::warn!(%error, "the heuristic plan was rejected; searching the question alone");
+            let question = without_references(&one_line(planning.question));
+            Plan {
+                steps: vec![PlanStep::new("E1", SEARCH_TOOL, question, None)],
+            }
+        });
+    Drafted {
+        plan,
+        implementation: Implementation::Heuristic { why },
+    }
 }
 
 /// Grade what the steps of `record` found, write the report (revised at most
@@ -263,8 +330,9 @@ async fn draft_plan(
 async fn conclude(run: &mut SearchRun<'_>, max_tokens: u64, record: &mut PlanRecord) -> Ending {
     let question = record.question.clone();
     let question = question.as_str();
-    let evidence =
-        evidence(run, question, record.limit.max(1), &record.steps).instrument(tracing::info_span!("grading")).await;
+    let evidence = evidence(run, question, record.limit.max(1), &record.steps)
+        .instrument(tracing::info_span!("grading"))
+        .await;
     let steps: Vec<StepEvidence> = record
         .steps
         .iter()
@@ -273,7 +341,11 @@ async fn conclude(run: &mut SearchRun<'_>, max_tokens: u64, record: &mut PlanRec
             let hits: Vec<usize> = step
                 .hits
                 .iter()
-                .filter_map(|h| evidence.iter().position(|e| e.backend == h.backend && e.id == h.id))
+                .filter_map(|h| {
+                    evidence
+                        .iter()
+                        .position(|e| e.backend == h.backend && e.id == h.id)
+                })
                 .collect();
             (!hits.is_empty()).then(|| StepEvidence {
                 variable: step.variable.clone(),
@@ -290,9 +362,19 @@ async fn conclude(run: &mut SearchRun<'_>, max_tokens: u64, record: &mut PlanRec
         let mut feedback: Option<String> = None;
         let mut revisions = 0;
         loop {
-            let request =
-                ReportRequest { question, plan: &record.plan, steps: &steps, evidence: &evidence, feedback: feedback.as_deref() };
-            let report = stages.plan.writer.write(&request).instrument(tracing::info_span!("writing")).await;
+            let request = ReportRequest {
+                question,
+                plan: &record.plan,
+                steps: &steps,
+                evidence: &evidence,
+                feedback: feedback.as_deref(),
+            };
+            let report = stages
+                .plan
+                .writer
+                .write(&request)
+                .instrument(tracing::info_span!("writing"))
+                .await;
             let (report, implementation) = run.rec.stage(report);
             let Some((report, answer)) = finalize(report, &evidence) else {
                 break;
@@ -300,11 +382,16 @@ async fn conclude(run: &mut SearchRun<'_>, max_tokens: u64, record: &mut PlanRec
             run.rec.step(answer.trace_step(implementation));
             let rendered = answer.text.clone();
             written = Some((report, answer));
-            let Some(evaluator) = &stages.plan.report_evaluator else { break };
+            let Some(evaluator) = &stages.plan.report_evaluator else {
+                break;
+            };
             if run.rec.llm_tokens() >= max_tokens {
                 break;
             }
-            let verdict = evaluator.evaluate(question, &rendered).instrument(tracing::info_span!("report_evaluation")).await;
+            let verdict = evaluator
+                .evaluate(question, &rendered)
+                .instrument(tracing::info_span!("report_evaluation"))
+                .await;
             let (verdict, implementation) = run.rec.stage(verdict);
             record_verdict("report", &verdict, implementation, run, record);
             if verdict.acceptable || revisions >= run.config.plan.max_report_revisions {
@@ -321,16 +408,32 @@ async fn conclude(run: &mut SearchRun<'_>, max_tokens: u64, record: &mut PlanRec
     } else {
         StopReason::NoProgress
     };
-    let (report, answer) = written.map_or((None, None), |(report, answer)| (Some(report), Some(answer)));
-    let hits = if answer.is_some() { evidence } else { Vec::new() };
-    Ending { stop_reason, hits, answer, report }
+    let (report, answer) = written.map_or((None, None), |(report, answer)| {
+        (Some(report), Some(answer))
+    });
+    let hits = if answer.is_some() {
+        evidence
+    } else {
+        Vec::new()
+    };
+    Ending {
+        stop_reason,
+        hits,
+        answer,
+        report,
+    }
 }
 
 /// The hits the report is written from, best first, at most `limit`: every step's hits fused,
 /// each kept when the grader keeps it for the question or for the query of a step that found it
 /// (a step that follows a name finds documents about that name, which share few words with the
 /// question). Nothing when every grading found the results weak.
-async fn evidence(run: &mut SearchRun<'_>, question: &str, limit: usize, steps: &[RecordedStep]) -> Vec<Hit> {
+async fn evidence(
+    run: &mut SearchRun<'_>,
+    question: &str,
+    limit: usize,
+    steps: &[RecordedStep],
+) -> Vec<Hit> {
     let lists: Vec<Vec<Hit>> = steps.iter().map(|r| r.hits.clone()).collect();
     let fused = dedup_and_fuse(&lists, RRF_K);
     if fused.is_empty() {
@@ -346,16 +449,26 @@ async fn evidence(run: &mut SearchRun<'_>, question: &str, limit: usize, steps: 
             continue;
         }
         let (own, _) = run.rec.stage(stages.grader.grade(query, &step.hits).await);
-        let kept: HashSet<&HitId> = own.per_hit.iter().filter(|g| g.kept).map(|g| &g.hit_id).collect();
+        let kept: HashSet<&HitId> = own
+            .per_hit
+            .iter()
+            .filter(|g| g.kept)
+            .map(|g| &g.hit_id)
+            .collect();
         if own.quality > grades.quality {
             grades.quality = own.quality;
             grades.should_retry = false;
             grades.suggestion = None;
         }
         for (hit, grade) in fused.iter().zip(grades.per_hit.iter_mut()) {
-            let found_here = step.hits.iter().any(|h| h.backend == hit.backend && h.id == hit.id);
+            let found_here = step
+                .hits
+                .iter()
+                .any(|h| h.backend == hit.backend && h.id == hit.id);
             if found_here && kept.contains(&hit.id) && !grade.kept {
-                grade.keep_as(LinkedRelevance::PlanStep { query: query.clone() });
+                grade.keep_as(LinkedRelevance::PlanStep {
+                    query: query.clone(),
+                });
             }
         }
     }
@@ -363,7 +476,13 @@ async fn evidence(run: &mut SearchRun<'_>, question: &str, limit: usize, steps: 
     if grades.quality == Quality::Low {
         return Vec::new();
     }
-    fused.into_iter().zip(&grades.per_hit).filter(|(_, g)| g.kept).map(|(h, _)| h).take(limit).collect()
+    fused
+        .into_iter()
+        .zip(&grades.per_hit)
+        .filter(|(_, g)| g.kept)
+        .map(|(h, _)| h)
+        .take(limit)
+        .collect()
 }
 
 /// Record an evaluator's verdict in the trace and in the run's record.
@@ -416,7 +535,11 @@ fn step_result(bridge: &BridgeFinder, query: &str, hits: &[Hit]) -> String {
     if !title_terms.is_subset(&term_set(query)) {
         return title;
     }
-    bridge.bridge_entities(query, &[], hits).into_iter().next().unwrap_or(title)
+    bridge
+        .bridge_entities(query, &[], hits)
+        .into_iter()
+        .next()
+        .unwrap_or(title)
 }
 
 #[cfg(test)]
@@ -430,14 +553,28 @@ mod tests {
 
     #[test]
     fn a_step_result_is_the_thing_found_or_the_name_it_leads_to() {
-        let etna = [hit("1", "Mount Etna", "Mount Etna is an active volcano in Sicily.")];
-        assert_eq!(step_result(&BridgeFinder::default(), "volcanoes of Sicily", &etna), "Mount Etna");
+        let etna = [hit(
+            "1",
+            "Mount Etna",
+            "Mount Etna is an active volcano in Sicily.",
+        )];
+        assert_eq!(
+            step_result(&BridgeFinder::default(), "volcanoes of Sicily", &etna),
+            "Mount Etna"
+        );
         let visit = [hit(
             "2",
             "The Visit (2015 film)",
             "The Visit is a 2015 horror film written and directed by Night Shyamalan.",
         )];
-        assert_eq!(step_result(&BridgeFinder::default(), "director of The Visit 2015 film", &visit), "Night Shyamalan");
+        assert_eq!(
+            step_result(
+                &BridgeFinder::default(),
+                "director of The Visit 2015 film",
+                &visit
+            ),
+            "Night Shyamalan"
+        );
         assert_eq!(step_result(&BridgeFinder::default(), "anything", &[]), "");
     }
 }

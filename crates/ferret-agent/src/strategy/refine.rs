@@ -16,6 +16,11 @@ pub(crate) struct Refine;
 #[async_trait]
 impl SearchStrategy for Refine {
     async fn run(&self, run: &mut SearchRun<'_>) -> Ending {
-        Attempts { shape: QuestionShape::Simple, max_attempts: run.query.budget.max_attempts }.run(run).await
+        Attempts {
+            shape: QuestionShape::Simple,
+            max_attempts: run.query.budget.max_attempts,
+        }
+        .run(run)
+        .await
     }
 }

@@ -14,6 +14,11 @@ pub(crate) struct SinglePass;
 #[async_trait]
 impl SearchStrategy for SinglePass {
     async fn run(&self, run: &mut SearchRun<'_>) -> Ending {
-        Attempts { shape: QuestionShape::Simple, max_attempts: 1 }.run(run).await
+        Attempts {
+            shape: QuestionShape::Simple,
+            max_attempts: 1,
+        }
+        .run(run)
+        .await
     }
 }

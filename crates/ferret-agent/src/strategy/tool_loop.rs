@@ -27,7 +27,10 @@ impl SearchStrategy for ToolLoop {
         let query = run.query;
         let config = run.config.tool_loop;
         let tools = ToolBox::new(run.executor, config.recent_entries);
-        run.rec.step(TraceStep::Tools { names: tools.names().iter().map(|n| n.to_string()).collect(), max_steps: config.max_steps });
+        run.rec.step(TraceStep::Tools {
+            names: tools.names().iter().map(|n| n.to_string()).collect(),
+            max_steps: config.max_steps,
+        });
         let mut lists: Vec<Vec<Hit>> = Vec::new();
         let mut hits: Vec<Hit> = Vec::new();
         let mut grades: Option<Grades> = None;
@@ -56,32 +59,54 @@ impl SearchStrategy for ToolLoop {
                 context: &context,
                 searched: &searched,
             };
-            let selection = run.stages.tool_selector.select(&tools, &state).instrument(tracing::info_span!("select", step)).await;
+            let selection = run
+                .stages
+                .tool_selector
+                .select(&tools, &state)
+                .instrument(tracing::info_span!("select", step))
+                .await;
             let (call, implementation) = run.rec.stage(selection);
-            let tool_step = |query: String, results: usize, new_results: usize, error: Option<String>| TraceStep::ToolStep {
-                step,
-                tool: call.tool.clone(),
-                reasoning: call.reasoning.clone(),
-                query,
-                results,
-                new_results,
-                error,
-                implementation: implementation.clone(),
-            };
+            let tool_step =
+                |query: String, results: usize, new_results: usize, error: Option<String>| {
+                    TraceStep::ToolStep {
+                        step,
+                        tool: call.tool.clone(),
+                        reasoning: call.reasoning.clone(),
+                        query,
+                        results,
+                        new_results,
+                        error,
+                        implementation: implementation.clone(),
+                    }
+                };
             if call.is_done() {
                 run.rec.step(tool_step(String::new(), 0, 0, None));
                 let covered = grades.as_ref().is_some_and(|g| g.quality != Quality::Low);
-                break if covered { StopReason::Answered } else { StopReason::NoProgress };
+                break if covered {
+                    StopReason::Answered
+                } else {
+                    StopReason::NoProgress
+                };
             }
-            let request = match tools.request(&call.tool, &call.argument, &query.filters, question) {
+            let request = match tools.request(&call.tool, &call.argument, &query.filters, question)
+            {
                 Ok(request) => request,
                 Err(error) => {
                     // The selector sees the error in the history and may correct itself; the same
                     // bad call twice is a repeat like any other.
-                    let key = (format!("{}[{}]", call.tool, call.argument), Filters::default(), None);
+                    let key = (
+                        format!("{}[{}]", call.tool, call.argument),
+                        Filters::default(),
+                        None,
+                    );
                     let repeated = calls_made.contains(&key);
                     calls_made.push(key);
-                    run.rec.step(tool_step(call.argument.clone(), 0, 0, Some(error.to_string())));
+                    run.rec.step(tool_step(
+                        call.argument.clone(),
+                        0,
+                        0,
+                        Some(error.to_string()),
+                    ));
                     history.push(format!("{}[{}]: failed, {error}", call.tool, call.argument));
                     if repeated {
                         break StopReason::NoProgress;
@@ -89,10 +114,15 @@ impl SearchStrategy for ToolLoop {
                     continue;
                 }
             };
-            let key = (normalize_query(&request.query), request.filters.clone(), request.backend.clone());
+            let key = (
+                normalize_query(&request.query),
+                request.filters.clone(),
+                request.backend.clone(),
+            );
             if let Some(earlier) = calls_made.iter().position(|made| *made == key) {
                 let error = format!("repeats step {}", earlier + 1);
-                run.rec.step(tool_step(request.query.clone(), 0, 0, Some(error)));
+                run.rec
+                    .step(tool_step(request.query.clone(), 0, 0, Some(error)));
                 break StopReason::NoProgress;
             }
             calls_made.push(key);
@@ -113,8 +143,12 @@ impl SearchStrategy for ToolLoop {
             let (graded, grader) = run.grade(question, &hits).await;
             run.rec.step(graded.trace_step(step, grader));
             grades = Some(graded);
-            run.rec.step(tool_step(request.query.clone(), results, new_results, None));
-            history.push(format!("{}[{}]: {results} results, {new_results} new", request.tool, request.query));
+            run.rec
+                .step(tool_step(request.query.clone(), results, new_results, None));
+            history.push(format!(
+                "{}[{}]: {results} results, {new_results} new",
+                request.tool, request.query
+            ));
             if budget_spent {
                 break StopReason::BudgetExhausted;
             }
@@ -123,19 +157,42 @@ impl SearchStrategy for ToolLoop {
             }
         };
 
-        let grades = grades.unwrap_or_else(|| Grades { per_hit: Vec::new(), quality: Quality::Low, should_retry: false, suggestion: None });
+        let grades = grades.unwrap_or_else(|| Grades {
+            per_hit: Vec::new(),
+            quality: Quality::Low,
+            should_retry: false,
+            suggestion: None,
+        });
         let (shown, relevant) = if grades.quality == Quality::Low {
             (Vec::new(), Vec::new())
         } else {
-            let kept: Vec<Hit> =
-                hits.iter().zip(&grades.per_hit).filter(|(_, g)| g.kept).map(|(h, _)| h.clone()).take(query.limit).collect();
-            let kept_grades: Vec<_> = grades.per_hit.iter().filter(|g| g.kept).take(query.limit).cloned().collect();
-            let kept_graded = Grades { per_hit: kept_grades, ..grades.clone() };
+            let kept: Vec<Hit> = hits
+                .iter()
+                .zip(&grades.per_hit)
+                .filter(|(_, g)| g.kept)
+                .map(|(h, _)| h.clone())
+                .take(query.limit)
+                .collect();
+            let kept_grades: Vec<_> = grades
+                .per_hit
+                .iter()
+                .filter(|g| g.kept)
+                .take(query.limit)
+                .cloned()
+                .collect();
+            let kept_graded = Grades {
+                per_hit: kept_grades,
+                ..grades.clone()
+            };
             let context = most_relevant_within(&kept, Some(&kept_graded), config.context_tokens);
             (kept, context)
         };
         let answer = run.answer(question, &relevant).await;
-        Ending { stop_reason, hits: shown, answer, report: None }
+        Ending {
+            stop_reason,
+            hits: shown,
+            answer,
+            report: None,
+        }
     }
 }
-

@@ -22,8 +22,14 @@ pub fn assert_citations_resolve(response: &Response) {
         .collect();
     assert!(!markers.is_empty(), "an answer cites its sources: {answer}");
     for marker in markers {
-        let citation = response.citations.iter().find(|c| c.marker == marker).unwrap_or_else(|| panic!("[{marker}] has no source"));
-        assert!(response.hits.iter().any(|h| h.id == citation.hit_id), "[{marker}] points at no listed hit");
+        let citation = response
+            .citations
+            .iter()
+            .find(|c| c.marker == marker)
+            .unwrap_or_else(|| panic!("[{marker}] has no source"));
+        assert!(
+            response.hits.iter().any(|h| h.id == citation.hit_id),
+            "[{marker}] points at no listed hit"
+        );
     }
 }
-
