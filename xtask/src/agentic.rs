@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferret::{
-    Budget, Ferret, LanguageModel, LlmCallOutcome, LocalModel, Query, ResponseType, TraceStep,
+    Budget, Embedder, Ferret, LanguageModel, LlmCallOutcome, LocalEmbedder, LocalModel, Query,
+    ResponseType, RetrievalMode, TraceStep,
 };
 use serde::Serialize;
 
@@ -52,6 +53,41 @@ pub struct AgenticReport {
     command: String,
 }
 
+/// The whole pipeline over the index in `dir`, as `Ferret::search` runs it for a user: ranking
+/// in `start` (the index's default when `None`), embedding queries with `embedder` (the model
+/// that made the index's vectors), its stages asking `model` when one is given.
+pub(crate) fn pipeline(
+    dir: &Path,
+    start: Option<RetrievalMode>,
+    embedder: Option<LocalEmbedder>,
+    model: Option<Arc<dyn LanguageModel>>,
+) -> anyhow::Result<(Ferret, tokio::runtime::Runtime)> {
+    let mut builder = Ferret::builder().local_index(dir);
+    if let Some(mode) = start {
+        builder = builder.retrieval(mode);
+    }
+    if let Some(embedder) = embedder {
+        builder = builder.embedder(Arc::new(embedder) as Arc<dyn Embedder>);
+    }
+    if let Some(model) = model {
+        builder = builder.language_model(model);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    Ok((builder.build()?, runtime))
+}
+
+/// A question as the evaluation asks it: the ten hits an answer shows, `wall_time` to answer.
+pub(crate) fn question(text: &str, wall_time: Duration) -> anyhow::Result<Query> {
+    Ok(Query::new(text.to_owned())?
+        .with_limit(10)?
+        .with_budget(Budget {
+            wall_time,
+            ..Budget::default()
+        }))
+}
+
 pub fn run(
     name: &str,
     index_dir: &Path,
@@ -67,14 +103,7 @@ pub fn run(
             LocalModel::smollm2(&ferret::default_models_dir())?,
         )),
     };
-    let mut builder = Ferret::builder().local_index(index_dir);
-    if let Some(model) = &model {
-        builder = builder.language_model(model.clone());
-    }
-    let ferret = builder.build()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let (ferret, runtime) = pipeline(index_dir, None, None, model.clone())?;
 
     let (mut ndcg, mut recall, mut answered, mut backend_calls, mut tokens, mut requests) =
         (0.0, 0.0, 0, 0u64, 0u64, 0u64);
@@ -82,13 +111,7 @@ pub fn run(
     let started = Instant::now();
     for (i, (id, text)) in queries.iter().enumerate() {
         let t = Instant::now();
-        let query = Query::new(text.clone())?
-            .with_limit(10)?
-            .with_budget(Budget {
-                wall_time,
-                ..Budget::default()
-            });
-        let response = runtime.block_on(ferret.search(query))?;
+        let response = runtime.block_on(ferret.search(question(text, wall_time)?))?;
         let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
         ndcg += ndcg_at(&ranked, &qrels[id], 10);
         recall += recall_at(&ranked, &qrels[id], 10);

@@ -503,27 +503,14 @@ fn measure_agent(
     qrels: &HashMap<String, HashMap<String, f64>>,
     wall_time: std::time::Duration,
 ) -> anyhow::Result<AgentFigures> {
-    let mut builder = ferret::Ferret::builder().local_index(dir).retrieval(start);
-    if let Some(m) = model {
-        builder = builder.embedder(Arc::new(m) as Arc<dyn Embedder>);
-    }
-    let ferret = builder.build()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let (ferret, runtime) = crate::agentic::pipeline(dir, Some(start), model, None)?;
     let (mut ndcg, mut calls, mut improved, mut worsened) = (0.0, 0u64, 0, 0);
     let mut by_strategy: std::collections::BTreeMap<String, StrategyFigures> = Default::default();
     let mut latencies = Vec::with_capacity(queries.len());
     for ((id, text), start_score) in queries.iter().zip(start_scores) {
         let t = Instant::now();
-        let budget = ferret::Budget {
-            wall_time,
-            ..ferret::Budget::default()
-        };
-        let query = ferret::Query::new(text.clone())?
-            .with_limit(10)?
-            .with_budget(budget);
-        let response = runtime.block_on(ferret.search(query))?;
+        let response =
+            runtime.block_on(ferret.search(crate::agentic::question(text, wall_time)?))?;
         latencies.push(t.elapsed().as_secs_f64() * 1000.0);
         let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
         let score = ndcg_at(&ranked, &qrels[id], 10);

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferret::{Budget, Ferret, LanguageModel, LocalModel, Query};
+use ferret::{LanguageModel, LocalModel};
 use ferret_backends_local::LocalIndex;
-use ferret_core::{Embedder, RetrievalMode};
+use ferret_core::RetrievalMode;
 use ferret_embed::LocalEmbedder;
 use serde::Serialize;
 
@@ -117,28 +117,14 @@ pub(crate) fn run(
         _ => None,
     };
     if agentic {
-        let mut builder = Ferret::builder().local_index(&dir).retrieval(start);
-        if let Some(m) = &llm_model {
-            builder = builder.language_model(m.clone());
-        }
-        if let Some(m) = model {
-            builder = builder.embedder(Arc::new(m) as Arc<dyn Embedder>);
-        }
-        let ferret = builder.build()?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
+        let (ferret, runtime) =
+            crate::agentic::pipeline(&dir, Some(start), model, llm_model.clone())?;
         let mut outcomes = Vec::with_capacity(run.queries.len());
         let mut misses = String::new();
         for (id, text) in run.queries {
             let started = Instant::now();
-            let query = Query::new(text.clone())?
-                .with_limit(10)?
-                .with_budget(Budget {
-                    wall_time: run.wall_time,
-                    ..Budget::default()
-                });
-            let response = runtime.block_on(ferret.search(query))?;
+            let response =
+                runtime.block_on(ferret.search(crate::agentic::question(text, run.wall_time)?))?;
             let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
             let outcome = outcome(
                 run,

@@ -8,7 +8,7 @@ use std::time::Instant;
 use ferret_core::{
     Event, Hit, Implementation, Query, Report, Response, ResponseType, StopReason, Usage,
 };
-use ferret_exec::{CallBudget, ExecRequest, Executor};
+use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
 use ferret_query_intel::Analysis;
 use ferret_synthesis::Answer;
@@ -100,15 +100,7 @@ impl<'a> SearchRun<'a> {
         .await;
         outcomes
             .into_iter()
-            .map(|outcome| {
-                let budget_exhausted = outcome.budget_exhausted;
-                let (hits, new_hits) = self.gathered.absorb(outcome, round, &mut self.rec);
-                Round {
-                    hits,
-                    new_hits,
-                    budget_exhausted,
-                }
-            })
+            .map(|outcome| self.absorb(outcome, round))
             .collect()
     }
 
@@ -119,6 +111,11 @@ impl<'a> SearchRun<'a> {
             .execute_on(request, &self.calls)
             .instrument(tracing::info_span!("exec", round))
             .await;
+        self.absorb(outcome, round)
+    }
+
+    /// Record a round's calls and failures; its hits, and how many are new.
+    pub(crate) fn absorb(&mut self, outcome: ExecOutcome, round: u32) -> Round {
         let budget_exhausted = outcome.budget_exhausted;
         let (hits, new_hits) = self.gathered.absorb(outcome, round, &mut self.rec);
         Round {

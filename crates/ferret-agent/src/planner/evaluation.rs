@@ -2,7 +2,9 @@
 
 use async_trait::async_trait;
 use ferret_core::StageOutput;
-use ferret_llm::{PlanEvaluationContext, ReportEvaluationContext, StageModel, Verdict};
+use ferret_llm::{
+    PlanEvaluationContext, PromptContext, ReportEvaluationContext, StageModel, Verdict,
+};
 
 use super::stages::{PlanEvaluator, ReportEvaluator};
 
@@ -34,6 +36,22 @@ fn with_feedback(verdict: Verdict) -> Verdict {
     }
 }
 
+/// Ask `model` for a verdict on `context`; a verdict the model cannot give passes.
+async fn judge<C: PromptContext<Reply = Verdict>>(
+    model: &StageModel,
+    context: &C,
+) -> StageOutput<Verdict> {
+    let fallback = async { StageOutput::heuristic(pass()) };
+    model
+        .run(
+            context,
+            160,
+            |verdict: Verdict| Ok(with_feedback(verdict)),
+            fallback,
+        )
+        .await
+}
+
 /// The plan evaluator, with a model. When the model fails the plan passes, and the
 /// trace says why.
 #[derive(Debug, Clone)]
@@ -55,15 +73,7 @@ impl PlanEvaluator for LlmPlanEvaluator {
             question: question.to_owned(),
             plan: plan.to_owned(),
         };
-        let fallback = async { StageOutput::heuristic(pass()) };
-        self.model
-            .run(
-                &context,
-                160,
-                |verdict: Verdict| Ok(with_feedback(verdict)),
-                fallback,
-            )
-            .await
+        judge(&self.model, &context).await
     }
 }
 
@@ -88,14 +98,6 @@ impl ReportEvaluator for LlmReportEvaluator {
             question: question.to_owned(),
             report: report.to_owned(),
         };
-        let fallback = async { StageOutput::heuristic(pass()) };
-        self.model
-            .run(
-                &context,
-                160,
-                |verdict: Verdict| Ok(with_feedback(verdict)),
-                fallback,
-            )
-            .await
+        judge(&self.model, &context).await
     }
 }

@@ -145,9 +145,9 @@ impl PlanStrategy {
             for (p, (outcome, duration_ms)) in prepared.into_iter().zip(outcomes) {
                 let (hits, new_results) = match outcome {
                     Some(outcome) => {
-                        exhausted |= outcome.budget_exhausted;
-                        run.gathered
-                            .absorb(outcome, runs.len() as u32 + 1, &mut run.rec)
+                        let round = run.absorb(outcome, runs.len() as u32 + 1);
+                        exhausted |= round.budget_exhausted;
+                        (round.hits, round.new_hits)
                     }
                     None => (Vec::new(), 0),
                 };
