@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferret::{
-    Budget, Embedder, Ferret, LanguageModel, LlmCallOutcome, LocalEmbedder, LocalModel, Query,
-    ResponseType, RetrievalMode, TraceStep,
+    BridgeConfig, Budget, Embedder, Ferret, LanguageModel, LlmCallOutcome, LocalEmbedder,
+    LocalModel, NameRanking, Query, ResponseType, RetrievalMode, TraceStep,
 };
 use serde::Serialize;
 
@@ -55,14 +55,19 @@ pub struct AgenticReport {
 
 /// The whole pipeline over the index in `dir`, as `Ferret::search` runs it for a user: ranking
 /// in `start` (the index's default when `None`), embedding queries with `embedder` (the model
-/// that made the index's vectors), its stages asking `model` when one is given.
+/// that made the index's vectors), its stages asking `model` when one is given and ranking
+/// bridge names by `ranking`.
 pub(crate) fn pipeline(
     dir: &Path,
     start: Option<RetrievalMode>,
     embedder: Option<LocalEmbedder>,
     model: Option<Arc<dyn LanguageModel>>,
+    ranking: NameRanking,
 ) -> anyhow::Result<(Ferret, tokio::runtime::Runtime)> {
-    let mut builder = Ferret::builder().local_index(dir);
+    let mut builder = Ferret::builder().local_index(dir).bridge(BridgeConfig {
+        ranking,
+        ..BridgeConfig::default()
+    });
     if let Some(mode) = start {
         builder = builder.retrieval(mode);
     }
@@ -103,7 +108,7 @@ pub fn run(
             LocalModel::smollm2(&ferret::default_models_dir())?,
         )),
     };
-    let (ferret, runtime) = pipeline(index_dir, None, None, model.clone())?;
+    let (ferret, runtime) = pipeline(index_dir, None, None, model.clone(), NameRanking::Rules)?;
 
     let (mut ndcg, mut recall, mut answered, mut backend_calls, mut tokens, mut requests) =
         (0.0, 0.0, 0, 0u64, 0u64, 0u64);

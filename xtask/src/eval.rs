@@ -62,6 +62,25 @@ pub struct EvalArgs {
     /// found and gold titles) to this JSONL file, to study them.
     #[arg(long)]
     misses: Option<PathBuf>,
+    /// Agentic mode: how bridge names are ranked (meaning reads them with the index's embedder).
+    #[arg(long, value_enum, default_value = "rules")]
+    bridge_ranking: BridgeRanking,
+}
+
+/// `--bridge-ranking`: [`ferret::NameRanking`] on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum BridgeRanking {
+    Rules,
+    Meaning,
+}
+
+impl From<BridgeRanking> for ferret::NameRanking {
+    fn from(ranking: BridgeRanking) -> Self {
+        match ranking {
+            BridgeRanking::Rules => Self::Rules,
+            BridgeRanking::Meaning => Self::Meaning,
+        }
+    }
 }
 
 /// One of two fixed halves of a query set.
@@ -248,6 +267,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             out: &args.out,
             report: args.report.as_deref().unwrap_or(&name),
             misses: args.misses.as_deref(),
+            ranking: args.bridge_ranking.into(),
         };
         return crate::multihop::run(
             &run,
@@ -295,7 +315,10 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             &start_scores,
             &queries,
             &qrels,
-            std::time::Duration::from_secs(args.wall_time),
+            AgentSettings {
+                wall_time: std::time::Duration::from_secs(args.wall_time),
+                ranking: args.bridge_ranking.into(),
+            },
         )?)
     } else {
         None
@@ -491,6 +514,15 @@ pub(crate) fn measure_modes(
     Ok((figures, per_query))
 }
 
+/// How the agent is run for a report.
+#[derive(Clone, Copy)]
+struct AgentSettings {
+    /// Each question's wall-time budget.
+    wall_time: std::time::Duration,
+    /// How bridge names are ranked.
+    ranking: ferret::NameRanking,
+}
+
 /// The whole pipeline over the index in `dir` (searching in `start` mode, the default for an
 /// index with or without vectors), each question answered as `Ferret::search` answers it, its
 /// hits scored against `start_scores`, the same questions' scores for one search.
@@ -501,9 +533,10 @@ fn measure_agent(
     start_scores: &[f64],
     queries: &[(String, String)],
     qrels: &HashMap<String, HashMap<String, f64>>,
-    wall_time: std::time::Duration,
+    settings: AgentSettings,
 ) -> anyhow::Result<AgentFigures> {
-    let (ferret, runtime) = crate::agentic::pipeline(dir, Some(start), model, None)?;
+    let AgentSettings { wall_time, ranking } = settings;
+    let (ferret, runtime) = crate::agentic::pipeline(dir, Some(start), model, None, ranking)?;
     let (mut ndcg, mut calls, mut improved, mut worsened) = (0.0, 0u64, 0, 0);
     let mut by_strategy: std::collections::BTreeMap<String, StrategyFigures> = Default::default();
     let mut latencies = Vec::with_capacity(queries.len());

@@ -72,6 +72,7 @@ pub(crate) struct MultiHopRun<'a> {
     pub out: &'a Path,
     pub report: &'a str,
     pub misses: Option<&'a Path>,
+    pub ranking: ferret::NameRanking,
 }
 
 /// Run the retrieval `modes` over `index`, then (with `agentic`) the pipeline over the same
@@ -118,7 +119,7 @@ pub(crate) fn run(
     };
     if agentic {
         let (ferret, runtime) =
-            crate::agentic::pipeline(&dir, Some(start), model, llm_model.clone())?;
+            crate::agentic::pipeline(&dir, Some(start), model, llm_model.clone(), run.ranking)?;
         let mut outcomes = Vec::with_capacity(run.queries.len());
         let mut misses = String::new();
         for (id, text) in run.queries {

@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
+use ferret_core::Embedder;
 use ferret_grading::{GradingConfig, HeuristicGrader, LlmGrader, RelevanceGrader};
 use ferret_llm::StageModel;
 use ferret_query_intel::{
     BridgeConfig, BridgeFinder, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer,
     HeuristicIntentClassifier, HeuristicRewriter, HopFinder, IntentClassifier, LlmAnalyzer,
-    LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter, QueryAnalyzer, QueryDecomposer,
-    QueryRewriter,
+    LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter, MeaningHopFinder, NameRanking,
+    QueryAnalyzer, QueryDecomposer, QueryRewriter,
 };
 use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer, LlmSynthesizer};
 
@@ -19,7 +20,7 @@ use crate::tool_selection::{HeuristicToolSelector, LlmToolSelector, ToolSelector
 /// What the stages are built from: the guardrail's domain and replies, the grading thresholds
 /// and how questions' shapes and links between results are read. Every stage that needs one of
 /// these gets it from here, the heuristic fallbacks of model-backed stages included.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct StageConfig {
     /// The guardrail's domain and replies.
     pub guardrail: GuardrailConfig,
@@ -27,6 +28,20 @@ pub struct StageConfig {
     pub grading: GradingConfig,
     /// How a question's shape and the names that link results are read.
     pub bridge: BridgeConfig,
+    /// The embedder of the index searched, when it has vectors: what reads bridge names' meaning
+    /// when `bridge.ranking` asks for it.
+    pub embedder: Option<Arc<dyn Embedder>>,
+}
+
+impl std::fmt::Debug for StageConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StageConfig")
+            .field("guardrail", &self.guardrail)
+            .field("grading", &self.grading)
+            .field("bridge", &self.bridge)
+            .field("embedder", &self.embedder.as_ref().map(|e| e.name()))
+            .finish()
+    }
 }
 
 /// The stage implementations a strategy runs. Each is a trait object so an LLM version can
@@ -63,9 +78,16 @@ impl Stages {
         let StageConfig {
             guardrail,
             grading,
-            bridge,
+            bridge: bridge_config,
+            embedder,
         } = config;
-        let bridge = BridgeFinder::new(bridge);
+        let bridge = BridgeFinder::new(bridge_config);
+        let hop_finder: Arc<dyn HopFinder> = match (bridge_config.ranking, embedder) {
+            (NameRanking::Meaning, Some(embedder)) => {
+                Arc::new(MeaningHopFinder::new(bridge, embedder))
+            }
+            _ => Arc::new(bridge),
+        };
         Self {
             classifier: Arc::new(HeuristicIntentClassifier::new(guardrail.clone())),
             analyzer: Arc::new(HeuristicAnalyzer),
@@ -73,7 +95,7 @@ impl Stages {
             rewriter: Arc::new(HeuristicRewriter),
             grader: Arc::new(HeuristicGrader::new(grading)),
             bridge,
-            hop_finder: Arc::new(bridge),
+            hop_finder,
             synthesizer: Arc::new(ExtractiveSynthesizer::default()),
             tool_selector: Arc::new(HeuristicToolSelector::new(bridge)),
             plan: PlanStages::heuristic(grading, bridge),
@@ -87,6 +109,7 @@ impl Stages {
             guardrail,
             grading,
             bridge,
+            embedder: _,
         } = config;
         let bridge = BridgeFinder::new(bridge);
         Self {

@@ -15,17 +15,21 @@ mod bridge;
 mod decomposer;
 mod guardrail;
 mod llm;
+mod meaning;
 mod rewriter;
 mod util;
 
 pub use analyzer::{
     Analysis, Complexity, Entity, EntityKind, HeuristicAnalyzer, QueryAnalyzer, QueryType,
 };
-pub use bridge::{BridgeConfig, BridgeFinder, Hop, HopFinder, HopRequest, QuestionShape};
+pub use bridge::{
+    BridgeConfig, BridgeFinder, Hop, HopFinder, HopRequest, NameRanking, QuestionShape,
+};
 pub use decomposer::{HeuristicDecomposer, QueryDecomposer};
 pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier,
     IntentVerdict, DEFAULT_UNRELATED_TOPICS,
 };
 pub use llm::{LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter};
+pub use meaning::MeaningHopFinder;
 pub use rewriter::{HeuristicRewriter, QueryRewriter};

@@ -14,7 +14,7 @@ use ferret_core::{
 use ferret_exec::{Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
 use ferret_llm::{StageModel, StageModelConfig};
-use ferret_query_intel::{BridgeConfig, GuardrailConfig};
+use ferret_query_intel::{BridgeConfig, GuardrailConfig, NameRanking};
 use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -164,6 +164,8 @@ impl FerretBuilder {
             .validate()
             .map_err(|e| FerretError::Config(e.to_string()))?;
         let mut executor = Executor::builder().config(self.executor);
+        // The embedder of a searched index with vectors, which also reads bridge names' meaning.
+        let mut index_embedder: Option<Arc<dyn Embedder>> = None;
         for spec in self.backends {
             executor = match spec {
                 BackendSpec::Ready(backend, None) => executor.backend(backend),
@@ -184,6 +186,7 @@ impl FerretBuilder {
                         (Some(embedder), true) => Some(embedder.clone()),
                         (None, true) => Some(default_embedder()?),
                     };
+                    index_embedder = index_embedder.or_else(|| embedder.clone());
                     let index =
                         LocalIndex::open_with(&dir, embedder).map_err(|e| index_error(&dir, e))?;
                     let backend = LocalBackend::new("local", Arc::new(index))
@@ -191,7 +194,13 @@ impl FerretBuilder {
                         .map_err(|e| index_error(&dir, e))?;
                     executor.backend(Arc::new(backend))
                 }
-                BackendSpec::DefaultCorpus => executor.backend(Arc::new(default_corpus_backend())),
+                BackendSpec::DefaultCorpus => {
+                    // Loading the model here is paid only by those who asked for meaning.
+                    if self.bridge.ranking == NameRanking::Meaning && index_embedder.is_none() {
+                        index_embedder = default_embedder().ok();
+                    }
+                    executor.backend(Arc::new(default_corpus_backend()))
+                }
                 BackendSpec::Qdrant(config) => executor.backend(Arc::new(qdrant_backend(
                     config,
                     self.retrieval,
@@ -203,6 +212,7 @@ impl FerretBuilder {
             guardrail: self.guardrail.unwrap_or_default(),
             grading: self.grading,
             bridge: self.bridge,
+            embedder: index_embedder.or(self.embedder),
         };
         let stages = match self.model {
             Some(model) => Stages::with_model(StageModel::new(model, self.stage_model), config),

@@ -51,4 +51,4 @@ pub use ferret_llm::{
 };
 #[cfg(feature = "local-model")]
 pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
-pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages};
+pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, NameRanking};

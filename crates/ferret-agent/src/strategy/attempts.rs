@@ -115,10 +115,18 @@ impl Attempts {
             let mut accumulated = dedup_heads_first(&lists, lead);
             let mut linked = 0;
             if shape == QuestionShape::Bridge {
-                (accumulated, linked) =
-                    run.stages
-                        .bridge
-                        .linked_first(question, accumulated, FIRST_SEARCH_LEAD);
+                let bridge = &run.stages.bridge;
+                (accumulated, linked) = match run
+                    .stages
+                    .hop_finder
+                    .rank_bridges(question, &accumulated)
+                    .await
+                {
+                    Some(ranked) => {
+                        bridge.linked_first_among(ranked, accumulated, FIRST_SEARCH_LEAD)
+                    }
+                    None => bridge.linked_first(question, accumulated, FIRST_SEARCH_LEAD),
+                };
             }
             let (mut grades, implementation) = grade(run, shape, &aspects, &hops, &accumulated)
                 .instrument(tracing::info_span!("grading"))
