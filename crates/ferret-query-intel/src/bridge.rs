@@ -362,8 +362,8 @@ impl BridgeFinder {
     /// A result about a name the question holds is where the bridge is written, so when the top
     /// results include one, only such results are read. A name scores for the question's words
     /// it holds ("university" in "Moscow State University"), for the question's words standing
-    /// next to it, for being quoted (titles of works are) and for its length; earlier results
-    /// break ties.
+    /// next to it, for being quoted (titles of works are), for its length, and for having a page
+    /// among `hits`; earlier results break ties.
     pub(crate) fn bridge_candidates(
         &self,
         question: &str,
@@ -411,6 +411,13 @@ impl BridgeFinder {
                 }
             }
         }
+        // A name with a page among the results is a thing with a document of its own, not a
+        // capitalised phrase, and the page is there to be promoted.
+        for candidate in &mut scored {
+            if hits.iter().any(|h| is_about(h, &candidate.name)) {
+                candidate.score += PAGE_FOUND;
+            }
+        }
         // Stable: equal scores keep their order of appearance.
         scored.sort_by(|a, b| b.score.total_cmp(&a.score));
         scored
@@ -427,6 +434,10 @@ pub(crate) struct BridgeCandidate {
     /// The sentence it was first found in: what the results say about it.
     pub(crate) context: String,
 }
+
+/// What a bridge name's page among the results adds to its score: as much as being named by the
+/// first result.
+const PAGE_FOUND: f32 = 1.0;
 
 /// Content terms read on each side of a mention for the question's words.
 const NEAR_TERMS: usize = 4;
@@ -874,6 +885,40 @@ mod tests {
             sentence_around("Dr. Who? Yes.", 0, 3),
             "Dr. Who?",
             "a name's own full stop does not end its sentence"
+        );
+    }
+
+    #[test]
+    fn a_name_whose_page_the_results_hold_moves_up() {
+        let question =
+            "Which company owns the stadium where Oldham Athletic Reserves play home games?";
+        let anchor = hit(
+            "1",
+            "Oldham Athletic Reserves",
+            "The Reserves play at Boundary Park, next to the Oldham Athletic Training Ground, in Greater Manchester.",
+        );
+        let names =
+            |hits: &[Hit]| finder().bridge_entities(question, &question_names(question), hits);
+        assert_eq!(
+            names(std::slice::from_ref(&anchor)),
+            [
+                "Boundary Park",
+                "Greater Manchester",
+                "Oldham Athletic Training Ground"
+            ]
+        );
+        let page = hit(
+            "2",
+            "Oldham Athletic Training Ground",
+            "The training ground of Oldham Athletic.",
+        );
+        assert_eq!(
+            names(&[anchor, page]),
+            [
+                "Boundary Park",
+                "Oldham Athletic Training Ground",
+                "Greater Manchester"
+            ]
         );
     }
 
