@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::eval::{ndcg_at, recall_at};
 
 /// The model the stages ask during an agentic run.
-#[derive(Clone, Copy, Debug, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LlmChoice {
     /// Heuristic stages only.

@@ -10,7 +10,7 @@ use ferret_core::{Embedder, Filters, RetrievalMode, SearchRequest};
 use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig, LocalRuntime};
 use serde::Serialize;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct EvalArgs {
     /// A BEIR-layout directory: corpus.jsonl, queries*.jsonl, qrels/*.tsv.
     #[arg(long)]
@@ -128,6 +128,8 @@ enum Mode {
     Hybrid,
     /// The whole pipeline, as `Ferret::search` runs it.
     Agentic,
+    /// The answers the whole pipeline writes, against the queries' `metadata.answer`.
+    Answer,
 }
 
 impl Mode {
@@ -136,7 +138,7 @@ impl Mode {
             Self::Bm25 => Some(RetrievalMode::Bm25),
             Self::Dense => Some(RetrievalMode::Dense),
             Self::Hybrid => Some(RetrievalMode::Hybrid),
-            Self::Agentic => None,
+            Self::Agentic | Self::Answer => None,
         }
     }
 }
@@ -213,37 +215,28 @@ pub(crate) struct ModeFigures {
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let dataset = &args.dataset;
-    let name = dataset
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "dataset".into());
-    let queries_path = match &args.queries {
-        Some(p) => resolve(dataset, p),
-        None => pick(dataset, "queries", "queries.test.jsonl", |n| {
-            n.starts_with("queries") && n.ends_with(".jsonl")
-        })?,
-    };
-    let qrels_path = match &args.qrels {
-        Some(p) => resolve(dataset, p),
-        None => pick(&dataset.join("qrels"), "qrels", "test.tsv", |n| {
-            n.ends_with(".tsv")
-        })?,
-    };
-    let qrels = read_qrels(&qrels_path)?;
-    let queries: Vec<(String, String)> = read_queries(&queries_path)?
-        .into_iter()
-        .filter(|(id, _)| qrels.contains_key(id))
-        .filter(|(id, _)| args.half.is_none_or(|half| half.holds(id)))
-        .take(args.limit.unwrap_or(usize::MAX))
-        .collect();
-    if queries.is_empty() {
-        bail!(
-            "no query of {} has a judgement in {}",
-            queries_path.display(),
-            qrels_path.display()
-        );
+    if args.mode.contains(&Mode::Answer) {
+        let others: Vec<Mode> = args
+            .mode
+            .iter()
+            .copied()
+            .filter(|m| *m != Mode::Answer)
+            .collect();
+        let fresh = args.fresh;
+        if !others.is_empty() {
+            run(EvalArgs {
+                mode: others,
+                ..args.clone()
+            })?;
+        }
+        return run_answers(&args, fresh && args.mode.len() == 1);
     }
+    let Inputs {
+        name,
+        queries_path,
+        qrels,
+        queries,
+    } = inputs(&args)?;
     let modes: Vec<RetrievalMode> = args.mode.iter().filter_map(|m| m.retrieval()).collect();
     let types = crate::multihop::read_query_types(&queries_path)?;
     let agentic = args.mode.contains(&Mode::Agentic);
@@ -254,7 +247,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
         runtime: args.runtime.into(),
         ..Default::default()
     });
-    let prepared = prepare_index(dataset, &name, &args.index, embedder, args.fresh)?;
+    let prepared = prepare_index(&args.dataset, &name, &args.index, embedder, args.fresh)?;
     let (index, model, ingest_figures) = (prepared.index, prepared.model, prepared.ingest);
     if !types.is_empty() {
         let run = crate::multihop::MultiHopRun {
@@ -381,6 +374,94 @@ pub(crate) struct PreparedIndex {
     /// The uncached model, for embedding queries as a new question would be.
     pub model: Option<LocalEmbedder>,
     ingest: IngestFigures,
+}
+
+/// What a run reads before it searches.
+struct Inputs {
+    name: String,
+    queries_path: PathBuf,
+    qrels: HashMap<String, HashMap<String, f64>>,
+    /// The judged queries of the half asked for, at most `--limit`.
+    queries: Vec<(String, String)>,
+}
+
+fn inputs(args: &EvalArgs) -> anyhow::Result<Inputs> {
+    let dataset = &args.dataset;
+    let name = dataset
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset".into());
+    let queries_path = match &args.queries {
+        Some(p) => resolve(dataset, p),
+        None => pick(dataset, "queries", "queries.test.jsonl", |n| {
+            n.starts_with("queries") && n.ends_with(".jsonl")
+        })?,
+    };
+    let qrels_path = match &args.qrels {
+        Some(p) => resolve(dataset, p),
+        None => pick(&dataset.join("qrels"), "qrels", "test.tsv", |n| {
+            n.ends_with(".tsv")
+        })?,
+    };
+    let qrels = read_qrels(&qrels_path)?;
+    let queries: Vec<(String, String)> = read_queries(&queries_path)?
+        .into_iter()
+        .filter(|(id, _)| qrels.contains_key(id))
+        .filter(|(id, _)| args.half.is_none_or(|half| half.holds(id)))
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    if queries.is_empty() {
+        bail!(
+            "no query of {} has a judgement in {}",
+            queries_path.display(),
+            qrels_path.display()
+        );
+    }
+    Ok(Inputs {
+        name,
+        queries_path,
+        qrels,
+        queries,
+    })
+}
+
+/// `--mode answer`: the pipeline's answers against the queries' gold answers, over the search a
+/// user gets (hybrid: the index is built with vectors).
+fn run_answers(args: &EvalArgs, fresh: bool) -> anyhow::Result<()> {
+    let Inputs {
+        name,
+        queries_path,
+        qrels,
+        queries,
+        ..
+    } = inputs(args)?;
+    let gold = crate::answers::read_gold_answers(&queries_path)?;
+    if gold.is_empty() {
+        bail!(
+            "--mode answer needs queries with `metadata.answer`; {} has none",
+            queries_path.display()
+        );
+    }
+    let embedder = LocalEmbedderConfig {
+        threads: args.threads,
+        runtime: args.runtime.into(),
+        ..Default::default()
+    };
+    let prepared = prepare_index(&args.dataset, &name, &args.index, Some(embedder), fresh)?;
+    let dir = prepared.index.dir().to_owned();
+    let documents = prepared.index.len();
+    drop(prepared.index);
+    let run = crate::answers::AnswerRun {
+        name: &name,
+        queries: &queries,
+        qrels: &qrels,
+        gold: &gold,
+        llm: args.llm,
+        wall_time: std::time::Duration::from_secs(args.wall_time),
+        out: &args.out,
+        report: args.report.as_deref().unwrap_or(&name),
+    };
+    crate::answers::run(&run, &dir, documents, prepared.model)
 }
 
 /// Open (or build) the index of `dataset` under `base`; with an `embedder`, dense vectors from

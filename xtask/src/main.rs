@@ -3,6 +3,7 @@
 //! models; `tidy` checks the dependency rules.
 
 mod agentic;
+mod answers;
 mod bench;
 mod chart;
 mod eval;

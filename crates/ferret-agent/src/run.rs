@@ -195,12 +195,14 @@ impl<'a> SearchRun<'a> {
             Some(answer) => {
                 rec.emit(Event::Answer {
                     text: answer.text.clone(),
+                    short_answer: answer.short.clone(),
                     citations: answer.citations.clone(),
                 });
                 Response {
                     response_type: ResponseType::Results,
                     message: None,
                     answer: Some(answer.text),
+                    short_answer: answer.short,
                     citations: answer.citations,
                     report,
                     hits,

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{BackendFailure, Citation, Hit, Response, TraceStep};
+use crate::{BackendFailure, Citation, Hit, Response, ShortAnswer, TraceStep};
 
 /// The streamed form of a search: the same facts as the [`Response`] and its trace, as they happen.
 ///
@@ -36,6 +36,9 @@ pub enum Event {
     Answer {
         /// The answer with `[n]` markers.
         text: String,
+        /// The answer in a few words, when the question asks for one and a source states it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        short_answer: Option<ShortAnswer>,
         /// What the markers point at.
         citations: Vec<Citation>,
     },

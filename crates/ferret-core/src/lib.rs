@@ -28,7 +28,8 @@ pub use llm::{
 };
 pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
 pub use response::{
-    BackendFailure, Citation, Report, ReportSection, Response, ResponseType, StopReason, Usage,
+    BackendFailure, Citation, Report, ReportSection, Response, ResponseType, ShortAnswer,
+    StopReason, Usage,
 };
 pub use strategy::{Strategy, StrategyReason, UnknownStrategy};
 pub use trace::{Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep};

@@ -48,6 +48,17 @@ pub struct Citation {
     pub url: Option<String>,
 }
 
+/// The answer in a few words, where the question asks for one: a name, a date or year, a number,
+/// a place, yes or no, or one of the two options a comparison names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShortAnswer {
+    /// The words, as a source writes them ("1755", "Moscow State University"), or `yes` / `no`.
+    pub text: String,
+    /// The sources it is read from, each one of [`Response::citations`]: one for a span, both
+    /// sides' for a comparison or a yes/no over two things.
+    pub citations: Vec<Citation>,
+}
+
 /// A backend call that failed while the search went on without it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackendFailure {
@@ -111,6 +122,9 @@ pub struct Response {
     /// The answer, with `[n]` markers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
+    /// The answer in a few words, when the question asks for one and a cited source states it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_answer: Option<ShortAnswer>,
     /// What each marker of the answer points at, in marker order.
     pub citations: Vec<Citation>,
     /// The planner strategy's report, section by section; `answer` holds it rendered as text,
@@ -136,6 +150,7 @@ impl Response {
             response_type: ResponseType::Message,
             message: Some(message.into()),
             answer: None,
+            short_answer: None,
             report: None,
             citations: Vec::new(),
             hits: Vec::new(),

@@ -1,4 +1,4 @@
-use ferret_core::{Citation, Hit, Implementation, StageOutput, TraceStep};
+use ferret_core::{Citation, Hit, Implementation, ShortAnswer, StageOutput, TraceStep};
 use serde::{Deserialize, Serialize};
 
 /// A written answer and the sources its markers point at.
@@ -9,6 +9,10 @@ pub struct Answer {
     pub text: String,
     /// One citation per marker number, in marker order `1..=k`; each points at one of the hits.
     pub citations: Vec<Citation>,
+    /// The answer in a few words, when the question asks for one and a cited hit states it; its
+    /// citations are among `citations`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short: Option<ShortAnswer>,
     /// Sentences in `text`.
     pub sentences: usize,
     /// Marker numbers removed because they pointed at no hit.

@@ -74,6 +74,7 @@ pub fn check_citations(text: &str, hits: &[Hit]) -> Answer {
     Answer {
         text,
         citations,
+        short: None,
         sentences,
         dropped_markers,
     }

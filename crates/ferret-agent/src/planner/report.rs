@@ -43,6 +43,7 @@ pub(crate) fn finalize(report: Report, evidence: &[Hit]) -> Option<(Report, Answ
     let answer = Answer {
         text,
         citations: checked.citations,
+        short: None,
         sentences: checked.sentences,
         dropped_markers: checked.dropped_markers,
     };

@@ -1,0 +1,386 @@
+//! `cargo xtask eval --mode answer`: what the user reads, measured. The whole pipeline answers
+//! each question whose query carries `metadata.answer`; the report gives, overall and per question
+//! type, how often the answer holds the gold answer, the short answer's exact match and token F1
+//! (HotpotQA's answer metrics), the answer's length, and whether its citations point at relevant
+//! documents.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferret::{LanguageModel, LocalEmbedder, LocalModel, NameRanking, Response, ResponseType};
+use serde::Serialize;
+
+use crate::agentic::LlmChoice;
+
+/// The inputs of one answer report.
+pub(crate) struct AnswerRun<'a> {
+    pub name: &'a str,
+    pub queries: &'a [(String, String)],
+    pub qrels: &'a HashMap<String, HashMap<String, f64>>,
+    /// Gold answer and question type, by query id.
+    pub gold: &'a HashMap<String, GoldAnswer>,
+    pub llm: LlmChoice,
+    pub wall_time: Duration,
+    pub out: &'a Path,
+    pub report: &'a str,
+}
+
+/// What a query's metadata says its answer is.
+pub(crate) struct GoldAnswer {
+    pub answer: String,
+    pub kind: String,
+}
+
+/// The gold answers of the queries in `path` that carry `metadata.answer`.
+pub(crate) fn read_gold_answers(path: &Path) -> anyhow::Result<HashMap<String, GoldAnswer>> {
+    let mut gold = HashMap::new();
+    for line in std::fs::read_to_string(path)?.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line)?;
+        if let (Some(id), Some(answer)) = (v["_id"].as_str(), v["metadata"]["answer"].as_str()) {
+            let kind = v["metadata"]["type"].as_str().unwrap_or("all").to_owned();
+            gold.insert(
+                id.to_owned(),
+                GoldAnswer {
+                    answer: answer.to_owned(),
+                    kind,
+                },
+            );
+        }
+    }
+    Ok(gold)
+}
+
+#[derive(Serialize)]
+struct Report {
+    dataset: String,
+    documents: usize,
+    rows: Vec<Row>,
+    command: String,
+}
+
+/// One pipeline's figures: overall and per question type.
+#[derive(Serialize)]
+struct Row {
+    pipeline: String,
+    model: Option<String>,
+    by_type: BTreeMap<String, Figures>,
+}
+
+#[derive(Serialize, Default, Clone)]
+struct Figures {
+    questions: usize,
+    /// Answers whose text or short answer holds the gold answer, normalised.
+    contains_gold: f64,
+    /// Short answers equal to the gold answer, normalised.
+    short_exact: f64,
+    /// Token F1 of the short answer against the gold answer.
+    short_f1: f64,
+    /// Questions given a short answer.
+    short_given: f64,
+    /// Words of the answer text (markers and short answer excluded), over answered questions.
+    mean_words: f64,
+    /// Citations pointing at a relevant document, over all citations.
+    citation_precision: f64,
+    /// Answered questions citing at least one document that is not relevant.
+    citing_irrelevant: f64,
+    /// Questions given a message instead of an answer.
+    messages: f64,
+    seconds_per_question: f64,
+}
+
+/// One question's measurements.
+#[derive(Default, Clone, Copy)]
+struct Scored {
+    contains: bool,
+    exact: bool,
+    f1: f64,
+    short_given: bool,
+    answered: bool,
+    words: usize,
+    citations: usize,
+    relevant_citations: usize,
+    seconds: f64,
+}
+
+pub(crate) fn run(
+    run: &AnswerRun<'_>,
+    dir: &Path,
+    documents: usize,
+    embedder: Option<LocalEmbedder>,
+) -> anyhow::Result<()> {
+    let mut pipelines: Vec<(String, Option<Arc<dyn LanguageModel>>)> =
+        vec![("heuristic".to_owned(), None)];
+    if run.llm == LlmChoice::Local {
+        let model = LocalModel::smollm2(&ferret::default_models_dir())?;
+        pipelines.push(("model".to_owned(), Some(Arc::new(model))));
+    }
+    let mut rows = Vec::new();
+    for (label, model) in pipelines {
+        let model_name = model.as_ref().map(|m| m.name().to_owned());
+        let (ferret, runtime) =
+            crate::agentic::pipeline(dir, None, embedder.clone(), model, NameRanking::Rules)?;
+        let mut scored: Vec<(String, Scored)> = Vec::new();
+        for (i, (id, text)) in run.queries.iter().enumerate() {
+            let Some(gold) = run.gold.get(id) else {
+                continue;
+            };
+            let started = Instant::now();
+            let response =
+                runtime.block_on(ferret.search(crate::agentic::question(text, run.wall_time)?))?;
+            let mut one = score(&response, &gold.answer, &run.qrels[id]);
+            one.seconds = started.elapsed().as_secs_f64();
+            if model_name.is_some() {
+                eprintln!(
+                    "{label} {}/{}: {:.1}s",
+                    i + 1,
+                    run.queries.len(),
+                    one.seconds
+                );
+            }
+            scored.push((gold.kind.clone(), one));
+        }
+        let mut by_type = BTreeMap::new();
+        by_type.insert("all".to_owned(), summarise(scored.iter().map(|(_, s)| s)));
+        let kinds: std::collections::BTreeSet<&String> = scored.iter().map(|(k, _)| k).collect();
+        for kind in kinds {
+            let of_kind = scored.iter().filter(|(k, _)| k == kind).map(|(_, s)| s);
+            by_type.insert(kind.clone(), summarise(of_kind));
+        }
+        let row = Row {
+            pipeline: label,
+            model: model_name,
+            by_type,
+        };
+        println!("{}", line(&row));
+        rows.push(row);
+    }
+    let report = Report {
+        dataset: run.name.to_owned(),
+        documents,
+        rows,
+        command: format!(
+            "cargo xtask {}",
+            std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+        ),
+    };
+    let stem = run.out.join(format!("{}-answers", run.report));
+    std::fs::create_dir_all(run.out)?;
+    std::fs::write(
+        stem.with_extension("json"),
+        serde_json::to_string_pretty(&report)? + "\n",
+    )?;
+    let markdown = render(&report);
+    std::fs::write(stem.with_extension("md"), &markdown)?;
+    print!("{markdown}");
+    println!("wrote {}.{{json,md}}", stem.display());
+    Ok(())
+}
+
+/// How `response` answers a question whose gold answer is `gold` and whose relevant documents
+/// are `relevant`.
+fn score(response: &Response, gold: &str, relevant: &HashMap<String, f64>) -> Scored {
+    let answered = response.response_type == ResponseType::Results && response.answer.is_some();
+    let text = response.answer.as_deref().unwrap_or_default();
+    let short = response.short_answer.as_ref().map(|s| s.text.as_str());
+    let read_together = format!("{} {}", without_markers(text), short.unwrap_or_default());
+    let citations = if answered {
+        response.citations.len()
+    } else {
+        0
+    };
+    let relevant_citations = if answered {
+        response
+            .citations
+            .iter()
+            .filter(|c| relevant.get(&c.hit_id.0).is_some_and(|&grade| grade > 0.0))
+            .count()
+    } else {
+        0
+    };
+    Scored {
+        contains: contains_answer(&read_together, gold),
+        exact: short.is_some_and(|s| normalize(s) == normalize(gold)),
+        f1: short.map_or(0.0, |s| token_f1(s, gold)),
+        short_given: short.is_some(),
+        answered,
+        words: if answered {
+            without_markers(text).split_whitespace().count()
+        } else {
+            0
+        },
+        citations,
+        relevant_citations,
+        seconds: 0.0,
+    }
+}
+
+fn summarise<'a>(scored: impl Iterator<Item = &'a Scored>) -> Figures {
+    let all: Vec<&Scored> = scored.collect();
+    let n = all.len().max(1) as f64;
+    let share = |f: fn(&Scored) -> bool| all.iter().filter(|s| f(s)).count() as f64 / n;
+    let answered: Vec<&&Scored> = all.iter().filter(|s| s.answered).collect();
+    let citations: usize = all.iter().map(|s| s.citations).sum();
+    let relevant: usize = all.iter().map(|s| s.relevant_citations).sum();
+    Figures {
+        questions: all.len(),
+        contains_gold: share(|s| s.contains),
+        short_exact: share(|s| s.exact),
+        short_f1: all.iter().map(|s| s.f1).sum::<f64>() / n,
+        short_given: share(|s| s.short_given),
+        mean_words: answered.iter().map(|s| s.words as f64).sum::<f64>()
+            / answered.len().max(1) as f64,
+        citation_precision: relevant as f64 / citations.max(1) as f64,
+        citing_irrelevant: answered
+            .iter()
+            .filter(|s| s.relevant_citations < s.citations)
+            .count() as f64
+            / answered.len().max(1) as f64,
+        messages: share(|s| !s.answered),
+        seconds_per_question: all.iter().map(|s| s.seconds).sum::<f64>() / n,
+    }
+}
+
+/// `text` without its `[n]` / `[n, m]` markers.
+fn without_markers(text: &str) -> String {
+    let marker = regex::Regex::new(r"\s*\[\d+(?:,\s*\d+)*\]").expect("valid pattern");
+    marker.replace_all(text, "").into_owned()
+}
+
+/// HotpotQA's answer normalisation: lower case, no punctuation, no articles, single spaces.
+fn normalize(text: &str) -> String {
+    let lower = text.to_lowercase();
+    let no_punctuation: String = lower
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c.is_whitespace() {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    no_punctuation
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "a" | "an" | "the"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Does `text` hold `gold` as whole words, both normalised?
+fn contains_answer(text: &str, gold: &str) -> bool {
+    let gold = normalize(gold);
+    !gold.is_empty() && format!(" {} ", normalize(text)).contains(&format!(" {gold} "))
+}
+
+/// HotpotQA's token F1: overlap of the normalised tokens; a yes/no gold answer needs an exact match.
+fn token_f1(prediction: &str, gold: &str) -> f64 {
+    let (prediction, gold) = (normalize(prediction), normalize(gold));
+    let special = ["yes", "no", "noanswer"];
+    if (special.contains(&prediction.as_str()) || special.contains(&gold.as_str()))
+        && prediction != gold
+    {
+        return 0.0;
+    }
+    let mut counts: HashMap<&str, i64> = HashMap::new();
+    for token in gold.split_whitespace() {
+        *counts.entry(token).or_default() += 1;
+    }
+    let mut common = 0;
+    for token in prediction.split_whitespace() {
+        if let Some(count) = counts.get_mut(token) {
+            if *count > 0 {
+                *count -= 1;
+                common += 1;
+            }
+        }
+    }
+    if common == 0 {
+        return 0.0;
+    }
+    let precision = common as f64 / prediction.split_whitespace().count() as f64;
+    let recall = common as f64 / gold.split_whitespace().count() as f64;
+    2.0 * precision * recall / (precision + recall)
+}
+
+fn line(row: &Row) -> String {
+    let all = &row.by_type["all"];
+    format!(
+        "answer ({}): contains gold {:.3}, short EM {:.3} F1 {:.3}, {:.1} words, citation precision {:.3}, citing irrelevant {:.3}",
+        row.pipeline,
+        all.contains_gold,
+        all.short_exact,
+        all.short_f1,
+        all.mean_words,
+        all.citation_precision,
+        all.citing_irrelevant
+    )
+}
+
+fn render(report: &Report) -> String {
+    let mut md = format!(
+        "# {}: answers\n\nGenerated by `{}`: {} documents. Each question is answered by the whole \
+         pipeline, as `Ferret::search` answers it.\n\n\
+         - **contains**: the answer text and short answer, read together, hold the gold answer \
+         (normalised: case, punctuation, articles).\n\
+         - **EM / F1**: the short answer against the gold answer (HotpotQA's metrics; none given \
+         scores 0). **short**: share of questions given one.\n\
+         - **words**: mean words of the answer text, markers and short answer excluded.\n\
+         - **cit. prec.**: citations pointing at a relevant document, over all citations. \
+         **cites irrelevant**: answers citing at least one document that is not relevant.\n\
+         - **messages**: questions given a message instead of an answer.\n\n\
+         | pipeline | type | questions | contains | EM | F1 | short | words | cit. prec. | cites irrelevant | messages | s/q |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        report.dataset, report.command, report.documents
+    );
+    for row in &report.rows {
+        let name = match &row.model {
+            Some(model) => format!("{} ({model})", row.pipeline),
+            None => row.pipeline.clone(),
+        };
+        for (kind, f) in &row.by_type {
+            md.push_str(&format!(
+                "| {name} | {kind} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.3} | {:.3} | {:.3} | {:.2} |\n",
+                f.questions,
+                f.contains_gold,
+                f.short_exact,
+                f.short_f1,
+                f.short_given,
+                f.mean_words,
+                f.citation_precision,
+                f.citing_irrelevant,
+                f.messages,
+                f.seconds_per_question
+            ));
+        }
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_compared_as_hotpotqa_compares_them() {
+        assert_eq!(
+            normalize("The Moscow-State  University!"),
+            "moscow state university"
+        );
+        assert!(contains_answer("It was founded in 1755 [1].", "1755"));
+        assert!(!contains_answer("It was founded in 17550.", "1755"));
+        assert!(contains_answer("yes", "Yes"));
+        assert_eq!(
+            token_f1("Moscow State University", "Moscow State University"),
+            1.0
+        );
+        assert!((token_f1("State University", "Moscow State University") - 0.8).abs() < 1e-9);
+        assert_eq!(token_f1("no", "yes"), 0.0);
+        assert_eq!(token_f1("yes", "yes"), 1.0);
+        assert_eq!(without_markers("One [1]. Two [2, 3]."), "One. Two.");
+    }
+}
