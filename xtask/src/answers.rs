@@ -25,6 +25,8 @@ pub(crate) struct AnswerRun<'a> {
     pub wall_time: Duration,
     pub out: &'a Path,
     pub report: &'a str,
+    /// Where to write the questions whose answer misses the gold answer, as JSONL.
+    pub misses: Option<&'a Path>,
 }
 
 /// What a query's metadata says its answer is.
@@ -125,6 +127,7 @@ pub(crate) fn run(
         let (ferret, runtime) =
             crate::agentic::pipeline(dir, None, embedder.clone(), model, NameRanking::Rules)?;
         let mut scored: Vec<(String, Scored)> = Vec::new();
+        let mut misses = String::new();
         for (i, (id, text)) in run.queries.iter().enumerate() {
             let Some(gold) = run.gold.get(id) else {
                 continue;
@@ -142,7 +145,23 @@ pub(crate) fn run(
                     one.seconds
                 );
             }
+            if !one.contains {
+                let line = serde_json::json!({
+                    "id": id,
+                    "type": gold.kind,
+                    "question": text,
+                    "gold": gold.answer,
+                    "answer": response.answer,
+                    "short": response.short_answer.as_ref().map(|s| &s.text),
+                    "hits": response.hits.iter().take(4).map(|h| format!("{} {}", h.id.0, h.title)).collect::<Vec<_>>(),
+                    "relevant": run.qrels[id].keys().collect::<Vec<_>>(),
+                });
+                misses += &format!("{line}\n");
+            }
             scored.push((gold.kind.clone(), one));
+        }
+        if let Some(path) = run.misses {
+            std::fs::write(path.with_extension(format!("{label}.jsonl")), &misses)?;
         }
         let mut by_type = BTreeMap::new();
         by_type.insert("all".to_owned(), summarise(scored.iter().map(|(_, s)| s)));

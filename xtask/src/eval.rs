@@ -460,6 +460,7 @@ fn run_answers(args: &EvalArgs, fresh: bool) -> anyhow::Result<()> {
         wall_time: std::time::Duration::from_secs(args.wall_time),
         out: &args.out,
         report: args.report.as_deref().unwrap_or(&name),
+        misses: args.misses.as_deref(),
     };
     crate::answers::run(&run, &dir, documents, prepared.model)
 }

@@ -308,11 +308,17 @@ impl BridgeFinder {
     }
 
     /// `hits` with the pages of the bridge names their top results give moved up to just after
-    /// the first `lead`, and how many were moved: a page the question's search found low down is
-    /// the one its best result points to, so it belongs beside it. At most
-    /// [`BridgeConfig::hits_read`] names are followed, and only the best-ranked (a name merely
-    /// mentioned is rarely a page's subject).
-    pub fn linked_first(&self, question: &str, hits: Vec<Hit>, lead: usize) -> (Vec<Hit>, usize) {
+    /// the first `lead`, and where the pages of those names now are (those already within the
+    /// lead stay where they were): a page the question's search found low down is the one its
+    /// best result points to, so it belongs beside it. At most [`BridgeConfig::hits_read`] names
+    /// are followed, and only the best-ranked (a name merely mentioned is rarely a page's
+    /// subject).
+    pub fn linked_first(
+        &self,
+        question: &str,
+        hits: Vec<Hit>,
+        lead: usize,
+    ) -> (Vec<Hit>, Vec<usize>) {
         let ranked = self.bridge_entities(question, &question_names(question), &hits);
         self.linked_first_among(ranked, hits, lead)
     }
@@ -323,24 +329,37 @@ impl BridgeFinder {
         ranked: Vec<String>,
         hits: Vec<Hit>,
         lead: usize,
-    ) -> (Vec<Hit>, usize) {
+    ) -> (Vec<Hit>, Vec<usize>) {
         let lead = lead.min(hits.len());
+        let mut in_lead: Vec<usize> = Vec::new();
         let mut promoted: Vec<usize> = Vec::new();
         for name in ranked.iter().take(self.config.hits_read) {
-            if let Some(at) =
-                (lead..hits.len()).find(|&i| !promoted.contains(&i) && is_about(&hits[i], name))
+            let unclaimed = |i: &usize| !promoted.contains(i) && !in_lead.contains(i);
+            if let Some(at) = (0..lead)
+                .filter(unclaimed)
+                .find(|&i| is_about(&hits[i], name))
+            {
+                in_lead.push(at);
+            } else if let Some(at) = (lead..hits.len())
+                .filter(unclaimed)
+                .find(|&i| is_about(&hits[i], name))
             {
                 promoted.push(at);
             }
         }
+        let reached: Vec<usize> = in_lead
+            .iter()
+            .copied()
+            .chain(lead..lead + promoted.len())
+            .collect();
         if promoted.is_empty() {
-            return (hits, 0);
+            return (hits, reached);
         }
         let mut slots: Vec<Option<Hit>> = hits.into_iter().map(Some).collect();
         let mut ordered: Vec<Hit> = slots[..lead].iter_mut().filter_map(Option::take).collect();
         ordered.extend(promoted.iter().filter_map(|&i| slots[i].take()));
         ordered.extend(slots.into_iter().flatten());
-        (ordered, promoted.len())
+        (ordered, reached)
     }
 
     /// Names in the top results that the question does not contain, best first.
@@ -865,10 +884,10 @@ mod tests {
             hit("3", "Martha Graham", "A dancer."),
             hit("4", "Camilla Dallerup", "Camilla Dallerup is a Danish dancer."),
         ];
-        let (hits, moved) = finder().linked_first(question, hits, 2);
+        let (hits, reached) = finder().linked_first(question, hits, 2);
         let ids: Vec<String> = hits.into_iter().map(|h| h.id.0).collect();
         assert_eq!(ids, ["1", "2", "4", "3"]);
-        assert_eq!(moved, 1);
+        assert_eq!(reached, [2]);
     }
 
     #[test]

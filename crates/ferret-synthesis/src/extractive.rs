@@ -1,9 +1,11 @@
 use std::collections::HashSet;
 
 use ferret_core::text::{cut, CutMark};
-use ferret_core::{text, Hit, StageOutput};
+use ferret_core::{text, Hit, ShortAnswer, StageOutput};
 use serde::{Deserialize, Serialize};
 
+use crate::factoid::{self, Draft};
+use crate::question::Asked;
 use crate::sentences::{is_closer, is_terminator};
 use crate::{check_citations, split_sentences, strip_markers, Answer, AnswerSynthesizer};
 
@@ -17,6 +19,11 @@ pub struct SynthesisConfig {
     pub max_sources: usize,
     /// Characters of one sentence, at most; longer ones are cut at a word and end with `…`.
     pub max_sentence_chars: usize,
+    /// Words of an answer to a question that asks for a fact (a name, a date, a number, yes or
+    /// no, one of two options), at most: a longer sentence is cut around what answers.
+    pub factoid_words: usize,
+    /// Words of an answer to any other question (how to, why), at most.
+    pub open_words: usize,
 }
 
 impl Default for SynthesisConfig {
@@ -25,12 +32,16 @@ impl Default for SynthesisConfig {
             max_sentences: 3,
             max_sources: 3,
             max_sentence_chars: 400,
+            factoid_words: 50,
+            open_words: 120,
         }
     }
 }
 
 /// Shortest sentence limit accepted: below it a cut sentence says nothing.
 const MIN_SENTENCE_CHARS: usize = 20;
+/// Shortest answer limit accepted, in words.
+const MIN_WORDS: usize = 10;
 
 /// A [`SynthesisConfig`] that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,6 +69,8 @@ impl SynthesisConfig {
                 self.max_sentence_chars,
                 MIN_SENTENCE_CHARS,
             ),
+            ("factoid_words", self.factoid_words, MIN_WORDS),
+            ("open_words", self.open_words, MIN_WORDS),
         ] {
             if value < min {
                 return Err(SynthesisConfigError::TooSmall { name, min, value });
@@ -120,6 +133,62 @@ impl ExtractiveSynthesizer {
         if hits.is_empty() || c.max_sentences == 0 || c.max_sources == 0 {
             return Answer::default();
         }
+        let asked = Asked::read(question);
+        if asked.is_factoid() {
+            return self.factoid(&asked, hits);
+        }
+        self.open(question, hits)
+    }
+
+    /// The answer to a question asking for a fact: the sentence stating it (and the one linking
+    /// it to the question), and the fact in a few words.
+    fn factoid(&self, asked: &Asked, hits: &[Hit]) -> Answer {
+        let c = &self.config;
+        match factoid::draft(asked, hits, c.max_sources, c.factoid_words) {
+            Draft::Stated { sentences, short } => {
+                let draft: Vec<String> = sentences
+                    .iter()
+                    .map(|s| with_marker(&truncate(&s.text, c.max_sentence_chars), s.hit + 1))
+                    .collect();
+                let mut answer = check_citations(&draft.join(" "), hits);
+                answer.short = short.map(|(text, from)| ShortAnswer {
+                    text,
+                    citations: from
+                        .iter()
+                        .filter_map(|&h| {
+                            answer
+                                .citations
+                                .iter()
+                                .find(|c| c.hit_id == hits[h].id)
+                                .cloned()
+                        })
+                        .collect(),
+                });
+                answer
+            }
+            // Nothing to read at all: no answer, and the caller says so.
+            Draft::NotStated { closest } if closest.is_empty() => Answer::default(),
+            Draft::NotStated { closest } => {
+                let named: Vec<String> = closest
+                    .iter()
+                    .map(|&h| match hits[h].title.trim() {
+                        "" => format!("[{}]", h + 1),
+                        title => format!("{title} [{}]", h + 1),
+                    })
+                    .collect();
+                let closest = match named.as_slice() {
+                    [one] => format!("the closest is {one}"),
+                    _ => format!("the closest are {}", named.join(" and ")),
+                };
+                let text = format!("None of the sources found states this; {closest}.");
+                check_citations(&text, hits)
+            }
+        }
+    }
+
+    /// The answer to an open question: the sentences sharing the most of its terms.
+    fn open(&self, question: &str, hits: &[Hit]) -> Answer {
+        let c = &self.config;
         let q = text::term_set(question);
         let considered = &hits[..hits.len().min(CANDIDATE_HITS.max(c.max_sources))];
         let mut candidates = Vec::new();
@@ -164,6 +233,12 @@ impl ExtractiveSynthesizer {
         }
         // Stable: equal scores keep the order they were found in (hit rank, then position).
         picked.sort_by(|&a, &b| candidates[b].score.total_cmp(&candidates[a].score));
+        // Within the length limit; the best sentence stays whatever its length.
+        let mut words = 0;
+        picked.retain(|&i| {
+            words += candidates[i].text.split_whitespace().count();
+            words <= c.open_words || words == candidates[i].text.split_whitespace().count()
+        });
 
         // Markers are hit positions here; check_citations renumbers them in order of first use.
         let draft: Vec<String> = picked

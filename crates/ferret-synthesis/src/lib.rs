@@ -13,8 +13,12 @@
 mod answer;
 mod citations;
 mod extractive;
+mod factoid;
 mod llm;
+mod names;
+mod question;
 mod sentences;
+mod spans;
 
 pub use answer::{Answer, AnswerSynthesizer};
 pub use citations::{check_citations, strip_markers};

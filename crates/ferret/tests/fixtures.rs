@@ -119,6 +119,10 @@ fn view(response: &Response, case: &Path) -> serde_json::Value {
         "strategy": strategy,
         "calls": calls,
         "decisions": decisions,
+        "short_answer": response.short_answer.as_ref().map(|s| {
+            let from: Vec<String> = s.citations.iter().map(|c| format!("[{}]", c.marker)).collect();
+            format!("{} {}", s.text, from.join(""))
+        }),
         "answer": response.answer,
         "message": response.message,
         "citations": response.citations.iter().map(|c| format!("[{}] {}", c.marker, c.title)).collect::<Vec<_>>(),

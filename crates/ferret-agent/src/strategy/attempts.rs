@@ -113,7 +113,7 @@ impl Attempts {
                 FIRST_SEARCH_LEAD
             };
             let mut accumulated = dedup_heads_first(&lists, lead);
-            let mut linked = 0;
+            let mut linked = Vec::new();
             if shape == QuestionShape::Bridge {
                 let bridge = &run.stages.bridge;
                 (accumulated, linked) = match run
@@ -131,7 +131,7 @@ impl Attempts {
             let (mut grades, implementation) = grade(run, shape, &aspects, &hops, &accumulated)
                 .instrument(tracing::info_span!("grading"))
                 .await;
-            linking::keep_named_pages(&mut grades, linked);
+            linking::keep_named_pages(&mut grades, &linked);
             run.rec.step(grades.trace_step(number, implementation));
 
             let hop = if shape == QuestionShape::Simple {
@@ -232,16 +232,16 @@ impl Attempts {
             linking::shown_and_relevant(accumulated, &grades, shape, run.query.limit);
         let relevant = if grades.quality == Quality::Low {
             Vec::new()
-        } else {
+        } else if shape == QuestionShape::Simple {
             relevant
-        };
-        // The aspects' words (a comparison's attribute, say) count as asked when picking sentences.
-        let asked = if aspects.is_empty() {
-            question.to_owned()
         } else {
-            format!("{question} {}", aspects.join(" "))
+            // A multi-hop answer is written from the pages on the question's chain: the first
+            // result and a page per hop (or per compared thing), which the ranking put first.
+            relevant.into_iter().take(hops.len().max(1) + 1).collect()
         };
-        let answer = run.answer(&asked, &relevant).await;
+        // The question as asked: the synthesizer reads from its wording what kind of answer it
+        // wants.
+        let answer = run.answer(question, &relevant).await;
         Ending {
             stop_reason,
             hits,

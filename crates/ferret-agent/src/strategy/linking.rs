@@ -27,17 +27,14 @@ pub(super) fn keep_hop_pages(grades: &mut Grades, hits: &[Hit], hops: &[Hop]) {
     }
 }
 
-/// Keep the `linked` pages the best results name, which
-/// [`BridgeFinder::linked_first`](ferret_query_intel::BridgeFinder::linked_first) placed right
-/// after the first search's lead.
-pub(super) fn keep_named_pages(grades: &mut Grades, linked: usize) {
-    for grade in grades
-        .per_hit
-        .iter_mut()
-        .skip(FIRST_SEARCH_LEAD)
-        .take(linked)
-    {
-        grade.keep_as(LinkedRelevance::NamedByTopResult);
+/// Keep the pages the best results name, at the positions
+/// [`BridgeFinder::linked_first`](ferret_query_intel::BridgeFinder::linked_first) gives: the
+/// answer is written from them whether or not they share the question's words.
+pub(super) fn keep_named_pages(grades: &mut Grades, reached: &[usize]) {
+    for &at in reached {
+        if let Some(grade) = grades.per_hit.get_mut(at) {
+            grade.keep_as(LinkedRelevance::NamedByTopResult);
+        }
     }
 }
 
@@ -165,18 +162,22 @@ mod tests {
     }
 
     #[test]
-    fn pages_the_top_results_name_are_kept_after_the_lead() {
+    fn pages_the_top_results_name_are_kept_where_they_are() {
         let hits: Vec<Hit> = (0..5)
             .map(|i| page(&i.to_string(), "Weather", "Rain is expected."))
             .collect();
         let mut grades = graded("volcano eruption", &hits);
-        keep_named_pages(&mut grades, 2);
+        keep_named_pages(&mut grades, &[1, 2, 3, 9]);
         let linked: Vec<bool> = grades
             .per_hit
             .iter()
             .map(|g| g.linked == Some(LinkedRelevance::NamedByTopResult))
             .collect();
-        assert_eq!(linked, [false, false, true, true, false]);
+        assert_eq!(
+            linked,
+            [false, true, true, true, false],
+            "a position past the end is ignored"
+        );
     }
 
     #[tokio::test]

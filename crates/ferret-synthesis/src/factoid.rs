@@ -1,0 +1,598 @@
+//! Answers to questions that ask for a fact: the sentence that states it, the sentence that links
+//! it to the question when it sits on another page, and the fact itself in a few words. A
+//! comparison reads the compared value on each side's page; a yes/no question checks what it asks
+//! on each named thing's page.
+
+use std::collections::HashSet;
+
+use ferret_core::text::{self, term_set};
+use ferret_core::Hit;
+
+use crate::question::{AnswerKind, Asked, Compared, Direction};
+use crate::spans::{self, Span};
+use crate::{split_sentences, strip_markers};
+
+/// A sentence chosen for the answer: which hit it is from and its text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Chosen {
+    pub(crate) hit: usize,
+    pub(crate) text: String,
+}
+
+/// What a factoid answer is made of, before markers are added.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Draft {
+    /// The sentences (in the order to show them) and the short answer with the hits it is read
+    /// from.
+    Stated {
+        sentences: Vec<Chosen>,
+        short: Option<(String, Vec<usize>)>,
+    },
+    /// No hit states what the question asks: say so, and point at the closest hits.
+    NotStated { closest: Vec<usize> },
+}
+
+/// A sentence of one hit with what it offers the question.
+struct Sentence {
+    hit: usize,
+    text: String,
+    /// The best span of the kind asked, not already in the question.
+    span: Option<Span>,
+    score: f32,
+}
+
+/// Hits a factoid answer is read from: a fact's page and the page leading to it.
+const CHAIN_PAGES: usize = 2;
+/// Bonus for a sentence holding an answer of the kind asked.
+const KIND_WEIGHT: f32 = 0.6;
+/// Bonus for the hit's rank: `RANK_WEIGHT / (rank + 1)`.
+const RANK_WEIGHT: f32 = 0.15;
+/// Bonus for a sentence on a page the question's named things lead to.
+const REACHED_WEIGHT: f32 = 0.6;
+/// Fewer words than this say nothing: no link sentence is cut that short.
+const MIN_LINK_WORDS: usize = 8;
+
+/// The factoid answer to `asked` from `hits` (best first; at most `sources` of them are read for
+/// the answer sentence), at most `max_words` long.
+pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usize) -> Draft {
+    match asked.kind {
+        AnswerKind::Choice => {
+            if let Some(draft) = choice(asked, hits, max_words) {
+                return draft;
+            }
+        }
+        AnswerKind::YesNo => {
+            if let Some(draft) = yes_or_no(asked, hits, max_words) {
+                return draft;
+            }
+        }
+        _ => {}
+    }
+    let read = &hits[..hits.len().min(sources).min(CHAIN_PAGES)];
+    let sentences = sentences_of(asked, read);
+    let best = sentences
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.span.is_some() || !asked.is_strictly_typed())
+        .max_by(|(ia, a), (ib, b)| a.score.total_cmp(&b.score).then(ib.cmp(ia)));
+    let Some((_, best)) = best else {
+        // The closest: the best hits with any text to read.
+        return Draft::NotStated {
+            closest: (0..read.len())
+                .filter(|&i| !read[i].text.trim().is_empty())
+                .take(2)
+                .collect(),
+        };
+    };
+    let short = best
+        .span
+        .as_ref()
+        .map(|span| (span.text(&best.text).to_owned(), vec![best.hit]));
+    // The other chain page's best sentence: the link to the answer's page, or the answer when
+    // the chosen one is wrong. Each gets half the room, cut around what it offers.
+    // Only a page linked to the answer's page is on the question's chain: one names the other's
+    // subject.
+    let other = sentences
+        .iter()
+        .filter(|s| s.hit != best.hit && linked(&read[s.hit], &read[best.hit]))
+        .max_by(|a, b| a.score.total_cmp(&b.score));
+    let room = match other {
+        Some(_) => max_words / 2,
+        None => max_words,
+    };
+    let mut chosen = vec![Chosen {
+        hit: best.hit,
+        text: clip(
+            &best.text,
+            best.span.as_ref(),
+            room.max(max_words - other.map_or(0, |o| words(&o.text).min(room))),
+        ),
+    }];
+    if let Some(other) = other {
+        let left = max_words.saturating_sub(words(&chosen[0].text));
+        if left >= MIN_LINK_WORDS {
+            chosen.push(Chosen {
+                hit: other.hit,
+                text: clip(&other.text, other.span.as_ref(), left),
+            });
+        }
+    }
+    chosen.sort_by_key(|c| c.hit);
+    Draft::Stated {
+        sentences: chosen,
+        short,
+    }
+}
+
+/// The sentences of `hits` with their scores for `asked`.
+///
+/// What a sentence is scored on is what the question asks beyond the things it names: a
+/// sentence on the page of a named thing restates the question's own words, while the answer is
+/// often on the page the named thing leads to (a page no question word names, but a top hit's
+/// text does).
+fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
+    let named: HashSet<String> = asked.names.iter().flat_map(|n| term_set(n)).collect();
+    let rest: HashSet<String> = asked.terms.difference(&named).cloned().collect();
+    let rest = if rest.is_empty() {
+        asked.terms.clone()
+    } else {
+        rest
+    };
+    let subjects: Vec<HashSet<String>> = hits
+        .iter()
+        .map(|h| term_set(title_name(&h.title)))
+        .map(|subject| {
+            if subject.is_subset(&asked.terms) {
+                HashSet::new()
+            } else {
+                subject
+            }
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (rank, hit) in hits.iter().enumerate() {
+        let title = term_set(&hit.title);
+        let subject = term_set(title_name(&hit.title));
+        let other_subjects: Vec<HashSet<String>> = subjects
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != rank)
+            .map(|(_, s)| s.clone())
+            .collect();
+        let reached = !subject.is_empty()
+            && !subject.is_subset(&asked.terms)
+            && hits.iter().enumerate().any(|(other, h)| {
+                other != rank && subject.is_subset(&term_set(&format!("{} {}", h.title, h.text)))
+            });
+        for sentence in split_sentences(&strip_markers(&hit.text)) {
+            let terms = term_set(&sentence);
+            let with_title: HashSet<String> = terms.union(&title).cloned().collect();
+            if text::coverage(&asked.terms, &with_title) == 0.0 {
+                continue;
+            }
+            let coverage = text::coverage(&rest, &with_title);
+            let mut span = best_span(asked, &sentence, hit, &other_subjects);
+            // "Which player …": a page the question leads to, whose sentence opens with its
+            // subject, is about the thing asked for.
+            if reached && matches!(asked.kind, AnswerKind::Person | AnswerKind::Name) {
+                if let Some(opening) = spans::names(&sentence).into_iter().next().filter(|first| {
+                    first.start == 0 && subject.is_subset(&term_set(first.text(&sentence)))
+                }) {
+                    span = Some(opening);
+                }
+            }
+            let score = coverage
+                + if span.is_some() { KIND_WEIGHT } else { 0.0 }
+                + if reached { REACHED_WEIGHT } else { 0.0 }
+                + RANK_WEIGHT / (rank as f32 + 1.0);
+            out.push(Sentence {
+                hit: rank,
+                text: sentence,
+                span,
+                score,
+            });
+        }
+    }
+    out
+}
+
+/// The span of `sentence` that best answers `asked`: of the kind asked, not made of the
+/// question's own words, nearest to the question's words in the sentence.
+///
+/// A span naming another page's subject is the link to that page, not the answer: the answer is
+/// what that page says.
+fn best_span(
+    asked: &Asked,
+    sentence: &str,
+    page: &Hit,
+    other_subjects: &[HashSet<String>],
+) -> Option<Span> {
+    let candidates = spans::spans(sentence, asked.kind);
+    let anchors: Vec<usize> = anchor_positions(asked, sentence);
+    candidates
+        .into_iter()
+        .filter(|span| {
+            let own = term_set(span.text(sentence));
+            let words: Vec<String> = text::words(span.text(sentence)).collect();
+            // A span the question already holds answers nothing.
+            let asked_already =
+                own.is_subset(&asked.terms) && words.iter().all(|w| asked.words.contains(w));
+            let empty = own.is_empty() && asked.kind != AnswerKind::Number;
+            let links_elsewhere = other_subjects
+                .iter()
+                .any(|subject| !subject.is_empty() && subject.is_subset(&own));
+            !asked_already
+                && !empty
+                && !links_elsewhere
+                && (span.start > 0 || is_a_name_on(page, span.text(sentence)))
+        })
+        .min_by_key(|span| {
+            anchors
+                .iter()
+                .map(|&a| a.abs_diff(span.start).min(a.abs_diff(span.end)))
+                .min()
+                .unwrap_or(usize::MAX / 2)
+                // Earlier spans break ties: sentences lead with their subject.
+                .saturating_mul(4)
+                .saturating_add(span.start / 64)
+        })
+}
+
+/// Is `word`, capitalised at the start of a sentence, a name? Only if the page writes it
+/// capitalised where a sentence does not start, or its title holds it ("Volcanic eruptions…"
+/// starts with an adjective).
+fn is_a_name_on(page: &Hit, word: &str) -> bool {
+    if word.contains(char::is_whitespace) {
+        return true;
+    }
+    page.title.contains(word)
+        || page.text.match_indices(word).any(|(at, _)| {
+            page.text[..at]
+                .trim_end()
+                .chars()
+                .last()
+                .is_some_and(|c| !matches!(c, '.' | '!' | '?' | '"'))
+        })
+}
+
+/// Byte positions of the question's content words in `sentence`.
+fn anchor_positions(asked: &Asked, sentence: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for piece in sentence.split(|c: char| !c.is_alphanumeric()) {
+        let start = at;
+        at += piece.len() + 1;
+        if piece.is_empty() {
+            continue;
+        }
+        if term_set(piece).iter().any(|t| asked.terms.contains(t)) {
+            out.push(start);
+        }
+    }
+    out
+}
+
+/// `sentence` cut to `max_words`, keeping `span` inside: words before it go first, then after.
+fn clip(sentence: &str, span: Option<&Span>, max_words: usize) -> String {
+    let all: Vec<(usize, &str)> = word_offsets(sentence);
+    if all.len() <= max_words {
+        return sentence.to_owned();
+    }
+    let at = span.map_or(0, |s| {
+        all.iter().position(|(o, _)| *o >= s.start).unwrap_or(0)
+    });
+    let start = at.saturating_sub(max_words / 2);
+    let end = (start + max_words).min(all.len());
+    let start = end.saturating_sub(max_words);
+    let mut text = all[start..end]
+        .iter()
+        .map(|(_, w)| *w)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if start > 0 {
+        text = format!("\u{2026} {text}");
+    }
+    if end < all.len() {
+        text.push_str(" \u{2026}");
+    }
+    text
+}
+
+fn word_offsets(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                out.push((s, &text[s..i]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &text[s..]));
+    }
+    out
+}
+
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// Does one of `a` and `b` name the other's subject?
+fn linked(a: &Hit, b: &Hit) -> bool {
+    let names = |page: &Hit, other: &Hit| {
+        let subject = term_set(title_name(&other.title));
+        !subject.is_empty()
+            && subject.is_subset(&term_set(&format!("{} {}", page.title, page.text)))
+    };
+    names(a, b) || names(b, a)
+}
+
+/// A title without its parenthesis: "Styx (band)" is about "Styx".
+fn title_name(title: &str) -> &str {
+    title.split_once(" (").map_or(title, |(name, _)| name)
+}
+
+/// Is `hit` about `name`: does its title hold the name's terms, or the name its title's?
+fn is_about(hit: &Hit, name: &str) -> bool {
+    let title = term_set(title_name(&hit.title));
+    let name = term_set(name);
+    !title.is_empty() && !name.is_empty() && (name.is_subset(&title) || title.is_subset(&name))
+}
+
+/// The hit about `name` among `hits`, else the first whose opening sentence names it.
+fn page_of(hits: &[Hit], name: &str) -> Option<usize> {
+    hits.iter().position(|h| is_about(h, name)).or_else(|| {
+        let terms = term_set(name);
+        hits.iter().position(|h| {
+            split_sentences(&strip_markers(&h.text))
+                .first()
+                .is_some_and(|s| terms.is_subset(&term_set(s)))
+        })
+    })
+}
+
+/// One side of a comparison: its page, the sentence read there, and the value found in it.
+struct Side {
+    hit: usize,
+    sentence: String,
+    value: Option<f64>,
+}
+
+/// "Which is longer, X or Y?": each option's compared value, read on its page; the option that
+/// wins by the question's direction. Without a direction or a value on both sides, the option
+/// whose page holds more of the question's other words.
+fn choice(asked: &Asked, hits: &[Hit], max_words: usize) -> Option<Draft> {
+    let options = asked.options.as_ref()?;
+    let option_terms: HashSet<String> = options.iter().flat_map(|o| term_set(o)).collect();
+    let rest: HashSet<String> = asked.terms.difference(&option_terms).cloned().collect();
+    let sides: Vec<Side> = options
+        .iter()
+        .map(|option| side(hits, option, &rest, asked.comparison.map(|(_, c)| c)))
+        .collect::<Option<_>>()?;
+    let winner = match (asked.comparison, sides[0].value, sides[1].value) {
+        (Some((direction, _)), Some(a), Some(b)) if a != b => {
+            let first_wins = match direction {
+                Direction::Least => a < b,
+                Direction::Most => a > b,
+            };
+            Some(if first_wins { 0 } else { 1 })
+        }
+        _ => {
+            let held = |side: &Side| {
+                let page = term_set(&format!("{} {}", hits[side.hit].title, hits[side.hit].text));
+                rest.iter().filter(|t| page.contains(*t)).count()
+            };
+            let (a, b) = (held(&sides[0]), held(&sides[1]));
+            (a != b).then_some(if a > b { 0 } else { 1 })
+        }
+    };
+    // "Which film was not …": the other one.
+    let winner = winner.map(|w| if asked.is_negated() { 1 - w } else { w });
+    Some(two_sided(
+        sides,
+        winner.map(|w| options[w].clone()),
+        max_words,
+    ))
+}
+
+/// "Are both X and Y …?", "Were X and Y of the same …?": what the question asks of them, checked
+/// on each one's page.
+fn yes_or_no(asked: &Asked, hits: &[Hit], max_words: usize) -> Option<Draft> {
+    let question_names = question_subjects(asked, hits);
+    if question_names.is_empty() {
+        return None;
+    }
+    let name_terms: HashSet<String> = question_names.iter().flat_map(|n| term_set(n)).collect();
+    let property: HashSet<String> = asked
+        .terms
+        .difference(&name_terms)
+        .filter(|t| !matches!(t.as_str(), "both" | "same" | "common" | "also"))
+        .cloned()
+        .collect();
+    let sides: Vec<Side> = question_names
+        .iter()
+        .map(|name| side(hits, name, &property, None))
+        .collect::<Option<_>>()?;
+    let same = asked.words.contains("same") || asked.words.contains("common");
+    let verdict = if same && sides.len() >= 2 {
+        // The same what? Compare the proper names and the property's words each side's sentence
+        // holds (nationalities, places, kinds).
+        let traits = |side: &Side| -> HashSet<String> {
+            spans::names(&side.sentence)
+                .iter()
+                .map(|s| s.text(&side.sentence).to_lowercase())
+                .filter(|n| !term_set(n).is_subset(&name_terms))
+                .collect()
+        };
+        let (a, b) = (traits(&sides[0]), traits(&sides[1]));
+        !a.is_disjoint(&b)
+    } else {
+        // Each side's page holds at least half of what is asked of it.
+        sides.iter().all(|side| {
+            let page = term_set(&format!("{} {}", hits[side.hit].title, hits[side.hit].text));
+            let held = property.iter().filter(|t| page.contains(*t)).count();
+            !property.is_empty() && held * 2 >= property.len()
+        })
+    };
+    let verdict = if verdict { "yes" } else { "no" };
+    Some(two_sided(sides, Some(verdict.to_owned()), max_words))
+}
+
+/// The things a yes/no question names, as written: its proper names that have a page among
+/// `hits`, at most two.
+fn question_subjects(asked: &Asked, hits: &[Hit]) -> Vec<String> {
+    asked
+        .names
+        .iter()
+        .filter(|name| page_of(hits, name).is_some())
+        .take(2)
+        .cloned()
+        .collect()
+}
+
+/// The side of a comparison about `name`: its page among `hits` and the sentence there that holds
+/// the `compared` value (or the most of `rest`).
+fn side(
+    hits: &[Hit],
+    name: &str,
+    rest: &HashSet<String>,
+    compared: Option<Compared>,
+) -> Option<Side> {
+    let hit = page_of(hits, name)?;
+    let sentences = split_sentences(&strip_markers(&hits[hit].text));
+    let value_of = |s: &str| -> Option<f64> {
+        match compared? {
+            Compared::Date => spans::spans(s, AnswerKind::Year)
+                .first()
+                .and_then(|span| span.text(s).parse().ok()),
+            Compared::Quantity => spans::spans(s, AnswerKind::Number)
+                .iter()
+                .filter_map(|span| quantity(span.text(s)))
+                .next(),
+        }
+    };
+    let held = |s: &str| {
+        let terms = term_set(s);
+        rest.iter().filter(|t| terms.contains(*t)).count()
+    };
+    let sentence = sentences
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, s)| {
+            (
+                usize::from(value_of(s).is_some()),
+                held(s),
+                std::cmp::Reverse(*i),
+            )
+        })
+        .map(|(_, s)| s.clone())?;
+    Some(Side {
+        hit,
+        value: value_of(&sentence),
+        sentence,
+    })
+}
+
+/// A number as written ("6,650", "1.2 million", "three"), as a value.
+fn quantity(written: &str) -> Option<f64> {
+    let lower = written.to_lowercase();
+    let mut parts = lower.split_whitespace();
+    let head = parts.next()?;
+    let base: f64 = match head {
+        "one" => 1.0,
+        "two" => 2.0,
+        "three" => 3.0,
+        "four" => 4.0,
+        "five" => 5.0,
+        "six" => 6.0,
+        "seven" => 7.0,
+        "eight" => 8.0,
+        "nine" => 9.0,
+        "ten" => 10.0,
+        _ => head.replace(',', "").parse().ok()?,
+    };
+    let scale = match parts.next() {
+        Some("thousand") => 1e3,
+        Some("million") => 1e6,
+        Some("billion") => 1e9,
+        Some("hundred") => 1e2,
+        _ => 1.0,
+    };
+    Some(base * scale)
+}
+
+/// A two-sided answer: each side's sentence, within `max_words` together, and the short answer
+/// cited from both.
+fn two_sided(sides: Vec<Side>, short: Option<String>, max_words: usize) -> Draft {
+    let per_side = max_words / sides.len().max(1);
+    let mut seen = HashSet::new();
+    let sentences: Vec<Chosen> = sides
+        .iter()
+        .filter(|s| seen.insert((s.hit, s.sentence.clone())))
+        .map(|s| Chosen {
+            hit: s.hit,
+            text: clip(&s.sentence, None, per_side),
+        })
+        .collect();
+    let cited: Vec<usize> = sentences.iter().map(|c| c.hit).collect();
+    Draft::Stated {
+        sentences,
+        short: short.map(|s| (s, cited)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(id: &str, title: &str, text: &str) -> Hit {
+        Hit::new(id, title, text, 1.0, "wiki")
+    }
+
+    fn stated(question: &str, hits: &[Hit]) -> (Vec<String>, Option<String>) {
+        match draft(&Asked::read(question), hits, 3, 50) {
+            Draft::Stated { sentences, short } => (
+                sentences.into_iter().map(|c| c.text).collect(),
+                short.map(|(s, _)| s),
+            ),
+            Draft::NotStated { .. } => panic!("not stated"),
+        }
+    }
+
+    #[test]
+    fn the_sentence_naming_the_thing_asked_for_answers() {
+        let hits = [
+            page(
+                "etna",
+                "Mount Etna",
+                "Mount Etna is an active volcano in Sicily. Etna erupts often and its lava reaches the sea.",
+            ),
+            page("volcano", "Volcano", "Volcanic eruptions are caused by magma rising."),
+        ];
+        let (sentences, short) = stated("Which volcano erupts in Sicily?", &hits);
+        assert_eq!(short.as_deref(), Some("Mount Etna"), "{sentences:?}");
+        assert_eq!(sentences[0], "Mount Etna is an active volcano in Sicily.");
+    }
+
+    #[test]
+    fn a_bridge_answer_is_read_on_the_page_the_first_one_leads_to() {
+        let hits = [
+            page(
+                "tokarev",
+                "Sergei Tokarev",
+                "Sergei Tokarev (29 December 1899 – 19 April 1985) was an ethnographer and professor at Moscow State University.",
+            ),
+            page("msu", "Moscow State University", "It was founded on January 25, 1755 by Mikhail Lomonosov."),
+        ];
+        let (sentences, short) = stated(
+            "In what year was the university where Sergei Tokarev was a professor founded?",
+            &hits,
+        );
+        assert_eq!(short.as_deref(), Some("1755"));
+        assert_eq!(sentences.len(), 2, "the link and the answer: {sentences:?}");
+    }
+}

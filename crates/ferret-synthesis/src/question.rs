@@ -1,0 +1,461 @@
+//! What a question asks for, read from its wording: the kind of answer (a year, a person, yes or
+//! no, one of two options…), the two options of an "X or Y" question and, for a comparison, which
+//! way it compares. The extractive answer picks sentences holding that kind of answer and reads
+//! the short answer out of them.
+
+use std::collections::HashSet;
+
+use ferret_core::text;
+
+/// The kind of answer a question expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AnswerKind {
+    /// "What year", "in which year".
+    Year,
+    /// "When": a date or a year.
+    Date,
+    /// "How many", "how long", "what population".
+    Number,
+    /// "Who", "which actor".
+    Person,
+    /// "Where", "what city".
+    Place,
+    /// "What/which <thing>": a proper name.
+    Name,
+    /// "Are both…", "were they the same…": yes or no.
+    YesNo,
+    /// "…, X or Y?": one of the two options.
+    Choice,
+    /// Anything else ("how do I", "why"): sentences, no short answer.
+    Open,
+}
+
+/// Which way a comparison goes: the option with the smaller or the larger value wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// First, earlier, older, fewer, smaller, shorter.
+    Least,
+    /// Later, younger, more, larger, longer, taller.
+    Most,
+}
+
+/// What the compared value is: a date (born first, founded earlier) or a quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compared {
+    Date,
+    Quantity,
+}
+
+/// A question as the extractive answer reads it.
+#[derive(Debug, Clone)]
+pub(crate) struct Asked {
+    pub(crate) kind: AnswerKind,
+    /// The two options of an "X or Y" question.
+    pub(crate) options: Option<[String; 2]>,
+    /// For a choice: which way and over what.
+    pub(crate) comparison: Option<(Direction, Compared)>,
+    /// The question's content terms.
+    pub(crate) terms: HashSet<String>,
+    /// The question's lowercase words, as written.
+    pub(crate) words: HashSet<String>,
+    /// The proper names it holds, as written.
+    pub(crate) names: Vec<String>,
+}
+
+const PLACE_NOUNS: &[&str] = &[
+    "city",
+    "country",
+    "state",
+    "town",
+    "county",
+    "region",
+    "island",
+    "province",
+    "continent",
+    "location",
+    "village",
+    "nation",
+    "capital",
+    "borough",
+    "district",
+    "place",
+    "area",
+];
+
+const PERSON_NOUNS: &[&str] = &[
+    "actor",
+    "actress",
+    "person",
+    "man",
+    "woman",
+    "singer",
+    "director",
+    "player",
+    "author",
+    "writer",
+    "musician",
+    "artist",
+    "politician",
+    "producer",
+    "composer",
+    "footballer",
+    "athlete",
+    "coach",
+    "king",
+    "queen",
+    "president",
+    "member",
+    "founder",
+    "poet",
+    "novelist",
+    "rapper",
+    "comedian",
+    "star",
+    "character",
+    "designer",
+    "architect",
+    "journalist",
+    "scientist",
+    "drummer",
+    "guitarist",
+    "vocalist",
+    "son",
+    "daughter",
+    "wife",
+    "husband",
+    "father",
+    "mother",
+];
+
+/// Nouns that name a quantity: "what is the capacity of …" asks for a number.
+const QUANTITY_NOUNS: &[&str] = &[
+    "capacity",
+    "population",
+    "height",
+    "length",
+    "area",
+    "size",
+    "number",
+    "age",
+    "total",
+    "amount",
+    "percentage",
+    "rate",
+    "score",
+    "weight",
+    "depth",
+    "distance",
+    "elevation",
+    "attendance",
+    "revenue",
+    "salary",
+    "speed",
+    "duration",
+    "runtime",
+    "budget",
+    "gross",
+    "rank",
+    "percentage",
+];
+
+/// Words after "how" that ask for a number.
+const HOW_NUMBER: &[&str] = &[
+    "many", "much", "long", "old", "tall", "far", "big", "large", "high", "often",
+];
+
+const AUXILIARIES: &[&str] = &[
+    "are", "is", "was", "were", "do", "does", "did", "can", "could", "has", "have", "had", "will",
+    "would", "should",
+];
+
+const EARLIER: &[&str] = &["first", "earlier", "earliest", "older", "oldest", "before"];
+const LATER: &[&str] = &[
+    "later", "latest", "younger", "youngest", "newer", "newest", "recent", "last", "after",
+];
+const MORE: &[&str] = &[
+    "more", "most", "larger", "largest", "bigger", "biggest", "higher", "highest", "longer",
+    "longest", "taller", "tallest", "greater", "heavier", "wider", "deeper",
+];
+const FEWER: &[&str] = &[
+    "fewer", "less", "least", "smaller", "smallest", "lower", "lowest", "shorter", "shortest",
+    "lighter", "narrower",
+];
+
+impl Asked {
+    /// Read `question`.
+    pub(crate) fn read(question: &str) -> Self {
+        let words: Vec<String> = text::words(question).collect();
+        let word_set: HashSet<String> = words.iter().cloned().collect();
+        let options = options_of(question);
+        let first = words.first().map(String::as_str).unwrap_or_default();
+        let comparison = comparison_of(&word_set);
+        let asks = words
+            .iter()
+            .filter(|w| {
+                matches!(
+                    w.as_str(),
+                    "what" | "which" | "who" | "when" | "where" | "how" | "why"
+                )
+            })
+            .count();
+        let kind = if options.is_some() {
+            AnswerKind::Choice
+        } else if asks > 1 && words.iter().any(|w| w == "and") && question.contains(',') {
+            // "How often …, and what do I do if …": several asks, answered in sentences.
+            AnswerKind::Open
+        } else if AUXILIARIES.contains(&first) {
+            AnswerKind::YesNo
+        } else {
+            kind_by_wh_word(&words)
+        };
+        Self {
+            kind,
+            options,
+            comparison,
+            terms: text::term_set(question),
+            words: word_set,
+            names: crate::names::names(question)
+                .iter()
+                .map(|span| span.text(question).to_owned())
+                .filter(|name| !AUXILIARIES.contains(&name.to_lowercase().as_str()))
+                .collect(),
+        }
+    }
+
+    /// Does the question expect an answer of a few words?
+    pub(crate) fn is_factoid(&self) -> bool {
+        self.kind != AnswerKind::Open
+    }
+
+    /// Is the kind of answer read from an unambiguous word (a year, a date, a number)? A
+    /// sentence without one does not answer. Names are read from capitalisation, which misses
+    /// answers written in lower case, so their sentences answer without one.
+    pub(crate) fn is_strictly_typed(&self) -> bool {
+        matches!(
+            self.kind,
+            AnswerKind::Year | AnswerKind::Date | AnswerKind::Number
+        )
+    }
+
+    /// Does the question ask for the option that is *not* something ("which film was not…")?
+    pub(crate) fn is_negated(&self) -> bool {
+        self.words.contains("not") || self.words.contains("neither")
+    }
+}
+
+/// The kind of answer the question's first question word asks for: "when" a date, "where" a
+/// place, "who" a person, "how many" a number; "what" and "which" by the noun that follows
+/// ("what year", "which actor", "what is the capacity").
+fn kind_by_wh_word(words: &[String]) -> AnswerKind {
+    let Some(at) = words.iter().position(|w| {
+        matches!(
+            w.as_str(),
+            "what" | "which" | "who" | "whom" | "whose" | "when" | "where" | "how"
+        )
+    }) else {
+        return AnswerKind::Open;
+    };
+    let next = words.get(at + 1).map(String::as_str).unwrap_or_default();
+    match words[at].as_str() {
+        "when" => AnswerKind::Date,
+        "where" => AnswerKind::Place,
+        "who" | "whom" | "whose" => AnswerKind::Person,
+        "how" if HOW_NUMBER.contains(&next) => AnswerKind::Number,
+        "how" => AnswerKind::Open,
+        // "Which volcano", "what team": a name.
+        _ if !AUXILIARIES.contains(&next) => match kind_by_noun(&words[at + 1..]) {
+            AnswerKind::Open => AnswerKind::Name,
+            kind => kind,
+        },
+        // "What is the capacity of …" asks for a number; "what did I do" for a description.
+        _ => kind_by_noun(&words[at + 1..]),
+    }
+}
+
+/// The kind of answer the first few words after "what" or "which" name ("year", "capacity",
+/// "city", "actor", "name"), or [`AnswerKind::Open`] when they name none.
+fn kind_by_noun(words: &[String]) -> AnswerKind {
+    let nouns = words
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !matches!(*w, "is" | "was" | "are" | "were" | "the" | "a" | "an"))
+        .take(3);
+    for noun in nouns {
+        let kind = match noun {
+            "year" | "decade" | "century" => AnswerKind::Year,
+            "date" | "day" | "month" => AnswerKind::Date,
+            "name" | "title" | "called" => AnswerKind::Name,
+            _ if QUANTITY_NOUNS.contains(&noun) => AnswerKind::Number,
+            _ if PLACE_NOUNS.contains(&noun) => AnswerKind::Place,
+            _ if PERSON_NOUNS.contains(&noun) => AnswerKind::Person,
+            _ => continue,
+        };
+        return kind;
+    }
+    AnswerKind::Open
+}
+
+/// Which way the comparison words of a question point, and over what.
+fn comparison_of(words: &HashSet<String>) -> Option<(Direction, Compared)> {
+    let any = |list: &[&str]| list.iter().any(|w| words.contains(*w));
+    if any(EARLIER) {
+        Some((Direction::Least, Compared::Date))
+    } else if any(LATER) {
+        Some((Direction::Most, Compared::Date))
+    } else if any(MORE) {
+        Some((Direction::Most, Compared::Quantity))
+    } else if any(FEWER) {
+        Some((Direction::Least, Compared::Quantity))
+    } else {
+        None
+    }
+}
+
+/// The two options of an "X or Y" question: the words on each side of its one " or ", up to a
+/// comma, colon or the question's start, and up to a comma or the question mark.
+fn options_of(question: &str) -> Option<[String; 2]> {
+    let body = question.trim().trim_end_matches('?');
+    let lower = body.to_lowercase();
+    // "Between X and Y, which …" names its options with "and".
+    if let Some(rest) = lower.strip_prefix("between ") {
+        let (pair, _) = rest.split_once(',')?;
+        let (a, _) = pair.split_once(" and ")?;
+        let start = "between ".len();
+        let a = body[start..start + a.len()].trim();
+        let b = body[start + a.len() + " and ".len()..start + pair.len()].trim();
+        return Some([a.to_owned(), b.to_owned()]);
+    }
+    let at = lower.find(" or ")?;
+    if lower[at + 4..].contains(" or ") {
+        return None;
+    }
+    let left = &body[..at];
+    let left = left.rsplit([',', ':', ';']).next().unwrap_or(left).trim();
+    // "Who was born first, A or B" keeps "A"; "Is A or B older" keeps the name after the verb.
+    let left = strip_lead(left);
+    let right = body[at + 4..].split([',', ';']).next().unwrap_or("").trim();
+    let right = strip_lead(strip_tail(right));
+    let is_option = |s: &str| {
+        let n = s.split_whitespace().count();
+        (1..=8).contains(&n)
+            && s.chars()
+                .next()
+                .is_some_and(|c| c.is_uppercase() || c == '"')
+    };
+    (is_option(left) && is_option(right)).then(|| [left.to_owned(), right.to_owned()])
+}
+
+/// A left option without the question's opening words ("Which is older, …" is cut at the comma;
+/// "Is the Nile" → "the Nile" → "Nile" when what follows is a name).
+fn strip_lead(text: &str) -> &str {
+    let mut rest = text;
+    loop {
+        let Some((first, tail)) = rest.split_once(' ') else {
+            return rest;
+        };
+        let lower = first.to_lowercase();
+        let lead = AUXILIARIES.contains(&lower.as_str())
+            || matches!(
+                lower.as_str(),
+                "which" | "who" | "what" | "whom" | "between" | "the" | "of" | "was" | "either"
+            )
+            || !first.chars().next().is_some_and(char::is_uppercase);
+        if !lead || tail.is_empty() {
+            return rest;
+        }
+        rest = tail.trim_start();
+    }
+}
+
+/// A right option without the question's trailing words: the name that opens it ("Calibanus
+/// native to Africa" → "Calibanus"), its connectors kept ("Lock, Stock" stops at the comma
+/// before this is called).
+fn strip_tail(text: &str) -> &str {
+    let mut end = 0;
+    for (at, word) in text.split_whitespace().scan(0, |from, word| {
+        let at = text[*from..].find(word).map_or(*from, |i| *from + i);
+        *from = at + word.len();
+        Some((at, word))
+    }) {
+        let named = word
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_uppercase() || c.is_ascii_digit() || c == '"');
+        let joins = matches!(word, "of" | "the" | "and" | "de" | "von" | "van" | "&");
+        if named {
+            end = at + word.len();
+        } else if !(joins && end > 0) {
+            break;
+        }
+    }
+    if end == 0 {
+        text
+    } else {
+        &text[..end]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(q: &str) -> AnswerKind {
+        Asked::read(q).kind
+    }
+
+    #[test]
+    fn the_kind_of_answer_comes_from_the_wording() {
+        assert_eq!(
+            kind("In what year was the university where Tokarev taught founded?"),
+            AnswerKind::Year
+        );
+        assert_eq!(kind("When was the novel published?"), AnswerKind::Date);
+        assert_eq!(kind("How many stores are there?"), AnswerKind::Number);
+        assert_eq!(kind("Who directed Jaws?"), AnswerKind::Person);
+        assert_eq!(
+            kind("Which actor starred in both films?"),
+            AnswerKind::Person
+        );
+        assert_eq!(
+            kind("Kete Krachi is a town in what region?"),
+            AnswerKind::Place
+        );
+        assert_eq!(
+            kind("Which comic series involves Nick Fury?"),
+            AnswerKind::Name
+        );
+        assert_eq!(
+            kind("Are both Jim McBride and Neil Jordan American?"),
+            AnswerKind::YesNo
+        );
+        assert_eq!(kind("how to configure retries"), AnswerKind::Open);
+        assert_eq!(
+            kind("Which is longer, the Nile or the Amazon?"),
+            AnswerKind::Choice
+        );
+    }
+
+    #[test]
+    fn options_and_direction_of_a_choice() {
+        let asked = Asked::read("Which is longer, the Nile or the Amazon?");
+        assert_eq!(
+            asked.options,
+            Some(["Nile".to_owned(), "Amazon".to_owned()])
+        );
+        assert_eq!(
+            asked.comparison,
+            Some((Direction::Most, Compared::Quantity))
+        );
+        let asked = Asked::read("Who was born first, Sergio Leone or Ennio Morricone?");
+        assert_eq!(
+            asked.options,
+            Some(["Sergio Leone".to_owned(), "Ennio Morricone".to_owned()])
+        );
+        assert_eq!(asked.comparison, Some((Direction::Least, Compared::Date)));
+        assert_eq!(
+            Asked::read("Is Greyia or Calibanus native to Africa?").options,
+            Some(["Greyia".to_owned(), "Calibanus".to_owned()])
+        );
+        assert_eq!(Asked::read("Do you want tea or coffee?").options, None);
+    }
+}
