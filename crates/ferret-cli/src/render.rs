@@ -25,6 +25,14 @@ pub fn response(response: &Response, verbose: bool) -> String {
             }
         }
         ResponseType::Results => {
+            if let Some(short) = &response.short_answer {
+                let from: String = short
+                    .citations
+                    .iter()
+                    .map(|c| format!(" [{}]", c.marker))
+                    .collect();
+                let _ = writeln!(out, "Answer: {}{from}\n", short.text);
+            }
             let _ = writeln!(
                 out,
                 "{}\n\nSources:",

@@ -60,6 +60,10 @@ fn ingest_then_search_with_json_and_trace() {
     let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(response["response_type"], "results");
     assert_eq!(response["citations"][0]["title"], "Key rotation");
+    assert_eq!(
+        response["short_answer"]["text"], "90",
+        "the question asks how often: the number comes first"
+    );
 
     let out = ferret(dir.path())
         .args([
@@ -72,6 +76,7 @@ fn ingest_then_search_with_json_and_trace() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Answer: 90 [1]\n"), "{text}");
     for expected in [
         "Sources:",
         "[1] Key rotation",

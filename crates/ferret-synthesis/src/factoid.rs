@@ -84,10 +84,14 @@ pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usiz
                 .collect(),
         };
     };
-    let short = best
-        .span
-        .as_ref()
-        .map(|span| (span.text(&best.text).to_owned(), vec![best.hit]));
+    let short = best.span.as_ref().map(|span| {
+        let span = if asked.plural {
+            listed_with(&best.text, span, asked.kind)
+        } else {
+            span.clone()
+        };
+        (span.text(&best.text).to_owned(), vec![best.hit])
+    });
     // The other chain page's best sentence: the link to the answer's page, or the answer when
     // the chosen one is wrong. Each gets half the room, cut around what it offers.
     // Only a page linked to the answer's page is on the question's chain: one names the other's
@@ -121,6 +125,27 @@ pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usiz
     Draft::Stated {
         sentences: chosen,
         short,
+    }
+}
+
+/// `span` widened over the spans of the same kind listed after it ("A, B, C and D"): a question
+/// asking for several things is answered by the list.
+fn listed_with(sentence: &str, span: &Span, kind: AnswerKind) -> Span {
+    let mut end = span.end;
+    for next in spans::spans(sentence, kind)
+        .into_iter()
+        .filter(|s| s.start >= span.end)
+    {
+        let gap = sentence[end..next.start].trim();
+        if matches!(gap, "," | "and" | ", and" | "&" | "or") {
+            end = next.end;
+        } else {
+            break;
+        }
+    }
+    Span {
+        start: span.start,
+        end,
     }
 }
 
@@ -167,7 +192,8 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
         for sentence in split_sentences(&strip_markers(&hit.text)) {
             let terms = term_set(&sentence);
             let with_title: HashSet<String> = terms.union(&title).cloned().collect();
-            if text::coverage(&asked.terms, &with_title) == 0.0 {
+            // A page the chain leads to is read whole: what it says is why it was reached.
+            if text::coverage(&asked.terms, &with_title) == 0.0 && !reached {
                 continue;
             }
             let coverage = text::coverage(&rest, &with_title);
@@ -406,7 +432,13 @@ fn yes_or_no(asked: &Asked, hits: &[Hit], max_words: usize) -> Option<Draft> {
     if question_names.is_empty() {
         return None;
     }
-    let name_terms: HashSet<String> = question_names.iter().flat_map(|n| term_set(n)).collect();
+    // The things are the subjects of their pages ("Neil Jordan" in "… and Neil Jordan
+    // American?"); what is asked of them is the rest.
+    let name_terms: HashSet<String> = question_names
+        .iter()
+        .filter_map(|n| page_of(hits, n))
+        .flat_map(|page| term_set(title_name(&hits[page].title)))
+        .collect();
     let property: HashSet<String> = asked
         .terms
         .difference(&name_terms)

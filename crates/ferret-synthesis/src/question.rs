@@ -60,6 +60,8 @@ pub(crate) struct Asked {
     pub(crate) words: HashSet<String>,
     /// The proper names it holds, as written.
     pub(crate) names: Vec<String>,
+    /// Does it ask for several things ("who were the members", "which countries")?
+    pub(crate) plural: bool,
 }
 
 const PLACE_NOUNS: &[&str] = &[
@@ -214,6 +216,7 @@ impl Asked {
             comparison,
             terms: text::term_set(question),
             words: word_set,
+            plural: asks_for_several(&words),
             names: crate::names::names(question)
                 .iter()
                 .map(|span| span.text(question).to_owned())
@@ -295,6 +298,24 @@ fn kind_by_noun(words: &[String]) -> AnswerKind {
     AnswerKind::Open
 }
 
+/// Does the question ask for several things: "who were", "which are", or a plural noun after
+/// its question word ("what countries", "the members")?
+fn asks_for_several(words: &[String]) -> bool {
+    let Some(at) = words
+        .iter()
+        .position(|w| matches!(w.as_str(), "what" | "which" | "who"))
+    else {
+        return false;
+    };
+    let after: Vec<&str> = words[at + 1..].iter().map(String::as_str).take(4).collect();
+    matches!(after.first(), Some(&"were" | &"are"))
+        || after
+            .iter()
+            .filter(|w| !matches!(**w, "is" | "was" | "are" | "were" | "the" | "a" | "an"))
+            .take(1)
+            .any(|w| w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us"))
+}
+
 /// Which way the comparison words of a question point, and over what.
 fn comparison_of(words: &HashSet<String>) -> Option<(Direction, Compared)> {
     let any = |list: &[&str]| list.iter().any(|w| words.contains(*w));
@@ -316,14 +337,19 @@ fn comparison_of(words: &HashSet<String>) -> Option<(Direction, Compared)> {
 fn options_of(question: &str) -> Option<[String; 2]> {
     let body = question.trim().trim_end_matches('?');
     let lower = body.to_lowercase();
-    // "Between X and Y, which …" names its options with "and".
-    if let Some(rest) = lower.strip_prefix("between ") {
-        let (pair, _) = rest.split_once(',')?;
-        let (a, _) = pair.split_once(" and ")?;
-        let start = "between ".len();
-        let a = body[start..start + a.len()].trim();
-        let b = body[start + a.len() + " and ".len()..start + pair.len()].trim();
-        return Some([a.to_owned(), b.to_owned()]);
+    // "Between X and Y, which …", "Among X and Y who …" name their options with "and".
+    for opener in ["between ", "among "] {
+        if let Some(rest) = lower.strip_prefix(opener) {
+            let end = rest.find([',', '?']).unwrap_or(rest.len());
+            let pair = &rest[..end];
+            let pair = pair.split(" who ").next().unwrap_or(pair);
+            let pair = pair.split(" which ").next().unwrap_or(pair);
+            let (a, _) = pair.split_once(" and ")?;
+            let start = opener.len();
+            let first = body[start..start + a.len()].trim();
+            let second = body[start + a.len() + " and ".len()..start + pair.len()].trim();
+            return Some([first.to_owned(), second.to_owned()]);
+        }
     }
     let at = lower.find(" or ")?;
     if lower[at + 4..].contains(" or ") {

@@ -61,7 +61,16 @@ pub(crate) fn spans(sentence: &str, kind: AnswerKind) -> Vec<Span> {
         }
         AnswerKind::Number => found(number()),
         AnswerKind::Person | AnswerKind::Place | AnswerKind::Name | AnswerKind::Choice => {
+            // "December 7" is a date, not a name.
+            let months: Vec<&str> = MONTHS.split('|').collect();
             names(sentence)
+                .into_iter()
+                .filter(|span| {
+                    let text = span.text(sentence);
+                    let first = text.split_whitespace().next().unwrap_or_default();
+                    !(months.contains(&first) && text.split_whitespace().count() <= 2)
+                })
+                .collect()
         }
         AnswerKind::YesNo | AnswerKind::Open => Vec::new(),
     }

@@ -308,3 +308,93 @@ fn assert_resolves(a: &Answer, hits: &[Hit]) -> Result<(), TestCaseError> {
     prop_assert_eq!(a.citations.is_empty(), markers(&a.text).is_empty());
     Ok(())
 }
+
+/// Words of `text` without its markers.
+fn word_count(text: &str) -> usize {
+    let re = regex::Regex::new(r"\[[0-9, ]+\]").unwrap();
+    re.replace_all(text, "").split_whitespace().count()
+}
+
+#[test]
+fn a_question_with_no_question_word_is_answered_in_sentences_without_a_short_answer() {
+    let a = ExtractiveSynthesizer::default().answer("Kelantan batik dyes", &batik_hits());
+    assert!(!a.text.is_empty() && !a.citations.is_empty(), "{a:?}");
+    assert_eq!(a.short, None, "nothing was asked for in a few words");
+}
+
+#[test]
+fn a_yes_no_question_whose_sources_disagree_says_no_and_cites_both() {
+    let hits = [
+        hit(
+            "mcbride",
+            "Jim McBride",
+            "Jim McBride is an American film director. He directed The Big Easy.",
+        ),
+        hit(
+            "jordan",
+            "Neil Jordan",
+            "Neil Jordan is an Irish film director and novelist.",
+        ),
+    ];
+    let a = ExtractiveSynthesizer::default()
+        .answer("Are both Jim McBride and Neil Jordan American?", &hits);
+    let short = a.short.clone().expect("a yes/no question gets yes or no");
+    assert_eq!(short.text, "no", "{a:?}");
+    assert_eq!(short.citations.len(), 2, "both sides are cited: {a:?}");
+    assert!(
+        a.text.contains("American") && a.text.contains("Irish"),
+        "{}",
+        a.text
+    );
+
+    let same = [
+        hits[0].clone(),
+        hit(
+            "jordan",
+            "Neil Jordan",
+            "Neil Jordan is an American film director and novelist.",
+        ),
+    ];
+    let a = ExtractiveSynthesizer::default()
+        .answer("Are both Jim McBride and Neil Jordan American?", &same);
+    assert_eq!(a.short.map(|s| s.text).as_deref(), Some("yes"));
+}
+
+#[test]
+fn a_text_with_no_sentence_boundaries_is_cut_around_the_answer() {
+    let filler = "the archive holds letters maps ledgers and photographs ".repeat(120);
+    let text = format!("{filler} the museum was founded in 1887 by the city council {filler}");
+    let hits = [hit("museum", "City Museum", &text)];
+    let config = SynthesisConfig::default();
+    let a = ExtractiveSynthesizer::new(config)
+        .answer("In what year was the City Museum founded?", &hits);
+    assert_eq!(
+        a.short.as_ref().map(|s| s.text.as_str()),
+        Some("1887"),
+        "{a:?}"
+    );
+    assert!(a.text.contains("1887"), "{}", a.text);
+    assert!(
+        word_count(&a.text) <= config.factoid_words + 2,
+        "{}",
+        a.text
+    );
+}
+
+#[test]
+fn text_that_is_not_english_is_answered_from_its_own_words() {
+    let hits = [
+        hit(
+            "uni",
+            "Universität Leipzig",
+            "Die Universität Leipzig wurde 1409 gegründet. Sie ist eine der ältesten Universitäten Deutschlands.",
+        ),
+        hit("tokyo", "東京大学", "東京大学は1877年に設立された。"),
+    ];
+    let a = ExtractiveSynthesizer::default()
+        .answer("Wann wurde die Universität Leipzig gegründet?", &hits);
+    assert!(a.text.contains("1409"), "{a:?}");
+    assert_resolves(&a, &hits).unwrap();
+    let a = ExtractiveSynthesizer::default().answer("東京大学はいつ設立されたか", &hits);
+    assert_resolves(&a, &hits).unwrap();
+}
