@@ -413,6 +413,13 @@ pub struct SynthesisContext {
 pub struct SynthesisReply {
     /// The answer, citing sources by number in square brackets, e.g. `[1]` or `[2][3]`.
     pub answer: String,
+    /// The answer in a few words (a name, a date, a number, a place, yes or no), copied exactly
+    /// from one source; absent when the sources do not state it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_answer: Option<String>,
+    /// The number of the source `short_answer` is copied from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_answer_source: Option<usize>,
 }
 
 impl PromptContext for SynthesisContext {

@@ -398,3 +398,61 @@ fn text_that_is_not_english_is_answered_from_its_own_words() {
     let a = ExtractiveSynthesizer::default().answer("東京大学はいつ設立されたか", &hits);
     assert_resolves(&a, &hits).unwrap();
 }
+
+fn scripted(replies: &[&str]) -> ferret_llm::StageModel {
+    let exchanges = replies
+        .iter()
+        .map(|reply| ferret_llm::Exchange {
+            expect_contains: None,
+            reply: (*reply).to_owned(),
+        })
+        .collect();
+    ferret_llm::StageModel::new(
+        std::sync::Arc::new(ferret_llm::ScriptedModel::new("scripted", exchanges)),
+        ferret_llm::StageModelConfig::default(),
+    )
+}
+
+#[tokio::test]
+async fn the_models_short_answer_must_be_copied_from_a_source_it_cites() {
+    let hits = [
+        hit(
+            "msu",
+            "Moscow State University",
+            "It was founded on January 25, 1755 by Mikhail Lomonosov.",
+        ),
+        hit(
+            "tokarev",
+            "Sergei Tokarev",
+            "He was a professor at Moscow State University.",
+        ),
+    ];
+    let question = "In what year was the university where Sergei Tokarev taught founded?";
+    let good = r#"{"answer": "It was founded in 1755 [1].", "short_answer": "1755", "short_answer_source": 1}"#;
+    let out =
+        ferret_synthesis::LlmSynthesizer::new(scripted(&[good]), ExtractiveSynthesizer::default())
+            .synthesize(question, &hits)
+            .await;
+    assert!(
+        matches!(out.implementation, Implementation::Llm { .. }),
+        "{out:?}"
+    );
+    let short = out.value.short.expect("the model gave one");
+    assert_eq!(short.text, "1755");
+    assert_eq!(short.citations[0].hit_id.0, "msu");
+
+    // Invented, then cited from a source the answer does not cite: the extractive answer stands.
+    let invented = r#"{"answer": "It was founded in 1755 [1].", "short_answer": "1756", "short_answer_source": 1}"#;
+    let uncited = r#"{"answer": "It was founded in 1755 [1].", "short_answer": "professor", "short_answer_source": 2}"#;
+    let out = ferret_synthesis::LlmSynthesizer::new(
+        scripted(&[invented, uncited]),
+        ExtractiveSynthesizer::default(),
+    )
+    .synthesize(question, &hits)
+    .await;
+    assert!(
+        matches!(out.implementation, Implementation::Heuristic { .. }),
+        "{out:?}"
+    );
+    assert_eq!(out.value.short.map(|s| s.text).as_deref(), Some("1755"));
+}
