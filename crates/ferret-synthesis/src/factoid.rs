@@ -383,6 +383,8 @@ fn page_of(hits: &[Hit], name: &str) -> Option<usize> {
 
 /// One side of a comparison: its page, the sentence read there, and the value found in it.
 struct Side {
+    /// The thing, as the question names it.
+    name: String,
     hit: usize,
     sentence: String,
     value: Option<f64>,
@@ -523,6 +525,7 @@ fn side(
         })
         .map(|(_, s)| s.clone())?;
     Some(Side {
+        name: name.to_owned(),
         hit,
         value: value_of(&sentence),
         sentence,
@@ -565,9 +568,18 @@ fn two_sided(sides: Vec<Side>, short: Option<String>, max_words: usize) -> Draft
     let sentences: Vec<Chosen> = sides
         .iter()
         .filter(|s| seen.insert((s.hit, s.sentence.clone())))
-        .map(|s| Chosen {
-            hit: s.hit,
-            text: clip(&s.sentence, None, per_side),
+        .map(|s| {
+            let text = clip(&s.sentence, None, per_side);
+            // "Its length is …" says whose only on its page: the answer names it.
+            let names_it = term_set(&s.name).is_subset(&term_set(&text));
+            Chosen {
+                hit: s.hit,
+                text: if names_it {
+                    text
+                } else {
+                    format!("{}: {text}", s.name)
+                },
+            }
         })
         .collect();
     let cited: Vec<usize> = sentences.iter().map(|c| c.hit).collect();

@@ -1,7 +1,8 @@
 //! `ferret-synthesis` writes the answer: text whose every `[n]` marker resolves to a [`Citation`]
-//! of one of the hits it was given. The [`AnswerSynthesizer`] trait is the stage; the
-//! [`ExtractiveSynthesizer`] implements it without a model by picking the sentences of the best
-//! hits that share the most terms with the question. [`check_citations`] validates and renumbers
+//! of one of the hits it was given, and, when the question asks for a name, a date, a number,
+//! yes or no or one of two options, that answer in a few words. The [`AnswerSynthesizer`] trait is
+//! the stage; the [`ExtractiveSynthesizer`] implements it without a model: it reads from the
+//! question's wording what kind of answer it wants and picks the sentences that hold one. [`check_citations`] validates and renumbers
 //! the markers of an answer written elsewhere, such as [`LlmSynthesizer`]'s, so both paths give the
 //! same guarantee: never a marker without a source. [`split_sentences`] is the sentence splitter both use.
 //!
