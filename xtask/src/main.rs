@@ -1,11 +1,12 @@
 //! `cargo xtask`: Ferret's automation in Rust. `eval` measures retrieval quality and speed on any
 //! BEIR-layout dataset and writes a JSON and a Markdown report; `models` fetches the embedded
-//! models; `tidy` checks the dependency rules.
+//! models; `tidy` checks the dependency rules; `codegen` writes the generated files.
 
 mod agentic;
 mod answers;
 mod bench;
 mod chart;
+mod codegen;
 mod eval;
 mod models;
 mod multihop;
@@ -35,6 +36,9 @@ enum Command {
     Models(models::ModelsArgs),
     /// Check the crate dependency rules, crate docs and module cycles.
     Tidy,
+    /// Write the generated files (the JSON Schemas of the API's types); `--check` fails when one
+    /// is stale.
+    Codegen(codegen::CodegenArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -42,6 +46,7 @@ fn main() -> anyhow::Result<()> {
         Command::Eval(args) => eval::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Models(args) => models::run(args),
+        Command::Codegen(args) => codegen::run(args),
         Command::Tidy => {
             let mut problems: Vec<String> = tidy::dependency_violations()?
                 .into_iter()

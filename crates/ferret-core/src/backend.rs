@@ -5,6 +5,7 @@ use crate::{BackendError, Filters, Hit};
 
 /// One request to one backend: a query already rewritten for it, a limit and the filters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SearchRequest {
     /// The query text.
     pub query: String,
@@ -16,6 +17,7 @@ pub struct SearchRequest {
 
 /// What a backend can do beyond plain text search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BackendCapabilities {
     /// Honours [`Filters::date_range`].
     pub date_range: bool,

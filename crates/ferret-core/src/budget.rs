@@ -12,6 +12,7 @@ pub struct BudgetError(pub String);
 /// When any of them runs out the search returns what it has, with
 /// [`StopReason::BudgetExhausted`](crate::StopReason::BudgetExhausted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Budget {
     /// Search attempts of the refine loop (3 by default).
@@ -24,9 +25,11 @@ pub struct Budget {
     pub max_tokens: u64,
     /// Wall time for the whole search.
     #[serde(with = "millis")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub wall_time: Duration,
     /// Deadline for one backend call.
     #[serde(with = "millis")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub call_deadline: Duration,
 }
 

@@ -7,6 +7,7 @@ use crate::{BudgetError, QueryError};
 
 /// Whether trying the same call again can help, and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "class")]
 #[non_exhaustive]
 pub enum RetryClass {
@@ -18,6 +19,7 @@ pub enum RetryClass {
     RateLimited {
         /// How long the service asked us to wait, when it said.
         #[serde(default, with = "opt_millis", skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "schema", schemars(with = "Option<u64>"))]
         retry_after: Option<Duration>,
     },
     /// The prompt does not fit the model: retry only with less context.
@@ -33,6 +35,7 @@ impl RetryClass {
 
 /// What went wrong inside a backend.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum BackendErrorKind {
@@ -50,6 +53,7 @@ pub enum BackendErrorKind {
 
 /// A backend call that failed. Carries the backend's name and whether a retry can help.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[error("backend `{backend}` failed ({kind:?}): {message}")]
 pub struct BackendError {
     /// The backend's name.

@@ -7,6 +7,7 @@ use crate::{BackendFailure, Citation, Hit, Response, ShortAnswer, TraceStep};
 /// A stream always ends with exactly one `Done`; a search that could not start sends an `Error`
 /// first, and its `Done` carries a message response with [`StopReason::Refused`](crate::StopReason).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "event")]
 #[non_exhaustive]
 pub enum Event {

@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 
 /// A result's identity, stable across searches and re-ingests of the same content.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct HitId(pub String);
 
@@ -20,6 +21,7 @@ impl From<&str> for HitId {
 
 /// One result from one backend.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Hit {
     /// Stable identity (document id for indexes, canonical URL for the web).
     pub id: HitId,

@@ -5,6 +5,7 @@ use crate::RetryClass;
 
 /// Who speaks in a chat message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ChatRole {
     /// Instructions.
@@ -17,6 +18,7 @@ pub enum ChatRole {
 
 /// One message of a chat prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChatMessage {
     /// Who speaks.
     pub role: ChatRole,
@@ -26,6 +28,7 @@ pub struct ChatMessage {
 
 /// A request to a language model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CompletionRequest {
     /// The prompt.
     pub messages: Vec<ChatMessage>,
@@ -40,6 +43,7 @@ pub struct CompletionRequest {
 
 /// Tokens counted for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TokenUsage {
     /// Tokens in the prompt.
     pub prompt_tokens: u64,
@@ -49,6 +53,7 @@ pub struct TokenUsage {
 
 /// What a model answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Completion {
     /// The generated text.
     pub text: String,
@@ -104,6 +109,7 @@ pub trait Embedder: Send + Sync {
 
 /// How a vector-store backend ranks documents for a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RetrievalMode {
     /// Keyword search: BM25 over sparse term vectors.

@@ -35,6 +35,7 @@ pub enum QueryError {
 
 /// An inclusive range of calendar dates; either end may be open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DateRange {
     /// First day included.
@@ -52,6 +53,7 @@ impl DateRange {
 
 /// Restrictions a backend applies to what it returns.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Filters {
     /// Only results dated inside this range.
@@ -73,6 +75,7 @@ impl Filters {
 ///
 /// The text is validated on construction, so a `Query` in hand is always searchable.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "RawQuery")]
 pub struct Query {
     text: String,
@@ -90,6 +93,7 @@ pub struct Query {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawQuery {
     text: String,

@@ -4,6 +4,7 @@ use crate::{BackendError, Hit, HitId, Trace};
 
 /// What kind of reply a search produced: results to show, or a message instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ResponseType {
     /// Hits were found; `answer` and `hits` are set.
@@ -15,6 +16,7 @@ pub enum ResponseType {
 
 /// Why the search stopped. Every search ends with exactly one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum StopReason {
@@ -36,6 +38,7 @@ pub enum StopReason {
 
 /// One `[n]` marker of the answer and the hit it points at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Citation {
     /// The number inside the marker, starting at 1.
     pub marker: usize,
@@ -51,6 +54,7 @@ pub struct Citation {
 /// The answer in a few words, where the question asks for one: a name, a date or year, a number,
 /// a place, yes or no, or one of the two options a comparison names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ShortAnswer {
     /// The words, as a source writes them ("1755", "Moscow State University"), or `yes` / `no`.
     pub text: String,
@@ -61,6 +65,7 @@ pub struct ShortAnswer {
 
 /// A backend call that failed while the search went on without it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BackendFailure {
     /// The query that was sent.
     pub query: String,
@@ -70,6 +75,7 @@ pub struct BackendFailure {
 
 /// Counters for what a search spent.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     /// Backend calls actually made (cache hits and coalesced waits excluded).
     pub backend_calls: u32,
@@ -91,6 +97,7 @@ pub struct Usage {
 
 /// A research report: sections whose text cites the response's hits with `[n]` markers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Report {
     /// The report's title.
     pub title: String,
@@ -100,6 +107,7 @@ pub struct Report {
 
 /// One section of a [`Report`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReportSection {
     /// The section's heading.
     pub heading: String,
@@ -113,6 +121,7 @@ pub struct ReportSection {
 /// [`Citation`] whose hit is in `hits`. With `Message`, `message` says why there is no answer
 /// (and `hits` what a search found nonetheless, if it ran).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Response {
     /// Results, or a message instead.
     pub response_type: ResponseType,

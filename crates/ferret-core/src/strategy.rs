@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 /// How hard the agent tries: which search strategy runs. Each has one implementation in
 /// `ferret-agent`'s `strategy` folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// One attempt: search, grade, answer.
@@ -75,6 +76,7 @@ impl std::str::FromStr for Strategy {
 
 /// Why a strategy runs: the configuration named it, or the automatic choice read the question so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StrategyReason {
     /// The configuration names this strategy.

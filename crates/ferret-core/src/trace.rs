@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which implementation of a stage ran, and why that one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Implementation {
     /// The deterministic rules ran.
@@ -30,6 +31,7 @@ impl Implementation {
 
 /// How a stage's model call ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum LlmCallOutcome {
     /// The first answer parsed.
@@ -45,6 +47,7 @@ pub enum LlmCallOutcome {
 
 /// One structured model call a stage made (a first request and, when needed, its repair).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LlmCall {
     /// The stage that called (`intent`, `grading`, ...); not `stage`, which names the trace step.
     pub caller: String,
@@ -67,6 +70,7 @@ pub struct LlmCall {
 /// One fact about one stage of a search. The trace is the list of these, in order; the stream
 /// of [`Event`](crate::Event)s carries the same steps as they happen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "stage")]
 #[non_exhaustive]
 pub enum TraceStep {
@@ -241,6 +245,7 @@ pub enum TraceStep {
 
 /// Everything the stages of one search reported, in order.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Trace {
     /// The steps, in the order they happened.
