@@ -52,6 +52,15 @@ fn main() -> anyhow::Result<()> {
                 .into_iter()
                 .chain(tidy::missing_crate_docs()?)
                 .collect();
+            for krate in tidy::LIGHT_CRATES {
+                let heavy = tidy::heavy_dependencies(krate)?;
+                if !heavy.is_empty() {
+                    problems.push(format!(
+                        "{krate} with no default features depends on {}",
+                        heavy.join(", ")
+                    ));
+                }
+            }
             for entry in std::fs::read_dir(tidy::workspace_root().join("crates"))? {
                 let src = entry?.path().join("src");
                 if src.is_dir() {

@@ -374,9 +374,73 @@ pub fn missing_crate_docs() -> anyhow::Result<Vec<String>> {
     Ok(missing)
 }
 
+/// The stage crates a user can import for their heuristics alone.
+pub const LIGHT_CRATES: &[&str] = &["ferret-query-intel", "ferret-grading", "ferret-synthesis"];
+
+/// Crates that mean an HTTP client or a model runtime.
+pub const HEAVY_CRATES: &[&str] = &[
+    "reqwest",
+    "hyper",
+    "async-openai",
+    "candle-core",
+    "candle-transformers",
+    "tokenizers",
+    "ort",
+];
+
+/// The heavy crates in `krate`'s normal dependency graph with no default features, as cargo
+/// resolves it for that crate alone.
+pub fn heavy_dependencies(krate: &str) -> anyhow::Result<Vec<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(workspace_root())
+        .args([
+            "tree",
+            "-p",
+            krate,
+            "-e",
+            "normal",
+            "--no-default-features",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .output()?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "cargo tree -p {krate} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut heavy: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| HEAVY_CRATES.contains(name))
+        .map(str::to_owned)
+        .collect();
+    heavy.sort();
+    heavy.dedup();
+    Ok(heavy)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_heuristic_stage_crates_build_with_no_http_client_and_no_model_runtime() {
+        for krate in LIGHT_CRATES {
+            let heavy = heavy_dependencies(krate).unwrap();
+            assert!(
+                heavy.is_empty(),
+                "{krate} with no default features pulls in {heavy:?}"
+            );
+        }
+        // The check sees heavy crates where they are: the embedder crate runs models.
+        let embed = heavy_dependencies("ferret-embed").unwrap();
+        assert!(embed.contains(&"candle-core".to_owned()), "{embed:?}");
+    }
 
     #[test]
     fn crates_keep_the_dependency_rules_of_the_brief() {

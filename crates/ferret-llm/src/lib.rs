@@ -11,6 +11,7 @@
 mod classify;
 #[cfg(feature = "local-model")]
 mod local;
+#[cfg(feature = "openai")]
 mod openai;
 mod prompts;
 mod scripted;
@@ -20,6 +21,7 @@ mod structured;
 pub use classify::classify_http_status;
 #[cfg(feature = "local-model")]
 pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
+#[cfg(feature = "openai")]
 pub use openai::{
     classify_openai_error, openai_client, retry_once, OpenAiConfig, OpenAiModel, SchemaSupport,
 };
