@@ -84,7 +84,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_thresholds_are_the_seed_values_and_boundaries_are_inclusive() {
+    fn default_thresholds_keep_at_0_3_and_call_good_at_0_4_inclusive() {
         let c = GradingConfig::default();
         assert!(c.validate().is_ok());
         assert!(!c.is_kept(0.29));

@@ -283,7 +283,7 @@ fn short_or_bad_judgement_lists_are_sanitised() {
 }
 
 #[test]
-fn grades_serialize_in_the_seed_shape() {
+fn grades_serialize_in_their_documented_shape() {
     let (hits, j) = judged(&[0.1]);
     let g = grades_from_judgements(
         &GradingConfig::default(),

@@ -632,7 +632,7 @@ mod tests {
     }
 
     #[test]
-    fn query_types_follow_seed_002_keyword_lists() {
+    fn query_types_follow_their_keyword_lists() {
         let cases = [
             ("Spring Boot 1.1.9 NoClassDefFoundError with Java 21", QueryType::ErrorDiagnosis),
             ("mvn test failed with exit code 1", QueryType::ErrorDiagnosis),
@@ -665,7 +665,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_002_multi_hop_example() {
+    fn an_error_with_a_version_is_a_complex_error_diagnosis() {
         let a = analyze("Spring Boot 1.1.9 NoClassDefFoundError with Java 21");
         assert_eq!(a.query_type, QueryType::ErrorDiagnosis);
         assert_eq!(a.intent, "fix_error");

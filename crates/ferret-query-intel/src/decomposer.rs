@@ -719,7 +719,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_002_error_and_version_become_error_compatibility_and_fix_queries() {
+    fn an_error_and_a_version_become_error_compatibility_and_fix_queries() {
         assert_eq!(
             decompose("Spring Boot 1.1.9 NoClassDefFoundError with Java 21", 3),
             [

@@ -634,7 +634,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_001_examples_with_the_heritage_domain() {
+    fn examples_with_the_heritage_domain() {
         check(
             &heritage(),
             &[
@@ -660,7 +660,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_001_examples_with_the_general_knowledge_default() {
+    fn examples_with_the_general_knowledge_default() {
         check(
             &general(),
             &[
