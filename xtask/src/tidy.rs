@@ -64,6 +64,21 @@ pub const RULES: &[Rule] = &[
         why: "query understanding never runs searches",
     },
     Rule {
+        krate: "ferret-layers",
+        forbidden: &[
+            "ferret-exec",
+            "ferret-llm",
+            "ferret-embed",
+            "async-openai",
+            "reqwest",
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+        ],
+        why: "call layers know calls, not backends or models, so both can use them",
+    },
+    Rule {
         krate: "ferret-exec",
         forbidden: &[
             "ferret-llm",

@@ -1,5 +1,5 @@
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -7,29 +7,12 @@ use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, BackendFailure, FerretError, Filters, Hit,
     RetryClass, SearchBackend, SearchRequest, TraceStep,
 };
+use ferret_layers::{
+    CallBudget, Deadline, Elapsed, Origin, RateLimit, Retry, RetryPolicy, Retryable, SharedCache,
+};
 use futures::future::join_all;
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use moka::future::Cache;
 
 use crate::{dedup_and_fuse, normalize_query, RRF_K};
-
-/// How a failed call is retried. There is exactly one retry layer per call: this one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Retries after the first attempt, for transient and rate-limited failures only.
-    pub max_retries: u32,
-    /// Wait before a retry when the backend did not say how long (`Retry-After`).
-    pub backoff: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            max_retries: 1,
-            backoff: Duration::from_millis(200),
-        }
-    }
-}
 
 /// Settings shared by every backend of an executor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,43 +32,6 @@ impl Default for ExecutorConfig {
             cache_capacity: 10_000,
             retry: RetryPolicy::default(),
         }
-    }
-}
-
-/// What one search may still spend on backend calls: a count and a wall-clock deadline. Shared by
-/// every attempt of a search, so retries and refinements draw from the same pool.
-#[derive(Debug)]
-pub struct CallBudget {
-    remaining: AtomicU32,
-    ends_at: Instant,
-}
-
-impl CallBudget {
-    /// `calls` backend calls until `wall_time` from now has passed.
-    pub fn new(calls: u32, wall_time: Duration) -> Self {
-        Self {
-            remaining: AtomicU32::new(calls),
-            ends_at: Instant::now() + wall_time,
-        }
-    }
-
-    /// Take one call from the budget; false when none is left or time is up.
-    fn take(&self) -> bool {
-        self.time_left() > Duration::ZERO
-            && self
-                .remaining
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
-    }
-
-    /// Time until the search's deadline.
-    pub fn time_left(&self) -> Duration {
-        self.ends_at.saturating_duration_since(Instant::now())
-    }
-
-    /// True when no call can be made any more.
-    pub fn is_exhausted(&self) -> bool {
-        self.remaining.load(Ordering::SeqCst) == 0 || self.time_left().is_zero()
     }
 }
 
@@ -122,9 +68,31 @@ enum CallError {
     OutOfBudget,
 }
 
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Backend(error) => write!(f, "{error}"),
+            CallError::OutOfBudget => f.write_str("the search's budget is spent"),
+        }
+    }
+}
+
+impl Retryable for CallError {
+    fn retry_class(&self) -> Option<&RetryClass> {
+        match self {
+            CallError::Backend(error) => Some(&error.retry),
+            CallError::OutOfBudget => None,
+        }
+    }
+
+    fn is_elapsed(&self) -> bool {
+        matches!(self, CallError::Backend(error) if error.kind == BackendErrorKind::DeadlineExceeded)
+    }
+}
+
 struct Slot {
     backend: Arc<dyn SearchBackend>,
-    limiter: Option<DefaultDirectRateLimiter>,
+    limit: Option<RateLimit>,
 }
 
 /// One round of searches for [`Executor::execute_on`].
@@ -160,7 +128,7 @@ impl ExecutorBuilder {
     pub fn backend(mut self, backend: Arc<dyn SearchBackend>) -> Self {
         self.slots.push(Slot {
             backend,
-            limiter: None,
+            limit: None,
         });
         self
     }
@@ -173,7 +141,7 @@ impl ExecutorBuilder {
     ) -> Self {
         self.slots.push(Slot {
             backend,
-            limiter: Some(RateLimiter::direct(Quota::per_second(per_second))),
+            limit: Some(RateLimit::per_second(per_second)),
         });
         self
     }
@@ -193,10 +161,7 @@ impl ExecutorBuilder {
                 pair[0]
             )));
         }
-        let cache = Cache::builder()
-            .max_capacity(self.config.cache_capacity)
-            .time_to_live(self.config.cache_ttl)
-            .build();
+        let cache = SharedCache::new(self.config.cache_capacity, self.config.cache_ttl);
         Ok(Executor {
             config: self.config,
             slots: Arc::new(self.slots),
@@ -211,7 +176,7 @@ impl ExecutorBuilder {
 pub struct Executor {
     config: ExecutorConfig,
     slots: Arc<Vec<Slot>>,
-    cache: Cache<CacheKey, Arc<Vec<Hit>>>,
+    cache: SharedCache<CacheKey, Vec<Hit>>,
 }
 
 impl std::fmt::Debug for Executor {
@@ -315,6 +280,9 @@ impl Executor {
         outcome
     }
 
+    /// One backend call through its layers, outermost first: the capability check, the cache
+    /// and coalescing, the caller's own deadline, then [`Executor::attempts`]: retry by class
+    /// within the call's deadline, and for each attempt the rate limit and the budget.
     async fn call(
         &self,
         slot: &Slot,
@@ -356,27 +324,25 @@ impl Executor {
             filters: request.filters.clone(),
             limit: request.limit,
         };
-        let was_cached = self.cache.contains_key(&key);
-        let initialised = AtomicBool::new(false);
         let attempts = AtomicU32::new(0);
         // Whoever runs the shared call runs it under their own budget and deadline, so a search that
         // joins it is held to its own deadline here.
-        let own_deadline = deadline.min(budget.time_left());
-        let shared = self.cache.try_get_with(key, async {
-            initialised.store(true, Ordering::SeqCst);
-            self.call_with_retries(slot, &request, budget, deadline, &attempts)
-                .await
-                .map(Arc::new)
-        });
-        let mut result = match tokio::time::timeout(own_deadline, shared).await {
+        let own_deadline = Deadline::new(deadline.min(budget.time_left()));
+        let probe = self.cache.probe(&key);
+        let shared = self.cache.get_or_run(
+            key,
+            &probe,
+            self.attempts(slot, &request, budget, deadline, &attempts),
+        );
+        let mut result = match own_deadline.run(shared).await {
             Ok(result) => result,
-            Err(_) => Err(Arc::new(CallError::Backend(BackendError::deadline(
+            Err(Elapsed) => Err(Arc::new(CallError::Backend(BackendError::deadline(
                 &name,
-                own_deadline,
+                own_deadline.within(),
             )))),
         };
-        let ran = initialised.load(Ordering::SeqCst);
-        if !ran
+        let origin = probe.origin();
+        if origin != Origin::Ran
             && matches!(
                 result.as_ref().map_err(|e| e.as_ref()),
                 Err(CallError::OutOfBudget)
@@ -384,13 +350,13 @@ impl Executor {
         {
             // Another search ran out of budget; this one may still have calls left.
             result = self
-                .call_with_retries(slot, &request, budget, deadline, &attempts)
+                .attempts(slot, &request, budget, deadline, &attempts)
                 .await
                 .map(Arc::new)
                 .map_err(Arc::new);
         }
-        let cache_hit = !ran && was_cached;
-        let coalesced = !ran && !was_cached;
+        let cache_hit = origin == Origin::Cached;
+        let coalesced = origin == Origin::Joined;
         let called = attempts.load(Ordering::SeqCst);
         match result {
             Ok(hits) => CallRecord {
@@ -430,8 +396,10 @@ impl Executor {
         }
     }
 
-    /// The rate limit, deadline and retry layers around one backend call.
-    async fn call_with_retries(
+    /// The inner layers of one backend call: retries by class within the call's deadline, and for
+    /// each attempt the rate limit, then the budget (only a call that leaves the rate limiter is
+    /// a call: it alone spends budget), then the backend.
+    async fn attempts(
         &self,
         slot: &Slot,
         request: &SearchRequest,
@@ -440,50 +408,24 @@ impl Executor {
         attempts: &AtomicU32,
     ) -> Result<Vec<Hit>, CallError> {
         let name = slot.backend.name();
-        let deadline = deadline.min(budget.time_left());
-        let ends_at = Instant::now() + deadline;
-        let mut retries_left = self.config.retry.max_retries;
-        loop {
-            let remaining = ends_at.saturating_duration_since(Instant::now());
-            // Only a call that leaves the rate limiter is a call: it alone spends budget.
-            let attempt = async {
-                if let Some(limiter) = &slot.limiter {
-                    limiter.until_ready().await;
-                }
-                if !budget.take() {
-                    return Err(CallError::OutOfBudget);
-                }
-                attempts.fetch_add(1, Ordering::SeqCst);
-                slot.backend
-                    .search(request)
-                    .await
-                    .map_err(CallError::Backend)
-            };
-            let error = match tokio::time::timeout(remaining, attempt).await {
-                Ok(Ok(hits)) => return Ok(hits),
-                Ok(Err(CallError::Backend(error))) => error,
-                Ok(Err(out_of_budget)) => return Err(out_of_budget),
-                Err(_) => BackendError::deadline(name, deadline),
-            };
-            let wait = match error.retry {
-                RetryClass::Transient => self.config.retry.backoff,
-                RetryClass::RateLimited { retry_after } => {
-                    retry_after.unwrap_or(self.config.retry.backoff)
-                }
-                _ => return Err(CallError::Backend(error)),
-            };
-            // A retry that could not finish before the deadline only wastes the backend's capacity.
-            let time_left = ends_at.saturating_duration_since(Instant::now());
-            if retries_left == 0
-                || wait >= time_left
-                || error.kind == BackendErrorKind::DeadlineExceeded
-            {
-                return Err(CallError::Backend(error));
+        let deadline = Deadline::new(deadline.min(budget.time_left()));
+        let attempt = || async {
+            if let Some(limit) = &slot.limit {
+                limit.ready().await;
             }
-            retries_left -= 1;
-            tracing::debug!(backend = name, ?wait, error = %error, "retrying backend call");
-            tokio::time::sleep(wait).await;
-        }
+            if !budget.take() {
+                return Err(CallError::OutOfBudget);
+            }
+            attempts.fetch_add(1, Ordering::SeqCst);
+            slot.backend
+                .search(request)
+                .await
+                .map_err(CallError::Backend)
+        };
+        let elapsed = || CallError::Backend(BackendError::deadline(name, deadline.within()));
+        Retry::new(self.config.retry)
+            .run(deadline, elapsed, attempt)
+            .await
     }
 }
 
