@@ -4,10 +4,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferret_collection::{
-    bm25_encoder, changed_points, date_days, embedder_fit, mean_token_count, payload, point_id,
-    rank_hits, read_path, to_hit, unique_by_id, Bm25Params, DenseMeta, Document, EmbedderMisfit,
-    IngestOptions, IngestReport, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD,
-    SPARSE_VECTOR, TIE_MARGIN,
+    bm25_encoder, date_days, embedder_fit, payload, rank_hits, read_path, to_hit, Bm25Params,
+    DenseMeta, Document, EmbedderMisfit, IngestOptions, IngestReport, PendingPoint, PointStore,
+    DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit,
@@ -415,52 +414,7 @@ impl LocalIndex {
         report: &mut IngestReport,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<(), IndexError> {
-        let unique = unique_by_id(documents);
-        if unique.is_empty() {
-            return Ok(());
-        }
-        if self.meta.dense.is_some() && self.embedder.is_none() {
-            let embedder = self.dense_embedder().unwrap_or_default().to_owned();
-            return Err(IndexError::EmbedderNeeded {
-                path: self.dir.clone(),
-                mode: RetrievalMode::Dense,
-                embedder,
-            });
-        }
-        if self.meta.avg_doc_len.is_none() {
-            self.meta.avg_doc_len = Some(mean_token_count(&unique));
-            self.save_meta()?;
-        }
-        let encoder = bm25_encoder(self.meta.bm25()).map_err(IndexError::Engine)?;
-        let total = unique.len();
-        let mut done = 0;
-        let mut written = false;
-        for batch in unique.chunks(options.batch_size.max(1)) {
-            let ids: Vec<PointId> = batch
-                .iter()
-                .map(|d| PointId::NumId(point_id(&d.id)))
-                .collect();
-            let stored = self.stored_hashes(&ids)?;
-            let changed = changed_points(batch, &stored, self.embedder.as_deref(), report).await?;
-            if !changed.is_empty() {
-                let points = changed
-                    .into_iter()
-                    .map(|p| to_point(p.doc, PointId::NumId(p.id), &p.hash, &encoder, p.dense).0)
-                    .collect();
-                written = true;
-                self.shard
-                    .update(UpdateOperation::PointOperation(
-                        PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
-                    ))
-                    .map_err(|e| IndexError::Engine(e.to_string()))?;
-            }
-            done += batch.len();
-            progress(done, total);
-        }
-        if written {
-            self.shard.flush();
-        }
-        Ok(())
+        ferret_collection::ingest_documents(self, documents, options, report, progress).await
     }
 
     fn stored_hashes(&self, ids: &[PointId]) -> Result<HashMap<u64, String>, IndexError> {
@@ -673,6 +627,67 @@ fn date_filter(range: DateRange) -> Filter {
             lte: range.to.map(|d| OrderedFloat(date_days(d))),
         },
     )))
+}
+
+/// The embedded index's own I/O for the shared ingest loop.
+#[async_trait]
+impl PointStore for LocalIndex {
+    type Error = IndexError;
+
+    fn bm25(&self) -> Bm25Params {
+        self.meta.bm25()
+    }
+
+    fn embedder(&self) -> Option<&dyn Embedder> {
+        self.embedder.as_deref()
+    }
+
+    fn check_embedder(&self) -> Result<(), IndexError> {
+        if self.meta.dense.is_some() && self.embedder.is_none() {
+            let embedder = self.dense_embedder().unwrap_or_default().to_owned();
+            return Err(IndexError::EmbedderNeeded {
+                path: self.dir.clone(),
+                mode: RetrievalMode::Dense,
+                embedder,
+            });
+        }
+        Ok(())
+    }
+
+    fn encoder_error(&self, reason: String) -> IndexError {
+        IndexError::Engine(reason)
+    }
+
+    async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), IndexError> {
+        self.meta.avg_doc_len = Some(avg_doc_len);
+        self.save_meta()
+    }
+
+    async fn stored_hashes(&mut self, ids: &[u64]) -> Result<HashMap<u64, String>, IndexError> {
+        let ids: Vec<PointId> = ids.iter().map(|&id| PointId::NumId(id)).collect();
+        LocalIndex::stored_hashes(self, &ids)
+    }
+
+    async fn upsert(
+        &mut self,
+        points: Vec<PendingPoint<'_>>,
+        encoder: &EdgeBm25,
+    ) -> Result<(), IndexError> {
+        let points = points
+            .into_iter()
+            .map(|p| to_point(p.doc, PointId::NumId(p.id), &p.hash, encoder, p.dense).0)
+            .collect();
+        self.shard
+            .update(UpdateOperation::PointOperation(
+                PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
+            ))
+            .map_err(|e| IndexError::Engine(e.to_string()))
+    }
+
+    async fn flush(&mut self) -> Result<(), IndexError> {
+        self.shard.flush();
+        Ok(())
+    }
 }
 
 fn to_point(

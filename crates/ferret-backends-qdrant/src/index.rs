@@ -1,11 +1,11 @@
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 
 use ferret_collection::{
-    bm25_encoder, changed_points, embedder_fit, mean_token_count, point_id, read_path,
-    unique_by_id, Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions, IngestReport,
+    bm25_encoder, embedder_fit, read_path, Bm25Params, DenseMeta, Document, EmbedderMisfit,
+    IngestOptions, IngestReport, PendingPoint, PointStore,
 };
 use ferret_core::{Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
 use qdrant_client::qdrant::SparseVector;
@@ -302,74 +302,7 @@ impl QdrantIndex {
         report: &mut IngestReport,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<(), QdrantError> {
-        let unique = unique_by_id(documents);
-        if unique.is_empty() {
-            return Ok(());
-        }
-        let (collection, timeout) = (self.config.collection.clone(), self.config.timeout);
-        if let (Some(dense), None) = (&self.meta.dense, &self.embedder) {
-            let embedder = dense.embedder.clone();
-            return Err(QdrantError::EmbedderNeeded {
-                collection,
-                mode: RetrievalMode::Dense,
-                embedder,
-            });
-        }
-        if self.meta.avg_doc_len.is_none() {
-            let mut meta = self.meta.clone();
-            meta.avg_doc_len = Some(mean_token_count(&unique));
-            bounded(
-                timeout,
-                self.client
-                    .update_collection(metadata_update(&collection, &meta)),
-            )
-            .await
-            .map_err(self.server_error())?;
-            self.meta = meta;
-        }
-        let encoder =
-            bm25_encoder(self.meta.bm25()).map_err(|e| QdrantError::IncompatibleSchema {
-                collection: collection.clone(),
-                reason: format!("BM25 parameters: {e}"),
-            })?;
-        let total = unique.len();
-        let mut done = 0;
-        for batch in unique.chunks(options.batch_size.max(1)) {
-            let ids: Vec<u64> = batch.iter().map(|d| point_id(&d.id)).collect();
-            let stored = bounded(
-                timeout,
-                self.client
-                    .get_points(stored_hashes_request(&collection, &ids)),
-            )
-            .await
-            .map_err(self.server_error())?;
-            let stored = stored_hashes(stored.result);
-            let changed = changed_points(
-                batch,
-                &stored,
-                self.embedder
-                    .as_deref()
-                    .filter(|_| self.meta.dense.is_some()),
-                report,
-            )
-            .await?;
-            if !changed.is_empty() {
-                let points = changed
-                    .into_iter()
-                    .map(|p| point(p.doc, p.id, &p.hash, &encoder, p.dense))
-                    .collect();
-                bounded(
-                    timeout,
-                    self.client
-                        .upsert_points(upsert_request(&collection, points)),
-                )
-                .await
-                .map_err(self.server_error())?;
-            }
-            done += batch.len();
-            progress(done, total);
-        }
-        Ok(())
+        ferret_collection::ingest_documents(self, documents, options, report, progress).await
     }
 
     /// Run one search: `mode` ranks, `backend_name` is written into each hit.
@@ -463,4 +396,87 @@ fn check_embedder(
             embedder_dimension: offered.dimension,
         },
     })
+}
+
+/// The Qdrant server's own I/O for the shared ingest loop. Writes wait for the server to apply
+/// them, so there is nothing to flush.
+#[async_trait::async_trait]
+impl PointStore for QdrantIndex {
+    type Error = QdrantError;
+
+    fn bm25(&self) -> Bm25Params {
+        self.meta.bm25()
+    }
+
+    fn embedder(&self) -> Option<&dyn Embedder> {
+        self.embedder
+            .as_deref()
+            .filter(|_| self.meta.dense.is_some())
+    }
+
+    fn check_embedder(&self) -> Result<(), QdrantError> {
+        match (&self.meta.dense, &self.embedder) {
+            (Some(dense), None) => Err(QdrantError::EmbedderNeeded {
+                collection: self.config.collection.clone(),
+                mode: RetrievalMode::Dense,
+                embedder: dense.embedder.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn encoder_error(&self, reason: String) -> QdrantError {
+        QdrantError::IncompatibleSchema {
+            collection: self.config.collection.clone(),
+            reason: format!("BM25 parameters: {reason}"),
+        }
+    }
+
+    async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), QdrantError> {
+        let mut meta = self.meta.clone();
+        meta.avg_doc_len = Some(avg_doc_len);
+        bounded(
+            self.config.timeout,
+            self.client
+                .update_collection(metadata_update(&self.config.collection, &meta)),
+        )
+        .await
+        .map_err(self.server_error())?;
+        self.meta = meta;
+        Ok(())
+    }
+
+    async fn stored_hashes(&mut self, ids: &[u64]) -> Result<HashMap<u64, String>, QdrantError> {
+        let stored = bounded(
+            self.config.timeout,
+            self.client
+                .get_points(stored_hashes_request(&self.config.collection, ids)),
+        )
+        .await
+        .map_err(self.server_error())?;
+        Ok(stored_hashes(stored.result))
+    }
+
+    async fn upsert(
+        &mut self,
+        points: Vec<PendingPoint<'_>>,
+        encoder: &EdgeBm25,
+    ) -> Result<(), QdrantError> {
+        let points = points
+            .into_iter()
+            .map(|p| point(p.doc, p.id, &p.hash, encoder, p.dense))
+            .collect();
+        bounded(
+            self.config.timeout,
+            self.client
+                .upsert_points(upsert_request(&self.config.collection, points)),
+        )
+        .await
+        .map_err(self.server_error())?;
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), QdrantError> {
+        Ok(())
+    }
 }

@@ -1,0 +1,205 @@
+//! The one ingest loop both stores run: documents deduplicated by id, the embedder checked, the
+//! average length measured once, the BM25 encoder built, then batch by batch the stored hashes
+//! read, only new or changed documents embedded and written. A store supplies its own I/O through
+//! [`PointStore`].
+
+use std::collections::HashMap;
+
+use ferret_core::{EmbedError, Embedder};
+use qdrant_edge::bm25_embed::EdgeBm25;
+
+use crate::{
+    bm25_encoder, changed_points, mean_token_count, point_id, unique_by_id, Bm25Params, Document,
+    IngestOptions, IngestReport, PendingPoint,
+};
+
+/// What the ingest loop needs of a store: its settings, its stored hashes, its writes.
+#[async_trait::async_trait]
+pub trait PointStore: Send {
+    /// What a failed read, write or embedding becomes.
+    type Error: From<EmbedError> + Send;
+
+    /// The BM25 parameters; `avg_doc_len` is `None` until the first ingest measures it.
+    fn bm25(&self) -> Bm25Params;
+
+    /// The embedder that writes the store's dense vectors, when it holds any.
+    fn embedder(&self) -> Option<&dyn Embedder>;
+
+    /// Fail when the store holds dense vectors and has no embedder for them.
+    fn check_embedder(&self) -> Result<(), Self::Error>;
+
+    /// The error for BM25 parameters the encoder refuses.
+    fn encoder_error(&self, reason: String) -> Self::Error;
+
+    /// Record the average document length the first ingest measured.
+    async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), Self::Error>;
+
+    /// The content hashes stored for `ids`, by point id.
+    async fn stored_hashes(&mut self, ids: &[u64]) -> Result<HashMap<u64, String>, Self::Error>;
+
+    /// Write `points`, their sparse vectors encoded with `encoder`.
+    async fn upsert(
+        &mut self,
+        points: Vec<PendingPoint<'_>>,
+        encoder: &EdgeBm25,
+    ) -> Result<(), Self::Error>;
+
+    /// Make what was written durable before the ingest reports it.
+    async fn flush(&mut self) -> Result<(), Self::Error>;
+}
+
+/// Ingest `documents` into `store`: only new or changed documents are embedded and written,
+/// `report` counts each, and `progress(done, total)` is called after each batch.
+pub async fn ingest_documents<S: PointStore>(
+    store: &mut S,
+    documents: Vec<Document>,
+    options: IngestOptions,
+    report: &mut IngestReport,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<(), S::Error> {
+    let unique = unique_by_id(documents);
+    if unique.is_empty() {
+        return Ok(());
+    }
+    store.check_embedder()?;
+    if store.bm25().avg_doc_len.is_none() {
+        store.set_avg_doc_len(mean_token_count(&unique)).await?;
+    }
+    let encoder = bm25_encoder(store.bm25()).map_err(|e| store.encoder_error(e))?;
+    let total = unique.len();
+    let mut done = 0;
+    let mut written = false;
+    for batch in unique.chunks(options.batch_size.max(1)) {
+        let ids: Vec<u64> = batch.iter().map(|d| point_id(&d.id)).collect();
+        let stored = store.stored_hashes(&ids).await?;
+        let changed = changed_points(batch, &stored, store.embedder(), report).await?;
+        if !changed.is_empty() {
+            store.upsert(changed, &encoder).await?;
+            written = true;
+        }
+        done += batch.len();
+        progress(done, total);
+    }
+    if written {
+        store.flush().await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store in memory: what it holds, by point id, and what each call did.
+    #[derive(Default)]
+    struct Memory {
+        hashes: HashMap<u64, String>,
+        avg_doc_len: Option<f64>,
+        upserts: usize,
+        flushes: usize,
+    }
+
+    #[async_trait::async_trait]
+    impl PointStore for Memory {
+        type Error = EmbedError;
+        fn bm25(&self) -> Bm25Params {
+            Bm25Params {
+                avg_doc_len: self.avg_doc_len,
+                ..Bm25Params::default()
+            }
+        }
+        fn embedder(&self) -> Option<&dyn Embedder> {
+            None
+        }
+        fn check_embedder(&self) -> Result<(), EmbedError> {
+            Ok(())
+        }
+        fn encoder_error(&self, reason: String) -> EmbedError {
+            EmbedError {
+                message: reason,
+                retry: ferret_core::RetryClass::Permanent,
+            }
+        }
+        async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), EmbedError> {
+            self.avg_doc_len = Some(avg_doc_len);
+            Ok(())
+        }
+        async fn stored_hashes(&mut self, ids: &[u64]) -> Result<HashMap<u64, String>, EmbedError> {
+            Ok(ids
+                .iter()
+                .filter_map(|id| self.hashes.get(id).map(|h| (*id, h.clone())))
+                .collect())
+        }
+        async fn upsert(
+            &mut self,
+            points: Vec<PendingPoint<'_>>,
+            _encoder: &EdgeBm25,
+        ) -> Result<(), EmbedError> {
+            self.upserts += 1;
+            for point in points {
+                self.hashes.insert(point.id, point.hash);
+            }
+            Ok(())
+        }
+        async fn flush(&mut self) -> Result<(), EmbedError> {
+            self.flushes += 1;
+            Ok(())
+        }
+    }
+
+    fn doc(id: &str, text: &str) -> Document {
+        Document {
+            id: id.into(),
+            title: String::new(),
+            text: text.into(),
+            url: None,
+            source: "notes.jsonl".into(),
+            date: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn only_new_or_changed_documents_are_written_and_a_second_run_writes_nothing() {
+        let mut store = Memory::default();
+        let mut report = IngestReport::default();
+        let options = IngestOptions {
+            batch_size: 2,
+            ..IngestOptions::default()
+        };
+        let mut batches = Vec::new();
+        let documents = vec![
+            doc("a", "one two"),
+            doc("b", "three"),
+            doc("a", "one two four"),
+            doc("c", "five"),
+        ];
+        ingest_documents(
+            &mut store,
+            documents,
+            options,
+            &mut report,
+            &mut |done, total| batches.push((done, total)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            report.added, 3,
+            "a duplicate id counts once, the later one wins"
+        );
+        assert_eq!(batches, [(2, 3), (3, 3)]);
+        assert_eq!((store.upserts, store.flushes), (2, 1));
+        assert!(store.avg_doc_len.is_some(), "measured on the first ingest");
+
+        let mut again = IngestReport::default();
+        let documents = vec![
+            doc("a", "one two four"),
+            doc("b", "three, changed"),
+            doc("c", "five"),
+        ];
+        ingest_documents(&mut store, documents, options, &mut again, &mut |_, _| {})
+            .await
+            .unwrap();
+        assert_eq!((again.unchanged, again.updated, again.added), (2, 1, 0));
+        assert_eq!((store.upserts, store.flushes), (3, 2));
+    }
+}
