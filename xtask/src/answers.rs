@@ -182,22 +182,15 @@ pub(crate) fn run(
         dataset: run.name.to_owned(),
         documents,
         rows,
-        command: format!(
-            "cargo xtask {}",
-            std::env::args().skip(1).collect::<Vec<_>>().join(" ")
-        ),
+        command: crate::eval::command_line(),
     };
-    let stem = run.out.join(format!("{}-answers", run.report));
-    std::fs::create_dir_all(run.out)?;
-    std::fs::write(
-        stem.with_extension("json"),
-        serde_json::to_string_pretty(&report)? + "\n",
-    )?;
     let markdown = render(&report);
-    std::fs::write(stem.with_extension("md"), &markdown)?;
     print!("{markdown}");
-    println!("wrote {}.{{json,md}}", stem.display());
-    Ok(())
+    crate::eval::write_report(
+        &run.out.join(format!("{}-answers", run.report)),
+        &report,
+        &markdown,
+    )
 }
 
 /// How `response` answers a question whose gold answer is `gold` and whose relevant documents

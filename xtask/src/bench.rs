@@ -172,17 +172,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             std::env::args().skip(2).collect::<Vec<_>>().join(" ")
         ),
     };
-    std::fs::create_dir_all(&args.out)?;
-    let stem = args.out.join("embedding");
-    std::fs::write(
-        stem.with_extension("json"),
-        serde_json::to_string_pretty(&report)? + "\n",
-    )?;
     let markdown = render(&report);
-    std::fs::write(stem.with_extension("md"), &markdown)?;
     print!("{markdown}");
-    println!("wrote {}.{{json,md}}", stem.display());
-    Ok(())
+    crate::eval::write_report(&args.out.join("embedding"), &report, &markdown)
 }
 
 /// Judged queries and the figures measured on them.

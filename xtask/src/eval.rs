@@ -376,6 +376,32 @@ pub(crate) struct PreparedIndex {
     ingest: IngestFigures,
 }
 
+/// The command line that produced a report, as the report quotes it.
+pub(crate) fn command_line() -> String {
+    format!(
+        "cargo xtask {}",
+        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+    )
+}
+
+/// Write `report` as `<stem>.json` and `markdown` as `<stem>.md`, creating the folder, and say so.
+pub(crate) fn write_report(
+    stem: &Path,
+    report: &impl Serialize,
+    markdown: &str,
+) -> anyhow::Result<()> {
+    if let Some(dir) = stem.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(
+        stem.with_extension("json"),
+        serde_json::to_string_pretty(report)? + "\n",
+    )?;
+    std::fs::write(stem.with_extension("md"), markdown)?;
+    println!("wrote {}.{{json,md}}", stem.display());
+    Ok(())
+}
+
 /// What a run reads before it searches.
 struct Inputs {
     name: String,

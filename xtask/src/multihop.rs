@@ -155,21 +155,11 @@ pub(crate) fn run(
         llm: run.llm,
         model: llm_model.map(|m| m.name().to_owned()),
         modes: rows,
-        command: format!(
-            "cargo xtask {}",
-            std::env::args().skip(1).collect::<Vec<_>>().join(" ")
-        ),
+        command: crate::eval::command_line(),
     };
     let markdown = render(&report);
-    std::fs::create_dir_all(run.out)?;
-    let stem = run.out.join(run.report);
-    std::fs::write(
-        stem.with_extension("json"),
-        serde_json::to_string_pretty(&report)? + "\n",
-    )?;
-    std::fs::write(stem.with_extension("md"), &markdown)?;
     print!("{markdown}");
-    println!("wrote {}.{{json,md}}", stem.display());
+    crate::eval::write_report(&run.out.join(run.report), &report, &markdown)?;
     Ok(())
 }
 
