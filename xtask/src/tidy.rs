@@ -49,8 +49,27 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         krate: "ferret-embed",
-        forbidden: BACKENDS,
-        why: "embedders know nothing of backends",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+            "ferret-llm",
+        ],
+        why:
+            "embedders know nothing of backends, and need only the OpenAI HTTP layer of the models",
+    },
+    Rule {
+        krate: "ferret-openai",
+        forbidden: &[
+            "ferret-llm",
+            "ferret-exec",
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+        ],
+        why: "the OpenAI HTTP layer is shared by the model and the embedder, below both",
     },
     Rule {
         krate: "ferret-query-intel",

@@ -1,7 +1,7 @@
 use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
 use async_trait::async_trait;
 use ferret_core::{EmbedError, Embedder, LlmError, RetryClass};
-use ferret_llm::{classify_openai_error, openai_client, retry_once, OpenAiConfig};
+use ferret_openai::{classify_openai_error, openai_client, retry_once, OpenAiConfig};
 
 /// An embeddings model behind an OpenAI-compatible `/embeddings` endpoint (OpenAI, vLLM, Ollama,
 /// llama-server, text-embeddings-inference).

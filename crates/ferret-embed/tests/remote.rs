@@ -9,7 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use ferret_core::{EmbedError, Embedder, RetryClass};
 use ferret_embed::{CachedEmbedder, HubSource, OpenAiEmbedder};
-use ferret_llm::OpenAiConfig;
+use ferret_openai::OpenAiConfig;
 use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -3,12 +3,11 @@
 //! parses what comes back tolerantly (code fences, prose around the JSON, trailing commas, single
 //! quotes, truncated output), sends at most one repair request carrying the parse error, and
 //! otherwise fails with a typed [`StructuredError`] on which a stage falls back to its heuristic.
-//! [`ScriptedModel`] replays recorded exchanges for deterministic tests; [`classify_http_status`]
-//! maps provider failures to a [`RetryClass`](ferret_core::RetryClass).
+//! [`ScriptedModel`] replays recorded exchanges for deterministic tests. With the `openai`
+//! feature, `OpenAiModel` reaches OpenAI-compatible servers through `ferret-openai`.
 //!
 //! It must not depend on any backend crate, nor on the executor.
 
-mod classify;
 #[cfg(feature = "local-model")]
 mod local;
 #[cfg(feature = "openai")]
@@ -18,13 +17,15 @@ mod scripted;
 mod stage;
 mod structured;
 
-pub use classify::classify_http_status;
+#[cfg(feature = "openai")]
+pub use ferret_openai::{
+    classify_http_status, classify_openai_error, openai_client, retry_once, OpenAiConfig,
+    SchemaSupport,
+};
 #[cfg(feature = "local-model")]
 pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
 #[cfg(feature = "openai")]
-pub use openai::{
-    classify_openai_error, openai_client, retry_once, OpenAiConfig, OpenAiModel, SchemaSupport,
-};
+pub use openai::OpenAiModel;
 pub use prompts::{
     ActionExtractionContext, ActionsReply, AnalysisContext, AnalysisReply,
     CandidateValidationContext, CandidateValidationReply, CandidateVerdict, DecompositionContext,

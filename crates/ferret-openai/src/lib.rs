@@ -1,0 +1,227 @@
+//! `ferret-openai` reaches OpenAI-compatible HTTP APIs (OpenAI, vLLM, Ollama, llama-server, and
+//! their embedding endpoints): [`OpenAiConfig`], an async-openai client whose HTTP service keeps
+//! the status, `Retry-After` and body of failures ([`openai_client`]), the one retry of every call
+//! ([`retry_once`]), and what a failure means for a retry ([`classify_openai_error`],
+//! [`classify_http_status`]). The chat model and the embedder build on it.
+//!
+//! It must not depend on any backend, on the executor, or on the rest of the model layer
+//! (prompts, structured output): an embedder needs only this.
+
+mod classify;
+
+use std::time::{Duration, Instant};
+
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_openai::middleware::HttpRequestFactory;
+use ferret_core::text::{cut, CutMark};
+use ferret_core::{LlmError, RetryClass};
+use secrecy::{ExposeSecret, SecretString};
+
+pub use classify::classify_http_status;
+
+/// How the provider asks for JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SchemaSupport {
+    /// Send `response_format: {"type": "json_schema", ...}` (OpenAI, vLLM, llama-server, Ollama).
+    #[default]
+    ResponseFormat,
+    /// The server rejects `response_format`: rely on the schema written into the prompt.
+    PromptOnly,
+}
+
+/// Where and how to reach an OpenAI-compatible chat-completions server.
+///
+/// `Debug` shows the key as `[REDACTED]`; it is sent only in the `Authorization` header.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Base URL up to and including `/v1`, e.g. `http://localhost:11434/v1` for Ollama.
+    pub base_url: String,
+    /// Model name as the server knows it.
+    pub model: String,
+    /// API key, if the server wants one.
+    pub api_key: Option<SecretString>,
+    /// Limit for one request, streaming included.
+    pub timeout: Duration,
+    /// Stream the answer token by token (the text is the same; a cut stream is a transient error).
+    pub stream: bool,
+    /// Whether the server takes a JSON Schema `response_format`.
+    pub schema_support: SchemaSupport,
+    /// Longest wait before the one retry (a `Retry-After` beyond it fails the call instead).
+    pub max_retry_wait: Duration,
+}
+
+impl OpenAiConfig {
+    /// A configuration for `model` at `base_url`, with no key, a 60 s timeout and no streaming.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            timeout: Duration::from_secs(60),
+            stream: false,
+            schema_support: SchemaSupport::default(),
+            max_retry_wait: Duration::from_secs(10),
+        }
+    }
+
+    /// Use `key` for the `Authorization` header.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(SecretString::from(key.into()));
+        self
+    }
+}
+
+/// A non-2xx answer, kept whole so the status and `Retry-After` reach the retry decision
+/// (async-openai's own error type drops the headers).
+#[derive(Debug, thiserror::Error)]
+#[error("HTTP {status}: {body}")]
+struct HttpFailure {
+    status: u16,
+    retry_after: Option<String>,
+    body: String,
+}
+
+/// An async-openai client for `config` whose HTTP service keeps the status, `Retry-After` and
+/// body of failures, with no retry middleware: callers retry through [`retry_once`].
+/// Fails when the base URL is not a URL or the HTTP client cannot be built.
+pub fn openai_client(
+    config: &OpenAiConfig,
+) -> Result<async_openai::Client<OpenAIConfig>, LlmError> {
+    let permanent = |message: String| LlmError {
+        message,
+        retry: RetryClass::Permanent,
+    };
+    url::Url::parse(&config.base_url)
+        .map_err(|e| permanent(format!("base URL `{}` is not a URL: {e}", config.base_url)))?;
+    let http = reqwest::Client::builder()
+        .timeout(config.timeout)
+        .build()
+        .map_err(|e| permanent(format!("cannot build the HTTP client: {e}")))?;
+    let service = tower::service_fn(move |factory: HttpRequestFactory| {
+        let http = http.clone();
+        async move { send_keeping_failures(&http, factory).await }
+    });
+    let mut openai = OpenAIConfig::new().with_api_base(config.base_url.trim_end_matches('/'));
+    // An empty key still yields a header; local servers ignore it, and it never reads the
+    // `OPENAI_API_KEY` of whoever runs the tests.
+    openai = openai.with_api_key(
+        config
+            .api_key
+            .as_ref()
+            .map(|k| k.expose_secret().to_owned())
+            .unwrap_or_default(),
+    );
+    Ok(async_openai::Client::with_config(openai).with_http_service(service))
+}
+
+/// The one retry layer of every OpenAI-compatible call: `call` runs again once after a transient
+/// failure or a rate limit, honouring `Retry-After` up to [`OpenAiConfig::max_retry_wait`].
+pub async fn retry_once<T, F, Fut>(config: &OpenAiConfig, mut call: F) -> Result<T, LlmError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, LlmError>>,
+{
+    let started = Instant::now();
+    let error = match call().await {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
+    let wait = match error.retry {
+        RetryClass::Transient => Duration::from_millis(250),
+        RetryClass::RateLimited { retry_after } => retry_after.unwrap_or(Duration::from_secs(1)),
+        // Permanent failures and a context too long: the same request cannot succeed.
+        _ => return Err(error),
+    };
+    if wait > config.max_retry_wait {
+        return Err(LlmError {
+            message: format!(
+                "{} (not retried: the server asks to wait {wait:?})",
+                error.message
+            ),
+            retry: error.retry,
+        });
+    }
+    tracing::debug!(model = %config.model, error = %error.message, ?wait, elapsed = ?started.elapsed(), "retrying the call once");
+    tokio::time::sleep(wait).await;
+    call().await
+}
+
+/// Send the request; a non-2xx answer becomes an [`HttpFailure`] carrying status, `Retry-After`
+/// and body.
+async fn send_keeping_failures(
+    http: &reqwest::Client,
+    factory: HttpRequestFactory,
+) -> Result<reqwest::Response, OpenAIError> {
+    let response = http.execute(factory.build().await?).await?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = response.text().await.unwrap_or_default();
+    Err(OpenAIError::Boxed(Box::new(HttpFailure {
+        status: status.as_u16(),
+        retry_after,
+        body,
+    })))
+}
+
+/// What an async-openai failure means for a retry, with a message that names `url`.
+pub fn classify_openai_error(error: OpenAIError, url: &str) -> LlmError {
+    let (message, retry) = match error {
+        OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
+            Ok(failure) => {
+                let retry = classify_http_status(
+                    failure.status,
+                    failure.retry_after.as_deref(),
+                    &failure.body,
+                );
+                (
+                    format!(
+                        "{url} answered HTTP {}: {}",
+                        failure.status,
+                        cut(&failure.body, 300, CutMark::Ellipsis)
+                    ),
+                    retry,
+                )
+            }
+            Err(other) => (other.to_string(), RetryClass::Transient),
+        },
+        OpenAIError::Reqwest(e) if e.is_timeout() => (
+            format!("{url} did not answer in time: {e}"),
+            RetryClass::Transient,
+        ),
+        OpenAIError::Reqwest(e) if e.is_connect() => (
+            format!("cannot connect to {url} (is the server running?): {e}"),
+            RetryClass::Transient,
+        ),
+        OpenAIError::Reqwest(e) => (
+            format!("request to {url} failed: {e}"),
+            RetryClass::Transient,
+        ),
+        OpenAIError::ApiError(e) => {
+            let status = e.status_code.as_u16();
+            let retry = classify_http_status(status, None, &e.to_string());
+            (format!("{url} answered HTTP {status}: {e}"), retry)
+        }
+        // A garbled body or event stream: a proxy or an overloaded server, worth the one retry.
+        OpenAIError::JSONDeserialize(e, body) => (
+            format!(
+                "{url} sent a body that is not what the API returns ({e}): {}",
+                cut(&body, 200, CutMark::Ellipsis)
+            ),
+            RetryClass::Transient,
+        ),
+        OpenAIError::StreamError(e) => (
+            format!("the stream from {url} failed: {e}"),
+            RetryClass::Transient,
+        ),
+        other => (other.to_string(), RetryClass::Permanent),
+    };
+    LlmError { message, retry }
+}
