@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferret_collection::{
-    bm25_encoder, date_days, embedder_fit, payload, rank_hits, read_path, to_hit, Bm25Params,
-    DenseMeta, Document, EmbedderMisfit, IngestOptions, IngestReport, PendingPoint, PointStore,
-    DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+    bm25_encoder, date_days, embedder_fit, payload, rank_hits, to_hit, Bm25Params, DenseMeta,
+    Document, EmbedderMisfit, IngestOptions, IngestReport, PendingPoint, PointStore, DATE_FIELD,
+    DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit,
@@ -332,23 +332,7 @@ impl LocalIndex {
         options: IngestOptions,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, IndexError> {
-        let found =
-            read_path(path, options.max_chunk_chars).map_err(|source| IndexError::Input {
-                path: path.to_owned(),
-                source,
-            })?;
-        let mut report = IngestReport {
-            files: found.files,
-            issues: found.issues,
-            ..Default::default()
-        };
-        self.ingest_documents(found.documents, options, &mut report, progress)
-            .await?;
-        // Chunks of text files are replaced whole: what a file no longer yields is deleted.
-        for (source, kept) in found.text_sources {
-            report.removed += self.remove_stale(&source, &kept)?;
-        }
-        Ok(report)
+        ferret_collection::ingest_path(self, path, options, progress).await
     }
 
     /// Delete the documents of `source` whose ids are not in `kept`; returns how many.
@@ -656,6 +640,21 @@ impl PointStore for LocalIndex {
 
     fn encoder_error(&self, reason: String) -> IndexError {
         IndexError::Engine(reason)
+    }
+
+    fn input_error(&self, path: &Path, source: std::io::Error) -> IndexError {
+        IndexError::Input {
+            path: path.to_owned(),
+            source,
+        }
+    }
+
+    async fn remove_stale(
+        &mut self,
+        source: &str,
+        kept: &HashSet<String>,
+    ) -> Result<usize, IndexError> {
+        LocalIndex::remove_stale(self, source, kept)
     }
 
     async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), IndexError> {

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ferret_collection::{
-    bm25_encoder, embedder_fit, read_path, Bm25Params, DenseMeta, Document, EmbedderMisfit,
-    IngestOptions, IngestReport, PendingPoint, PointStore,
+    bm25_encoder, embedder_fit, Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions,
+    IngestReport, PendingPoint, PointStore,
 };
 use ferret_core::{Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
 use qdrant_client::qdrant::SparseVector;
@@ -238,23 +238,7 @@ impl QdrantIndex {
         options: IngestOptions,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, QdrantError> {
-        let found =
-            read_path(path, options.max_chunk_chars).map_err(|source| QdrantError::Input {
-                path: path.to_owned(),
-                source,
-            })?;
-        let mut report = IngestReport {
-            files: found.files,
-            issues: found.issues,
-            ..Default::default()
-        };
-        self.ingest_documents(found.documents, options, &mut report, progress)
-            .await?;
-        // Chunks of text files are replaced whole: what a file no longer yields is deleted.
-        for (source, kept) in found.text_sources {
-            report.removed += self.remove_stale(&source, &kept).await?;
-        }
-        Ok(report)
+        ferret_collection::ingest_path(self, path, options, progress).await
     }
 
     /// Delete the documents of `source` whose ids are not in `kept`; returns how many.
@@ -423,6 +407,21 @@ impl PointStore for QdrantIndex {
             }),
             _ => Ok(()),
         }
+    }
+
+    fn input_error(&self, path: &Path, source: std::io::Error) -> QdrantError {
+        QdrantError::Input {
+            path: path.to_owned(),
+            source,
+        }
+    }
+
+    async fn remove_stale(
+        &mut self,
+        source: &str,
+        kept: &HashSet<String>,
+    ) -> Result<usize, QdrantError> {
+        QdrantIndex::remove_stale(self, source, kept).await
     }
 
     fn encoder_error(&self, reason: String) -> QdrantError {

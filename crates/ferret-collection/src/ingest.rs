@@ -3,14 +3,15 @@
 //! read, only new or changed documents embedded and written. A store supplies its own I/O through
 //! [`PointStore`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use ferret_core::{EmbedError, Embedder};
 use qdrant_edge::bm25_embed::EdgeBm25;
 
 use crate::{
-    bm25_encoder, changed_points, mean_token_count, point_id, unique_by_id, Bm25Params, Document,
-    IngestOptions, IngestReport, PendingPoint,
+    bm25_encoder, changed_points, mean_token_count, point_id, read_path, unique_by_id, Bm25Params,
+    Document, IngestOptions, IngestReport, PendingPoint,
 };
 
 /// What the ingest loop needs of a store: its settings, its stored hashes, its writes.
@@ -31,6 +32,16 @@ pub trait PointStore: Send {
     /// The error for BM25 parameters the encoder refuses.
     fn encoder_error(&self, reason: String) -> Self::Error;
 
+    /// The error for a file or folder that cannot be read.
+    fn input_error(&self, path: &Path, source: std::io::Error) -> Self::Error;
+
+    /// Delete the documents read from `source` whose ids are not in `kept`; returns how many.
+    async fn remove_stale(
+        &mut self,
+        source: &str,
+        kept: &HashSet<String>,
+    ) -> Result<usize, Self::Error>;
+
     /// Record the average document length the first ingest measured.
     async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), Self::Error>;
 
@@ -46,6 +57,29 @@ pub trait PointStore: Send {
 
     /// Make what was written durable before the ingest reports it.
     async fn flush(&mut self) -> Result<(), Self::Error>;
+}
+
+/// Ingest a file or a folder into `store`: `.jsonl` files as records, `.md` / `.txt` files as
+/// chunked text, folders walked recursively (other files in them skipped). A text file's chunks
+/// are replaced whole: what the file no longer yields is deleted.
+pub async fn ingest_path<S: PointStore>(
+    store: &mut S,
+    path: &Path,
+    options: IngestOptions,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<IngestReport, S::Error> {
+    let found = read_path(path, options.max_chunk_chars)
+        .map_err(|source| store.input_error(path, source))?;
+    let mut report = IngestReport {
+        files: found.files,
+        issues: found.issues,
+        ..Default::default()
+    };
+    ingest_documents(store, found.documents, options, &mut report, progress).await?;
+    for (source, kept) in found.text_sources {
+        report.removed += store.remove_stale(&source, &kept).await?;
+    }
+    Ok(report)
 }
 
 /// Ingest `documents` into `store`: only new or changed documents are embedded and written,
@@ -119,6 +153,16 @@ mod tests {
                 message: reason,
                 retry: ferret_core::RetryClass::Permanent,
             }
+        }
+        fn input_error(&self, path: &Path, source: std::io::Error) -> EmbedError {
+            self.encoder_error(format!("{}: {source}", path.display()))
+        }
+        async fn remove_stale(
+            &mut self,
+            _source: &str,
+            _kept: &HashSet<String>,
+        ) -> Result<usize, EmbedError> {
+            Ok(0)
         }
         async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), EmbedError> {
             self.avg_doc_len = Some(avg_doc_len);
