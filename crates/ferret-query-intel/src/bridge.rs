@@ -645,6 +645,11 @@ mod tests {
         BridgeFinder::default()
     }
 
+    /// The default finder's hop, nothing searched yet.
+    fn hop_of(question: &str, shape: QuestionShape, hits: &[Hit]) -> Option<Hop> {
+        finder().hop(question, shape, hits, &HashSet::new(), |q| q.to_lowercase())
+    }
+
     fn shape(question: &str) -> QuestionShape {
         finder().shape(question, &HeuristicAnalyzer.analysis(question))
     }
@@ -686,15 +691,7 @@ mod tests {
             ),
             hit("2", "Tokarev pistol", "The TT pistol was designed by Fedor Tokarev in the Soviet Union."),
         ];
-        let hop = finder()
-            .hop(
-                question,
-                QuestionShape::Bridge,
-                &hits,
-                &HashSet::new(),
-                |q| q.to_lowercase(),
-            )
-            .unwrap();
+        let hop = hop_of(question, QuestionShape::Bridge, &hits).unwrap();
         assert_eq!(hop.entity, "Moscow State University");
         assert_eq!(hop.query, "Moscow State University");
     }
@@ -714,16 +711,7 @@ mod tests {
                 "Moscow State University was founded in 1755.",
             ),
         ];
-        assert_eq!(
-            finder().hop(
-                question,
-                QuestionShape::Bridge,
-                &hits,
-                &HashSet::new(),
-                |q| q.to_lowercase()
-            ),
-            None
-        );
+        assert_eq!(hop_of(question, QuestionShape::Bridge, &hits), None);
     }
 
     #[test]
@@ -734,16 +722,7 @@ mod tests {
             "Final Five (gymnastics)",
             "The five members of the Final Five gymnastics team were Simone Biles and Aly Raisman.",
         )];
-        assert_eq!(
-            finder().hop(
-                question,
-                QuestionShape::Bridge,
-                &hits,
-                &HashSet::new(),
-                |q| q.to_lowercase()
-            ),
-            None
-        );
+        assert_eq!(hop_of(question, QuestionShape::Bridge, &hits), None);
     }
 
     #[test]
@@ -757,15 +736,7 @@ mod tests {
             ),
             hit("2", "Doctor Strange", "A film."),
         ];
-        let hop = finder()
-            .hop(
-                question,
-                QuestionShape::Comparison,
-                &hits,
-                &HashSet::new(),
-                |q| q.to_lowercase(),
-            )
-            .unwrap();
+        let hop = hop_of(question, QuestionShape::Comparison, &hits).unwrap();
         assert_eq!(hop.entity, "Ed Wood");
         assert_eq!(hop.query, "Ed Wood");
         let both = [
@@ -776,16 +747,7 @@ mod tests {
                 "Edward Davis Wood Jr. was an American filmmaker.",
             ),
         ];
-        assert_eq!(
-            finder().hop(
-                question,
-                QuestionShape::Comparison,
-                &both,
-                &HashSet::new(),
-                |q| q.to_lowercase()
-            ),
-            None
-        );
+        assert_eq!(hop_of(question, QuestionShape::Comparison, &both), None);
     }
 
     #[test]
@@ -816,15 +778,7 @@ mod tests {
                 "Saltillo Engine is a Chrysler engine plant in Ramos Arizpe, Coahuila, Mexico.",
             ),
         ];
-        let hop = finder()
-            .hop(
-                question,
-                QuestionShape::Bridge,
-                &hits,
-                &HashSet::new(),
-                |q| q.to_lowercase(),
-            )
-            .unwrap();
+        let hop = hop_of(question, QuestionShape::Bridge, &hits).unwrap();
         assert_eq!(hop.entity, "Chrysler");
     }
 

@@ -96,9 +96,14 @@ pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usiz
     // the chosen one is wrong. Each gets half the room, cut around what it offers.
     // Only a page linked to the answer's page is on the question's chain: one names the other's
     // subject.
+    let on_chain: Vec<bool> = read
+        .iter()
+        .enumerate()
+        .map(|(i, page)| i != best.hit && linked(page, &read[best.hit]))
+        .collect();
     let other = sentences
         .iter()
-        .filter(|s| s.hit != best.hit && linked(&read[s.hit], &read[best.hit]))
+        .filter(|s| on_chain[s.hit])
         .max_by(|a, b| a.score.total_cmp(&b.score));
     let room = match other {
         Some(_) => max_words / 2,
