@@ -2,7 +2,20 @@
 
 use std::fmt::Write as _;
 
-use ferret::{Implementation, LlmCallOutcome, Response, ResponseType, TraceStep};
+use ferret::{Hit, Implementation, LlmCallOutcome, Response, ResponseType, TraceStep};
+
+/// `heading`, then a line per hit: its title and, when it has one, its address.
+fn list_hits<'a>(out: &mut String, heading: &str, hits: impl IntoIterator<Item = &'a Hit>) {
+    let _ = writeln!(out, "\n{heading}");
+    for h in hits {
+        let url = h
+            .url
+            .as_deref()
+            .map(|u| format!(" — {u}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  - {}{url}", h.title);
+    }
+}
 
 pub fn response(response: &Response, verbose: bool) -> String {
     let mut out = String::new();
@@ -10,18 +23,11 @@ pub fn response(response: &Response, verbose: bool) -> String {
         ResponseType::Message => {
             let _ = writeln!(out, "{}", response.message.as_deref().unwrap_or_default());
             if !response.hits.is_empty() {
-                let _ = writeln!(out, "\nFound, though none of it answers:");
-                for h in &response.hits {
-                    let _ = writeln!(
-                        out,
-                        "  - {}{}",
-                        h.title,
-                        h.url
-                            .as_deref()
-                            .map(|u| format!(" — {u}"))
-                            .unwrap_or_default()
-                    );
-                }
+                list_hits(
+                    &mut out,
+                    "Found, though none of it answers:",
+                    &response.hits,
+                );
             }
         }
         ResponseType::Results => {
@@ -57,18 +63,7 @@ pub fn response(response: &Response, verbose: bool) -> String {
                 .filter(|h| !cited.contains(&&h.id))
                 .collect();
             if !others.is_empty() {
-                let _ = writeln!(out, "\nAlso found:");
-                for h in others {
-                    let _ = writeln!(
-                        out,
-                        "  - {}{}",
-                        h.title,
-                        h.url
-                            .as_deref()
-                            .map(|u| format!(" — {u}"))
-                            .unwrap_or_default()
-                    );
-                }
+                list_hits(&mut out, "Also found:", others);
             }
         }
     }
