@@ -14,6 +14,7 @@ mod agent;
 mod config;
 mod gathered;
 mod planner;
+mod prompts;
 mod recorder;
 mod run;
 mod stages;
@@ -29,6 +30,11 @@ pub use planner::{
     LlmReportEvaluator, LlmReportWriter, Plan, PlanError, PlanEvaluator, PlanRecord,
     PlanRecordError, PlanRequest, PlanStages, PlanStep, Planner, RecordedStep, RecordedVerdict,
     ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
+};
+pub use prompts::{
+    PlanEvaluationContext, PlanReply, PlanningContext, ReportEvaluationContext, ReportReply,
+    ReportSectionReply, ReportWritingContext, ToolChoiceReply, ToolDescription,
+    ToolSelectionContext, Verdict, DONE_TOOL,
 };
 pub use stages::{StageConfig, Stages};
 pub use tool_selection::{

@@ -3,11 +3,12 @@
 
 use std::collections::HashSet;
 
+use crate::{ToolSelectionContext, DONE_TOOL};
 use async_trait::async_trait;
 use ferret_core::{Hit, StageOutput};
 use ferret_exec::normalize_query;
 use ferret_grading::{Grades, Quality};
-use ferret_llm::{PromptSource, StageModel, ToolSelectionContext, DONE_TOOL};
+use ferret_llm::{PromptSource, StageModel};
 use ferret_query_intel::{Analysis, BridgeFinder, HeuristicRewriter, QuestionShape};
 
 use crate::tools::{ToolBox, RECENT_TOOL, SEARCH_TOOL};
@@ -167,7 +168,7 @@ impl ToolSelector for LlmToolSelector {
             iteration: state.step,
             max_iterations: state.max_steps,
         };
-        let accept = |reply: ferret_llm::ToolChoiceReply| {
+        let accept = |reply: crate::ToolChoiceReply| {
             if reply.is_done() {
                 return Ok(ToolCall::done(reply.reasoning));
             }

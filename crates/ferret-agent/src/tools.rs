@@ -3,10 +3,10 @@
 //! through the executor with its own backend choice and filters, so caching, retries, rate limits
 //! and the call budget apply to tools exactly as to the refine loop's searches.
 
+use crate::ToolDescription;
 use chrono::NaiveDate;
 use ferret_core::{DateRange, Filters};
 use ferret_exec::Executor;
-use ferret_llm::ToolDescription;
 
 /// The search over every backend: keyword and, where a backend has embeddings, vector search.
 pub const SEARCH_TOOL: &str = "search";

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use ferret_agent::Verdict;
 use ferret_agent::{
     Agent, AgentConfig, HeuristicPlanner, HeuristicReportWriter, LlmPlanner, PlanConfig,
     PlanEvaluator, PlanRecord, PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest,
@@ -19,7 +20,7 @@ use ferret_core::{
 };
 use ferret_exec::Executor;
 use ferret_grading::GradingConfig;
-use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig, Verdict};
+use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig};
 use ferret_query_intel::BridgeFinder;
 use ferret_test_support::{Matching, ScriptedBackend};
 

@@ -14,6 +14,7 @@ mod config;
 mod grader;
 mod grades;
 mod llm;
+mod prompts;
 mod relevance;
 mod suggest;
 
@@ -21,4 +22,5 @@ pub use config::{GradingConfig, GradingConfigError, HIGH_RELEVANCE};
 pub use grader::{grades_from_judgements, HeuristicGrader, RelevanceGrader};
 pub use grades::{Grades, HitGrade, LinkedRelevance, Quality, RetryStrategy, RetrySuggestion};
 pub use llm::{LlmGrader, LLM_SCORE_WEIGHT};
+pub use prompts::{GradingContext, GradingReply, ResultGrade};
 pub use relevance::{heuristic_relevance, Judgement, COVERAGE_WEIGHT, PHRASE_WEIGHT, SCORE_WEIGHT};

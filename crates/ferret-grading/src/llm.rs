@@ -1,5 +1,6 @@
+use crate::{GradingContext, GradingReply};
 use ferret_core::{Hit, StageOutput};
-use ferret_llm::{GradingContext, GradingReply, PromptSource, StageModel};
+use ferret_llm::{PromptSource, StageModel};
 
 use crate::grader::{grades_from_judgements, HeuristicGrader, RelevanceGrader};
 use crate::relevance::{heuristic_relevance, Judgement};

@@ -3,6 +3,9 @@
 //! parses what comes back tolerantly (code fences, prose around the JSON, trailing commas, single
 //! quotes, truncated output), sends at most one repair request carrying the parse error, and
 //! otherwise fails with a typed [`StructuredError`] on which a stage falls back to its heuristic.
+//! [`Prompts`] renders a stage's template; each stage's context, reply and template live in the
+//! crate of the stage that uses them (the action-extraction and candidate-validation prompts wait
+//! here for the stages that will use them).
 //! [`ScriptedModel`] replays recorded exchanges for deterministic tests. With the `openai`
 //! feature, `OpenAiModel` reaches OpenAI-compatible servers through `ferret-openai`.
 //!
@@ -27,15 +30,10 @@ pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;
 pub use prompts::{
-    ActionExtractionContext, ActionsReply, AnalysisContext, AnalysisReply,
-    CandidateValidationContext, CandidateValidationReply, CandidateVerdict, DecompositionContext,
-    DecompositionReply, ExtractedAction, FileCandidate, GradingContext, GradingReply,
-    IntentContext, IntentReply, NextHopContext, NextHopReply, PlanEvaluationContext, PlanReply,
-    PlanningContext, PromptContext, PromptError, PromptSource, Prompts, ReportEvaluationContext,
-    ReportReply, ReportSectionReply, ReportWritingContext, RequestedFile, ResultGrade,
-    RewriteContext, RewriteReply, Stage, SynthesisContext, SynthesisReply, ToolChoiceReply,
-    ToolDescription, ToolSelectionContext, Verdict, DEFAULT_ACTION_KINDS, DEFAULT_MAX_SOURCE_CHARS,
-    DEFAULT_QUERY_TYPES, DONE_TOOL,
+    transcript, ActionExtractionContext, ActionsReply, CandidateValidationContext,
+    CandidateValidationReply, CandidateVerdict, ExtractedAction, FileCandidate, PromptContext,
+    PromptError, PromptSource, Prompts, RequestedFile, Stage, DATA_WARNING, DEFAULT_ACTION_KINDS,
+    DEFAULT_MAX_SOURCE_CHARS,
 };
 pub use scripted::{Exchange, ScriptedModel};
 pub use stage::{ModelPrice, StageModel, StageModelConfig};

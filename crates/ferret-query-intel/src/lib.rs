@@ -16,6 +16,7 @@ mod decomposer;
 mod guardrail;
 mod llm;
 mod meaning;
+mod prompts;
 mod rewriter;
 mod util;
 
@@ -32,4 +33,8 @@ pub use guardrail::{
 };
 pub use llm::{LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter};
 pub use meaning::MeaningHopFinder;
+pub use prompts::{
+    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext,
+    IntentReply, NextHopContext, NextHopReply, RewriteContext, RewriteReply, DEFAULT_QUERY_TYPES,
+};
 pub use rewriter::{HeuristicRewriter, QueryRewriter};

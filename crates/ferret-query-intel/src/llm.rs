@@ -4,13 +4,13 @@
 
 use std::collections::HashSet;
 
+use crate::{
+    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext,
+    IntentReply, NextHopContext, NextHopReply, RewriteContext, RewriteReply,
+};
 use ferret_core::text::term_set;
 use ferret_core::StageOutput;
-use ferret_llm::{
-    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext,
-    IntentReply, NextHopContext, NextHopReply, PromptSource, RewriteContext, RewriteReply,
-    StageModel,
-};
+use ferret_llm::{PromptSource, StageModel};
 
 use crate::{
     Analysis, Complexity, Entity, EntityKind, GuardrailConfig, HeuristicAnalyzer,

@@ -1,5 +1,6 @@
+use crate::{SynthesisContext, SynthesisReply};
 use ferret_core::{Hit, StageOutput};
-use ferret_llm::{PromptSource, StageModel, SynthesisContext, SynthesisReply};
+use ferret_llm::{PromptSource, StageModel};
 
 use ferret_core::ShortAnswer;
 

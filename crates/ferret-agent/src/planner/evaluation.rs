@@ -1,10 +1,9 @@
 //! Judging plans and reports with a model; without one, nothing is sent back.
 
+use crate::{PlanEvaluationContext, ReportEvaluationContext, Verdict};
 use async_trait::async_trait;
 use ferret_core::StageOutput;
-use ferret_llm::{
-    PlanEvaluationContext, PromptContext, ReportEvaluationContext, StageModel, Verdict,
-};
+use ferret_llm::{PromptContext, StageModel};
 
 use super::stages::{PlanEvaluator, ReportEvaluator};
 

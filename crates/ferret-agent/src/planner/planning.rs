@@ -2,10 +2,11 @@
 
 use std::collections::HashSet;
 
+use crate::{PlanReply, PlanningContext};
 use async_trait::async_trait;
 use ferret_core::text::{one_line, term_set};
 use ferret_core::StageOutput;
-use ferret_llm::{PlanReply, PlanningContext, StageModel};
+use ferret_llm::StageModel;
 use ferret_query_intel::{
     BridgeFinder, Complexity, HeuristicDecomposer, HeuristicRewriter, QuestionShape,
 };
@@ -147,7 +148,7 @@ pub(crate) fn without_references(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use ferret_llm::ToolDescription;
+    use crate::ToolDescription;
     use ferret_query_intel::HeuristicAnalyzer;
 
     use crate::planner::Plan;

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
+use crate::{ToolDescription, Verdict};
 use async_trait::async_trait;
 use ferret_core::{Hit, Report, StageOutput};
 use ferret_grading::GradingConfig;
-use ferret_llm::{StageModel, ToolDescription, Verdict};
+use ferret_llm::StageModel;
 use ferret_query_intel::{Analysis, BridgeFinder};
 use ferret_synthesis::ExtractiveSynthesizer;
 

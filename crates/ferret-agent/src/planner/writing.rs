@@ -3,11 +3,12 @@
 
 use std::collections::HashSet;
 
+use crate::{ReportReply, ReportWritingContext};
 use async_trait::async_trait;
 use ferret_core::text::{cut, one_line, term_set, CutMark};
 use ferret_core::{Hit, Report, ReportSection, StageOutput};
 use ferret_grading::{heuristic_relevance, GradingConfig};
-use ferret_llm::{PromptSource, ReportReply, ReportWritingContext, StageModel};
+use ferret_llm::{PromptSource, StageModel};
 use ferret_synthesis::{check_citations, ExtractiveSynthesizer};
 
 use super::report::map_markers;

@@ -10,12 +10,12 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use crate::{ToolDescription, Verdict};
 use async_trait::async_trait;
 use ferret_core::text::{one_line, term_set};
 use ferret_core::{Hit, HitId, Implementation, Report, StopReason, TraceStep};
 use ferret_exec::{dedup_and_fuse, normalize_query, ExecOutcome, ExecRequest, RRF_K};
 use ferret_grading::{LinkedRelevance, Quality};
-use ferret_llm::{ToolDescription, Verdict};
 use ferret_query_intel::{Analysis, BridgeFinder};
 use ferret_synthesis::Answer;
 use tracing::Instrument;

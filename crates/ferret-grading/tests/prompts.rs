@@ -1,0 +1,34 @@
+//! The rendered prompts of the model grader, for realistic contexts, pinned as snapshots: these
+//! are the words a model reads, so any change to them should be seen and reviewed.
+
+use ferret_grading::GradingContext;
+use ferret_llm::{transcript, PromptContext, PromptSource, Prompts, Stage};
+
+/// The rendered prompt as a reviewer reads it. Rendering also checks the engine's rules: both
+/// messages present, and fenced retrieved text only under the warning that it is data.
+fn render<C: PromptContext>(context: &C) -> String {
+    transcript(
+        &Prompts::new()
+            .render_context(context)
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+}
+
+/// Three sources about one error, the last carrying an injected instruction.
+fn spring_sources() -> Vec<PromptSource> {
+    serde_json::from_str(include_str!(
+        "../../../fixtures/prompts/spring-sources.json"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn grading_prompt() {
+    let context = GradingContext {
+        question: "Why does Spring Boot 1.1.9 fail with a CGLIB NoClassDefFoundError on Java 21?"
+            .into(),
+        results: spring_sources(),
+        previous_queries: vec!["Spring Boot cglib Enhancer NoClassDefFoundError Java 21".into()],
+    };
+    insta::assert_snapshot!(Stage::Grading.name(), render(&context));
+}

@@ -1,0 +1,198 @@
+//! The prompts of this crate's model stages (guardrail, analysis,
+//! decomposition, rewriting and the next hop): for each, the context a template is rendered
+//! from, the reply the model must give, and the template (under `templates/`), side by side. The
+//! template engine, the `data` fence and the structured-output parser are `ferret-llm`'s.
+
+use ferret_llm::{PromptContext, PromptSource, Stage};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Query types offered to the analysis prompt when the caller configures none; generic enough for
+/// any domain, specific enough to steer rewriting.
+pub const DEFAULT_QUERY_TYPES: &[&str] = &[
+    "factual",
+    "how_to",
+    "troubleshooting",
+    "comparison",
+    "recommendation",
+    "exploratory",
+];
+
+/// Context of the intent guardrail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntentContext {
+    /// The user's message.
+    pub question: String,
+    /// What the assistant can search, as a noun phrase, e.g. "heritage archive materials such as
+    /// traditional crafts, cultural artefacts and historical documents".
+    pub domain: String,
+}
+
+/// The guardrail's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IntentReply {
+    /// One of: search, unclear, unrelated, greeting.
+    pub intent: String,
+    /// One short sentence explaining the choice.
+    #[serde(default)]
+    pub reason: String,
+}
+
+impl PromptContext for IntentContext {
+    const STAGE: Stage = Stage::Intent;
+    const TEMPLATE: &'static str = include_str!("../templates/intent.j2");
+    type Reply = IntentReply;
+}
+
+/// Context of query analysis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisContext {
+    /// The question to analyse.
+    pub question: String,
+    /// The query types the model chooses from.
+    pub query_types: Vec<String>,
+}
+
+impl AnalysisContext {
+    /// A context offering [`DEFAULT_QUERY_TYPES`].
+    pub fn new(question: impl Into<String>) -> Self {
+        Self {
+            question: question.into(),
+            query_types: DEFAULT_QUERY_TYPES
+                .iter()
+                .map(|kind| (*kind).to_owned())
+                .collect(),
+        }
+    }
+}
+
+/// What the analysis found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AnalysisReply {
+    /// The one query type that fits best, from the list given.
+    pub query_type: String,
+    /// Names, products, versions, places, dates and key terms, copied as written.
+    #[serde(default)]
+    pub entities: Vec<String>,
+    /// What the user wants to achieve, in a few words.
+    #[serde(default)]
+    pub intent: String,
+    /// "simple" if one search can answer the question, "complex" if it needs several.
+    pub complexity: String,
+}
+
+impl PromptContext for AnalysisContext {
+    const STAGE: Stage = Stage::Analysis;
+    const TEMPLATE: &'static str = include_str!("../templates/analysis.j2");
+    type Reply = AnalysisReply;
+}
+
+/// Context of query decomposition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecompositionContext {
+    /// The complex question to split.
+    pub question: String,
+    /// Key terms found by the analysis, to keep in the sub-queries; may be empty.
+    pub entities: Vec<String>,
+    /// Most sub-queries wanted (from the budget).
+    pub max_sub_queries: usize,
+}
+
+/// The sub-queries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DecompositionReply {
+    /// Focused search queries, each under 100 characters, each covering one part of the question.
+    pub sub_queries: Vec<String>,
+}
+
+impl PromptContext for DecompositionContext {
+    const STAGE: Stage = Stage::Decomposition;
+    const TEMPLATE: &'static str = include_str!("../templates/decomposition.j2");
+    type Reply = DecompositionReply;
+}
+
+/// Context of query rewriting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RewriteContext {
+    /// The question or sub-query to rewrite.
+    pub query: String,
+    /// The engine the query is for, as a noun phrase, e.g. "a web search engine" or "a keyword
+    /// index of journal entries".
+    pub engine: String,
+    /// Longest query accepted, in characters.
+    pub max_chars: usize,
+    /// "broaden" or "narrow" when rewriting for a retry; `None` for a first search.
+    pub strategy: Option<String>,
+    /// Queries already searched, which the rewrite must not repeat; may be empty.
+    pub previous_queries: Vec<String>,
+}
+
+/// The rewritten query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RewriteReply {
+    /// The search query, at most the requested number of characters.
+    pub query: String,
+}
+
+impl PromptContext for RewriteContext {
+    const STAGE: Stage = Stage::Rewrite;
+    const TEMPLATE: &'static str = include_str!("../templates/rewrite.j2");
+    type Reply = RewriteReply;
+}
+
+/// Context of one hop of a multi-hop search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NextHopContext {
+    /// The question being researched.
+    pub question: String,
+    /// The queries already searched, which the next query must not repeat; may be empty.
+    pub searched: Vec<String>,
+    /// The sources found so far; may be empty.
+    pub sources: Vec<PromptSource>,
+    /// Names the sources lead to, as the rules rank them, best first; may be empty.
+    #[serde(default)]
+    pub candidates: Vec<String>,
+}
+
+/// The next hop, or done.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NextHopReply {
+    /// What the sources show and what is still missing, in one or two sentences.
+    #[serde(default)]
+    pub reasoning: String,
+    /// true if the sources answer every part of the question, false if another search is needed.
+    #[serde(default)]
+    pub done: bool,
+    /// The next search query: usually a name the sources point to plus what the question asks about it; empty when done.
+    #[serde(default, alias = "next_query", alias = "search_query")]
+    pub query: String,
+}
+
+impl NextHopReply {
+    /// Whether to stop: the model said done, or gave no query to search next.
+    pub fn is_done(&self) -> bool {
+        self.done || self.query.trim().is_empty()
+    }
+}
+
+impl PromptContext for NextHopContext {
+    const STAGE: Stage = Stage::NextHop;
+    const TEMPLATE: &'static str = include_str!("../templates/next_hop.j2");
+    type Reply = NextHopReply;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hop_reply_tolerates_what_small_models_rename_or_leave_out() {
+        let hop: NextHopReply =
+            serde_json::from_str(r#"{"next_query": "Steven Spielberg date of birth"}"#)
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!hop.done && !hop.is_done());
+        let hop: NextHopReply = serde_json::from_str(r#"{"done": false, "query": "  "}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(hop.is_done(), "no query to search ends the search");
+    }
+}
