@@ -827,6 +827,7 @@ mod tests {
 
     fn doc(id: &str, date: Option<&str>) -> Document {
         Document {
+            metadata: serde_json::Map::new(),
             id: id.into(),
             title: format!("Title {id}"),
             text: "Planted tomatoes in the garden.".into(),

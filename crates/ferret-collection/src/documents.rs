@@ -23,6 +23,10 @@ pub struct Document {
     pub source: String,
     /// Date of the content, when known.
     pub date: Option<NaiveDate>,
+    /// Further fields kept with the document and returned in each hit's payload under
+    /// `metadata` (a record's `metadata` object, e.g. the groups allowed to read it); empty for
+    /// most documents.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Document {
@@ -45,6 +49,18 @@ impl Document {
                 .unwrap_or_default()
                 .as_bytes(),
         );
+        // Hashed only when present, so documents without metadata keep the digests they were
+        // stored with; keys in sorted order, so the digest does not depend on how they were
+        // written.
+        if !self.metadata.is_empty() {
+            let sorted: std::collections::BTreeMap<_, _> = self.metadata.iter().collect();
+            h.update([0]);
+            h.update(
+                serde_json::to_string(&sorted)
+                    .unwrap_or_default()
+                    .as_bytes(),
+            );
+        }
         format!("{:x}", h.finalize())
     }
 }
@@ -80,6 +96,8 @@ struct Record {
     url: Option<String>,
     #[serde(default)]
     date: Option<String>,
+    #[serde(default)]
+    metadata: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -147,6 +165,16 @@ pub fn read_jsonl(
             Some(IdValue::Number(n)) => n.to_string(),
             _ => short_hash(&record.text),
         };
+        let metadata = match record.metadata {
+            Some(serde_json::Value::Object(fields)) => fields,
+            None | Some(serde_json::Value::Null) => serde_json::Map::new(),
+            Some(_) => {
+                issues.push(issue(
+                    "`metadata` is not an object; the record is kept without it".into(),
+                ));
+                serde_json::Map::new()
+            }
+        };
         let title = record
             .title
             .filter(|t| !t.trim().is_empty())
@@ -158,6 +186,7 @@ pub fn read_jsonl(
             url: record.url,
             source: source.clone(),
             date,
+            metadata,
         });
     }
     Ok(issues)
@@ -238,6 +267,7 @@ pub fn chunk_text_file(
         .into_iter()
         .enumerate()
         .map(|(i, (section, text))| Document {
+            metadata: serde_json::Map::new(),
             id: format!("{source}#{i}"),
             title: if section.is_empty() || section == file_title {
                 file_title.clone()
@@ -301,6 +331,38 @@ mod tests {
         assert!(issues[0]
             .to_string()
             .starts_with(&format!("{}:2: ", path.display())));
+    }
+
+    #[test]
+    fn a_records_metadata_is_kept_is_hashed_and_reaches_the_hit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("records.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\":\"a\",\"text\":\"alpha\",\"metadata\":{\"groups\":[\"staff\"]}}\n\
+             {\"id\":\"b\",\"text\":\"beta\",\"metadata\":\"staff\"}\n\
+             {\"id\":\"c\",\"text\":\"gamma\"}\n",
+        )
+        .unwrap();
+        let mut docs = Vec::new();
+        let issues = read_jsonl(&path, |d| docs.push(d)).unwrap();
+        assert_eq!(docs.len(), 3, "a record with bad metadata still loads");
+        assert_eq!(issues.len(), 1);
+        assert!(issues[0].message.contains("metadata"), "{}", issues[0]);
+        assert_eq!(docs[0].metadata["groups"], serde_json::json!(["staff"]));
+        assert!(docs[1].metadata.is_empty() && docs[2].metadata.is_empty());
+
+        let mut bare = docs[0].clone();
+        bare.metadata.clear();
+        assert_ne!(docs[0].content_hash(), bare.content_hash());
+        let hash = docs[0].content_hash();
+        let hit = crate::to_hit(1.0, crate::payload(&docs[0], &hash), "local")
+            .unwrap_or_else(|| panic!("a stored payload reads back as a hit"));
+        assert_eq!(
+            hit.payload[crate::METADATA_FIELD]["groups"],
+            serde_json::json!(["staff"])
+        );
+        assert!(!crate::payload(&docs[2], "h").contains_key(crate::METADATA_FIELD));
     }
 
     #[test]

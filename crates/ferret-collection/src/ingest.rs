@@ -83,35 +83,57 @@ pub async fn ingest_path<S: PointStore>(
 }
 
 /// Ingest `documents` into `store`: only new or changed documents are embedded and written,
-/// `report` counts each, and `progress(done, total)` is called after each batch.
+/// `report` counts each, and `progress(done, total)` is called after each batch (`total` is what
+/// the input says it holds; an input that cannot tell grows it as it goes).
+///
+/// The input is read as a stream: the BM25 encoder needs the corpus's average document length
+/// before the first write, so a store that has none yet takes it from the first
+/// [`IngestOptions::average_sample`] documents, and after them the input flows through one batch
+/// at a time. A corpus larger than memory can be ingested from an iterator that reads it lazily.
+/// Within those first documents, and within each later batch, a repeated id is written once and
+/// the later record wins; a record repeating an id from an earlier batch rewrites it (counted as
+/// updated or unchanged), so the later record still wins.
 pub async fn ingest_documents<S: PointStore>(
     store: &mut S,
-    documents: Vec<Document>,
+    documents: impl IntoIterator<Item = Document>,
     options: IngestOptions,
     report: &mut IngestReport,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<(), S::Error> {
-    let unique = unique_by_id(documents);
-    if unique.is_empty() {
+    let mut input = documents.into_iter();
+    let first = unique_by_id(input.by_ref().take(options.average_sample.max(1)).collect());
+    if first.is_empty() {
         return Ok(());
     }
     store.check_embedder()?;
     if store.bm25().avg_doc_len.is_none() {
-        store.set_avg_doc_len(mean_token_count(&unique)).await?;
+        store.set_avg_doc_len(mean_token_count(&first)).await?;
     }
     let encoder = bm25_encoder(store.bm25()).map_err(|e| store.encoder_error(e))?;
-    let total = unique.len();
+    let batch_size = options.batch_size.max(1);
+    let (at_least, at_most) = input.size_hint();
+    let mut total = first.len() + at_most.unwrap_or(at_least);
+    let mut first = first.into_iter();
     let mut done = 0;
     let mut written = false;
-    for batch in unique.chunks(options.batch_size.max(1)) {
+    loop {
+        let mut batch: Vec<Document> = first.by_ref().take(batch_size).collect();
+        if batch.len() < batch_size {
+            batch.extend(input.by_ref().take(batch_size - batch.len()));
+            batch = unique_by_id(batch);
+        }
+        if batch.is_empty() {
+            break;
+        }
         let ids: Vec<u64> = batch.iter().map(|d| point_id(&d.id)).collect();
         let stored = store.stored_hashes(&ids).await?;
-        let changed = changed_points(batch, &stored, store.embedder(), report).await?;
+        let changed = changed_points(&batch, &stored, store.embedder(), report).await?;
         if !changed.is_empty() {
             store.upsert(changed, &encoder).await?;
             written = true;
         }
         done += batch.len();
+        total = total.max(done);
         progress(done, total);
     }
     if written {
@@ -193,6 +215,7 @@ mod tests {
 
     fn doc(id: &str, text: &str) -> Document {
         Document {
+            metadata: serde_json::Map::new(),
             id: id.into(),
             title: String::new(),
             text: text.into(),
@@ -245,5 +268,53 @@ mod tests {
             .unwrap();
         assert_eq!((again.unchanged, again.updated, again.added), (2, 1, 0));
         assert_eq!((store.upserts, store.flushes), (3, 2));
+    }
+
+    #[tokio::test]
+    async fn a_stream_is_measured_on_its_first_documents_and_written_batch_by_batch() {
+        let mut store = Memory::default();
+        let mut report = IngestReport::default();
+        let options = IngestOptions {
+            batch_size: 2,
+            average_sample: 3,
+            ..IngestOptions::default()
+        };
+        let mut batches = Vec::new();
+        // A lazy input that cannot tell its length; "b" repeats after its batch was written.
+        let records = [
+            ("a", "alpha words"),
+            ("b", "beta words"),
+            ("c", "gamma words"),
+            ("d", "delta has many more words than the others"),
+            ("b", "beta words"),
+            ("e", "epsilon too has many more words than the first"),
+        ];
+        let first_three: Vec<Document> = records[..3].iter().map(|(i, t)| doc(i, t)).collect();
+        let documents = records
+            .into_iter()
+            .map(|(id, text)| doc(id, text))
+            .filter(|_| true);
+        ingest_documents(
+            &mut store,
+            documents,
+            options,
+            &mut report,
+            &mut |done, total| batches.push((done, total)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(store.hashes.len(), 5, "every id is stored once");
+        assert_eq!((report.added, report.unchanged), (5, 1));
+        assert_eq!(
+            store.upserts, 3,
+            "the repeat of b was unchanged: nothing written"
+        );
+        assert_eq!(batches.iter().map(|b| b.0).collect::<Vec<_>>(), [2, 4, 6]);
+        assert!(batches.iter().all(|(done, total)| done <= total));
+        assert_eq!(
+            store.avg_doc_len,
+            Some(mean_token_count(&first_three)),
+            "measured on the first three documents"
+        );
     }
 }

@@ -16,5 +16,5 @@ pub use schema::{
     bm25_encoder, changed_points, date_days, embedder_fit, embedding_text, mean_token_count,
     payload, point_id, rank_hits, read_path, to_hit, unique_by_id, Bm25Params, DenseMeta,
     EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint, DATE_FIELD,
-    DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+    DENSE_VECTOR, METADATA_FIELD, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };

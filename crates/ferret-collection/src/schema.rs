@@ -17,6 +17,10 @@ pub struct IngestOptions {
     pub max_chunk_chars: usize,
     /// Documents embedded and written per step; progress is reported after each.
     pub batch_size: usize,
+    /// Documents read before the first write, to measure the average document length BM25
+    /// needs when the index has none yet; the rest of the input streams in batches. Bounds
+    /// what an ingest holds in memory; an input no larger is measured exactly.
+    pub average_sample: usize,
 }
 
 impl Default for IngestOptions {
@@ -24,6 +28,7 @@ impl Default for IngestOptions {
         Self {
             max_chunk_chars: 1_500,
             batch_size: 128,
+            average_sample: 10_000,
         }
     }
 }
@@ -53,6 +58,8 @@ pub const SPARSE_VECTOR: &str = "bm25";
 pub const DENSE_VECTOR: &str = "dense";
 /// Payload field with the date as days since 1970, indexed for range filters and ordering.
 pub const DATE_FIELD: &str = "date_days";
+/// Payload field holding a document's [`Document::metadata`], when it has any.
+pub const METADATA_FIELD: &str = "metadata";
 /// Payload field with the file or corpus a document came from, indexed for exact match.
 pub const SOURCE_FIELD: &str = "source";
 /// Reciprocal-rank-fusion constant for hybrid search: Qdrant's server default, so the embedded
@@ -144,6 +151,9 @@ pub fn payload(doc: &Document, hash: &str) -> serde_json::Map<String, serde_json
     if let Some(date) = doc.date {
         payload.insert("date".into(), date.to_string().into());
         payload.insert(DATE_FIELD.into(), date_days(date).into());
+    }
+    if !doc.metadata.is_empty() {
+        payload.insert(METADATA_FIELD.into(), doc.metadata.clone().into());
     }
     payload
 }
