@@ -25,7 +25,8 @@ pub(crate) struct AnswerRun<'a> {
     pub wall_time: Duration,
     pub out: &'a Path,
     pub report: &'a str,
-    /// Where to write the questions whose answer misses the gold answer, as JSONL.
+    /// Where to write the questions whose answer misses the gold answer or cites a document
+    /// that is not relevant, as JSONL.
     pub misses: Option<&'a Path>,
 }
 
@@ -145,8 +146,12 @@ pub(crate) fn run(
                     one.seconds
                 );
             }
-            if !one.contains {
+            let cites_irrelevant = one.relevant_citations < one.citations;
+            if !one.contains || cites_irrelevant {
                 let line = serde_json::json!({
+                    "misses": !one.contains,
+                    "cites_irrelevant": cites_irrelevant,
+                    "cited": response.citations.iter().map(|c| &c.hit_id.0).collect::<Vec<_>>(),
                     "id": id,
                     "type": gold.kind,
                     "question": text,

@@ -49,6 +49,11 @@ const KIND_WEIGHT: f32 = 0.6;
 const RANK_WEIGHT: f32 = 0.15;
 /// Bonus for a sentence on a page the question's named things lead to.
 const REACHED_WEIGHT: f32 = 0.6;
+/// Bonus for the opening sentence of a page the question does not name, which defines its
+/// subject as the kind of thing asked for: that subject is the answer.
+const DEFINED_WEIGHT: f32 = 1.0;
+/// Words after a definition's verb ("is", "was") that may hold what the subject is.
+const DEFINITION_WORDS: usize = 10;
 /// Fewer words than this say nothing: no link sentence is cut that short.
 const MIN_LINK_WORDS: usize = 8;
 
@@ -194,27 +199,48 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
             && hits.iter().enumerate().any(|(other, h)| {
                 other != rank && subject.is_subset(&term_set(&format!("{} {}", h.title, h.text)))
             });
-        for sentence in split_sentences(&strip_markers(&hit.text)) {
+        let sentences = split_sentences(&strip_markers(&hit.text));
+        // "Which Victorian poet …": a page the question does not name, defined as a poet.
+        let defined = matches!(
+            asked.kind,
+            AnswerKind::Person | AnswerKind::Name | AnswerKind::Place
+        ) && !subject.is_empty()
+            && !subject.is_subset(&asked.terms)
+            && hits
+                .iter()
+                .enumerate()
+                .any(|(other, page)| other != rank && linked(page, hit))
+            && sentences
+                .first()
+                .is_some_and(|first| defines_as(first, &asked.heads));
+        for (at, sentence) in sentences.into_iter().enumerate() {
             let terms = term_set(&sentence);
             let with_title: HashSet<String> = terms.union(&title).cloned().collect();
+            let opens_definition = defined && at == 0;
             // A page the chain leads to is read whole: what it says is why it was reached.
-            if text::coverage(&asked.terms, &with_title) == 0.0 && !reached {
+            if text::coverage(&asked.terms, &with_title) == 0.0 && !reached && !opens_definition {
                 continue;
             }
             let coverage = text::coverage(&rest, &with_title);
             let mut span = best_span(asked, &sentence, hit, &other_subjects);
-            // "Which player …": a page the question leads to, whose sentence opens with its
-            // subject, is about the thing asked for.
-            if reached && matches!(asked.kind, AnswerKind::Person | AnswerKind::Name) {
-                if let Some(opening) = spans::names(&sentence).into_iter().next().filter(|first| {
-                    first.start == 0 && subject.is_subset(&term_set(first.text(&sentence)))
-                }) {
+            // "Which player …": a page the question leads to, or one defined as the kind of
+            // thing asked for, whose sentence opens with its subject, is about the thing asked
+            // for.
+            let opening = spans::names(&sentence).into_iter().next().filter(|first| {
+                first.start == 0 && subject.is_subset(&term_set(first.text(&sentence)))
+            });
+            let reached_answer =
+                reached && matches!(asked.kind, AnswerKind::Person | AnswerKind::Name);
+            let defined_answer = opens_definition && opening.is_some();
+            if reached_answer || defined_answer {
+                if let Some(opening) = opening {
                     span = Some(opening);
                 }
             }
             let score = coverage
                 + if span.is_some() { KIND_WEIGHT } else { 0.0 }
                 + if reached { REACHED_WEIGHT } else { 0.0 }
+                + if defined_answer { DEFINED_WEIGHT } else { 0.0 }
                 + RANK_WEIGHT / (rank as f32 + 1.0);
             out.push(Sentence {
                 hit: rank,
@@ -303,30 +329,88 @@ fn anchor_positions(asked: &Asked, sentence: &str) -> Vec<usize> {
     out
 }
 
-/// `sentence` cut to `max_words`, keeping `span` inside: words before it go first, then after.
+/// `sentence` cut to `max_words`, keeping `span` inside. Asides in brackets that do not hold the
+/// span go first (dates, pronunciations, other spellings); then words away from the span, those
+/// before it first, but a name the sentence opens with (its subject) stays.
 fn clip(sentence: &str, span: Option<&Span>, max_words: usize) -> String {
-    let all: Vec<(usize, &str)> = word_offsets(sentence);
-    if all.len() <= max_words {
+    if words(sentence) <= max_words {
         return sentence.to_owned();
     }
+    let (sentence, span) = without_asides(sentence, span);
+    let all: Vec<(usize, &str)> = word_offsets(&sentence);
+    if all.len() <= max_words {
+        return sentence;
+    }
+    let opening = spans::names(&sentence)
+        .into_iter()
+        .next()
+        .filter(|name| name.start == 0)
+        .map_or(0, |name| {
+            all.iter().take_while(|(at, _)| *at < name.end).count()
+        })
+        .min(max_words / 3);
+    let room = max_words - opening;
     let at = span.map_or(0, |s| {
         all.iter().position(|(o, _)| *o >= s.start).unwrap_or(0)
     });
-    let start = at.saturating_sub(max_words / 2);
-    let end = (start + max_words).min(all.len());
-    let start = end.saturating_sub(max_words);
-    let mut text = all[start..end]
-        .iter()
-        .map(|(_, w)| *w)
-        .collect::<Vec<_>>()
-        .join(" ");
-    if start > 0 {
-        text = format!("\u{2026} {text}");
+    let start = at.saturating_sub(room / 2).max(opening);
+    let end = (start + room).min(all.len());
+    let start = end.saturating_sub(room).max(opening);
+    let joined =
+        |words: &[(usize, &str)]| words.iter().map(|(_, w)| *w).collect::<Vec<_>>().join(" ");
+    let mut text = joined(&all[..opening]);
+    if start > opening {
+        text = format!("{text} \u{2026}").trim_start().to_owned();
     }
+    let window = joined(&all[start..end]);
+    text = format!("{text} {window}").trim().to_owned();
     if end < all.len() {
         text.push_str(" \u{2026}");
     }
     text
+}
+
+/// `sentence` without its bracketed asides that do not overlap `span`, and `span` moved to
+/// match.
+fn without_asides(sentence: &str, span: Option<&Span>) -> (String, Option<Span>) {
+    let mut kept = String::with_capacity(sentence.len());
+    let mut removed_before = 0;
+    let mut depth = 0usize;
+    let mut aside_start = 0;
+    let mut last = 0;
+    for (i, c) in sentence.char_indices() {
+        match c {
+            '(' | '[' => {
+                if depth == 0 {
+                    aside_start = i;
+                }
+                depth += 1;
+            }
+            ')' | ']' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    let end = i + c.len_utf8();
+                    let holds_span = span.is_some_and(|s| s.start < end && aside_start < s.end);
+                    if !holds_span {
+                        // The space before the aside goes with it.
+                        let cut_from = sentence[..aside_start].trim_end().len().max(last);
+                        kept.push_str(&sentence[last..cut_from]);
+                        if span.is_some_and(|s| s.start >= end) {
+                            removed_before += end - cut_from;
+                        }
+                        last = end;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    kept.push_str(&sentence[last..]);
+    let span = span.map(|s| Span {
+        start: s.start - removed_before,
+        end: s.end - removed_before,
+    });
+    (kept, span)
 }
 
 fn word_offsets(text: &str) -> Vec<(usize, &str)> {
@@ -350,6 +434,23 @@ fn word_offsets(text: &str) -> Vec<(usize, &str)> {
 
 fn words(text: &str) -> usize {
     text.split_whitespace().count()
+}
+
+/// Does `sentence` define its subject as one of `heads`: is one of them (or its singular) among
+/// the first [`DEFINITION_WORDS`] words after its first "is", "was", "are" or "were"?
+fn defines_as(sentence: &str, heads: &[String]) -> bool {
+    let words: Vec<String> = text::words(sentence).collect();
+    let Some(verb) = words
+        .iter()
+        .position(|w| matches!(w.as_str(), "is" | "was" | "are" | "were"))
+    else {
+        return false;
+    };
+    let singular = |w: &str| w.strip_suffix('s').unwrap_or(w).to_owned();
+    words[verb + 1..]
+        .iter()
+        .take(DEFINITION_WORDS)
+        .any(|w| heads.iter().any(|h| *h == *w || singular(h) == singular(w)))
 }
 
 /// Does one of `a` and `b` name the other's subject?
@@ -643,5 +744,58 @@ mod tests {
         );
         assert_eq!(short.as_deref(), Some("1755"));
         assert_eq!(sentences.len(), 2, "the link and the answer: {sentences:?}");
+    }
+
+    #[test]
+    fn the_page_defined_as_the_kind_asked_for_names_the_answer() {
+        let hits = [
+            page(
+                "castle",
+                "Kinnaird Castle",
+                "Kinnaird Castle is a 15th-century castle in Angus, Scotland, home of the Earl of Southesk.",
+            ),
+            page(
+                "poet",
+                "Violet Jacob",
+                "Violet Jacob (1 September 1863 – 9 September 1946) was a Scottish poet and novelist, born at Kinnaird Castle.",
+            ),
+        ];
+        let (sentences, short) = stated(
+            "Which Scottish poet was born in a 15th-century castle home to the Earl of Southesk?",
+            &hits,
+        );
+        assert_eq!(short.as_deref(), Some("Violet Jacob"), "{sentences:?}");
+        assert!(
+            sentences.iter().any(|s| s.starts_with("Violet Jacob")),
+            "{sentences:?}"
+        );
+    }
+
+    #[test]
+    fn a_cut_sentence_loses_its_asides_before_its_subject() {
+        let sentence = "John Smith (2 May 1750 – 2 October 1780; also written Smyth) was a British Army \
+                        officer hanged as a spy during the war for assisting the attempted surrender of \
+                        the fort at West Point to the British, after a long trial held in the town.";
+        let at = sentence
+            .find("assisting")
+            .unwrap_or_else(|| panic!("the span is there"));
+        let span = Span {
+            start: at,
+            end: at + "assisting".len(),
+        };
+        let cut = clip(sentence, Some(&span), 20);
+        assert!(cut.starts_with("John Smith"), "{cut}");
+        assert!(cut.contains("assisting"), "{cut}");
+        assert!(!cut.contains("1750"), "{cut}");
+        assert!(words(&cut) <= 22, "{cut}");
+        let (kept, moved) = without_asides("A (x) b [y (z)] c", None);
+        assert_eq!((kept.as_str(), moved), ("A b c", None));
+        let aside_span = Span { start: 3, end: 4 };
+        let (kept, moved) = without_asides("A (x) b (y) c", Some(&aside_span));
+        assert_eq!(kept, "A (x) b c");
+        assert_eq!(moved.map(|s| &kept[s.start..s.end]), Some("x"));
+        let later = Span { start: 12, end: 13 };
+        let (kept, moved) = without_asides("A (x) b (y) c", Some(&later));
+        assert_eq!(moved.map(|s| &kept[s.start..s.end]), Some("c"));
     }
 }

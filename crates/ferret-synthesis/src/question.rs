@@ -62,6 +62,10 @@ pub(crate) struct Asked {
     pub(crate) names: Vec<String>,
     /// Does it ask for several things ("who were the members", "which countries")?
     pub(crate) plural: bool,
+    /// The nouns that may say what kind of thing is asked for: the words after "which" or
+    /// "what" but the first ("which Victorian poet" → poet), any person noun for "who". A page
+    /// that defines its subject with one of them ("… was a Scottish poet") is about such a thing.
+    pub(crate) heads: Vec<String>,
 }
 
 const PLACE_NOUNS: &[&str] = &[
@@ -217,6 +221,7 @@ impl Asked {
             terms: text::term_set(question),
             words: word_set,
             plural: asks_for_several(&words),
+            heads: heads_of(&words),
             names: crate::names::names(question)
                 .iter()
                 .map(|span| span.text(question).to_owned())
@@ -296,6 +301,27 @@ fn kind_by_noun(words: &[String]) -> AnswerKind {
         return kind;
     }
     AnswerKind::Open
+}
+
+/// See [`Asked::heads`]: up to three words after the question word, up to the first auxiliary
+/// or stop word; the first of several is taken for a modifier ("sports team", "Victorian poet").
+fn heads_of(words: &[String]) -> Vec<String> {
+    let Some(at) = words
+        .iter()
+        .position(|w| matches!(w.as_str(), "what" | "which" | "who" | "whom"))
+    else {
+        return Vec::new();
+    };
+    if matches!(words[at].as_str(), "who" | "whom") {
+        return PERSON_NOUNS.iter().map(|n| (*n).to_owned()).collect();
+    }
+    let phrase: Vec<&String> = words[at + 1..]
+        .iter()
+        .take(3)
+        .take_while(|w| !AUXILIARIES.contains(&w.as_str()) && !text::is_stop_word(w))
+        .collect();
+    let skip = usize::from(phrase.len() > 1);
+    phrase.into_iter().skip(skip).cloned().collect()
 }
 
 /// Does the question ask for several things: "who were", "which are", or a plural noun after
