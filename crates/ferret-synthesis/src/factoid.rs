@@ -375,20 +375,22 @@ fn clip(sentence: &str, span: Option<&Span>, max_words: usize) -> String {
 fn without_asides(sentence: &str, span: Option<&Span>) -> (String, Option<Span>) {
     let mut kept = String::with_capacity(sentence.len());
     let mut removed_before = 0;
-    let mut depth = 0usize;
+    // Open brackets, innermost last; a closing bracket that matches none is text (web text
+    // has stray ones, as in "(] ; born 1984)").
+    let mut open: Vec<char> = Vec::new();
     let mut aside_start = 0;
     let mut last = 0;
     for (i, c) in sentence.char_indices() {
         match c {
             '(' | '[' => {
-                if depth == 0 {
+                if open.is_empty() {
                     aside_start = i;
                 }
-                depth += 1;
+                open.push(c);
             }
-            ')' | ']' if depth > 0 => {
-                depth -= 1;
-                if depth == 0 {
+            ')' | ']' if open.last() == Some(&if c == ')' { '(' } else { '[' }) => {
+                open.pop();
+                if open.is_empty() {
                     let end = i + c.len_utf8();
                     let holds_span = span.is_some_and(|s| s.start < end && aside_start < s.end);
                     if !holds_span {
@@ -790,6 +792,8 @@ mod tests {
         assert!(words(&cut) <= 22, "{cut}");
         let (kept, moved) = without_asides("A (x) b [y (z)] c", None);
         assert_eq!((kept.as_str(), moved), ("A b c", None));
+        let (kept, _) = without_asides("Rafael dos Anjos (] ; born 1984) is a fighter", None);
+        assert_eq!(kept, "Rafael dos Anjos is a fighter");
         let aside_span = Span { start: 3, end: 4 };
         let (kept, moved) = without_asides("A (x) b (y) c", Some(&aside_span));
         assert_eq!(kept, "A (x) b c");
