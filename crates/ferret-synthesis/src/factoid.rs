@@ -100,11 +100,15 @@ pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usiz
     // The other chain page's best sentence: the link to the answer's page, or the answer when
     // the chosen one is wrong. Each gets half the room, cut around what it offers.
     // Only a page linked to the answer's page is on the question's chain: one names the other's
-    // subject.
+    // subject, or the question names it.
     let on_chain: Vec<bool> = read
         .iter()
         .enumerate()
-        .map(|(i, page)| i != best.hit && linked(page, &read[best.hit]))
+        .map(|(i, page)| {
+            i != best.hit
+                && (linked(page, &read[best.hit])
+                    || asked.names.iter().any(|name| is_about(page, name)))
+        })
         .collect();
     let other = sentences
         .iter()
@@ -801,5 +805,34 @@ mod tests {
         let later = Span { start: 12, end: 13 };
         let (kept, moved) = without_asides("A (x) b (y) c", Some(&later));
         assert_eq!(moved.map(|s| &kept[s.start..s.end]), Some("c"));
+    }
+
+    #[test]
+    fn a_page_the_question_names_is_on_the_chain_though_the_pages_do_not_name_each_other() {
+        let hits = [
+            page(
+                "hurricane",
+                "Hawker Hurricane",
+                "The Hawker Hurricane is a British fighter aircraft built for the Royal Air Force.",
+            ),
+            page(
+                "flight",
+                "No. 1455 Flight RAF",
+                "No. 1455 Flight was a unit of the Royal Air Force during the Second World War.",
+            ),
+        ];
+        match draft(
+            &Asked::read("What were both Hawker Hurricane and No. 1455 Flight part of?"),
+            &hits,
+            3,
+            46,
+        ) {
+            Draft::Stated { sentences, .. } => assert_eq!(
+                sentences.iter().map(|c| c.hit).collect::<Vec<_>>(),
+                [0, 1],
+                "{sentences:?}"
+            ),
+            Draft::NotStated { .. } => panic!("not stated"),
+        }
     }
 }
