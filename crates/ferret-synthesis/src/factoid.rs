@@ -52,6 +52,9 @@ const REACHED_WEIGHT: f32 = 0.6;
 /// Bonus for the opening sentence of a page the question does not name, which defines its
 /// subject as the kind of thing asked for: that subject is the answer.
 const DEFINED_WEIGHT: f32 = 1.0;
+/// Bonus for a sentence naming the noun the question asks for ("what sports team" → a
+/// sentence with "team"): the name beside it is of the kind asked.
+const HEAD_WEIGHT: f32 = 0.2;
 /// Words after a definition's verb ("is", "was") that may hold what the subject is.
 const DEFINITION_WORDS: usize = 10;
 /// Fewer words than this say nothing: no link sentence is cut that short.
@@ -245,6 +248,11 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
                 + if span.is_some() { KIND_WEIGHT } else { 0.0 }
                 + if reached { REACHED_WEIGHT } else { 0.0 }
                 + if defined_answer { DEFINED_WEIGHT } else { 0.0 }
+                + if span.is_some() && holds_head(asked, &sentence) {
+                    HEAD_WEIGHT
+                } else {
+                    0.0
+                }
                 + RANK_WEIGHT / (rank as f32 + 1.0);
             out.push(Sentence {
                 hit: rank,
@@ -345,12 +353,20 @@ fn clip(sentence: &str, span: Option<&Span>, max_words: usize) -> String {
     if all.len() <= max_words {
         return sentence;
     }
+    // The subject: up to the verb of a sentence that opens with a name ("Rafael Souza dos
+    // Anjos is …"), or the name alone when the verb comes late.
     let opening = spans::names(&sentence)
         .into_iter()
         .next()
         .filter(|name| name.start == 0)
         .map_or(0, |name| {
-            all.iter().take_while(|(at, _)| *at < name.end).count()
+            let to_verb = all
+                .iter()
+                .position(|(_, w)| matches!(*w, "is" | "was" | "are" | "were"));
+            let name_words = all.iter().take_while(|(at, _)| *at < name.end).count();
+            to_verb
+                .filter(|&verb| verb >= name_words && verb <= max_words / 3)
+                .unwrap_or(name_words)
         })
         .min(max_words / 3);
     let room = max_words - opening;
@@ -457,6 +473,26 @@ fn defines_as(sentence: &str, heads: &[String]) -> bool {
         .iter()
         .take(DEFINITION_WORDS)
         .any(|w| heads.iter().any(|h| *h == *w || singular(h) == singular(w)))
+}
+
+/// Does `sentence` hold the noun the question asks for ("what sports team" → "team"), where
+/// it is not part of a name the question gives?
+fn holds_head(asked: &Asked, sentence: &str) -> bool {
+    if asked.heads.is_empty() || asked.heads.len() > 3 {
+        return false;
+    }
+    let named: HashSet<String> = asked
+        .names
+        .iter()
+        .flat_map(|n| text::words(n).collect::<Vec<_>>())
+        .collect();
+    let singular = |w: &str| w.strip_suffix('s').unwrap_or(w).to_owned();
+    text::words(sentence).any(|w| {
+        asked
+            .heads
+            .iter()
+            .any(|h| !named.contains(h) && singular(h) == singular(&w))
+    })
 }
 
 /// Does one of `a` and `b` name the other's subject?
@@ -834,5 +870,20 @@ mod tests {
             ),
             Draft::NotStated { .. } => panic!("not stated"),
         }
+    }
+
+    #[test]
+    fn the_sentence_naming_the_noun_asked_for_answers() {
+        let hits = [page(
+            "case",
+            "Case McCoy",
+            "Case McCoy is the younger brother of NFL quarterback Colt McCoy. \
+             Case McCoy played quarterback for the Texas Longhorns football team.",
+        )];
+        let (sentences, short) = stated(
+            "What sports team included both Case McCoy and Colt McCoy?",
+            &hits,
+        );
+        assert_eq!(short.as_deref(), Some("Texas Longhorns"), "{sentences:?}");
     }
 }

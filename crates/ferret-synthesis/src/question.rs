@@ -62,9 +62,9 @@ pub(crate) struct Asked {
     pub(crate) names: Vec<String>,
     /// Does it ask for several things ("who were the members", "which countries")?
     pub(crate) plural: bool,
-    /// The nouns that may say what kind of thing is asked for: the words after "which" or
-    /// "what" but the first ("which Victorian poet" → poet), any person noun for "who". A page
-    /// that defines its subject with one of them ("… was a Scottish poet") is about such a thing.
+    /// The words that may say what kind of thing is asked for: those right after "which" or
+    /// "what" ("which Victorian poet" → victorian, poet), any person noun for "who". A page that
+    /// defines its subject with one of them ("… was a Scottish poet") is about such a thing.
     pub(crate) heads: Vec<String>,
 }
 
@@ -304,7 +304,7 @@ fn kind_by_noun(words: &[String]) -> AnswerKind {
 }
 
 /// See [`Asked::heads`]: up to three words after the question word, up to the first auxiliary
-/// or stop word; the first of several is taken for a modifier ("sports team", "Victorian poet").
+/// or stop word ("sports team", "Victorian poet", "volcano erupts").
 fn heads_of(words: &[String]) -> Vec<String> {
     let Some(at) = words
         .iter()
@@ -320,8 +320,7 @@ fn heads_of(words: &[String]) -> Vec<String> {
         .take(3)
         .take_while(|w| !AUXILIARIES.contains(&w.as_str()) && !text::is_stop_word(w))
         .collect();
-    let skip = usize::from(phrase.len() > 1);
-    phrase.into_iter().skip(skip).cloned().collect()
+    phrase.into_iter().cloned().collect()
 }
 
 /// Does the question ask for several things: "who were", "which are", or a plural noun after
