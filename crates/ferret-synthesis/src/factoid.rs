@@ -877,11 +877,11 @@ mod tests {
         let hits = [page(
             "case",
             "Case McCoy",
-            "Case McCoy is the younger brother of NFL quarterback Colt McCoy. \
-             Case McCoy played quarterback for the Texas Longhorns football team.",
+            "The brothers of Case McCoy followed the Dallas Cowboys. \
+             He played for the Texas Longhorns football team.",
         )];
         let (sentences, short) = stated(
-            "What sports team included both Case McCoy and Colt McCoy?",
+            "What sports team included both of the brothers Case McCoy and Colt McCoy?",
             &hits,
         );
         assert_eq!(short.as_deref(), Some("Texas Longhorns"), "{sentences:?}");
