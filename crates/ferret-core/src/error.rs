@@ -31,6 +31,21 @@ impl RetryClass {
     pub fn is_retryable(self) -> bool {
         matches!(self, Self::Transient | Self::RateLimited { .. })
     }
+
+    /// A rate limit, waiting as long as a `Retry-After` header says, when it says it in seconds
+    /// (`"2"`, `"1.5"`); HTTP dates are not worth the dependency for the services we speak to,
+    /// which send seconds.
+    pub fn rate_limited(retry_after_header: Option<&str>) -> Self {
+        let retry_after = retry_after_header.and_then(|value| {
+            value
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s >= 0.0 && *s < 86_400.0)
+                .map(Duration::from_secs_f64)
+        });
+        Self::RateLimited { retry_after }
+    }
 }
 
 /// What went wrong inside a backend.
@@ -47,6 +62,12 @@ pub enum BackendErrorKind {
     InvalidRequest,
     /// The backend said to slow down.
     RateLimited,
+    /// The backend refused the credentials: a key missing, wrong or without access.
+    Unauthorized,
+    /// The account's plan or credits are used up.
+    QuotaExhausted,
+    /// The backend's answer could not be read: cut short, or not the JSON it documents.
+    MalformedResponse,
     /// Anything else the backend reported.
     Internal,
 }

@@ -6,6 +6,7 @@
 //! It must not depend on any HTTP client, LLM SDK, vector store or async runtime: every other crate
 //! depends on this one, and a team implementing a backend should pull in nothing but these types.
 
+mod address;
 mod backend;
 mod budget;
 mod error;
@@ -17,6 +18,7 @@ mod response;
 mod strategy;
 mod trace;
 
+pub use address::canonical_url;
 pub use backend::{BackendCapabilities, SearchBackend, SearchRequest};
 pub use budget::{Budget, BudgetError};
 pub use error::{BackendError, BackendErrorKind, FerretError, RetryClass};

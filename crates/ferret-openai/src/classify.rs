@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use ferret_core::RetryClass;
 
 /// The retry class of a failed HTTP call to a model provider, from its status, its
@@ -17,9 +15,7 @@ pub fn classify_http_status(status: u16, retry_after: Option<&str>, body: &str) 
         {
             RetryClass::Permanent
         }
-        429 => RetryClass::RateLimited {
-            retry_after: retry_after.and_then(parse_retry_after),
-        },
+        429 => RetryClass::rate_limited(retry_after),
         408 | 500..=599 => RetryClass::Transient,
         400 | 413
             if body.contains("context_length_exceeded")
@@ -32,19 +28,10 @@ pub fn classify_http_status(status: u16, retry_after: Option<&str>, body: &str) 
     }
 }
 
-/// `Retry-After` as seconds (`"2"`, `"1.5"`); HTTP dates are not worth the dependency for the
-/// providers we speak to, which send seconds.
-fn parse_retry_after(value: &str) -> Option<Duration> {
-    value
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

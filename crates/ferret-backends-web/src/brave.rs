@@ -1,0 +1,233 @@
+//! Brave Search's web search API: `GET /res/v1/web/search` with the key in
+//! `X-Subscription-Token`; results with a description, extra snippets and an age.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ferret_core::{BackendCapabilities, BackendError, Hit, SearchBackend, SearchRequest};
+use reqwest::header::HeaderName;
+use serde::Deserialize;
+
+use crate::hits::{self, Found};
+use crate::http::{Http, KeyForm};
+use crate::key::ApiKey;
+use crate::{base_url, endpoint, WebError};
+
+/// The variable Brave's key is read from.
+pub const BRAVE_KEY_VARIABLE: &str = "BRAVE_API_KEY";
+
+/// Brave's adult-content filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SafeSearch {
+    /// No filtering.
+    Off,
+    /// Brave's default.
+    #[default]
+    Moderate,
+    /// Drop anything explicit.
+    Strict,
+}
+
+impl SafeSearch {
+    fn as_str(self) -> &'static str {
+        match self {
+            SafeSearch::Off => "off",
+            SafeSearch::Moderate => "moderate",
+            SafeSearch::Strict => "strict",
+        }
+    }
+}
+
+/// How a [`BraveBackend`] searches. Every option here is the default of every query.
+#[derive(Debug, Clone)]
+pub struct BraveConfig {
+    /// The subscription token.
+    pub key: ApiKey,
+    /// Where the API lives; a mock server's address in tests.
+    pub base_url: String,
+    /// The country results come from, as a two-letter code ("US", "DE").
+    pub country: Option<String>,
+    /// The language of results, as a code ("en").
+    pub search_lang: Option<String>,
+    /// The adult-content filter.
+    pub safe_search: SafeSearch,
+    /// Freshness when a query sets no date range: `pd`, `pw`, `pm`, `py` (past day, week, month,
+    /// year).
+    pub freshness: Option<String>,
+    /// Ask for up to five more excerpts of each page, read with its description.
+    pub extra_snippets: bool,
+    /// Longest wait for one answer.
+    pub timeout: Duration,
+    /// Calls per second at most: Brave's free plan allows one.
+    pub rate_per_second: f64,
+}
+
+impl BraveConfig {
+    /// The defaults, with the key read from `BRAVE_API_KEY`.
+    pub fn from_env() -> Result<Self, WebError> {
+        Ok(Self::with_key(ApiKey::from_env(BRAVE_KEY_VARIABLE)?))
+    }
+
+    /// The defaults, with `key`.
+    pub fn with_key(key: ApiKey) -> Self {
+        Self {
+            key,
+            base_url: "https://api.search.brave.com".into(),
+            country: None,
+            search_lang: None,
+            safe_search: SafeSearch::Moderate,
+            freshness: None,
+            extra_snippets: false,
+            timeout: Duration::from_secs(15),
+            rate_per_second: 1.0,
+        }
+    }
+}
+
+/// Brave web search as a [`SearchBackend`].
+#[derive(Debug, Clone)]
+pub struct BraveBackend {
+    config: BraveConfig,
+    url: url::Url,
+    http: Http,
+}
+
+impl BraveBackend {
+    /// The backend `config` describes.
+    pub fn new(config: BraveConfig) -> Result<Self, WebError> {
+        let url = endpoint(&base_url(&config.base_url)?, "res/v1/web/search");
+        let http = Http::new("brave", config.timeout)?.with_key(
+            HeaderName::from_static("x-subscription-token"),
+            config.key.clone(),
+            KeyForm::Plain,
+        );
+        Ok(Self { config, url, http })
+    }
+
+    /// Calls per second the provider allows, for the executor's rate limit.
+    pub fn rate_per_second(&self) -> f64 {
+        self.config.rate_per_second
+    }
+
+    fn url_for(&self, request: &SearchRequest) -> url::Url {
+        let mut url = self.url.clone();
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("q", &request.query);
+            // Brave returns at most 20 results a call.
+            query.append_pair("count", &request.limit.clamp(1, 20).to_string());
+            query.append_pair("safesearch", self.config.safe_search.as_str());
+            if let Some(country) = &self.config.country {
+                query.append_pair("country", country);
+            }
+            if let Some(lang) = &self.config.search_lang {
+                query.append_pair("search_lang", lang);
+            }
+            if self.config.extra_snippets {
+                query.append_pair("extra_snippets", "true");
+            }
+            let range = request.filters.date_range.as_ref();
+            match (range.and_then(|r| r.from), range.and_then(|r| r.to)) {
+                (None, None) => {
+                    if let Some(freshness) = &self.config.freshness {
+                        query.append_pair("freshness", freshness);
+                    }
+                }
+                (from, to) => {
+                    let from = from.map_or_else(|| "1970-01-01".to_owned(), |d| d.to_string());
+                    let to = to.map_or_else(
+                        || chrono::Utc::now().date_naive().to_string(),
+                        |d| d.to_string(),
+                    );
+                    query.append_pair("freshness", &format!("{from}to{to}"));
+                }
+            }
+        }
+        url
+    }
+}
+
+#[derive(Deserialize)]
+struct BraveResponse {
+    #[serde(default)]
+    web: Option<BraveWeb>,
+}
+
+#[derive(Deserialize)]
+struct BraveWeb {
+    #[serde(default)]
+    results: Vec<BraveResult>,
+}
+
+#[derive(Deserialize)]
+struct BraveResult {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    extra_snippets: Vec<String>,
+    #[serde(default)]
+    page_age: Option<String>,
+}
+
+#[async_trait]
+impl SearchBackend for BraveBackend {
+    fn name(&self) -> &str {
+        &self.http.backend
+    }
+
+    fn capabilities(&self) -> BackendCapabilities {
+        BackendCapabilities {
+            date_range: true,
+            most_recent: false,
+        }
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        let reply: BraveResponse = self.http.json(self.http.get(self.url_for(request))).await?;
+        let results = reply.web.map(|web| web.results).unwrap_or_default();
+        let count = results.len().max(1) as f32;
+        Ok(results
+            .into_iter()
+            .enumerate()
+            .filter_map(|(rank, result)| {
+                let mut text = strip_tags(result.description.as_deref().unwrap_or_default());
+                for snippet in &result.extra_snippets {
+                    text.push(' ');
+                    text.push_str(&strip_tags(snippet));
+                }
+                hits::hit(
+                    self.name(),
+                    "brave",
+                    Found {
+                        url: result.url.as_deref(),
+                        title: result.title.as_deref(),
+                        text,
+                        // Brave gives no score: its order is the ranking.
+                        score: 1.0 - rank as f32 / count,
+                        date: hits::date(result.page_age.as_deref()),
+                    },
+                )
+            })
+            .take(request.limit)
+            .collect())
+    }
+}
+
+/// Brave marks the query's words in descriptions with `<strong>`: the text keeps the words only.
+fn strip_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_tag = false;
+    for c in text.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.trim().to_owned()
+}

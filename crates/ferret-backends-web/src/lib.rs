@@ -1,0 +1,72 @@
+//! `ferret-backends-web` searches the web: [`TavilyBackend`], [`BraveBackend`] and
+//! [`SearxngBackend`] (a self-hosted instance), each one [`SearchBackend`] over the provider's
+//! documented JSON API. Results become [`Hit`]s with canonical URLs, snippets, full text when asked
+//! (capped) and published dates; a provider's own answer becomes a hit of its own that lists the
+//! results it came with. Failures carry their retry class (401/403 name the key's variable, 429
+//! keeps `Retry-After`, plan limits are permanent, 5xx transient); keys are held as secrets and
+//! appear in no log, error or trace. Each backend states the provider's documented rate limit,
+//! which the executor applies.
+//!
+//! It must not depend on the executor, the agent, another backend or the model layer: retries,
+//! caching, deadlines and rate limits are the executor's layers.
+
+mod brave;
+mod hits;
+mod http;
+mod key;
+mod searxng;
+mod tavily;
+
+pub use brave::{BraveBackend, BraveConfig, SafeSearch, BRAVE_KEY_VARIABLE};
+pub use ferret_core::{Hit, SearchBackend};
+pub use hits::{PROVIDER_ANSWER_FIELD, PROVIDER_FIELD, SOURCES_FIELD};
+pub use key::ApiKey;
+pub use searxng::{SearxngBackend, SearxngConfig, SEARXNG_URL_VARIABLE};
+pub use tavily::{SearchDepth, TavilyBackend, TavilyConfig, TavilyTopic, TAVILY_KEY_VARIABLE};
+
+/// A web backend could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebError {
+    /// The provider's key is neither configured nor in its environment variable.
+    #[error("no API key: set {variable}")]
+    MissingKey {
+        /// The variable the key is read from.
+        variable: String,
+    },
+    /// A configured address is not an http(s) URL.
+    #[error("`{url}` is not a usable base URL: {reason}")]
+    InvalidUrl {
+        /// The address as configured.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The HTTP client could not be built (no TLS backend, bad proxy settings).
+    #[error("the HTTP client could not be built: {0}")]
+    Client(String),
+}
+
+/// A base URL as configured: parsed, and http or https.
+fn base_url(raw: &str) -> Result<url::Url, WebError> {
+    let invalid = |reason: &str| WebError::InvalidUrl {
+        url: raw.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let url = url::Url::parse(raw.trim()).map_err(|e| invalid(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("only http and https are supported"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("it has no host"));
+    }
+    Ok(url)
+}
+
+/// `base` with `path` appended to its own path ("https://host/searx" + "search").
+fn endpoint(base: &url::Url, path: &str) -> url::Url {
+    let mut url = base.clone();
+    let joined = format!("{}/{}", url.path().trim_end_matches('/'), path);
+    url.set_path(&joined);
+    url
+}

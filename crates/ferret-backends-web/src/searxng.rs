@@ -1,0 +1,165 @@
+//! A SearXNG instance's JSON API: `GET /search?format=json` (the instance must allow the json
+//! format in its settings, or it answers 403); results from the engines it asks.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ferret_core::{BackendCapabilities, BackendError, Hit, SearchBackend, SearchRequest};
+use serde::Deserialize;
+
+use crate::hits::{self, Found};
+use crate::http::Http;
+use crate::{base_url, endpoint, WebError};
+
+/// The variable a SearXNG instance's address is read from.
+pub const SEARXNG_URL_VARIABLE: &str = "SEARXNG_URL";
+
+/// How a [`SearxngBackend`] searches. Every option here is the default of every query.
+#[derive(Debug, Clone)]
+pub struct SearxngConfig {
+    /// The instance's address, e.g. `http://localhost:8888`.
+    pub base_url: String,
+    /// The language of results ("en", "de"), or the instance's default.
+    pub language: Option<String>,
+    /// The adult-content filter: 0 off, 1 moderate, 2 strict.
+    pub safe_search: u8,
+    /// Categories to search ("general", "it", "science"), or the instance's default.
+    pub categories: Vec<String>,
+    /// Engines to ask, or the instance's default.
+    pub engines: Vec<String>,
+    /// Only results from the past `day`, `month` or `year`, or any time.
+    pub time_range: Option<String>,
+    /// Longest wait for one answer.
+    pub timeout: Duration,
+    /// Calls per second at most: an instance of one's own, but each call fans out to public
+    /// engines, which block bursts.
+    pub rate_per_second: f64,
+}
+
+impl SearxngConfig {
+    /// The defaults for the instance at `base_url`.
+    pub fn new(base_url: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            language: None,
+            safe_search: 1,
+            categories: Vec::new(),
+            engines: Vec::new(),
+            time_range: None,
+            timeout: Duration::from_secs(15),
+            rate_per_second: 2.0,
+        }
+    }
+
+    /// The defaults for the instance named by `SEARXNG_URL`.
+    pub fn from_env() -> Result<Self, WebError> {
+        match std::env::var(SEARXNG_URL_VARIABLE) {
+            Ok(url) if !url.trim().is_empty() => Ok(Self::new(url.trim())),
+            _ => Err(WebError::InvalidUrl {
+                url: String::new(),
+                reason: format!("no instance address: set {SEARXNG_URL_VARIABLE}"),
+            }),
+        }
+    }
+}
+
+/// A SearXNG instance as a [`SearchBackend`].
+#[derive(Debug, Clone)]
+pub struct SearxngBackend {
+    config: SearxngConfig,
+    url: url::Url,
+    http: Http,
+}
+
+impl SearxngBackend {
+    /// The backend `config` describes; fails when its address is not an http(s) URL.
+    pub fn new(config: SearxngConfig) -> Result<Self, WebError> {
+        let url = endpoint(&base_url(&config.base_url)?, "search");
+        let http = Http::new("searxng", config.timeout)?.with_refusal_hint(
+            "an instance refuses format=json unless `json` is in `search.formats` of its settings.yml",
+        );
+        Ok(Self { config, url, http })
+    }
+
+    /// Calls per second the instance should get, for the executor's rate limit.
+    pub fn rate_per_second(&self) -> f64 {
+        self.config.rate_per_second
+    }
+
+    fn url_for(&self, request: &SearchRequest) -> url::Url {
+        let mut url = self.url.clone();
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("q", &request.query);
+            query.append_pair("format", "json");
+            query.append_pair("safesearch", &self.config.safe_search.min(2).to_string());
+            if let Some(language) = &self.config.language {
+                query.append_pair("language", language);
+            }
+            if !self.config.categories.is_empty() {
+                query.append_pair("categories", &self.config.categories.join(","));
+            }
+            if !self.config.engines.is_empty() {
+                query.append_pair("engines", &self.config.engines.join(","));
+            }
+            if let Some(range) = &self.config.time_range {
+                query.append_pair("time_range", range);
+            }
+        }
+        url
+    }
+}
+
+#[derive(Deserialize)]
+struct SearxngResponse {
+    #[serde(default)]
+    results: Vec<SearxngResult>,
+}
+
+#[derive(Deserialize)]
+struct SearxngResult {
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    score: Option<f32>,
+    #[serde(default, rename = "publishedDate")]
+    published_date: Option<String>,
+}
+
+#[async_trait]
+impl SearchBackend for SearxngBackend {
+    fn name(&self) -> &str {
+        &self.http.backend
+    }
+
+    fn capabilities(&self) -> BackendCapabilities {
+        // Its time ranges are "the past day/month/year", not dates: it cannot honour a range.
+        BackendCapabilities::default()
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        let reply: SearxngResponse = self.http.json(self.http.get(self.url_for(request))).await?;
+        Ok(reply
+            .results
+            .into_iter()
+            .filter_map(|result| {
+                hits::hit(
+                    self.name(),
+                    "searxng",
+                    Found {
+                        url: result.url.as_deref(),
+                        title: result.title.as_deref(),
+                        text: result.content.unwrap_or_default(),
+                        score: result.score.unwrap_or(0.0),
+                        date: hits::date(result.published_date.as_deref()),
+                    },
+                )
+            })
+            .take(request.limit)
+            .collect())
+    }
+}

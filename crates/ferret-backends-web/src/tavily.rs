@@ -1,0 +1,234 @@
+//! Tavily's search API: `POST /search` with a bearer key; results with content and a score, and
+//! when asked, an answer of Tavily's own.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ferret_core::{BackendCapabilities, BackendError, Hit, SearchBackend, SearchRequest};
+use reqwest::header::AUTHORIZATION;
+use serde::{Deserialize, Serialize};
+
+use crate::hits::{self, Found};
+use crate::http::{Http, KeyForm};
+use crate::key::ApiKey;
+use crate::{base_url, endpoint, WebError};
+
+/// The variable Tavily's key is read from.
+pub const TAVILY_KEY_VARIABLE: &str = "TAVILY_API_KEY";
+
+/// How deep Tavily searches: `Advanced` costs two credits a call, `Basic` one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchDepth {
+    /// One credit: snippets of the pages found.
+    #[default]
+    Basic,
+    /// Two credits: the passages most relevant to the query.
+    Advanced,
+}
+
+/// What kind of search Tavily runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TavilyTopic {
+    /// Any page.
+    #[default]
+    General,
+    /// News articles, with their publication dates.
+    News,
+    /// Financial sources.
+    Finance,
+}
+
+/// How a [`TavilyBackend`] searches. Every option here is the default of every query.
+#[derive(Debug, Clone)]
+pub struct TavilyConfig {
+    /// The API key.
+    pub key: ApiKey,
+    /// Where the API lives; a mock server's address in tests.
+    pub base_url: String,
+    /// Basic or advanced search.
+    pub search_depth: SearchDepth,
+    /// General, news or finance.
+    pub topic: TavilyTopic,
+    /// Ask for Tavily's own short answer, which becomes a hit of its own.
+    pub include_answer: bool,
+    /// Ask for each page's full text (as the hit's text, capped at `max_content_chars`).
+    pub include_raw_content: bool,
+    /// Only pages from these domains.
+    pub include_domains: Vec<String>,
+    /// Never pages from these domains.
+    pub exclude_domains: Vec<String>,
+    /// Boost results from this country (a country name, as Tavily takes it).
+    pub country: Option<String>,
+    /// Characters of a page's text kept at most.
+    pub max_content_chars: usize,
+    /// Longest wait for one answer.
+    pub timeout: Duration,
+    /// Calls per second at most: Tavily's documented limit for development keys is 100
+    /// requests a minute.
+    pub rate_per_second: f64,
+}
+
+impl TavilyConfig {
+    /// The defaults, with the key read from `TAVILY_API_KEY`.
+    pub fn from_env() -> Result<Self, WebError> {
+        Ok(Self::with_key(ApiKey::from_env(TAVILY_KEY_VARIABLE)?))
+    }
+
+    /// The defaults, with `key`.
+    pub fn with_key(key: ApiKey) -> Self {
+        Self {
+            key,
+            base_url: "https://api.tavily.com".into(),
+            search_depth: SearchDepth::Basic,
+            topic: TavilyTopic::General,
+            include_answer: false,
+            include_raw_content: false,
+            include_domains: Vec::new(),
+            exclude_domains: Vec::new(),
+            country: None,
+            max_content_chars: 4_000,
+            timeout: Duration::from_secs(20),
+            rate_per_second: 100.0 / 60.0,
+        }
+    }
+}
+
+/// Tavily web search as a [`SearchBackend`].
+#[derive(Debug, Clone)]
+pub struct TavilyBackend {
+    config: TavilyConfig,
+    url: url::Url,
+    http: Http,
+}
+
+impl TavilyBackend {
+    /// The backend `config` describes.
+    pub fn new(config: TavilyConfig) -> Result<Self, WebError> {
+        let url = endpoint(&base_url(&config.base_url)?, "search");
+        let http = Http::new("tavily", config.timeout)?.with_key(
+            AUTHORIZATION,
+            config.key.clone(),
+            KeyForm::Bearer,
+        );
+        Ok(Self { config, url, http })
+    }
+
+    /// Calls per second the provider allows, for the executor's rate limit.
+    pub fn rate_per_second(&self) -> f64 {
+        self.config.rate_per_second
+    }
+
+    fn body<'a>(&'a self, request: &'a SearchRequest) -> TavilyRequest<'a> {
+        let range = request.filters.date_range.as_ref();
+        TavilyRequest {
+            query: &request.query,
+            search_depth: self.config.search_depth,
+            topic: self.config.topic,
+            // Tavily returns at most 20 results a call.
+            max_results: request.limit.clamp(1, 20),
+            include_answer: self.config.include_answer,
+            include_raw_content: self.config.include_raw_content,
+            include_domains: &self.config.include_domains,
+            exclude_domains: &self.config.exclude_domains,
+            country: self.config.country.as_deref(),
+            start_date: range.and_then(|r| r.from).map(|d| d.to_string()),
+            end_date: range.and_then(|r| r.to).map(|d| d.to_string()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct TavilyRequest<'a> {
+    query: &'a str,
+    search_depth: SearchDepth,
+    topic: TavilyTopic,
+    max_results: usize,
+    include_answer: bool,
+    include_raw_content: bool,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    include_domains: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    exclude_domains: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    country: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_date: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end_date: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TavilyResponse {
+    #[serde(default)]
+    answer: Option<String>,
+    #[serde(default)]
+    results: Vec<TavilyResult>,
+}
+
+#[derive(Deserialize)]
+struct TavilyResult {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    raw_content: Option<String>,
+    #[serde(default)]
+    score: Option<f32>,
+    #[serde(default)]
+    published_date: Option<String>,
+}
+
+#[async_trait]
+impl SearchBackend for TavilyBackend {
+    fn name(&self) -> &str {
+        &self.http.backend
+    }
+
+    fn capabilities(&self) -> BackendCapabilities {
+        BackendCapabilities {
+            date_range: true,
+            most_recent: false,
+        }
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        let reply: TavilyResponse = self
+            .http
+            .json(self.http.post(self.url.clone()).json(&self.body(request)))
+            .await?;
+        let mut hits: Vec<Hit> = reply
+            .results
+            .into_iter()
+            .filter_map(|result| {
+                let text = match (&result.raw_content, self.config.include_raw_content) {
+                    (Some(raw), true) if !raw.trim().is_empty() => raw.as_str(),
+                    _ => result.content.as_deref().unwrap_or_default(),
+                };
+                hits::hit(
+                    self.name(),
+                    "tavily",
+                    Found {
+                        url: result.url.as_deref(),
+                        title: result.title.as_deref(),
+                        text: hits::capped(text, self.config.max_content_chars),
+                        score: result.score.unwrap_or(0.0),
+                        date: hits::date(result.published_date.as_deref()),
+                    },
+                )
+            })
+            .take(request.limit)
+            .collect();
+        let top = hits.first().map_or(1.0, |h| h.score);
+        if let Some(answer) = reply.answer.as_deref().and_then(|answer| {
+            hits::provider_answer(self.name(), "tavily", &request.query, answer, top, &hits)
+        }) {
+            hits.push(answer);
+        }
+        Ok(hits)
+    }
+}

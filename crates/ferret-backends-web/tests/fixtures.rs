@@ -1,0 +1,188 @@
+//! Every case under `fixtures/web/<case>/`: a provider's answer, written from the provider's
+//! documented examples (the case names the page), served by a local mock server; the request the
+//! backend sent and what it made of the answer are pinned as a snapshot. The fault cases (timeout,
+//! 429 with `Retry-After`, 5xx, a body cut short, a body that is not JSON, refused keys, plan
+//! limits) pin the failure and its retry class.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use ferret_backends_web::{
+    ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
+};
+use ferret_core::{DateRange, Filters, SearchBackend, SearchRequest};
+use serde::Deserialize;
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// The key every case is given: no snapshot may show it.
+const KEY: &str = "test-key-0b5e1d";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    /// tavily, brave or searxng.
+    backend: String,
+    /// The documentation page the response is written from, or why there is none.
+    source: String,
+    query: String,
+    #[serde(default = "default_limit")]
+    limit: usize,
+    /// `[from, to]`, either may be null.
+    #[serde(default)]
+    date_range: Option<[Option<NaiveDate>; 2]>,
+    #[serde(default)]
+    include_answer: bool,
+    #[serde(default)]
+    include_raw_content: bool,
+    #[serde(default = "ok")]
+    status: u16,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// How long the server waits before answering; the backend gives up after 300 ms.
+    #[serde(default)]
+    delay_ms: u64,
+    /// The body as raw text, when it is not `response.json` beside the case.
+    #[serde(default)]
+    body: Option<String>,
+}
+
+fn default_limit() -> usize {
+    5
+}
+
+fn ok() -> u16 {
+    200
+}
+
+fn backend(case: &Case, base_url: String) -> Box<dyn SearchBackend> {
+    let timeout = Duration::from_millis(300);
+    let key = ApiKey::new(KEY, format!("{}_API_KEY", case.backend.to_uppercase()));
+    match case.backend.as_str() {
+        "tavily" => {
+            let mut config = TavilyConfig::with_key(key);
+            config.base_url = base_url;
+            config.timeout = timeout;
+            config.include_answer = case.include_answer;
+            config.include_raw_content = case.include_raw_content;
+            config.max_content_chars = 300;
+            Box::new(TavilyBackend::new(config).unwrap_or_else(|e| panic!("{e}")))
+        }
+        "brave" => {
+            let mut config = BraveConfig::with_key(key);
+            config.base_url = base_url;
+            config.timeout = timeout;
+            Box::new(BraveBackend::new(config).unwrap_or_else(|e| panic!("{e}")))
+        }
+        "searxng" => {
+            let mut config = SearxngConfig::new(base_url);
+            config.timeout = timeout;
+            Box::new(SearxngBackend::new(config).unwrap_or_else(|e| panic!("{e}")))
+        }
+        other => panic!("unknown backend {other}"),
+    }
+}
+
+async fn run(dir: &Path) -> String {
+    let case: Case = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("case.json")).unwrap_or_else(|e| panic!("{e}")),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let body = match &case.body {
+        Some(raw) => raw.clone(),
+        None => std::fs::read_to_string(dir.join("response.json"))
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display())),
+    };
+    let server = MockServer::start().await;
+    let mut template = ResponseTemplate::new(case.status)
+        .set_body_raw(body, "application/json")
+        .set_delay(Duration::from_millis(case.delay_ms));
+    for (name, value) in &case.headers {
+        template = template.insert_header(name.as_str(), value.as_str());
+    }
+    Mock::given(any())
+        .respond_with(template)
+        .mount(&server)
+        .await;
+    let backend = backend(&case, server.uri());
+    let request = SearchRequest {
+        query: case.query.clone(),
+        limit: case.limit,
+        filters: Filters {
+            date_range: case.date_range.map(|[from, to]| DateRange { from, to }),
+            most_recent: None,
+        },
+    };
+    let outcome = match backend.search(&request).await {
+        Ok(hits) => serde_json::json!({ "hits": hits }),
+        Err(error) => serde_json::json!({ "error": error }),
+    };
+    let received = server.received_requests().await.unwrap_or_default();
+    let sent: Vec<serde_json::Value> = received
+        .iter()
+        .map(|r| {
+            let query: BTreeMap<String, String> = r.url.query_pairs().into_owned().collect();
+            let key_header = ["authorization", "x-subscription-token"]
+                .into_iter()
+                .find(|name| r.headers.get(*name).is_some())
+                .map(|name| {
+                    let value = r
+                        .headers
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("");
+                    let holds_key = value.ends_with(KEY);
+                    format!(
+                        "{name} ({})",
+                        if holds_key { "the key" } else { "not the key" }
+                    )
+                });
+            serde_json::json!({
+                "method": r.method.to_string(),
+                "path": r.url.path(),
+                "query": query,
+                "key_sent_in": key_header,
+                "body": serde_json::from_slice::<serde_json::Value>(&r.body).ok(),
+            })
+        })
+        .collect();
+    let shown = serde_json::to_string_pretty(&serde_json::json!({
+        "source": case.source,
+        "sent": sent,
+        "outcome": outcome,
+    }))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !shown.contains(KEY),
+        "the key leaked into what a search shows:\n{shown}"
+    );
+    shown
+}
+
+#[tokio::test]
+async fn every_web_fixture_case() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/web");
+    let mut cases: Vec<_> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.join("case.json").exists())
+        .collect();
+    cases.sort();
+    assert!(
+        cases.len() >= 20,
+        "the fault matrix needs its cases: {}",
+        cases.len()
+    );
+    for dir in cases {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let shown = run(&dir).await;
+        insta::assert_snapshot!(name, shown);
+    }
+}
