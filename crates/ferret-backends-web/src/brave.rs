@@ -204,7 +204,7 @@ impl SearchBackend for BraveBackend {
                     "brave",
                     Found {
                         url: result.url.as_deref(),
-                        title: result.title.as_deref(),
+                        title: result.title.as_deref().map(strip_tags).as_deref(),
                         text,
                         // Brave gives no score: its order is the ranking.
                         score: 1.0 - rank as f32 / count,
@@ -217,7 +217,8 @@ impl SearchBackend for BraveBackend {
     }
 }
 
-/// Brave marks the query's words in descriptions with `<strong>`: the text keeps the words only.
+/// Brave marks the query's words in titles and descriptions with `<strong>`: the hit keeps the
+/// words only.
 fn strip_tags(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_tag = false;

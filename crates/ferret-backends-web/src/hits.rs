@@ -61,7 +61,10 @@ pub(crate) fn provider_answer(
     }
     let mut hit = Hit::new(
         format!("{provider}:answer:{}", short_digest(query)),
-        format!("{provider}'s answer to \u{201c}{query}\u{201d}"),
+        format!(
+            "{}'s answer to \u{201c}{query}\u{201d}",
+            display_name(provider)
+        ),
         answer,
         score,
         backend,
@@ -102,6 +105,15 @@ pub(crate) fn date(raw: Option<&str>) -> Option<NaiveDate> {
                 .ok()
                 .map(|t| t.date_naive())
         })
+}
+
+/// "tavily" → "Tavily".
+fn display_name(provider: &str) -> String {
+    let mut chars = provider.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 fn short_digest(text: &str) -> String {
