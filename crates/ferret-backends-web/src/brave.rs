@@ -1,6 +1,7 @@
 //! Brave Search's web search API: `GET /res/v1/web/search` with the key in
 //! `X-Subscription-Token`; results with a description, extra snippets and an age.
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -59,7 +60,7 @@ pub struct BraveConfig {
     /// Longest wait for one answer.
     pub timeout: Duration,
     /// Calls per second at most: Brave's free plan allows one.
-    pub rate_per_second: f64,
+    pub rate_per_second: NonZeroU32,
 }
 
 impl BraveConfig {
@@ -79,7 +80,7 @@ impl BraveConfig {
             freshness: None,
             extra_snippets: false,
             timeout: Duration::from_secs(15),
-            rate_per_second: 1.0,
+            rate_per_second: NonZeroU32::MIN,
         }
     }
 }
@@ -105,7 +106,7 @@ impl BraveBackend {
     }
 
     /// Calls per second the provider allows, for the executor's rate limit.
-    pub fn rate_per_second(&self) -> f64 {
+    pub fn rate_per_second(&self) -> NonZeroU32 {
         self.config.rate_per_second
     }
 

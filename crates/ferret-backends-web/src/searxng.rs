@@ -1,6 +1,7 @@
 //! A SearXNG instance's JSON API: `GET /search?format=json` (the instance must allow the json
 //! format in its settings, or it answers 403); results from the engines it asks.
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -33,7 +34,7 @@ pub struct SearxngConfig {
     pub timeout: Duration,
     /// Calls per second at most: an instance of one's own, but each call fans out to public
     /// engines, which block bursts.
-    pub rate_per_second: f64,
+    pub rate_per_second: NonZeroU32,
 }
 
 impl SearxngConfig {
@@ -47,7 +48,7 @@ impl SearxngConfig {
             engines: Vec::new(),
             time_range: None,
             timeout: Duration::from_secs(15),
-            rate_per_second: 2.0,
+            rate_per_second: NonZeroU32::MIN.saturating_add(1),
         }
     }
 
@@ -82,7 +83,7 @@ impl SearxngBackend {
     }
 
     /// Calls per second the instance should get, for the executor's rate limit.
-    pub fn rate_per_second(&self) -> f64 {
+    pub fn rate_per_second(&self) -> NonZeroU32 {
         self.config.rate_per_second
     }
 

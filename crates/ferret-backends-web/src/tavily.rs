@@ -1,6 +1,7 @@
 //! Tavily's search API: `POST /search` with a bearer key; results with content and a score, and
 //! when asked, an answer of Tavily's own.
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -65,9 +66,9 @@ pub struct TavilyConfig {
     pub max_content_chars: usize,
     /// Longest wait for one answer.
     pub timeout: Duration,
-    /// Calls per second at most: Tavily's documented limit for development keys is 100
-    /// requests a minute.
-    pub rate_per_second: f64,
+    /// Calls per second at most: Tavily documents 100 requests a minute for development keys,
+    /// which whole seconds round down to one.
+    pub rate_per_second: NonZeroU32,
 }
 
 impl TavilyConfig {
@@ -90,7 +91,7 @@ impl TavilyConfig {
             country: None,
             max_content_chars: 4_000,
             timeout: Duration::from_secs(20),
-            rate_per_second: 100.0 / 60.0,
+            rate_per_second: NonZeroU32::MIN,
         }
     }
 }
@@ -116,7 +117,7 @@ impl TavilyBackend {
     }
 
     /// Calls per second the provider allows, for the executor's rate limit.
-    pub fn rate_per_second(&self) -> f64 {
+    pub fn rate_per_second(&self) -> NonZeroU32 {
         self.config.rate_per_second
     }
 

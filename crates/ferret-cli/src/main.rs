@@ -4,6 +4,7 @@
 mod llm_args;
 mod render;
 mod store_args;
+mod web_args;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -89,6 +90,10 @@ enum Command {
         replay: Option<PathBuf>,
         #[command(flatten)]
         llm: llm_args::LlmArgs,
+        /// Search the web too (comma-separated): keys from TAVILY_API_KEY and BRAVE_API_KEY, a
+        /// SearXNG instance from SEARXNG_URL. Without --index, only the web is searched.
+        #[arg(long, value_enum, value_delimiter = ',')]
+        web: Vec<web_args::WebChoice>,
     },
 }
 
@@ -134,6 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             record,
             replay,
             llm,
+            web,
         } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange {
                 from: since,
@@ -149,12 +155,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            let mut builder = match (&index, store.qdrant()) {
+            let builder = match (&index, store.qdrant()) {
                 (Some(_), Some(_)) => anyhow::bail!("choose one of --index and --qdrant-url"),
                 (None, Some(config)) => Ferret::builder().qdrant_config(config),
                 (Some(dir), None) => Ferret::builder().local_index(dir),
+                (None, None) if !web.is_empty() => Ferret::builder(),
                 (None, None) => Ferret::builder().default_corpus(),
             };
+            let (mut builder, added) = web_args::add_web(builder, &web);
+            if !web.is_empty() && added == 0 && index.is_none() && store.qdrant_url.is_none() {
+                anyhow::bail!(
+                    "no backend to search: none of --web could be set up (see the warnings)"
+                );
+            }
             if let Some(mode) = mode.filter(|_| index.is_some() || store.qdrant_url.is_some()) {
                 builder = builder.retrieval(mode);
             }

@@ -201,3 +201,56 @@ fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
     assert_eq!(replayed["answer"], recorded["answer"]);
     assert_eq!(replayed["citations"], recorded["citations"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn web_search_answers_from_a_searxng_instance_and_a_missing_key_only_warns() {
+    let instance = wiremock::MockServer::start().await;
+    let body = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/web/searxng-normal/response.json"
+    ))
+    .unwrap();
+    wiremock::Mock::given(wiremock::matchers::path("/search"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&instance)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = ferret(dir.path())
+        .args([
+            "search",
+            "Which Spring Boot version runs on Java 17?",
+            "--web",
+            "searxng,tavily",
+            "--json",
+        ])
+        .env("SEARXNG_URL", instance.uri())
+        .env_remove("TAVILY_API_KEY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("TAVILY_API_KEY"),
+        "the missing key is named: {stderr}"
+    );
+    let response: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let urls: Vec<&str> = response["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["url"].as_str())
+        .collect();
+    assert!(
+        urls.contains(&"https://docs.spring.io/spring-boot/system-requirements.html"),
+        "{urls:?}"
+    );
+    assert!(
+        response["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["backend"] == "searxng"),
+        "only the web was searched"
+    );
+}

@@ -34,6 +34,11 @@ pub use ferret_backends_local::{
     IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex,
 };
 pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
+pub use ferret_backends_web::{
+    ApiKey, BraveBackend, BraveConfig, SafeSearch, SearchDepth, SearxngBackend, SearxngConfig,
+    TavilyBackend, TavilyConfig, TavilyTopic, WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE,
+    TAVILY_KEY_VARIABLE,
+};
 pub use ferret_core::{
     BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError,
     Embedder, Event, FerretError, Filters, Hit, HitId, Implementation, LanguageModel, LlmCall,
