@@ -41,9 +41,12 @@ struct Case {
     status: u16,
     #[serde(default)]
     headers: BTreeMap<String, String>,
-    /// How long the server waits before answering; the backend gives up after 300 ms.
+    /// How long the server waits before answering.
     #[serde(default)]
     delay_ms: u64,
+    /// How long the backend waits for an answer.
+    #[serde(default = "default_timeout_ms")]
+    timeout_ms: u64,
     /// The body as raw text, when it is not `response.json` beside the case.
     #[serde(default)]
     body: Option<String>,
@@ -53,12 +56,16 @@ fn default_limit() -> usize {
     5
 }
 
+fn default_timeout_ms() -> u64 {
+    10_000
+}
+
 fn ok() -> u16 {
     200
 }
 
 fn backend(case: &Case, base_url: String) -> Box<dyn SearchBackend> {
-    let timeout = Duration::from_millis(300);
+    let timeout = Duration::from_millis(case.timeout_ms);
     let key = ApiKey::new(KEY, format!("{}_API_KEY", case.backend.to_uppercase()));
     match case.backend.as_str() {
         "tavily" => {
@@ -148,17 +155,33 @@ async fn run(dir: &Path) -> String {
             })
         })
         .collect();
-    let shown = serde_json::to_string_pretty(&serde_json::json!({
+    let shown = serde_json::to_string_pretty(&sorted(serde_json::json!({
         "source": case.source,
         "sent": sent,
         "outcome": outcome,
-    }))
+    })))
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(
         !shown.contains(KEY),
         "the key leaked into what a search shows:\n{shown}"
     );
     shown
+}
+
+/// `value` with every object's keys in sorted order, whether or not serde_json keeps insertion
+/// order in this build (feature unification decides that).
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let ordered: BTreeMap<String, serde_json::Value> =
+                map.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+            serde_json::Value::Object(ordered.into_iter().collect())
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.into_iter().map(sorted).collect())
+        }
+        other => other,
+    }
 }
 
 #[tokio::test]
