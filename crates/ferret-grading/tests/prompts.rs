@@ -2,16 +2,14 @@
 //! are the words a model reads, so any change to them should be seen and reviewed.
 
 use ferret_grading::GradingContext;
-use ferret_llm::{transcript, PromptContext, PromptSource, Prompts, Stage};
+use ferret_llm::{PromptContext, PromptSource, Prompts, Stage};
 
 /// The rendered prompt as a reviewer reads it. Rendering also checks the engine's rules: both
 /// messages present, and fenced retrieved text only under the warning that it is data.
 fn render<C: PromptContext>(context: &C) -> String {
-    transcript(
-        &Prompts::new()
-            .render_context(context)
-            .unwrap_or_else(|e| panic!("{e}")),
-    )
+    Prompts::new()
+        .review(context)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Three sources about one error, the last carrying an injected instruction.

@@ -408,6 +408,13 @@ impl Prompts {
         self.render(C::STAGE, C::TEMPLATE, context)
     }
 
+    /// The prompt `context`'s stage would send, as a person reviews it: each message under a
+    /// heading naming its role (see [`transcript`]).
+    pub fn review<C: PromptContext>(&self, context: &C) -> Result<String, PromptError> {
+        self.render_context(context)
+            .map(|messages| transcript(&messages))
+    }
+
     fn render(
         &self,
         stage: Stage,

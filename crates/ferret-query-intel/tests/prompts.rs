@@ -1,7 +1,7 @@
 //! The rendered prompts of this crate's model stages, for realistic contexts, pinned as snapshots: these
 //! are the words a model reads, so any change to them should be seen and reviewed.
 
-use ferret_llm::{transcript, PromptContext, PromptSource, Prompts, Stage};
+use ferret_llm::{PromptContext, PromptSource, Prompts, Stage};
 use ferret_query_intel::{
     AnalysisContext, DecompositionContext, IntentContext, NextHopContext, RewriteContext,
 };
@@ -9,11 +9,9 @@ use ferret_query_intel::{
 /// The rendered prompt as a reviewer reads it. Rendering also checks the engine's rules: both
 /// messages present, and fenced retrieved text only under the warning that it is data.
 fn render<C: PromptContext>(context: &C) -> String {
-    transcript(
-        &Prompts::new()
-            .render_context(context)
-            .unwrap_or_else(|e| panic!("{e}")),
-    )
+    Prompts::new()
+        .review(context)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
