@@ -710,6 +710,7 @@ pub(crate) fn search_one(
         query: text.to_owned(),
         limit,
         filters: Filters::default(),
+        options: Default::default(),
     };
     Ok(index.search_blocking(&request, mode, vector.as_deref(), "local")?)
 }

@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use ferret_core::{
-    Event, FerretError, Query, Response, StopReason, Strategy, StrategyReason, TraceStep, Usage,
+    Event, FerretError, Query, QueryForm, Response, StopReason, Strategy, StrategyReason,
+    TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, Executor};
 use ferret_query_intel::{Analysis, HeuristicAnalyzer, Intent};
@@ -139,7 +140,30 @@ impl Agent {
                 reason: StrategyReason::Job,
             });
         }
-        self.start(query, analysis, rec, started)
+        let web_question = match self.executor.query_forms().contains(&QueryForm::Web) {
+            true => Some(self.web_question(query.text(), &analysis, &mut rec).await),
+            false => None,
+        };
+        SearchRun {
+            web_question,
+            ..self.start(query, analysis, rec, started)
+        }
+    }
+
+    /// The question as a web search engine reads it, written by the configured rewriter.
+    async fn web_question(
+        &self,
+        question: &str,
+        analysis: &Analysis,
+        rec: &mut Recorder,
+    ) -> String {
+        let web = self
+            .stages
+            .rewriter
+            .rewrite_for(question, analysis, QueryForm::Web)
+            .instrument(tracing::info_span!("rewrite"))
+            .await;
+        rec.stage(web).0
     }
 
     /// Write the report of a recorded run again from the hits it found, without calling a
@@ -172,10 +196,12 @@ impl Agent {
             config: &self.config,
             query,
             analysis,
-            calls: CallBudget::new(query.budget.max_backend_calls, query.budget.wall_time),
+            calls: CallBudget::new(query.budget.max_backend_calls, query.budget.wall_time)
+                .with_paid_limit(query.budget.max_paid_units),
             gathered: Gathered::default(),
             rec,
             started,
+            web_question: None,
         }
     }
 
@@ -230,7 +256,7 @@ fn guardrail_reply(message: String, rec: Recorder, started: Instant) -> Response
     let mut response = Response::message(message, StopReason::Guardrail, rec.trace.clone());
     response.usage = Usage {
         elapsed_ms: elapsed_ms(started),
-        ..rec.llm
+        ..rec.llm.clone()
     };
     rec.emit(Event::Done {
         response: Box::new(response.clone()),

@@ -14,6 +14,8 @@ pub(crate) struct Gathered {
     /// Some backend call succeeded, so an empty result means nothing matched rather than no
     /// backend was reachable.
     pub(crate) any_call_answered: bool,
+    /// Calls not made, each with why (a filter a backend cannot honour, paid units spent).
+    pub(crate) skipped: Vec<String>,
     // Keyed like fusion: ids are only unique within a backend.
     seen: HashSet<(String, HitId)>,
 }
@@ -40,6 +42,8 @@ impl Gathered {
         self.usage.backend_calls += outcome.backend_calls;
         self.usage.cache_hits += outcome.cache_hits;
         self.usage.coalesced += outcome.coalesced;
+        self.usage.merge_paid(outcome.paid.paid);
+        self.skipped.extend(outcome.skipped);
         rec.emit(Event::Hits {
             attempt: round,
             hits: outcome.hits.clone(),

@@ -5,12 +5,14 @@
 
 use std::time::Instant;
 
+use ferret_core::text::one_line;
 use ferret_core::{
-    Event, Hit, Implementation, Query, Report, Response, ResponseType, StopReason, Usage,
+    Event, Hit, Implementation, Query, Report, Response, ResponseType, SearchQuery, StopReason,
+    Usage,
 };
 use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
-use ferret_query_intel::Analysis;
+use ferret_query_intel::{Analysis, HeuristicRewriter};
 use ferret_synthesis::Answer;
 use tracing::Instrument;
 
@@ -55,6 +57,9 @@ pub(crate) struct SearchRun<'a> {
     pub(crate) gathered: Gathered,
     pub(crate) rec: Recorder,
     pub(crate) started: Instant,
+    /// The question as a web search engine reads it, written once the search starts when a web
+    /// backend is configured.
+    pub(crate) web_question: Option<String>,
 }
 
 impl<'a> SearchRun<'a> {
@@ -68,11 +73,30 @@ impl<'a> SearchRun<'a> {
         self.config.hits_per_call.max(self.query.limit)
     }
 
+    /// `text` in each backend's form. The question as asked reads to a dense index as the
+    /// question without noise and to a web engine as its web query; any other query (a rewrite, a
+    /// hop, a plan step) is already a search engine's query and reads the same to every backend.
+    pub(crate) fn in_forms(&self, text: &str) -> SearchQuery {
+        if text != one_line(self.question()) {
+            return SearchQuery::plain(text);
+        }
+        SearchQuery {
+            keywords: text.to_owned(),
+            question: HeuristicRewriter.question(self.question()),
+            web: self
+                .web_question
+                .clone()
+                .unwrap_or_else(|| HeuristicRewriter.web(self.question(), &self.analysis)),
+        }
+    }
+
     /// Search `queries` on every backend as round `round` (from 1), recording the calls.
     pub(crate) async fn search(&mut self, queries: &[String], round: u32) -> Round {
+        let queries: Vec<SearchQuery> = queries.iter().map(|q| self.in_forms(q)).collect();
         let request = ExecRequest {
-            queries,
+            queries: &queries,
             filters: &self.query.filters,
+            options: &self.query.options,
             limit: self.hits_per_call(),
             call_deadline: self.query.budget.call_deadline,
             backend: None,
@@ -84,12 +108,18 @@ impl<'a> SearchRun<'a> {
     /// hits a list of its own (so one ranking can stand ahead of the others).
     pub(crate) async fn search_each(&mut self, groups: &[&[String]], round: u32) -> Vec<Round> {
         let limit = self.hits_per_call();
-        let (filters, deadline) = (&self.query.filters, self.query.budget.call_deadline);
+        let groups: Vec<Vec<SearchQuery>> = groups
+            .iter()
+            .map(|queries| queries.iter().map(|q| self.in_forms(q)).collect())
+            .collect();
+        let (filters, options) = (&self.query.filters, &self.query.options);
+        let deadline = self.query.budget.call_deadline;
         let (executor, calls) = (self.executor, &self.calls);
         let outcomes = futures::future::join_all(groups.iter().map(|queries| async move {
             let request = ExecRequest {
                 queries,
                 filters,
+                options,
                 limit,
                 call_deadline: deadline,
                 backend: None,
@@ -173,15 +203,22 @@ impl<'a> SearchRun<'a> {
             mut usage,
             failures,
             any_call_answered,
+            skipped,
             ..
         } = self.gathered;
         let rec = self.rec;
         let mut response = match answer {
             None => {
-                let message = if any_call_answered || failures.is_empty() {
-                    NOTHING_FOUND.to_owned()
-                } else {
-                    format!("No search backend could be reached, so there is nothing to answer from: {}", failures[0].error)
+                let message = match (failures.first(), skipped.first()) {
+                    _ if any_call_answered => NOTHING_FOUND.to_owned(),
+                    (Some(failure), _) => format!(
+                        "No search backend could be reached, so there is nothing to answer from: {}",
+                        failure.error
+                    ),
+                    (None, Some(skip)) => format!(
+                        "No search backend was asked, so there is nothing to answer from: {skip}"
+                    ),
+                    (None, None) => NOTHING_FOUND.to_owned(),
                 };
                 rec.emit(Event::Message {
                     text: message.clone(),

@@ -10,7 +10,7 @@ use ferret_collection::{
 };
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit,
-    RetrievalMode, SearchBackend, SearchRequest,
+    QueryForm, RetrievalMode, SearchBackend, SearchRequest,
 };
 use qdrant_edge::bm25_embed::EdgeBm25;
 use qdrant_edge::external::ordered_float::OrderedFloat;
@@ -774,6 +774,10 @@ impl SearchBackend for LocalBackend {
             date_range: true,
             most_recent: true,
         }
+    }
+
+    fn query_form(&self) -> QueryForm {
+        self.mode.query_form()
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {

@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, Hit, RetrievalMode, RetryClass,
+    BackendCapabilities, BackendError, BackendErrorKind, Hit, QueryForm, RetrievalMode, RetryClass,
     SearchBackend, SearchRequest,
 };
 
@@ -99,6 +99,10 @@ impl SearchBackend for QdrantBackend {
             date_range: true,
             most_recent: true,
         }
+    }
+
+    fn query_form(&self) -> QueryForm {
+        self.mode.query_form()
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {

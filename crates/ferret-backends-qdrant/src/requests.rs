@@ -578,6 +578,7 @@ mod tests {
             query: "tomato garden".into(),
             limit,
             filters,
+            options: Default::default(),
         }
     }
 

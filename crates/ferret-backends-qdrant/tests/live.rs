@@ -130,6 +130,7 @@ fn request(query: &str, filters: Filters) -> SearchRequest {
         query: query.into(),
         limit: 10,
         filters,
+        options: Default::default(),
     }
 }
 

@@ -5,7 +5,10 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ferret_core::{BackendCapabilities, BackendError, Hit, SearchBackend, SearchRequest};
+use ferret_core::{
+    BackendCapabilities, BackendError, Freshness, Hit, PaidCost, PaidUnit, QueryForm, SafeSearch,
+    SearchBackend, SearchRequest,
+};
 use reqwest::header::HeaderName;
 use serde::Deserialize;
 
@@ -17,25 +20,21 @@ use crate::{base_url, endpoint, WebError};
 /// The variable Brave's key is read from.
 pub const BRAVE_KEY_VARIABLE: &str = "BRAVE_API_KEY";
 
-/// Brave's adult-content filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SafeSearch {
-    /// No filtering.
-    Off,
-    /// Brave's default.
-    #[default]
-    Moderate,
-    /// Drop anything explicit.
-    Strict,
+fn safe_search(level: SafeSearch) -> &'static str {
+    match level {
+        SafeSearch::Off => "off",
+        SafeSearch::Moderate => "moderate",
+        SafeSearch::Strict => "strict",
+    }
 }
 
-impl SafeSearch {
-    fn as_str(self) -> &'static str {
-        match self {
-            SafeSearch::Off => "off",
-            SafeSearch::Moderate => "moderate",
-            SafeSearch::Strict => "strict",
-        }
+/// Brave's codes for the past day, week, month and year.
+fn freshness(freshness: Freshness) -> &'static str {
+    match freshness {
+        Freshness::Day => "pd",
+        Freshness::Week => "pw",
+        Freshness::Month => "pm",
+        Freshness::Year => "py",
     }
 }
 
@@ -52,9 +51,13 @@ pub struct BraveConfig {
     pub search_lang: Option<String>,
     /// The adult-content filter.
     pub safe_search: SafeSearch,
-    /// Freshness when a query sets no date range: `pd`, `pw`, `pm`, `py` (past day, week, month,
-    /// year).
-    pub freshness: Option<String>,
+    /// Only pages from the past day, week, month or year, when a query sets neither a date
+    /// range nor a freshness of its own.
+    pub freshness: Option<Freshness>,
+    /// Only pages from these domains (sent as `site:` operators, which Brave's query accepts).
+    pub include_domains: Vec<String>,
+    /// Never pages from these domains (sent as `-site:` operators).
+    pub exclude_domains: Vec<String>,
     /// Ask for up to five more excerpts of each page, read with its description.
     pub extra_snippets: bool,
     /// Longest wait for one answer.
@@ -78,6 +81,8 @@ impl BraveConfig {
             search_lang: None,
             safe_search: SafeSearch::Moderate,
             freshness: None,
+            include_domains: Vec::new(),
+            exclude_domains: Vec::new(),
             extra_snippets: false,
             timeout: Duration::from_secs(15),
             rate_per_second: NonZeroU32::MIN,
@@ -111,17 +116,38 @@ impl BraveBackend {
     }
 
     fn url_for(&self, request: &SearchRequest) -> url::Url {
+        let options = &request.options;
         let mut url = self.url.clone();
         {
             let mut query = url.query_pairs_mut();
-            query.append_pair("q", &request.query);
+            let include = if options.include_domains.is_empty() {
+                &self.config.include_domains
+            } else {
+                &options.include_domains
+            };
+            let exclude = if options.exclude_domains.is_empty() {
+                &self.config.exclude_domains
+            } else {
+                &options.exclude_domains
+            };
+            query.append_pair(
+                "q",
+                &crate::with_site_operators(&request.query, include, exclude),
+            );
             // Brave returns at most 20 results a call.
             query.append_pair("count", &request.limit.clamp(1, 20).to_string());
-            query.append_pair("safesearch", self.config.safe_search.as_str());
-            if let Some(country) = &self.config.country {
+            query.append_pair(
+                "safesearch",
+                safe_search(options.safe_search.unwrap_or(self.config.safe_search)),
+            );
+            if let Some(country) = options.country.as_ref().or(self.config.country.as_ref()) {
                 query.append_pair("country", country);
             }
-            if let Some(lang) = &self.config.search_lang {
+            if let Some(lang) = options
+                .language
+                .as_ref()
+                .or(self.config.search_lang.as_ref())
+            {
                 query.append_pair("search_lang", lang);
             }
             if self.config.extra_snippets {
@@ -130,8 +156,8 @@ impl BraveBackend {
             let range = request.filters.date_range.as_ref();
             match (range.and_then(|r| r.from), range.and_then(|r| r.to)) {
                 (None, None) => {
-                    if let Some(freshness) = &self.config.freshness {
-                        query.append_pair("freshness", freshness);
+                    if let Some(fresh) = options.freshness.or(self.config.freshness) {
+                        query.append_pair("freshness", freshness(fresh));
                     }
                 }
                 (from, to) => {
@@ -185,6 +211,17 @@ impl SearchBackend for BraveBackend {
             date_range: true,
             most_recent: false,
         }
+    }
+
+    fn query_form(&self) -> QueryForm {
+        QueryForm::Web
+    }
+
+    fn cost(&self, _request: &SearchRequest) -> Option<PaidCost> {
+        Some(PaidCost {
+            unit: PaidUnit::Requests,
+            amount: 1,
+        })
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {

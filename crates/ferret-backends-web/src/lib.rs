@@ -17,12 +17,14 @@ mod key;
 mod searxng;
 mod tavily;
 
-pub use brave::{BraveBackend, BraveConfig, SafeSearch, BRAVE_KEY_VARIABLE};
-pub use ferret_core::{Hit, SearchBackend};
+pub use brave::{BraveBackend, BraveConfig, BRAVE_KEY_VARIABLE};
+pub use ferret_core::{
+    Freshness, Hit, SafeSearch, SearchBackend, SearchDepth, SearchOptions, Topic,
+};
 pub use hits::{PROVIDER_ANSWER_FIELD, PROVIDER_FIELD, SOURCES_FIELD};
 pub use key::ApiKey;
 pub use searxng::{SearxngBackend, SearxngConfig, SEARXNG_URL_VARIABLE};
-pub use tavily::{SearchDepth, TavilyBackend, TavilyConfig, TavilyTopic, TAVILY_KEY_VARIABLE};
+pub use tavily::{TavilyBackend, TavilyConfig, TAVILY_KEY_VARIABLE};
 
 /// A web backend could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,4 +71,22 @@ fn endpoint(base: &url::Url, path: &str) -> url::Url {
     let joined = format!("{}/{}", url.path().trim_end_matches('/'), path);
     url.set_path(&joined);
     url
+}
+
+/// `query` with `site:` operators for the domains to keep and `-site:` ones for those to drop,
+/// for engines whose query syntax filters by domain.
+fn with_site_operators(query: &str, include: &[String], exclude: &[String]) -> String {
+    let mut query = query.to_owned();
+    match include {
+        [] => {}
+        [one] => query.push_str(&format!(" site:{}", one.trim())),
+        many => {
+            let sites: Vec<String> = many.iter().map(|d| format!("site:{}", d.trim())).collect();
+            query.push_str(&format!(" ({})", sites.join(" OR ")));
+        }
+    }
+    for domain in exclude {
+        query.push_str(&format!(" -site:{}", domain.trim()));
+    }
+    query
 }

@@ -5,7 +5,11 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ferret_core::{BackendCapabilities, BackendError, Hit, SearchBackend, SearchRequest};
+use chrono::{Duration as Days, Utc};
+use ferret_core::{
+    BackendCapabilities, BackendError, Freshness, Hit, QueryForm, SafeSearch, SearchBackend,
+    SearchRequest, Topic,
+};
 use serde::Deserialize;
 
 use crate::hits::{self, Found};
@@ -22,14 +26,20 @@ pub struct SearxngConfig {
     pub base_url: String,
     /// The language of results ("en", "de"), or the instance's default.
     pub language: Option<String>,
-    /// The adult-content filter: 0 off, 1 moderate, 2 strict.
-    pub safe_search: u8,
+    /// The adult-content filter.
+    pub safe_search: SafeSearch,
     /// Categories to search ("general", "it", "science"), or the instance's default.
     pub categories: Vec<String>,
     /// Engines to ask, or the instance's default.
     pub engines: Vec<String>,
-    /// Only results from the past `day`, `month` or `year`, or any time.
-    pub time_range: Option<String>,
+    /// Only results from the past day, week, month or year, when a query sets no freshness of
+    /// its own.
+    pub time_range: Option<Freshness>,
+    /// Only pages from these domains (sent as `site:` operators, which engines behind the
+    /// instance accept).
+    pub include_domains: Vec<String>,
+    /// Never pages from these domains (sent as `-site:` operators).
+    pub exclude_domains: Vec<String>,
     /// Longest wait for one answer.
     pub timeout: Duration,
     /// Calls per second at most: an instance of one's own, but each call fans out to public
@@ -43,10 +53,12 @@ impl SearxngConfig {
         Self {
             base_url: base_url.into(),
             language: None,
-            safe_search: 1,
+            safe_search: SafeSearch::Moderate,
             categories: Vec::new(),
             engines: Vec::new(),
             time_range: None,
+            include_domains: Vec::new(),
+            exclude_domains: Vec::new(),
             timeout: Duration::from_secs(15),
             rate_per_second: NonZeroU32::MIN.saturating_add(1),
         }
@@ -88,26 +100,62 @@ impl SearxngBackend {
     }
 
     fn url_for(&self, request: &SearchRequest) -> url::Url {
+        let options = &request.options;
         let mut url = self.url.clone();
         {
             let mut query = url.query_pairs_mut();
-            query.append_pair("q", &request.query);
+            let include = if options.include_domains.is_empty() {
+                &self.config.include_domains
+            } else {
+                &options.include_domains
+            };
+            let exclude = if options.exclude_domains.is_empty() {
+                &self.config.exclude_domains
+            } else {
+                &options.exclude_domains
+            };
+            query.append_pair(
+                "q",
+                &crate::with_site_operators(&request.query, include, exclude),
+            );
             query.append_pair("format", "json");
-            query.append_pair("safesearch", &self.config.safe_search.min(2).to_string());
-            if let Some(language) = &self.config.language {
+            let level = match options.safe_search.unwrap_or(self.config.safe_search) {
+                SafeSearch::Off => "0",
+                SafeSearch::Moderate => "1",
+                SafeSearch::Strict => "2",
+            };
+            query.append_pair("safesearch", level);
+            if let Some(language) = options.language.as_ref().or(self.config.language.as_ref()) {
                 query.append_pair("language", language);
             }
-            if !self.config.categories.is_empty() {
-                query.append_pair("categories", &self.config.categories.join(","));
+            match options.topic {
+                Some(Topic::News) => {
+                    query.append_pair("categories", "news");
+                }
+                _ if !self.config.categories.is_empty() => {
+                    query.append_pair("categories", &self.config.categories.join(","));
+                }
+                _ => {}
             }
             if !self.config.engines.is_empty() {
                 query.append_pair("engines", &self.config.engines.join(","));
             }
-            if let Some(range) = &self.config.time_range {
+            if let Some(fresh) = self.freshness(request) {
+                // The API documents day, month and year: a week asks for the month, and the
+                // results dated earlier than a week are dropped after.
+                let range = match fresh {
+                    Freshness::Day => "day",
+                    Freshness::Week | Freshness::Month => "month",
+                    Freshness::Year => "year",
+                };
                 query.append_pair("time_range", range);
             }
         }
         url
+    }
+
+    fn freshness(&self, request: &SearchRequest) -> Option<Freshness> {
+        request.options.freshness.or(self.config.time_range)
     }
 }
 
@@ -142,8 +190,14 @@ impl SearchBackend for SearxngBackend {
         BackendCapabilities::default()
     }
 
+    fn query_form(&self) -> QueryForm {
+        QueryForm::Web
+    }
+
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
         let reply: SearxngResponse = self.http.json(self.http.get(self.url_for(request))).await?;
+        let week_ago = (self.freshness(request) == Some(Freshness::Week))
+            .then(|| Utc::now().date_naive() - Days::days(7));
         Ok(reply
             .results
             .into_iter()
@@ -160,6 +214,7 @@ impl SearchBackend for SearxngBackend {
                     },
                 )
             })
+            .filter(|hit| week_ago.is_none_or(|start| hit.date.is_none_or(|d| d >= start)))
             .take(request.limit)
             .collect())
     }

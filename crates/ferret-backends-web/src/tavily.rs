@@ -5,7 +5,10 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ferret_core::{BackendCapabilities, BackendError, Hit, SearchBackend, SearchRequest};
+use ferret_core::{
+    BackendCapabilities, BackendError, Freshness, Hit, PaidCost, PaidUnit, QueryForm,
+    SearchBackend, SearchDepth, SearchRequest, Topic,
+};
 use reqwest::header::AUTHORIZATION;
 use serde::{Deserialize, Serialize};
 
@@ -17,30 +20,6 @@ use crate::{base_url, endpoint, WebError};
 /// The variable Tavily's key is read from.
 pub const TAVILY_KEY_VARIABLE: &str = "TAVILY_API_KEY";
 
-/// How deep Tavily searches: `Advanced` costs two credits a call, `Basic` one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchDepth {
-    /// One credit: snippets of the pages found.
-    #[default]
-    Basic,
-    /// Two credits: the passages most relevant to the query.
-    Advanced,
-}
-
-/// What kind of search Tavily runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TavilyTopic {
-    /// Any page.
-    #[default]
-    General,
-    /// News articles, with their publication dates.
-    News,
-    /// Financial sources.
-    Finance,
-}
-
 /// How a [`TavilyBackend`] searches. Every option here is the default of every query.
 #[derive(Debug, Clone)]
 pub struct TavilyConfig {
@@ -48,10 +27,12 @@ pub struct TavilyConfig {
     pub key: ApiKey,
     /// Where the API lives; a mock server's address in tests.
     pub base_url: String,
-    /// Basic or advanced search.
+    /// Basic (one credit a call) or advanced (two) search.
     pub search_depth: SearchDepth,
     /// General, news or finance.
-    pub topic: TavilyTopic,
+    pub topic: Topic,
+    /// Only pages from the last day, week, month or year, when a query sets no date range.
+    pub time_range: Option<Freshness>,
     /// Ask for Tavily's own short answer, which becomes a hit of its own.
     pub include_answer: bool,
     /// Ask for each page's full text (as the hit's text, capped at `max_content_chars`).
@@ -83,7 +64,8 @@ impl TavilyConfig {
             key,
             base_url: "https://api.tavily.com".into(),
             search_depth: SearchDepth::Basic,
-            topic: TavilyTopic::General,
+            topic: Topic::General,
+            time_range: None,
             include_answer: false,
             include_raw_content: false,
             include_domains: Vec::new(),
@@ -121,19 +103,41 @@ impl TavilyBackend {
         self.config.rate_per_second
     }
 
+    /// The depth `request` searches at: its own, else the configured one.
+    fn depth(&self, request: &SearchRequest) -> SearchDepth {
+        request.options.depth.unwrap_or(self.config.search_depth)
+    }
+
     fn body<'a>(&'a self, request: &'a SearchRequest) -> TavilyRequest<'a> {
+        let options = &request.options;
         let range = request.filters.date_range.as_ref();
+        let domains = |own: &'a [String], configured: &'a [String]| {
+            if own.is_empty() {
+                configured
+            } else {
+                own
+            }
+        };
         TavilyRequest {
             query: &request.query,
-            search_depth: self.config.search_depth,
-            topic: self.config.topic,
+            search_depth: self.depth(request),
+            topic: options.topic.unwrap_or(self.config.topic),
             // Tavily returns at most 20 results a call.
             max_results: request.limit.clamp(1, 20),
             include_answer: self.config.include_answer,
             include_raw_content: self.config.include_raw_content,
-            include_domains: &self.config.include_domains,
-            exclude_domains: &self.config.exclude_domains,
-            country: self.config.country.as_deref(),
+            include_domains: domains(&options.include_domains, &self.config.include_domains),
+            exclude_domains: domains(&options.exclude_domains, &self.config.exclude_domains),
+            country: options
+                .country
+                .as_deref()
+                .or(self.config.country.as_deref()),
+            // A date range is exact; a freshness only counts back from today.
+            time_range: range
+                .is_none()
+                .then(|| options.freshness.or(self.config.time_range))
+                .flatten()
+                .map(Freshness::as_str),
             start_date: range.and_then(|r| r.from).map(|d| d.to_string()),
             end_date: range.and_then(|r| r.to).map(|d| d.to_string()),
         }
@@ -144,7 +148,7 @@ impl TavilyBackend {
 struct TavilyRequest<'a> {
     query: &'a str,
     search_depth: SearchDepth,
-    topic: TavilyTopic,
+    topic: Topic,
     max_results: usize,
     include_answer: bool,
     include_raw_content: bool,
@@ -154,6 +158,8 @@ struct TavilyRequest<'a> {
     exclude_domains: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     country: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_range: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     start_date: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -195,6 +201,21 @@ impl SearchBackend for TavilyBackend {
             date_range: true,
             most_recent: false,
         }
+    }
+
+    fn query_form(&self) -> QueryForm {
+        QueryForm::Web
+    }
+
+    fn cost(&self, request: &SearchRequest) -> Option<PaidCost> {
+        let amount = match self.depth(request) {
+            SearchDepth::Basic => 1,
+            SearchDepth::Advanced => 2,
+        };
+        Some(PaidCost {
+            unit: PaidUnit::Credits,
+            amount,
+        })
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {

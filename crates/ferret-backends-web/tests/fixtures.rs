@@ -12,7 +12,7 @@ use chrono::NaiveDate;
 use ferret_backends_web::{
     ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
 };
-use ferret_core::{DateRange, Filters, SearchBackend, SearchRequest};
+use ferret_core::{DateRange, Filters, SearchBackend, SearchOptions, SearchRequest};
 use serde::Deserialize;
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -33,6 +33,9 @@ struct Case {
     /// `[from, to]`, either may be null.
     #[serde(default)]
     date_range: Option<[Option<NaiveDate>; 2]>,
+    /// The query's provider options.
+    #[serde(default)]
+    options: SearchOptions,
     #[serde(default)]
     include_answer: bool,
     #[serde(default)]
@@ -121,7 +124,9 @@ async fn run(dir: &Path) -> String {
             date_range: case.date_range.map(|[from, to]| DateRange { from, to }),
             most_recent: None,
         },
+        options: case.options.clone(),
     };
+    let cost = backend.cost(&request);
     let outcome = match backend.search(&request).await {
         Ok(hits) => serde_json::json!({ "hits": hits }),
         Err(error) => serde_json::json!({ "error": error }),
@@ -157,6 +162,7 @@ async fn run(dir: &Path) -> String {
         .collect();
     let shown = serde_json::to_string_pretty(&sorted(serde_json::json!({
         "source": case.source,
+        "cost": cost,
         "sent": sent,
         "outcome": outcome,
     })))

@@ -1,7 +1,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::{BackendError, Filters, Hit};
+use crate::{BackendError, Filters, Hit, SearchOptions};
 
 /// One request to one backend: a query already rewritten for it, a limit and the filters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -13,6 +13,79 @@ pub struct SearchRequest {
     pub limit: usize,
     /// Restrictions on what to return.
     pub filters: Filters,
+    /// Provider options; backends without a provider ignore them.
+    #[serde(default, skip_serializing_if = "SearchOptions::is_empty")]
+    pub options: SearchOptions,
+}
+
+/// The shape of query a backend searches best with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum QueryForm {
+    /// The question's own words without noise, in order: what a keyword (BM25) or hybrid index
+    /// scores best.
+    #[default]
+    Keywords,
+    /// The question as asked, in natural language: what a dense (embedding) index matches best.
+    Question,
+    /// An affirmative web-style query: technology names and versions kept, "fix" added to an
+    /// error, at most 100 characters.
+    Web,
+}
+
+/// One query in each form; the executor sends each backend the form it asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SearchQuery {
+    /// For keyword and hybrid indexes.
+    pub keywords: String,
+    /// For dense indexes.
+    pub question: String,
+    /// For web search engines.
+    pub web: String,
+}
+
+impl SearchQuery {
+    /// The same text in every form: a name to look up reads the same to every backend.
+    pub fn plain(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self {
+            keywords: text.clone(),
+            question: text.clone(),
+            web: text,
+        }
+    }
+
+    /// The text in `form`.
+    pub fn form(&self, form: QueryForm) -> &str {
+        match form {
+            QueryForm::Keywords => &self.keywords,
+            QueryForm::Question => &self.question,
+            QueryForm::Web => &self.web,
+        }
+    }
+}
+
+/// What a provider bills a call in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum PaidUnit {
+    /// Credits of a plan (Tavily: one a basic search, two an advanced one).
+    Credits,
+    /// Requests of a plan (Brave).
+    Requests,
+}
+
+/// What one call costs at a paid provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PaidCost {
+    /// What the provider bills in.
+    pub unit: PaidUnit,
+    /// How many of them the call costs.
+    pub amount: u32,
 }
 
 /// What a backend can do beyond plain text search.
@@ -40,6 +113,18 @@ pub trait SearchBackend: Send + Sync {
     /// failure for that backend rather than silently ignored.
     fn capabilities(&self) -> BackendCapabilities {
         BackendCapabilities::default()
+    }
+
+    /// The form of query this backend gets (keywords unless it says otherwise).
+    fn query_form(&self) -> QueryForm {
+        QueryForm::Keywords
+    }
+
+    /// What `request` costs at the provider, for a paid backend; `None` for a free one (a local
+    /// index, a self-hosted instance). The executor counts it in the response's usage and holds
+    /// it to the search's budget.
+    fn cost(&self, _request: &SearchRequest) -> Option<PaidCost> {
+        None
     }
 
     /// Run one search.

@@ -31,6 +31,9 @@ pub struct Budget {
     #[serde(with = "millis")]
     #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub call_deadline: Duration,
+    /// Units (credits or requests, as each provider bills) the search may spend at each paid
+    /// backend; 0 searches free backends only.
+    pub max_paid_units: u32,
 }
 
 impl Default for Budget {
@@ -42,6 +45,7 @@ impl Default for Budget {
             max_tokens: 32_000,
             wall_time: Duration::from_secs(30),
             call_deadline: Duration::from_secs(10),
+            max_paid_units: 20,
         }
     }
 }

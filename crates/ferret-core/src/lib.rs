@@ -13,13 +13,16 @@ mod error;
 mod event;
 mod hit;
 mod llm;
+mod options;
 mod query;
 mod response;
 mod strategy;
 mod trace;
 
 pub use address::canonical_url;
-pub use backend::{BackendCapabilities, SearchBackend, SearchRequest};
+pub use backend::{
+    BackendCapabilities, PaidCost, PaidUnit, QueryForm, SearchBackend, SearchQuery, SearchRequest,
+};
 pub use budget::{Budget, BudgetError};
 pub use error::{BackendError, BackendErrorKind, FerretError, RetryClass};
 pub use event::Event;
@@ -28,10 +31,11 @@ pub use llm::{
     ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder, LanguageModel,
     LlmError, RetrievalMode, TokenUsage,
 };
+pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
 pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
 pub use response::{
-    BackendFailure, Citation, Report, ReportSection, Response, ResponseType, ShortAnswer,
-    StopReason, Usage,
+    BackendFailure, Citation, PaidUsage, Report, ReportSection, Response, ResponseType,
+    ShortAnswer, StopReason, Usage,
 };
 pub use strategy::{Strategy, StrategyReason, UnknownStrategy};
 pub use trace::{Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep};

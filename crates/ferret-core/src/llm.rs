@@ -130,6 +130,15 @@ impl RetrievalMode {
         !matches!(self, Self::Bm25)
     }
 
+    /// The form of query the mode searches best with: a dense index matches the question as
+    /// asked; BM25 and hybrid score its words.
+    pub fn query_form(self) -> crate::QueryForm {
+        match self {
+            Self::Dense => crate::QueryForm::Question,
+            Self::Bm25 | Self::Hybrid => crate::QueryForm::Keywords,
+        }
+    }
+
     /// The mode's name, as written on the command line and in reports.
     pub fn as_str(self) -> &'static str {
         match self {

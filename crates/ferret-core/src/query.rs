@@ -1,7 +1,7 @@
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
-use crate::Budget;
+use crate::{Budget, SearchOptions};
 
 /// Longest question accepted, in characters. Longer input is refused, never truncated silently.
 pub const MAX_QUESTION_CHARS: usize = 10_000;
@@ -90,6 +90,10 @@ pub struct Query {
     /// Limits on attempts, sub-queries, tokens and time.
     #[serde(default)]
     pub budget: Budget,
+    /// Provider options (depth, topic, freshness, domains, country, language, safe search) for
+    /// the web backends; each one set overrides the backend's configured default.
+    #[serde(default, skip_serializing_if = "SearchOptions::is_empty")]
+    pub options: SearchOptions,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +109,8 @@ struct RawQuery {
     limit: usize,
     #[serde(default)]
     budget: Budget,
+    #[serde(default)]
+    options: SearchOptions,
 }
 
 fn default_limit() -> usize {
@@ -123,7 +129,8 @@ impl TryFrom<RawQuery> for Query {
             })?;
         Query::new(raw.text)?
             .with_filters(raw.filters)?
-            .with_limit(raw.limit)
+            .with_limit(raw.limit)?
+            .with_options(raw.options)
             .map(|q| Query {
                 thread_id: raw.thread_id,
                 budget: raw.budget,
@@ -157,6 +164,7 @@ impl Query {
             filters: Filters::default(),
             limit: Self::DEFAULT_LIMIT,
             budget: Budget::default(),
+            options: SearchOptions::default(),
         })
     }
 
@@ -204,6 +212,18 @@ impl Query {
             });
         }
         self.limit = limit;
+        Ok(self)
+    }
+
+    /// Set the provider options, refusing a domain that is not a host or a value out of bounds.
+    pub fn with_options(mut self, options: SearchOptions) -> Result<Self, QueryError> {
+        if let Some(reason) = options.problem() {
+            return Err(QueryError::InvalidField {
+                field: "options",
+                reason,
+            });
+        }
+        self.options = options;
         Ok(self)
     }
 

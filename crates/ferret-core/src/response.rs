@@ -1,6 +1,8 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{BackendError, Hit, HitId, Trace};
+use std::collections::BTreeMap;
+
+use crate::{BackendError, Hit, HitId, PaidUnit, Trace};
 
 /// What kind of reply a search produced: results to show, or a message instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,8 +75,20 @@ pub struct BackendFailure {
     pub error: BackendError,
 }
 
+/// What a search spent at one paid provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PaidUsage {
+    /// What the provider bills in.
+    pub unit: PaidUnit,
+    /// Units spent: credits or requests.
+    pub amount: u32,
+    /// Calls that spent them.
+    pub calls: u32,
+}
+
 /// Counters for what a search spent.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     /// Backend calls actually made (cache hits and coalesced waits excluded).
@@ -93,6 +107,35 @@ pub struct Usage {
     pub cost_usd: f64,
     /// Wall time of the whole search, in milliseconds.
     pub elapsed_ms: u64,
+    /// What each paid backend billed, by backend name; free backends are absent.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub paid: BTreeMap<String, PaidUsage>,
+}
+
+impl Usage {
+    /// Add `cost` billed by `backend` for one call.
+    pub fn add_paid(&mut self, backend: &str, cost: crate::PaidCost) {
+        let entry = self.paid.entry(backend.to_owned()).or_insert(PaidUsage {
+            unit: cost.unit,
+            amount: 0,
+            calls: 0,
+        });
+        entry.amount += cost.amount;
+        entry.calls += 1;
+    }
+
+    /// Add what `paid` holds, backend by backend.
+    pub fn merge_paid(&mut self, paid: BTreeMap<String, PaidUsage>) {
+        for (backend, spent) in paid {
+            let entry = self.paid.entry(backend).or_insert(PaidUsage {
+                amount: 0,
+                calls: 0,
+                ..spent
+            });
+            entry.amount += spent.amount;
+            entry.calls += spent.calls;
+        }
+    }
 }
 
 /// A research report: sections whose text cites the response's hits with `[n]` markers.

@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, BackendFailure, FerretError, Filters, Hit,
-    RetryClass, SearchBackend, SearchRequest, TraceStep,
+    PaidCost, QueryForm, RetryClass, SearchBackend, SearchOptions, SearchQuery, SearchRequest,
+    TraceStep, Usage,
 };
 use ferret_layers::{
     CallBudget, Deadline, Elapsed, Origin, RateLimit, Retry, RetryPolicy, Retryable, SharedCache,
@@ -52,6 +53,11 @@ pub struct ExecOutcome {
     pub cache_hits: u32,
     /// Calls that waited on an identical call in flight.
     pub coalesced: u32,
+    /// What paid backends billed for the calls made.
+    pub paid: Usage,
+    /// Calls not made, each with why: a filter the backend cannot honour, or its paid units
+    /// spent. These are notes, not failures.
+    pub skipped: Vec<String>,
 }
 
 #[derive(Clone, Hash, PartialEq, Eq)]
@@ -59,6 +65,7 @@ struct CacheKey {
     backend: String,
     query: String,
     filters: Filters,
+    options: SearchOptions,
     limit: usize,
 }
 
@@ -66,6 +73,8 @@ struct CacheKey {
 enum CallError {
     Backend(BackendError),
     OutOfBudget,
+    /// This paid backend's units for the search are spent; other backends go on.
+    OutOfPaidUnits,
 }
 
 impl std::fmt::Display for CallError {
@@ -73,6 +82,9 @@ impl std::fmt::Display for CallError {
         match self {
             CallError::Backend(error) => write!(f, "{error}"),
             CallError::OutOfBudget => f.write_str("the search's budget is spent"),
+            CallError::OutOfPaidUnits => {
+                f.write_str("the search's paid units at this backend are spent")
+            }
         }
     }
 }
@@ -81,7 +93,7 @@ impl Retryable for CallError {
     fn retry_class(&self) -> Option<&RetryClass> {
         match self {
             CallError::Backend(error) => Some(&error.retry),
-            CallError::OutOfBudget => None,
+            CallError::OutOfBudget | CallError::OutOfPaidUnits => None,
         }
     }
 
@@ -98,10 +110,12 @@ struct Slot {
 /// One round of searches for [`Executor::execute_on`].
 #[derive(Debug, Clone, Copy)]
 pub struct ExecRequest<'a> {
-    /// The queries, each sent to every chosen backend.
-    pub queries: &'a [String],
+    /// The queries, each sent to every chosen backend in the form that backend asks for.
+    pub queries: &'a [SearchQuery],
     /// Restrictions every call carries.
     pub filters: &'a Filters,
+    /// Provider options every call carries.
+    pub options: &'a SearchOptions,
     /// Hits asked of each call.
     pub limit: usize,
     /// Deadline for one call.
@@ -190,10 +204,15 @@ impl std::fmt::Debug for Executor {
 
 struct CallRecord {
     step: TraceStep,
+    backend: String,
     hits: Option<Vec<Hit>>,
     failure: Option<BackendFailure>,
     out_of_budget: bool,
+    /// Why the call was not made, when it was skipped.
+    skipped: Option<String>,
     called: u32,
+    /// What one call costs at the backend, when it is paid.
+    cost: Option<PaidCost>,
     cache_hit: bool,
     coalesced: bool,
 }
@@ -217,7 +236,21 @@ impl Executor {
             .collect()
     }
 
-    /// Run every query against every backend concurrently, `limit` hits per call, and fuse.
+    /// The query forms the configured backends ask for, each once, so a caller writes only
+    /// the forms some backend reads.
+    pub fn query_forms(&self) -> Vec<QueryForm> {
+        let mut forms: Vec<QueryForm> = Vec::new();
+        for slot in self.slots.iter() {
+            let form = slot.backend.query_form();
+            if !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+        forms
+    }
+
+    /// Run every query, the same text for every backend, against every backend concurrently,
+    /// `limit` hits per call, no provider options, and fuse.
     pub async fn execute(
         &self,
         queries: &[String],
@@ -226,10 +259,12 @@ impl Executor {
         budget: &CallBudget,
         call_deadline: Duration,
     ) -> ExecOutcome {
+        let queries: Vec<SearchQuery> = queries.iter().map(SearchQuery::plain).collect();
         self.execute_on(
             &ExecRequest {
-                queries,
+                queries: &queries,
                 filters,
+                options: &SearchOptions::default(),
                 limit,
                 call_deadline,
                 backend: None,
@@ -245,6 +280,7 @@ impl Executor {
         let ExecRequest {
             queries,
             filters,
+            options,
             limit,
             call_deadline,
             backend,
@@ -256,14 +292,28 @@ impl Executor {
         let calls = queries
             .iter()
             .flat_map(|q| slots.clone().map(move |slot| (q, slot)));
-        let records = join_all(calls.map(|(query, slot)| {
+        let mut requests: Vec<(&Slot, SearchRequest)> = Vec::new();
+        for (query, slot) in calls {
             let request = SearchRequest {
-                query: query.clone(),
+                query: query.form(slot.backend.query_form()).to_owned(),
                 limit,
                 filters: filters.clone(),
+                options: options.clone(),
             };
-            self.call(slot, request, budget, call_deadline)
-        }))
+            // Two queries can read the same in one backend's form: it is asked once.
+            let repeated = requests.iter().any(|(seen, earlier)| {
+                std::ptr::eq(*seen, slot)
+                    && normalize_query(&earlier.query) == normalize_query(&request.query)
+            });
+            if !repeated {
+                requests.push((slot, request));
+            }
+        }
+        let records = join_all(
+            requests
+                .into_iter()
+                .map(|(slot, request)| self.call(slot, request, budget, call_deadline)),
+        )
         .await;
         let mut outcome = ExecOutcome::default();
         let mut lists = Vec::new();
@@ -274,6 +324,12 @@ impl Executor {
             outcome.coalesced += u32::from(record.coalesced);
             outcome.budget_exhausted |= record.out_of_budget;
             outcome.failures.extend(record.failure);
+            outcome.skipped.extend(record.skipped);
+            if let Some(cost) = record.cost {
+                for _ in 0..record.called {
+                    outcome.paid.add_paid(&record.backend, cost);
+                }
+            }
             lists.extend(record.hits);
         }
         outcome.hits = dedup_and_fuse(&lists, RRF_K);
@@ -303,17 +359,19 @@ impl Executor {
                 error,
             }
         };
+        let cost = slot.backend.cost(&request);
         if let Some(problem) = unsupported_filter(slot.backend.as_ref(), &request.filters) {
-            let error = BackendError::permanent(&name, BackendErrorKind::InvalidRequest, problem);
+            // Not a failure: the backend was never asked; the trace says why.
+            let note = format!("skipped: {problem}");
             return CallRecord {
-                step: step(0, Some(error.message.clone()), false, false),
+                step: step(0, Some(note.clone()), false, false),
+                backend: name.clone(),
                 hits: None,
-                failure: Some(BackendFailure {
-                    query: request.query.clone(),
-                    error,
-                }),
+                failure: None,
                 out_of_budget: false,
+                skipped: Some(format!("{name}: {problem}")),
                 called: 0,
+                cost,
                 cache_hit: false,
                 coalesced: false,
             };
@@ -322,6 +380,7 @@ impl Executor {
             backend: name.clone(),
             query: normalize_query(&request.query),
             filters: request.filters.clone(),
+            options: request.options.clone(),
             limit: request.limit,
         };
         let attempts = AtomicU32::new(0);
@@ -345,7 +404,7 @@ impl Executor {
         if origin != Origin::Ran
             && matches!(
                 result.as_ref().map_err(|e| e.as_ref()),
-                Err(CallError::OutOfBudget)
+                Err(CallError::OutOfBudget | CallError::OutOfPaidUnits)
             )
         {
             // Another search ran out of budget; this one may still have calls left.
@@ -361,10 +420,13 @@ impl Executor {
         match result {
             Ok(hits) => CallRecord {
                 step: step(hits.len(), None, cache_hit, coalesced),
+                backend: name.clone(),
                 hits: Some(hits.as_ref().clone()),
                 failure: None,
                 out_of_budget: false,
+                skipped: None,
                 called,
+                cost,
                 cache_hit,
                 coalesced,
             },
@@ -378,17 +440,26 @@ impl Executor {
                         false,
                     ),
                     CallError::OutOfBudget => (None, true),
+                    CallError::OutOfPaidUnits => (None, false),
                 };
                 let message = match error.as_ref() {
                     CallError::Backend(e) => e.message.clone(),
                     CallError::OutOfBudget => "skipped: the search's budget is spent".to_owned(),
+                    CallError::OutOfPaidUnits => {
+                        "skipped: the search's paid units at this backend are spent".to_owned()
+                    }
                 };
+                let skipped = matches!(error.as_ref(), CallError::OutOfPaidUnits)
+                    .then(|| format!("{name}: its paid units for this search are spent"));
                 CallRecord {
                     step: step(0, Some(message), false, coalesced),
+                    backend: name.clone(),
                     hits: None,
                     failure,
                     out_of_budget,
+                    skipped,
                     called,
+                    cost,
                     cache_hit: false,
                     coalesced,
                 }
@@ -397,8 +468,9 @@ impl Executor {
     }
 
     /// The inner layers of one backend call: retries by class within the call's deadline, and for
-    /// each attempt the rate limit, then the budget (only a call that leaves the rate limiter is
-    /// a call: it alone spends budget), then the backend.
+    /// each attempt the rate limit, then the budget: the paid backend's units, then the call
+    /// count (only a call that leaves the rate limiter is a call: it alone spends budget), then
+    /// the backend.
     async fn attempts(
         &self,
         slot: &Slot,
@@ -408,12 +480,21 @@ impl Executor {
         attempts: &AtomicU32,
     ) -> Result<Vec<Hit>, CallError> {
         let name = slot.backend.name();
+        let units = slot.backend.cost(request).map(|cost| cost.amount);
         let deadline = Deadline::new(deadline.min(budget.time_left()));
         let attempt = || async {
             if let Some(limit) = &slot.limit {
                 limit.ready().await;
             }
+            if let Some(units) = units {
+                if !budget.take_paid(name, units) {
+                    return Err(CallError::OutOfPaidUnits);
+                }
+            }
             if !budget.take() {
+                if let Some(units) = units {
+                    budget.return_paid(name, units);
+                }
                 return Err(CallError::OutOfBudget);
             }
             attempts.fetch_add(1, Ordering::SeqCst);

@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, RetryClass,
-    TraceStep,
+    BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, PaidCost,
+    PaidUnit, PaidUsage, QueryForm, RetryClass, SearchOptions, SearchQuery, TraceStep,
 };
-use ferret_exec::{CallBudget, Executor, ExecutorConfig, RetryPolicy};
+use ferret_exec::{CallBudget, ExecRequest, Executor, ExecutorConfig, RetryPolicy};
 use ferret_test_support::{Matching, ScriptedBackend};
 
 /// A backend holding documents `ids`, each answering with the query as its text and its own
@@ -109,10 +109,14 @@ async fn a_repeat_in_other_word_order_is_served_from_the_cache() {
     let third = exec
         .execute(&["power solar".into()], &filters, 10, &budget, DEADLINE)
         .await;
+    assert!(
+        third.failures.is_empty(),
+        "a backend that cannot honour a filter was not asked: nothing failed"
+    );
     assert_eq!(
-        third.failures.len(),
-        1,
-        "the scripted backend cannot list recent entries"
+        third.skipped,
+        ["local: this backend cannot list the most recent entries"],
+        "the note says which backend was left out and why"
     );
     assert_eq!(
         backend.calls(),
@@ -378,4 +382,130 @@ async fn a_search_joining_a_shared_call_keeps_its_own_deadline() {
         BackendErrorKind::DeadlineExceeded
     );
     assert_eq!(backend.calls(), 1);
+}
+
+fn request<'a>(queries: &'a [SearchQuery], options: &'a SearchOptions) -> ExecRequest<'a> {
+    static NO_FILTERS: std::sync::LazyLock<Filters> = std::sync::LazyLock::new(Filters::default);
+    ExecRequest {
+        queries,
+        filters: &NO_FILTERS,
+        options,
+        limit: 10,
+        call_deadline: DEADLINE,
+        backend: None,
+    }
+}
+
+#[tokio::test]
+async fn each_backend_is_asked_in_its_own_form_and_a_form_read_twice_is_asked_once() {
+    let keywords = Arc::new(scripted("bm25", &["a"]));
+    let dense = Arc::new(scripted("dense", &["a"]).query_form(QueryForm::Question));
+    let web = Arc::new(scripted("web", &["a"]).query_form(QueryForm::Web));
+    let exec = executor(vec![keywords.clone(), dense.clone(), web.clone()]);
+    assert_eq!(
+        exec.query_forms(),
+        [QueryForm::Keywords, QueryForm::Question, QueryForm::Web]
+    );
+    let queries = [
+        SearchQuery {
+            keywords: "spring cglib java 17".into(),
+            question: "Why does Spring fail with cglib on Java 17?".into(),
+            web: "Spring cglib Java 17 fix".into(),
+        },
+        // Other words as a question, the same keywords in another order.
+        SearchQuery {
+            keywords: "java 17 spring cglib".into(),
+            question: "What breaks cglib in Spring on Java 17?".into(),
+            web: "Spring cglib Java 17 fix".into(),
+        },
+    ];
+    let outcome = exec
+        .execute_on(&request(&queries, &SearchOptions::default()), &budget())
+        .await;
+    assert_eq!(keywords.queries(), ["spring cglib java 17"]);
+    assert_eq!(dense.queries().len(), 2);
+    assert!(dense
+        .queries()
+        .contains(&"Why does Spring fail with cglib on Java 17?".to_owned()));
+    assert_eq!(web.queries(), ["Spring cglib Java 17 fix"]);
+    let traced: Vec<(String, String)> = outcome
+        .calls
+        .iter()
+        .filter_map(|step| match step {
+            TraceStep::BackendCall { backend, query, .. } => Some((backend.clone(), query.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        traced.contains(&("web".into(), "Spring cglib Java 17 fix".into())),
+        "the trace shows what each backend was sent: {traced:?}"
+    );
+    assert_eq!(outcome.calls.len(), 4);
+}
+
+#[tokio::test]
+async fn options_reach_the_backend_and_other_options_are_another_cache_entry() {
+    let web = Arc::new(scripted("web", &["a"]).query_form(QueryForm::Web));
+    let exec = executor(vec![web.clone()]);
+    let queries = [SearchQuery::plain("rust async runtime")];
+    let news = SearchOptions {
+        topic: Some(ferret_core::Topic::News),
+        ..Default::default()
+    };
+    exec.execute_on(&request(&queries, &news), &budget()).await;
+    let again = exec.execute_on(&request(&queries, &news), &budget()).await;
+    assert_eq!(again.cache_hits, 1);
+    exec.execute_on(&request(&queries, &SearchOptions::default()), &budget())
+        .await;
+    assert_eq!(
+        web.calls(),
+        2,
+        "the same query without the options is asked again"
+    );
+    assert_eq!(web.requests()[0].options, news);
+}
+
+#[tokio::test]
+async fn paid_backends_are_billed_and_held_to_their_limit_while_free_ones_go_on() {
+    let advanced = PaidCost {
+        unit: PaidUnit::Credits,
+        amount: 2,
+    };
+    let paid = Arc::new(scripted("tavily", &["a"]).paid(advanced));
+    let free = Arc::new(scripted("local", &["b"]));
+    let exec = executor(vec![paid.clone(), free.clone()]);
+    let budget = CallBudget::new(100, Duration::from_secs(30)).with_paid_limit(3);
+    let queries = [SearchQuery::plain("first"), SearchQuery::plain("second")];
+    let outcome = exec
+        .execute_on(&request(&queries, &SearchOptions::default()), &budget)
+        .await;
+    assert_eq!(paid.calls(), 1, "a second call would cost 4 credits of 3");
+    assert_eq!(free.calls(), 2);
+    assert_eq!(
+        outcome.paid.paid.get("tavily"),
+        Some(&PaidUsage {
+            unit: PaidUnit::Credits,
+            amount: 2,
+            calls: 1,
+        })
+    );
+    assert!(
+        !outcome.paid.paid.contains_key("local"),
+        "a free backend bills nothing"
+    );
+    assert_eq!(
+        outcome.skipped,
+        ["tavily: its paid units for this search are spent"]
+    );
+    assert!(outcome.failures.is_empty());
+    assert!(
+        !outcome.budget_exhausted,
+        "the call budget is not the paid one"
+    );
+    // A cached answer costs nothing.
+    let again = exec
+        .execute_on(&request(&queries[..1], &SearchOptions::default()), &budget)
+        .await;
+    assert_eq!(again.cache_hits, 2);
+    assert!(again.paid.paid.is_empty());
 }

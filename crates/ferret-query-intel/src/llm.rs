@@ -9,7 +9,7 @@ use crate::{
     IntentReply, NextHopContext, NextHopReply, RewriteContext, RewriteReply,
 };
 use ferret_core::text::term_set;
-use ferret_core::StageOutput;
+use ferret_core::{QueryForm, StageOutput};
 use ferret_llm::{PromptSource, StageModel};
 
 use crate::{
@@ -226,17 +226,11 @@ impl LlmRewriter {
     }
 }
 
-#[async_trait::async_trait]
-impl QueryRewriter for LlmRewriter {
-    async fn rewrite(&self, query: &str, analysis: &Analysis) -> StageOutput<String> {
-        let context = RewriteContext {
-            query: query.to_owned(),
-            engine: self.engine.clone(),
-            max_chars: HeuristicRewriter::MAX_CHARS,
-            strategy: None,
-            previous_queries: Vec::new(),
-        };
-        let input_terms = term_set(query);
+impl LlmRewriter {
+    /// The model's query for `context`, the rules' `fallback` when the reply is unusable.
+    async fn ask(&self, context: RewriteContext, fallback: String) -> StageOutput<String> {
+        let query = context.query.clone();
+        let input_terms = term_set(&query);
         let accept = |reply: RewriteReply| {
             let rewritten = reply.query.trim().trim_matches('"').trim().to_owned();
             if rewritten.is_empty() || rewritten.chars().count() > HeuristicRewriter::MAX_CHARS {
@@ -252,13 +246,51 @@ impl QueryRewriter for LlmRewriter {
             }
         };
         self.model
-            .run(
-                &context,
-                64,
-                accept,
-                HeuristicRewriter.rewrite(query, analysis),
-            )
+            .run(&context, 64, accept, async {
+                StageOutput::heuristic(fallback)
+            })
             .await
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryRewriter for LlmRewriter {
+    async fn rewrite(&self, query: &str, analysis: &Analysis) -> StageOutput<String> {
+        let context = RewriteContext {
+            query: query.to_owned(),
+            engine: self.engine.clone(),
+            max_chars: HeuristicRewriter::MAX_CHARS,
+            strategy: None,
+            previous_queries: Vec::new(),
+            web: false,
+        };
+        self.ask(context, HeuristicRewriter.rewritten(query, analysis))
+            .await
+    }
+
+    /// Keywords and web queries are the model's; the question form stays the user's words.
+    async fn rewrite_for(
+        &self,
+        query: &str,
+        analysis: &Analysis,
+        form: QueryForm,
+    ) -> StageOutput<String> {
+        match form {
+            QueryForm::Keywords => self.rewrite(query, analysis).await,
+            QueryForm::Question => StageOutput::heuristic(HeuristicRewriter.question(query)),
+            QueryForm::Web => {
+                let context = RewriteContext {
+                    query: query.to_owned(),
+                    engine: "a web search engine".to_owned(),
+                    max_chars: HeuristicRewriter::MAX_CHARS,
+                    strategy: None,
+                    previous_queries: Vec::new(),
+                    web: true,
+                };
+                self.ask(context, HeuristicRewriter.web(query, analysis))
+                    .await
+            }
+        }
     }
 
     /// The model's query, then the user's own words as the heuristic cleans them: keyword

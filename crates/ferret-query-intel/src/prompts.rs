@@ -125,6 +125,9 @@ pub struct RewriteContext {
     pub strategy: Option<String>,
     /// Queries already searched, which the rewrite must not repeat; may be empty.
     pub previous_queries: Vec<String>,
+    /// Write for a web search engine: an affirmative phrase, not keywords alone.
+    #[serde(default)]
+    pub web: bool,
 }
 
 /// The rewritten query.

@@ -7,10 +7,10 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use ferret_core::StageOutput;
+use ferret_core::{QueryForm, StageOutput};
 use regex::Regex;
 
-use crate::analyzer::{Analysis, EntityKind};
+use crate::analyzer::{Analysis, EntityKind, QueryType};
 use ferret_core::text::{cut, one_line, CutMark};
 
 use crate::util::is_error_class;
@@ -36,6 +36,22 @@ pub trait QueryRewriter: Send + Sync {
             llm_calls,
         }
     }
+
+    /// `query` in `form`: [`rewrite`](Self::rewrite)'s keywords, the question without noise for a
+    /// dense index, an affirmative web query for a search engine. The default writes the last
+    /// two by rule.
+    async fn rewrite_for(
+        &self,
+        query: &str,
+        analysis: &Analysis,
+        form: QueryForm,
+    ) -> StageOutput<String> {
+        match form {
+            QueryForm::Keywords => self.rewrite(query, analysis).await,
+            QueryForm::Question => StageOutput::heuristic(HeuristicRewriter.question(query)),
+            QueryForm::Web => StageOutput::heuristic(HeuristicRewriter.web(query, analysis)),
+        }
+    }
 }
 
 /// The deterministic rewriter: strips log and stack-trace noise, no model.
@@ -45,6 +61,8 @@ pub struct HeuristicRewriter;
 impl HeuristicRewriter {
     /// Longest rewritten query, in characters.
     pub const MAX_CHARS: usize = 100;
+    /// Longest question form, in characters: about what a small embedding model reads.
+    pub const MAX_QUESTION_CHARS: usize = 1_000;
 
     /// Rewrite synchronously; [`QueryRewriter::rewrite`] wraps this.
     ///
@@ -69,6 +87,53 @@ impl HeuristicRewriter {
             vec![head]
         } else {
             vec![head, tail]
+        }
+    }
+
+    /// The question for a dense index: stack-frame lines gone, the words as asked (package paths
+    /// too: `net/sf/cglib` names what an embedding should match), nothing cut but what passes
+    /// [`MAX_QUESTION_CHARS`] of an embedder's reach.
+    ///
+    /// [`MAX_QUESTION_CHARS`]: Self::MAX_QUESTION_CHARS
+    pub fn question(&self, query: &str) -> String {
+        let lines: Vec<&str> = query
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !is_trace_noise(line))
+            .collect();
+        let text = drop_repeated_classes(&one_line(&lines.join(" ")));
+        let text = cut(text.trim(), Self::MAX_QUESTION_CHARS, CutMark::Plain);
+        if text.is_empty() {
+            cut(&one_line(query), Self::MAX_QUESTION_CHARS, CutMark::Plain)
+        } else {
+            text
+        }
+    }
+
+    /// An affirmative web query of at most [`MAX_CHARS`](Self::MAX_CHARS): the question's
+    /// opening ("how do I", "what is", "why does") and its question mark go, names and versions
+    /// stay, and an error gets "fix" unless it asks for a fix already.
+    pub fn web(&self, query: &str, analysis: &Analysis) -> String {
+        let cleaned = self.cleaned(query, analysis);
+        let affirmative = QUESTION_OPENING.replace(trim_question(&cleaned), "");
+        let affirmative = affirmative.trim();
+        let body = if affirmative.is_empty() {
+            trim_question(&cleaned)
+        } else {
+            affirmative
+        };
+        let asks_fix = body.split(|c: char| !c.is_alphanumeric()).any(|w| {
+            matches!(
+                w.to_lowercase().as_str(),
+                "fix" | "solution" | "resolve" | "solve"
+            )
+        });
+        if analysis.query_type == QueryType::ErrorDiagnosis && !asks_fix {
+            const FIX: &str = " fix";
+            let head = cut(body, Self::MAX_CHARS - FIX.len(), CutMark::Plain);
+            format!("{}{FIX}", trim_question(&head))
+        } else {
+            head_query(body, query)
         }
     }
 
@@ -144,6 +209,14 @@ static PACKAGE_PATH: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?:[a-z_][a-z0-9_]*[./]){2,}([A-Z][\w$]*)(?:\.[a-z_][\w$]*)*"));
 static QUALIFIED: LazyLock<Regex> =
     LazyLock::new(|| regex(r"[A-Za-z_$][\w$]*(?:[./][A-Za-z_$][\w$]*)*"));
+
+/// How a question opens, which a web query leaves out: "how do I", "what is the", "why does",
+/// "can I", "is there a way to".
+static QUESTION_OPENING: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)^(?:please\s+)?(?:(?:how|what|why|when|where|which|who)\s+(?:do|does|did|can|could|should|would|is|are|was|were|to)(?:\s+(?:i|we|you|one|it|there))?(?:\s+the)?|how\s+to|(?:can|could|should)\s+(?:i|we|you)|is\s+there\s+(?:a\s+way\s+to|an?)|(?:what|which|why))\s+",
+    )
+});
 
 /// Whole lines that are only stack-trace plumbing.
 fn is_trace_noise(line: &str) -> bool {
@@ -420,6 +493,53 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
         assert_eq!(rewrite("   "), "");
     }
 
+    fn web(q: &str) -> String {
+        HeuristicRewriter.web(q, &HeuristicAnalyzer.analysis(q))
+    }
+
+    #[test]
+    fn a_web_query_is_affirmative_keeps_versions_and_asks_an_error_for_its_fix() {
+        assert_eq!(
+            web("How do I upgrade Spring Boot 2.7 to 3.2 with Java 17?"),
+            "upgrade Spring Boot 2.7 to 3.2 with Java 17"
+        );
+        assert_eq!(
+            web("What is the minimum Java version for Gradle 8.5?"),
+            "minimum Java version for Gradle 8.5"
+        );
+        let log = "java.lang.NoClassDefFoundError: net/sf/cglib/proxy/Enhancer\n\tat org.springframework.boot.SpringApplication.run(SpringApplication.java:320)";
+        let query = web(log);
+        assert!(query.ends_with(" fix"), "{query}");
+        assert!(query.contains("NoClassDefFoundError"), "{query}");
+        assert!(!query.contains("SpringApplication.java"), "{query}");
+        assert_eq!(
+            web("NoClassDefFoundError Enhancer solution"),
+            "NoClassDefFoundError Enhancer solution",
+            "a query asking for the fix already gets no second one"
+        );
+        let long = format!("IllegalStateException {}", "word ".repeat(40));
+        let query = web(&long);
+        assert!(
+            query.chars().count() <= HeuristicRewriter::MAX_CHARS && query.ends_with(" fix"),
+            "{query}"
+        );
+    }
+
+    #[test]
+    fn the_question_form_keeps_the_words_as_asked_without_trace_noise() {
+        assert_eq!(
+            HeuristicRewriter.question("Why does my Spring app fail on Java 17?"),
+            "Why does my Spring app fail on Java 17?"
+        );
+        let asked = "Why does this fail?\n\tat org.example.App.main(App.java:12)\n\t... 3 more";
+        assert_eq!(HeuristicRewriter.question(asked), "Why does this fail?");
+        let long = "word ".repeat(400);
+        assert!(
+            HeuristicRewriter.question(&long).chars().count()
+                <= HeuristicRewriter::MAX_QUESTION_CHARS
+        );
+    }
+
     #[tokio::test]
     async fn the_trait_reports_the_heuristic() {
         let analysis = HeuristicAnalyzer.analysis("x");
@@ -434,6 +554,13 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
     }
 
     proptest! {
+        #[test]
+        fn a_web_query_is_short_and_non_empty(q in "\\PC{0,300}|(\\PC{0,40}\n\tat \\PC{0,40}){0,5}") {
+            let out = web(&q);
+            prop_assert!(out.chars().count() <= HeuristicRewriter::MAX_CHARS, "{:?}", out);
+            prop_assert_eq!(out.trim().is_empty(), q.trim().is_empty());
+        }
+
         #[test]
         fn output_is_short_and_non_empty(q in "\\PC{0,300}|(\\PC{0,40}\n\tat \\PC{0,40}){0,5}") {
             let out = rewrite(&q);

@@ -49,8 +49,22 @@ fn rewrite_prompt() {
         max_chars: 100,
         strategy: Some("broaden".into()),
         previous_queries: vec!["Spring Boot 1.1.9 cglib Enhancer NoClassDefFoundError Java 21 fix".into()],
+        web: true,
     };
     insta::assert_snapshot!(Stage::Rewrite.name(), render(&context));
+}
+
+#[test]
+fn rewrite_prompt_for_a_keyword_index() {
+    let context = RewriteContext {
+        query: "Which Spring Boot version first supports Java 17?".into(),
+        engine: "a keyword index of documentation".into(),
+        max_chars: 100,
+        strategy: None,
+        previous_queries: Vec::new(),
+        web: false,
+    };
+    insta::assert_snapshot!("rewrite_keywords", render(&context));
 }
 
 #[test]

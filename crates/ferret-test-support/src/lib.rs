@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, Hit, RetryClass, SearchBackend,
-    SearchRequest,
+    BackendCapabilities, BackendError, BackendErrorKind, Hit, PaidCost, QueryForm, RetryClass,
+    SearchBackend, SearchRequest,
 };
 use serde::Deserialize;
 
@@ -95,6 +95,12 @@ pub struct BackendScript {
     /// Each call takes this long before answering.
     #[serde(default)]
     pub delay_ms: u64,
+    /// The form of query it asks for (default: keywords).
+    #[serde(default)]
+    pub query_form: QueryForm,
+    /// What each call costs, for a paid backend.
+    #[serde(default)]
+    pub cost: Option<PaidCost>,
 }
 
 /// A document of a [`BackendScript`].
@@ -151,6 +157,8 @@ pub struct ScriptedBackend {
     failure: Option<BackendError>,
     fail_first: Mutex<VecDeque<BackendError>>,
     delay: Duration,
+    query_form: QueryForm,
+    cost: Option<PaidCost>,
     requests: Mutex<Vec<SearchRequest>>,
     calls: AtomicU32,
     in_flight: AtomicUsize,
@@ -177,6 +185,8 @@ impl ScriptedBackend {
             failure: None,
             fail_first: Mutex::new(VecDeque::new()),
             delay: Duration::ZERO,
+            query_form: QueryForm::Keywords,
+            cost: None,
             requests: Mutex::new(Vec::new()),
             calls: AtomicU32::new(0),
             in_flight: AtomicUsize::new(0),
@@ -209,8 +219,10 @@ impl ScriptedBackend {
             .matching(script.matching)
             .capabilities(script.capabilities)
             .delay(Duration::from_millis(script.delay_ms))
+            .query_form(script.query_form)
             .fail_first(script.fail_first.into_iter().map(error).collect());
         backend.failure = script.failure.map(error);
+        backend.cost = script.cost;
         backend
     }
 
@@ -238,6 +250,18 @@ impl ScriptedBackend {
             .fail_first
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = errors.into();
+        self
+    }
+
+    /// Ask for queries in `form`.
+    pub fn query_form(mut self, form: QueryForm) -> Self {
+        self.query_form = form;
+        self
+    }
+
+    /// Bill every call `cost`, as a paid provider does.
+    pub fn paid(mut self, cost: PaidCost) -> Self {
+        self.cost = Some(cost);
         self
     }
 
@@ -359,6 +383,14 @@ impl SearchBackend for ScriptedBackend {
         self.capabilities
     }
 
+    fn query_form(&self) -> QueryForm {
+        self.query_form
+    }
+
+    fn cost(&self, _request: &SearchRequest) -> Option<PaidCost> {
+        self.cost
+    }
+
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         self.requests
@@ -394,6 +426,7 @@ mod tests {
             query: query.into(),
             limit: 10,
             filters,
+            options: Default::default(),
         }
     }
 

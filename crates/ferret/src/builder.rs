@@ -9,7 +9,7 @@ use ferret_backends_qdrant::{
 };
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError,
-    LanguageModel, Query, Response, RetrievalMode, SearchBackend, StopReason, Trace,
+    LanguageModel, Query, QueryForm, Response, RetrievalMode, SearchBackend, StopReason, Trace,
 };
 use ferret_exec::{Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
@@ -272,7 +272,9 @@ fn qdrant_backend(
             })?;
             Ok(Arc::new(backend) as Arc<dyn SearchBackend>)
         }
-    }))
+    })
+    // Without a mode it ranks hybrid or BM25, which both score keywords.
+    .with_query_form(mode.map_or(QueryForm::Keywords, RetrievalMode::query_form)))
 }
 
 /// Connect to the collection; a collection without dense vectors searched with no mode given

@@ -8,7 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use ferret_core::{BackendCapabilities, BackendError, Hit, SearchBackend, SearchRequest};
+use ferret_core::{
+    BackendCapabilities, BackendError, Hit, QueryForm, SearchBackend, SearchRequest,
+};
 use tokio::sync::OnceCell;
 
 type Opening = Pin<Box<dyn Future<Output = Result<Arc<dyn SearchBackend>, BackendError>> + Send>>;
@@ -17,6 +19,7 @@ type Opening = Pin<Box<dyn Future<Output = Result<Arc<dyn SearchBackend>, Backen
 pub(crate) struct LazyBackend {
     name: String,
     capabilities: BackendCapabilities,
+    query_form: QueryForm,
     open: Box<dyn Fn() -> Opening + Send + Sync>,
     opened: OnceCell<Arc<dyn SearchBackend>>,
 }
@@ -35,9 +38,18 @@ impl LazyBackend {
         Self {
             name: name.into(),
             capabilities,
+            query_form: QueryForm::Keywords,
             open: Box::new(move || Box::pin(open())),
             opened: OnceCell::new(),
         }
+    }
+}
+
+impl LazyBackend {
+    /// The backend, once opened, searches with `form` (keywords unless said).
+    pub(crate) fn with_query_form(mut self, form: QueryForm) -> Self {
+        self.query_form = form;
+        self
     }
 }
 
@@ -49,6 +61,10 @@ impl SearchBackend for LazyBackend {
 
     fn capabilities(&self) -> BackendCapabilities {
         self.capabilities
+    }
+
+    fn query_form(&self) -> QueryForm {
+        self.query_form
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {

@@ -35,15 +35,18 @@ pub use ferret_backends_local::{
 };
 pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
 pub use ferret_backends_web::{
-    ApiKey, BraveBackend, BraveConfig, SafeSearch, SearchDepth, SearxngBackend, SearxngConfig,
-    TavilyBackend, TavilyConfig, TavilyTopic, WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE,
-    TAVILY_KEY_VARIABLE,
+    ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
+    WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE,
 };
 pub use ferret_core::{
     BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError,
     Embedder, Event, FerretError, Filters, Hit, HitId, Implementation, LanguageModel, LlmCall,
     LlmCallOutcome, LlmError, Query, QueryError, Response, ResponseType, RetrievalMode, RetryClass,
     SearchBackend, SearchRequest, StopReason, Trace, TraceStep, UnknownStrategy, Usage,
+};
+pub use ferret_core::{
+    Freshness, PaidCost, PaidUnit, PaidUsage, QueryForm, SafeSearch, SearchDepth, SearchOptions,
+    SearchQuery, Topic,
 };
 pub use ferret_embed::{
     CachedEmbedder, EmbedderError, HubSource, LocalEmbedder, LocalEmbedderConfig, OpenAiEmbedder,

@@ -114,7 +114,7 @@ fn view(response: &Response, case: &Path) -> serde_json::Value {
             _ => None,
         })
         .collect();
-    json!({
+    let mut view = json!({
         "response_type": response.response_type,
         "strategy": strategy,
         "calls": calls,
@@ -129,7 +129,12 @@ fn view(response: &Response, case: &Path) -> serde_json::Value {
         "hits": response.hits.iter().map(|h| h.id.0.trim_start_matches(&prefix).to_owned()).collect::<Vec<_>>(),
         "failures": response.failures.iter().map(|f| format!("{}: {:?}", f.error.backend, f.error.kind)).collect::<Vec<_>>(),
         "stop_reason": response.stop_reason,
-    })
+    });
+    // Only cases with a paid backend show what it billed.
+    if !response.usage.paid.is_empty() {
+        view["paid"] = json!(response.usage.paid);
+    }
+    view
 }
 
 /// The case's backends: its scripted ones, or its corpus in a fresh embedded index kept in `dir`.

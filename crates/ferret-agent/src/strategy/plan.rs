@@ -13,7 +13,7 @@ use std::time::Instant;
 use crate::{ToolDescription, Verdict};
 use async_trait::async_trait;
 use ferret_core::text::{one_line, term_set};
-use ferret_core::{Hit, HitId, Implementation, Report, StopReason, TraceStep};
+use ferret_core::{Hit, HitId, Implementation, Report, SearchQuery, StopReason, TraceStep};
 use ferret_exec::{dedup_and_fuse, normalize_query, ExecOutcome, ExecRequest, RRF_K};
 use ferret_grading::{LinkedRelevance, Quality};
 use ferret_query_intel::{Analysis, BridgeFinder};
@@ -124,22 +124,29 @@ impl PlanStrategy {
                 })
                 .collect();
             let limit = run.hits_per_call();
+            let in_forms: Vec<Option<[SearchQuery; 1]>> = prepared
+                .iter()
+                .map(|p| p.request.as_ref().ok().map(|r| [run.in_forms(&r.query)]))
+                .collect();
             let (executor, calls) = (run.executor, &run.calls);
-            let outcomes = futures::future::join_all(prepared.iter().map(|p| async {
-                let Ok(request) = &p.request else {
-                    return (None, 0);
-                };
-                let step_started = Instant::now();
-                let exec = ExecRequest {
-                    queries: std::slice::from_ref(&request.query),
-                    filters: &request.filters,
-                    limit,
-                    call_deadline: query.budget.call_deadline,
-                    backend: request.backend.as_deref(),
-                };
-                let outcome = executor.execute_on(&exec, calls).await;
-                (Some(outcome), elapsed_ms(step_started))
-            }))
+            let outcomes = futures::future::join_all(prepared.iter().zip(&in_forms).map(
+                |(p, queries)| async move {
+                    let (Ok(request), Some(queries)) = (&p.request, queries) else {
+                        return (None, 0);
+                    };
+                    let step_started = Instant::now();
+                    let exec = ExecRequest {
+                        queries,
+                        filters: &request.filters,
+                        options: &query.options,
+                        limit,
+                        call_deadline: query.budget.call_deadline,
+                        backend: request.backend.as_deref(),
+                    };
+                    let outcome = executor.execute_on(&exec, calls).await;
+                    (Some(outcome), elapsed_ms(step_started))
+                },
+            ))
             .instrument(tracing::info_span!("wave", number = number + 1))
             .await;
             for (p, (outcome, duration_ms)) in prepared.into_iter().zip(outcomes) {

@@ -127,9 +127,11 @@ impl SearchStrategy for ToolLoop {
             }
             calls_made.push(key);
             searched.insert(normalize_query(&request.query));
+            let queries = [run.in_forms(&request.query)];
             let exec = ExecRequest {
-                queries: std::slice::from_ref(&request.query),
+                queries: &queries,
                 filters: &request.filters,
+                options: &query.options,
                 limit: run.hits_per_call(),
                 call_deadline: query.budget.call_deadline,
                 backend: request.backend.as_deref(),
