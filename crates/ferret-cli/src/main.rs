@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use ferret::{
-    AgentConfig, DateRange, Ferret, Filters, IngestOptions, IngestReport, LocalIndex, PlanRecord,
-    QdrantIndex, Query, RetrievalMode, Strategy,
+    AgentConfig, Budget, DateRange, Ferret, Filters, IngestOptions, IngestReport, LocalIndex,
+    PlanRecord, QdrantIndex, Query, RetrievalMode, Strategy,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use store_args::{EmbedderChoice, StoreArgs};
@@ -94,6 +94,8 @@ enum Command {
         /// SearXNG instance from SEARXNG_URL. Without --index, only the web is searched.
         #[arg(long, value_enum, value_delimiter = ',')]
         web: Vec<web_args::WebChoice>,
+        #[command(flatten)]
+        web_options: web_args::WebOptionArgs,
     },
 }
 
@@ -140,6 +142,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             replay,
             llm,
             web,
+            web_options,
         } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange {
                 from: since,
@@ -150,7 +153,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 most_recent: recent,
             };
             let query = question
-                .map(|q| Query::new(q)?.with_limit(limit)?.with_filters(filters))
+                .map(|q| {
+                    let query = Query::new(q)?
+                        .with_limit(limit)?
+                        .with_filters(filters)?
+                        .with_options(web_options.options())?;
+                    let budget = Budget {
+                        max_paid_units: web_options
+                            .max_paid_units
+                            .unwrap_or(query.budget.max_paid_units),
+                        ..query.budget
+                    };
+                    anyhow::Ok(query.with_budget(budget))
+                })
                 .transpose()?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

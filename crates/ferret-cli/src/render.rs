@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use ferret::{Hit, Implementation, LlmCallOutcome, Response, ResponseType, TraceStep};
+use ferret::{Hit, Implementation, LlmCallOutcome, PaidUnit, Response, ResponseType, TraceStep};
 
 /// `heading`, then a line per hit: its title and, when it has one, its address.
 fn list_hits<'a>(out: &mut String, heading: &str, hits: impl IntoIterator<Item = &'a Hit>) {
@@ -86,6 +86,17 @@ pub fn response(response: &Response, verbose: bool) -> String {
             u.cost_usd,
             u.elapsed_ms
         );
+        for (backend, paid) in &u.paid {
+            let unit = match paid.unit {
+                PaidUnit::Credits => "credits",
+                PaidUnit::Requests => "requests",
+            };
+            let _ = writeln!(
+                out,
+                "  paid: {backend} {} {unit} over {} calls",
+                paid.amount, paid.calls
+            );
+        }
     }
     out
 }

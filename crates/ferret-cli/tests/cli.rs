@@ -254,3 +254,69 @@ async fn web_search_answers_from_a_searxng_instance_and_a_missing_key_only_warns
         "only the web was searched"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn web_options_reach_the_provider_and_bad_ones_are_refused() {
+    let instance = wiremock::MockServer::start().await;
+    let body = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/web/searxng-normal/response.json"
+    ))
+    .unwrap();
+    wiremock::Mock::given(wiremock::matchers::path("/search"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&instance)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let search = |extra: &[&str]| {
+        let mut command = ferret(dir.path());
+        command
+            .args(["search", "Spring Boot on Java 17", "--web", "searxng"])
+            .args(extra)
+            .env("SEARXNG_URL", instance.uri());
+        command.output().unwrap()
+    };
+    let out = search(&[
+        "--topic",
+        "news",
+        "--freshness",
+        "month",
+        "--exclude-domain",
+        "pinterest.com",
+        "--language",
+        "en",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let received = instance.received_requests().await.unwrap();
+    let sent: Vec<(String, String)> = received[0].url.query_pairs().into_owned().collect();
+    for pair in [
+        ("categories", "news"),
+        ("time_range", "month"),
+        ("language", "en"),
+    ] {
+        assert!(
+            sent.contains(&(pair.0.to_owned(), pair.1.to_owned())),
+            "{pair:?} in {sent:?}"
+        );
+    }
+    assert!(
+        sent.iter()
+            .any(|(k, v)| k == "q" && v.ends_with("-site:pinterest.com")),
+        "{sent:?}"
+    );
+
+    let unknown = search(&["--freshness", "fortnight"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("fortnight"));
+    let url = search(&["--include-domain", "https://spring.io"]);
+    assert!(!url.status.success());
+    let stderr = String::from_utf8_lossy(&url.stderr);
+    assert!(
+        stderr.contains("host only") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
