@@ -202,6 +202,7 @@ impl Agent {
             rec,
             started,
             web_question: None,
+            actions: None,
         }
     }
 

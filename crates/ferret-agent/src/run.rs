@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use ferret_core::text::one_line;
 use ferret_core::{
-    Event, Hit, Implementation, Query, Report, Response, ResponseType, SearchQuery, StopReason,
-    Usage,
+    Actions, Event, Hit, Implementation, Query, Report, Response, ResponseType, SearchQuery,
+    StopReason, TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
-use ferret_query_intel::{Analysis, HeuristicRewriter};
+use ferret_query_intel::{Analysis, HeuristicRewriter, QueryType};
 use ferret_synthesis::Answer;
 use tracing::Instrument;
 
@@ -60,6 +60,8 @@ pub(crate) struct SearchRun<'a> {
     /// The question as a web search engine reads it, written once the search starts when a web
     /// backend is configured.
     pub(crate) web_question: Option<String>,
+    /// What the answer tells its reader to do, for a technical question whose sources say.
+    pub(crate) actions: Option<Actions>,
 }
 
 impl<'a> SearchRun<'a> {
@@ -187,7 +189,51 @@ impl<'a> SearchRun<'a> {
             .await;
         let (answer, implementation) = self.rec.stage(answer);
         self.rec.step(answer.trace_step(implementation));
-        Some(answer).filter(|a| !a.text.trim().is_empty())
+        if answer.text.trim().is_empty() {
+            return None;
+        }
+        self.actions = self.extract_actions(asked, &answer, relevant).await;
+        Some(answer)
+    }
+
+    /// The actions `answer` states, read from the hits it cites, for a question about software
+    /// (an error, versions, how to do something, an API); `None` for other questions, whose
+    /// sources may name versions ("Windows 95") without asking anyone to change anything.
+    async fn extract_actions(
+        &mut self,
+        asked: &str,
+        answer: &Answer,
+        relevant: &[Hit],
+    ) -> Option<Actions> {
+        let technical = matches!(
+            self.analysis.query_type,
+            QueryType::ErrorDiagnosis
+                | QueryType::VersionCompatibility
+                | QueryType::HowTo
+                | QueryType::ApiUsage
+        );
+        if !technical {
+            return None;
+        }
+        let cited: Vec<Hit> = answer
+            .citations
+            .iter()
+            .filter_map(|c| relevant.iter().find(|h| h.id == c.hit_id).cloned())
+            .collect();
+        let actions = self
+            .stages
+            .actions
+            .extract(asked, &answer.text, &cited)
+            .instrument(tracing::info_span!("actions"))
+            .await;
+        let (actions, implementation) = self.rec.stage(actions);
+        self.rec.step(TraceStep::Actions {
+            version_changes: actions.version_changes.len(),
+            file_changes: actions.file_changes.len(),
+            commands: actions.commands.len(),
+            implementation,
+        });
+        Some(actions).filter(|a| !a.is_empty())
     }
 
     /// The response of a search that ended: its answer and hits, or the message saying why
@@ -235,6 +281,11 @@ impl<'a> SearchRun<'a> {
                     short_answer: answer.short.clone(),
                     citations: answer.citations.clone(),
                 });
+                if let Some(actions) = &self.actions {
+                    rec.emit(Event::Actions {
+                        actions: actions.clone(),
+                    });
+                }
                 Response {
                     response_type: ResponseType::Results,
                     message: None,
@@ -242,6 +293,7 @@ impl<'a> SearchRun<'a> {
                     short_answer: answer.short,
                     citations: answer.citations,
                     report,
+                    actions: self.actions,
                     hits,
                     failures: Vec::new(),
                     trace: rec.trace.clone(),

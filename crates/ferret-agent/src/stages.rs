@@ -12,7 +12,10 @@ use ferret_query_intel::{
     LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter, MeaningHopFinder, NameRanking,
     QueryAnalyzer, QueryDecomposer, QueryRewriter,
 };
-use ferret_synthesis::{AnswerSynthesizer, ExtractiveSynthesizer, LlmSynthesizer};
+use ferret_synthesis::{
+    ActionExtractor, AnswerSynthesizer, ExtractiveSynthesizer, HeuristicActionExtractor,
+    LlmActionExtractor, LlmSynthesizer,
+};
 
 use crate::planner::PlanStages;
 use crate::tool_selection::{HeuristicToolSelector, LlmToolSelector, ToolSelector};
@@ -64,6 +67,8 @@ pub struct Stages {
     pub hop_finder: Arc<dyn HopFinder>,
     /// Writes the answer.
     pub synthesizer: Arc<dyn AnswerSynthesizer>,
+    /// Reads what a technical answer tells its reader to do.
+    pub actions: Arc<dyn ActionExtractor>,
     /// Picks the tool-selection loop's next step.
     pub tool_selector: Arc<dyn ToolSelector>,
     /// The planner strategy's planner, writer and optional evaluators.
@@ -97,6 +102,7 @@ impl Stages {
             bridge,
             hop_finder,
             synthesizer: Arc::new(ExtractiveSynthesizer::default()),
+            actions: Arc::new(HeuristicActionExtractor),
             tool_selector: Arc::new(HeuristicToolSelector::new(bridge)),
             plan: PlanStages::heuristic(grading, bridge),
             guardrail,
@@ -122,6 +128,7 @@ impl Stages {
             hop_finder: Arc::new(LlmHopFinder::new(model.clone(), bridge)),
             tool_selector: Arc::new(LlmToolSelector::new(model.clone())),
             plan: PlanStages::with_model(model.clone(), grading, bridge),
+            actions: Arc::new(LlmActionExtractor::new(model.clone())),
             synthesizer: Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default())),
             guardrail,
         }

@@ -29,6 +29,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per run: the search variant's size costs nothing, boxing it would cost clarity.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Add files to an embedded index: BEIR corpus.jsonl, JSONL records, or folders of .md / .txt.

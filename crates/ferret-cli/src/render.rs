@@ -2,7 +2,10 @@
 
 use std::fmt::Write as _;
 
-use ferret::{Hit, Implementation, LlmCallOutcome, PaidUnit, Response, ResponseType, TraceStep};
+use ferret::{
+    Actions, Hit, HitId, Implementation, LlmCallOutcome, PaidUnit, Response, ResponseType,
+    TraceStep,
+};
 
 /// `heading`, then a line per hit: its title and, when it has one, its address.
 fn list_hits<'a>(out: &mut String, heading: &str, hits: impl IntoIterator<Item = &'a Hit>) {
@@ -56,6 +59,9 @@ pub fn response(response: &Response, verbose: bool) -> String {
                         .unwrap_or_default()
                 );
             }
+            if let Some(actions) = &response.actions {
+                render_actions(&mut out, actions, response);
+            }
             let cited: Vec<_> = response.citations.iter().map(|c| &c.hit_id).collect();
             let others: Vec<_> = response
                 .hits
@@ -99,6 +105,43 @@ pub fn response(response: &Response, verbose: bool) -> String {
         }
     }
     out
+}
+
+/// The actions, each with the marker of the source it came from when the answer cites it.
+fn render_actions(out: &mut String, actions: &Actions, response: &Response) {
+    let from = |source: &HitId| {
+        response
+            .citations
+            .iter()
+            .find(|c| &c.hit_id == source)
+            .map(|c| format!(" [{}]", c.marker))
+            .unwrap_or_default()
+    };
+    let _ = writeln!(out, "\nActions (confidence {:.2}):", actions.confidence);
+    if let Some(primary) = &actions.primary {
+        let _ = writeln!(out, "  first: {primary}");
+    }
+    for change in &actions.version_changes {
+        let _ = writeln!(
+            out,
+            "  version: {} -> {}{}",
+            change.component,
+            change.version,
+            from(&change.source)
+        );
+    }
+    for change in &actions.file_changes {
+        let _ = writeln!(
+            out,
+            "  file: {}: {}{}",
+            change.file,
+            change.change,
+            from(&change.source)
+        );
+    }
+    for command in &actions.commands {
+        let _ = writeln!(out, "  run: {}{}", command.command, from(&command.source));
+    }
 }
 
 fn by(implementation: &Implementation) -> String {
@@ -158,6 +201,10 @@ fn trace_step(step: &TraceStep) -> String {
         TraceStep::Attempt { attempt, new_hits, decision } => format!("attempt {attempt}: {new_hits} new hits, {decision}"),
         TraceStep::Synthesis { sentences, citations, dropped_markers, implementation } => format!(
             "synthesis: {sentences} sentences, {citations} sources, {dropped_markers} markers dropped [{}]",
+            by(implementation)
+        ),
+        TraceStep::Actions { version_changes, file_changes, commands, implementation } => format!(
+            "actions: {version_changes} version changes, {file_changes} file changes, {commands} commands [{}]",
             by(implementation)
         ),
         TraceStep::LlmCall(call) => {

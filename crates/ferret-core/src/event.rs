@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use crate::{BackendFailure, Citation, Hit, Response, ShortAnswer, TraceStep};
+use crate::{Actions, BackendFailure, Citation, Hit, Response, ShortAnswer, TraceStep};
 
 /// The streamed form of a search: the same facts as the [`Response`] and its trace, as they happen.
 ///
@@ -42,6 +42,11 @@ pub enum Event {
         short_answer: Option<ShortAnswer>,
         /// What the markers point at.
         citations: Vec<Citation>,
+    },
+    /// What the answer tells its reader to do.
+    Actions {
+        /// The actions, each citing its hit.
+        actions: Actions,
     },
     /// The search could not start; `Done` follows.
     Error {

@@ -6,6 +6,7 @@
 //! It must not depend on any HTTP client, LLM SDK, vector store or async runtime: every other crate
 //! depends on this one, and a team implementing a backend should pull in nothing but these types.
 
+mod actions;
 mod address;
 mod backend;
 mod budget;
@@ -19,6 +20,7 @@ mod response;
 mod strategy;
 mod trace;
 
+pub use actions::{Actions, CommandAction, FileChange, VersionChange};
 pub use address::canonical_url;
 pub use backend::{
     BackendCapabilities, PaidCost, PaidUnit, QueryForm, SearchBackend, SearchQuery, SearchRequest,

@@ -2,7 +2,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
 
-use crate::{BackendError, Hit, HitId, PaidUnit, Trace};
+use crate::{Actions, BackendError, Hit, HitId, PaidUnit, Trace};
 
 /// What kind of reply a search produced: results to show, or a message instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,6 +183,10 @@ pub struct Response {
     /// and `citations` is its reference list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<Report>,
+    /// What the answer tells its reader to do (versions, files, commands), each citing its hit;
+    /// present for technical questions whose sources state an action.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Actions>,
     /// The results, best first.
     pub hits: Vec<Hit>,
     /// Backend calls that failed; the search went on without them.
@@ -204,6 +208,7 @@ impl Response {
             answer: None,
             short_answer: None,
             report: None,
+            actions: None,
             citations: Vec::new(),
             hits: Vec::new(),
             failures: Vec::new(),

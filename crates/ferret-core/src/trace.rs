@@ -241,6 +241,17 @@ pub enum TraceStep {
         /// Which synthesizer ran.
         implementation: Implementation,
     },
+    /// What the answer tells its reader to do was read.
+    Actions {
+        /// Version changes found.
+        version_changes: usize,
+        /// File changes found.
+        file_changes: usize,
+        /// Commands found.
+        commands: usize,
+        /// Which extractor ran.
+        implementation: Implementation,
+    },
 }
 
 /// Everything the stages of one search reported, in order.

@@ -31,9 +31,9 @@ pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
 pub use openai::OpenAiModel;
 pub use prompts::{
     transcript, ActionExtractionContext, ActionsReply, CandidateValidationContext,
-    CandidateValidationReply, CandidateVerdict, ExtractedAction, FileCandidate, PromptContext,
-    PromptError, PromptSource, Prompts, RequestedFile, Stage, DATA_WARNING, DEFAULT_ACTION_KINDS,
-    DEFAULT_MAX_SOURCE_CHARS,
+    CandidateValidationReply, CandidateVerdict, CommandReply, FileCandidate, FileChangeReply,
+    PromptContext, PromptError, PromptSource, Prompts, RequestedFile, Stage, VersionChangeReply,
+    DATA_WARNING, DEFAULT_MAX_SOURCE_CHARS,
 };
 pub use scripted::{Exchange, ScriptedModel};
 pub use stage::{ModelPrice, StageModel, StageModelConfig};

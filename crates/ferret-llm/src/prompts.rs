@@ -22,17 +22,6 @@ use serde::{Deserialize, Serialize};
 /// passage to be judged, small enough that ten sources fit the context of a small local model.
 pub const DEFAULT_MAX_SOURCE_CHARS: usize = 1200;
 
-/// Action kinds offered to the action-extraction prompt when the caller configures none.
-pub const DEFAULT_ACTION_KINDS: &[&str] = &[
-    "command",
-    "file_change",
-    "version_change",
-    "install",
-    "download",
-    "open_link",
-    "other",
-];
-
 /// A pipeline stage that asks a language model something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -197,14 +186,12 @@ pub struct ActionExtractionContext {
     pub question: String,
     /// The synthesised answer to take actions from.
     pub answer: String,
-    /// The sources behind the answer; may be empty.
+    /// The numbered sources behind the answer; each action cites one by number.
     pub sources: Vec<PromptSource>,
-    /// The action kinds the model chooses from.
-    pub action_kinds: Vec<String>,
 }
 
 impl ActionExtractionContext {
-    /// A context offering [`DEFAULT_ACTION_KINDS`].
+    /// The context of `answer` to `question`, written from `sources`.
     pub fn new(
         question: impl Into<String>,
         answer: impl Into<String>,
@@ -214,32 +201,60 @@ impl ActionExtractionContext {
             question: question.into(),
             answer: answer.into(),
             sources,
-            action_kinds: DEFAULT_ACTION_KINDS
-                .iter()
-                .map(|kind| (*kind).to_owned())
-                .collect(),
         }
     }
 }
 
-/// One action stated in an answer.
+/// A component to move to another version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ExtractedAction {
-    /// One of the action kinds given.
-    pub kind: String,
-    /// What to do, in one sentence.
-    pub description: String,
-    /// The exact command, file, package, version or address the action applies to.
-    #[serde(default)]
-    pub target: Option<String>,
+pub struct VersionChangeReply {
+    /// The component, e.g. "Spring Boot".
+    pub component: String,
+    /// The version to move to, exactly as the source writes it, e.g. "2.7.18".
+    pub version: String,
+    /// The number of the source that states it.
+    pub source: usize,
+}
+
+/// A file to change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FileChangeReply {
+    /// The file name exactly as the source writes it, e.g. "pom.xml".
+    pub file: String,
+    /// What to change in it, in one sentence.
+    pub change: String,
+    /// The number of the source that states it.
+    pub source: usize,
+}
+
+/// A command to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandReply {
+    /// The command exactly as the source writes it, e.g. "mvn clean install -U".
+    pub command: String,
+    /// The number of the source that states it.
+    pub source: usize,
 }
 
 /// The actions found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ActionsReply {
-    /// The actions, possibly none.
+    /// The one thing to do first, in a few words, e.g. "upgrade Spring Boot to 2.7"; absent when
+    /// the sources state no action.
     #[serde(default)]
-    pub actions: Vec<ExtractedAction>,
+    pub primary_action: Option<String>,
+    /// Version changes, possibly none.
+    #[serde(default)]
+    pub version_changes: Vec<VersionChangeReply>,
+    /// File changes, possibly none.
+    #[serde(default)]
+    pub file_changes: Vec<FileChangeReply>,
+    /// Commands, possibly none.
+    #[serde(default)]
+    pub commands: Vec<CommandReply>,
+    /// How sure you are that these are the actions to take, from 0 to 1.
+    #[serde(default)]
+    pub confidence: f64,
 }
 
 impl PromptContext for ActionExtractionContext {

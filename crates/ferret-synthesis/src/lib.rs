@@ -11,6 +11,7 @@
 //!
 //! [`Citation`]: ferret_core::Citation
 
+mod actions;
 mod answer;
 mod citations;
 mod extractive;
@@ -22,9 +23,10 @@ mod question;
 mod sentences;
 mod spans;
 
+pub use actions::{ActionExtractor, HeuristicActionExtractor};
 pub use answer::{Answer, AnswerSynthesizer};
 pub use citations::{check_citations, strip_markers};
 pub use extractive::{ExtractiveSynthesizer, SynthesisConfig, SynthesisConfigError};
-pub use llm::LlmSynthesizer;
+pub use llm::{LlmActionExtractor, LlmSynthesizer};
 pub use prompts::{SynthesisContext, SynthesisReply};
 pub use sentences::split_sentences;

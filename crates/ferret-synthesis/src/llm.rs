@@ -1,6 +1,7 @@
+use crate::actions::{primary, ActionExtractor, HeuristicActionExtractor};
 use crate::{SynthesisContext, SynthesisReply};
-use ferret_core::{Hit, StageOutput};
-use ferret_llm::{PromptSource, StageModel};
+use ferret_core::{Actions, CommandAction, FileChange, Hit, StageOutput, VersionChange};
+use ferret_llm::{ActionExtractionContext, ActionsReply, PromptSource, StageModel};
 
 use ferret_core::ShortAnswer;
 
@@ -29,14 +30,8 @@ fn short_answer(
         .ok_or_else(|| {
             format!("the answer does not cite source {source}, which short_answer is copied from")
         })?;
-    let squeeze = |t: &str| {
-        t.split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_lowercase()
-    };
     let said = yes_or_no && matches!(text.to_lowercase().as_str(), "yes" | "no");
-    if !said && !squeeze(&format!("{} {}", hit.title, hit.text)).contains(&squeeze(text)) {
+    if !said && !states(hit, text) {
         return Err(format!(
             "short_answer `{text}` does not occur in source {source}: copy it exactly"
         ));
@@ -45,6 +40,18 @@ fn short_answer(
         text: text.to_owned(),
         citations: vec![citation.clone()],
     })
+}
+
+/// `text` occurs in `hit`'s title or text, case and spacing aside.
+fn states(hit: &Hit, text: &str) -> bool {
+    let squeeze = |t: &str| {
+        t.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let text = squeeze(text);
+    !text.is_empty() && squeeze(&format!("{} {}", hit.title, hit.text)).contains(&text)
 }
 
 /// Writes the answer with a language model from the best hits (the results accumulated so far),
@@ -119,6 +126,97 @@ impl AnswerSynthesizer for LlmSynthesizer {
                 accept,
                 self.extractive.synthesize(question, hits),
             )
+            .await
+    }
+}
+
+/// Extracts actions with a language model from the answer and its numbered sources. An action
+/// is kept only when the source it names states it (the command, the version, the file, as
+/// written); a reply whose every action fails that, or that cites no source, is refused and the
+/// rules extract instead.
+#[derive(Debug, Clone)]
+pub struct LlmActionExtractor {
+    model: StageModel,
+}
+
+impl LlmActionExtractor {
+    /// Extract with `model`, falling back to [`HeuristicActionExtractor`].
+    pub fn new(model: StageModel) -> Self {
+        Self { model }
+    }
+}
+
+#[async_trait::async_trait]
+impl ActionExtractor for LlmActionExtractor {
+    async fn extract(&self, question: &str, answer: &str, sources: &[Hit]) -> StageOutput<Actions> {
+        let shown = &sources[..sources.len().min(self.model.config().max_sources.max(1))];
+        let context = ActionExtractionContext::new(question, answer, PromptSource::numbered(shown));
+        let accept = |reply: ActionsReply| {
+            let offered =
+                reply.version_changes.len() + reply.file_changes.len() + reply.commands.len();
+            let source = |number: usize, text: &str| {
+                number
+                    .checked_sub(1)
+                    .and_then(|i| shown.get(i))
+                    .filter(|hit| states(hit, text))
+                    .map(|hit| hit.id.clone())
+            };
+            let mut actions = Actions {
+                version_changes: reply
+                    .version_changes
+                    .into_iter()
+                    .filter_map(|v| {
+                        Some(VersionChange {
+                            source: source(v.source, &v.version)?,
+                            component: v.component.trim().to_owned(),
+                            version: v.version.trim().to_owned(),
+                        })
+                    })
+                    .collect(),
+                file_changes: reply
+                    .file_changes
+                    .into_iter()
+                    .filter_map(|f| {
+                        Some(FileChange {
+                            source: source(f.source, &f.file)?,
+                            file: f.file.trim().to_owned(),
+                            change: f.change.trim().to_owned(),
+                        })
+                    })
+                    .collect(),
+                commands: reply
+                    .commands
+                    .into_iter()
+                    .filter_map(|c| {
+                        Some(CommandAction {
+                            source: source(c.source, &c.command)?,
+                            command: c.command.trim().to_owned(),
+                        })
+                    })
+                    .collect(),
+                primary: None,
+                confidence: 0.0,
+            };
+            if offered > 0 && actions.is_empty() {
+                return Err(format!(
+                    "none of the {offered} actions is stated by the source it cites: copy commands, versions and files exactly"
+                ));
+            }
+            actions.primary = match reply.primary_action.map(|p| p.trim().to_owned()) {
+                Some(primary) if !primary.is_empty() && !actions.is_empty() => Some(primary),
+                _ => primary(&actions),
+            };
+            actions.confidence = if actions.is_empty() {
+                0.0
+            } else {
+                reply.confidence.clamp(0.0, 1.0)
+            };
+            Ok(actions)
+        };
+        self.model
+            .run(&context, 320, accept, async {
+                StageOutput::heuristic(HeuristicActionExtractor.actions(sources))
+            })
             .await
     }
 }

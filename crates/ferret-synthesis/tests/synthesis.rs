@@ -456,3 +456,60 @@ async fn the_models_short_answer_must_be_copied_from_a_source_it_cites() {
     );
     assert_eq!(out.value.short.map(|s| s.text).as_deref(), Some("1755"));
 }
+
+#[tokio::test]
+async fn the_models_actions_must_be_stated_by_the_sources_they_cite() {
+    use ferret_synthesis::{ActionExtractor, LlmActionExtractor};
+    let hits = [
+        hit(
+            "so",
+            "cglib on Java 17",
+            "Upgrade Spring Boot to 2.7.18, then run mvn clean install -U.",
+        ),
+        hit("docs", "pom.xml", "Set the parent version in pom.xml."),
+    ];
+    let question = "How do I fix NoClassDefFoundError cglib Enhancer on Java 17?";
+    let answer = "Upgrade Spring Boot [1] and set the parent in pom.xml [2].";
+    let good = r#"{"primary_action": "upgrade Spring Boot to 2.7.18",
+        "version_changes": [{"component": "Spring Boot", "version": "2.7.18", "source": 1}],
+        "file_changes": [{"file": "pom.xml", "change": "set the parent version", "source": 2},
+                         {"file": "build.gradle", "change": "invented", "source": 2}],
+        "commands": [{"command": "mvn clean install -U", "source": 1}],
+        "confidence": 0.9}"#;
+    let out = LlmActionExtractor::new(scripted(&[good]))
+        .extract(question, answer, &hits)
+        .await;
+    assert!(
+        matches!(out.implementation, Implementation::Llm { .. }),
+        "{out:?}"
+    );
+    let actions = out.value;
+    assert_eq!(
+        actions.primary.as_deref(),
+        Some("upgrade Spring Boot to 2.7.18")
+    );
+    assert_eq!(actions.version_changes[0].source.0, "so");
+    assert_eq!(
+        actions
+            .file_changes
+            .iter()
+            .map(|f| f.file.as_str())
+            .collect::<Vec<_>>(),
+        ["pom.xml"],
+        "a file no source names is dropped"
+    );
+    assert_eq!(actions.commands[0].command, "mvn clean install -U");
+    assert!((actions.confidence - 0.9).abs() < 1e-9);
+
+    // Every action invented, twice: the rules read the sources instead.
+    let invented = r#"{"commands": [{"command": "gradle wrapper --gradle-version 8.5", "source": 1}], "confidence": 1.5}"#;
+    let out = LlmActionExtractor::new(scripted(&[invented, invented]))
+        .extract(question, answer, &hits)
+        .await;
+    assert!(
+        matches!(out.implementation, Implementation::Heuristic { .. }),
+        "{out:?}"
+    );
+    assert_eq!(out.value.commands[0].command, "mvn clean install -U");
+    assert_eq!(out.value.version_changes[0].version, "2.7.18");
+}

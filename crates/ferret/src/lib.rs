@@ -38,6 +38,7 @@ pub use ferret_backends_web::{
     ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
     WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE,
 };
+pub use ferret_core::{Actions, CommandAction, FileChange, VersionChange};
 pub use ferret_core::{
     BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError,
     Embedder, Event, FerretError, Filters, Hit, HitId, Implementation, LanguageModel, LlmCall,

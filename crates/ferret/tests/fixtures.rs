@@ -130,6 +130,10 @@ fn view(response: &Response, case: &Path) -> serde_json::Value {
         "failures": response.failures.iter().map(|f| format!("{}: {:?}", f.error.backend, f.error.kind)).collect::<Vec<_>>(),
         "stop_reason": response.stop_reason,
     });
+    // Only cases whose answer states actions show them.
+    if let Some(actions) = &response.actions {
+        view["actions"] = json!(actions);
+    }
     // Only cases with a paid backend show what it billed.
     if !response.usage.paid.is_empty() {
         view["paid"] = json!(response.usage.paid);

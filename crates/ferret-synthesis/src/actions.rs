@@ -1,0 +1,381 @@
+//! Action extraction: what an answer tells its reader to do (versions to move to, files to
+//! change, commands to run), read from the sources the answer cites, each action naming the hit
+//! it came from. An agent acts on these, so an action no source states is worse than one missed.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use ferret_core::text::{cut, one_line, CutMark};
+use ferret_core::{Actions, CommandAction, FileChange, Hit, StageOutput, VersionChange};
+use regex::Regex;
+
+use crate::citations::strip_markers;
+use crate::sentences::split_sentences;
+
+/// The stage: the actions `answer` to `question` states, read from `sources` (the hits the answer
+/// cites, in citation order).
+#[async_trait::async_trait]
+pub trait ActionExtractor: Send + Sync {
+    /// The actions found; empty when the sources state none.
+    async fn extract(&self, question: &str, answer: &str, sources: &[Hit]) -> StageOutput<Actions>;
+}
+
+/// Reads actions by rule: commands from code blocks, shell lines, inline code and "run …"; a
+/// version beside "upgrade", "requires", "compatible" and their kin; build and configuration files
+/// by name (`pom.xml`, `build.gradle`, `application.yml`, …).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeuristicActionExtractor;
+
+impl HeuristicActionExtractor {
+    /// Longest file change kept, in characters.
+    pub const MAX_CHANGE_CHARS: usize = 200;
+
+    /// Extract synchronously; [`ActionExtractor::extract`] wraps this.
+    pub fn actions(&self, sources: &[Hit]) -> Actions {
+        let mut actions = Actions::default();
+        let mut seen_commands = HashSet::new();
+        let mut seen_components = HashSet::new();
+        let mut seen_files = HashSet::new();
+        let mut stated_by: Vec<(String, String)> = Vec::new();
+        for hit in sources {
+            for command in commands(&hit.text) {
+                if seen_commands.insert(command.clone()) {
+                    actions.commands.push(CommandAction {
+                        command,
+                        source: hit.id.clone(),
+                    });
+                }
+            }
+            for sentence in split_sentences(&hit.text) {
+                let sentence = one_line(&strip_markers(&sentence));
+                if let Some((component, version)) = version_change(&sentence) {
+                    stated_by.push((component.to_lowercase(), version.clone()));
+                    if seen_components.insert(component.to_lowercase()) {
+                        actions.version_changes.push(VersionChange {
+                            component,
+                            version,
+                            source: hit.id.clone(),
+                        });
+                    }
+                }
+                for file in FILE.find_iter(&sentence) {
+                    if seen_files.insert(file.as_str().to_owned()) {
+                        actions.file_changes.push(FileChange {
+                            file: file.as_str().to_owned(),
+                            change: cut(&sentence, Self::MAX_CHANGE_CHARS, CutMark::Ellipsis),
+                            source: hit.id.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        actions.primary = primary(&actions);
+        actions.confidence = confidence(&actions, &stated_by);
+        actions
+    }
+}
+
+#[async_trait::async_trait]
+impl ActionExtractor for HeuristicActionExtractor {
+    async fn extract(
+        &self,
+        _question: &str,
+        _answer: &str,
+        sources: &[Hit],
+    ) -> StageOutput<Actions> {
+        StageOutput::heuristic(self.actions(sources))
+    }
+}
+
+/// The first thing to do: move the first component, else run the first command, else change the
+/// first file.
+pub(crate) fn primary(actions: &Actions) -> Option<String> {
+    if let Some(change) = actions.version_changes.first() {
+        return Some(format!(
+            "upgrade {} to {}",
+            change.component, change.version
+        ));
+    }
+    if let Some(command) = actions.commands.first() {
+        return Some(format!("run `{}`", command.command));
+    }
+    actions
+        .file_changes
+        .first()
+        .map(|change| format!("change {}", change.file))
+}
+
+/// More kinds of action stated, and a version two sources agree on, make the actions surer.
+fn confidence(actions: &Actions, stated_by: &[(String, String)]) -> f64 {
+    if actions.is_empty() {
+        return 0.0;
+    }
+    let kinds = [
+        !actions.version_changes.is_empty(),
+        !actions.file_changes.is_empty(),
+        !actions.commands.is_empty(),
+    ]
+    .into_iter()
+    .filter(|&k| k)
+    .count();
+    let agreed = actions.version_changes.first().is_some_and(|first| {
+        let key = (first.component.to_lowercase(), first.version.clone());
+        stated_by.iter().filter(|s| **s == key).count() >= 2
+    });
+    let score = 0.4 + 0.15 * kinds as f64 + if agreed { 0.1 } else { 0.0 };
+    score.min(0.95)
+}
+
+/// Tools whose command lines are worth running as written.
+const TOOLS: &str = r"(?:mvn|\./mvnw|mvnw|gradle|\./gradlew|gradlew|npm|npx|yarn|pnpm|pip3?|python3?|cargo|rustup|go|apt-get|apt|brew|docker|kubectl|git|sdk|java|javac|make|dotnet|composer|gem|bundle|poetry|uv|conda|curl)";
+
+static CODE_BLOCK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)```[\w+-]*\n?(.*?)```").expect("valid regex"));
+static INLINE_CODE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"`([^`\n]{3,200})`").expect("valid regex"));
+static COMMAND_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"^(?:\$\s+)?({TOOLS}\s+\S.*)$")).expect("valid regex"));
+/// "Run mvn clean install -U to refresh": the command ends at a clause's end.
+static RUN_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)\b(?:run|execute|type|use)\s+({TOOLS}\s+[^\s,;]+(?:\s+[^\s,;]+)*?)(?:[.;,](?:\s|$)|\s(?:to|and|then|so|which|if|after|before|for|in|on|from|with)\s|$)"
+    ))
+    .expect("valid regex")
+});
+/// A component and its version: "Spring Boot 2.7.18", "Java 17", "JDK 21", "Hibernate 6.x".
+static NAME_VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b([A-Z][A-Za-z0-9+#-]*(?:[ -][A-Z][A-Za-z0-9+#-]*){0,2})\s+v?(\d+(?:\.\d+){0,2}(?:\.x|\+)?)")
+        .expect("valid regex")
+});
+/// "upgrade Spring Boot to 2.7": the component, then its version after "to".
+static MOVE_TO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:upgrade|update|bump|migrate|move|switch)\s+(?:(?i:the)\s+)?([A-Z][A-Za-z0-9+#-]*(?:[ -][A-Z][A-Za-z0-9+#-]*){0,2})\s+(?i:to)\s+(?:(?i:version)\s+)?v?(\d+(?:\.\d+){0,2}(?:\.x|\+)?)")
+        .expect("valid regex")
+});
+/// Words that make a sentence's version an action.
+static CHANGE_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:upgrad\w*|updat\w*|requir\w*|compatib\w*|migrat\w*|bump\w*|switch\w*|move to|supports?)\b")
+        .expect("valid regex")
+});
+/// A sentence that says not to, or that something does not work.
+static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:not|never|no longer|cannot)\b|n't\b").expect("valid regex")
+});
+/// Build and configuration files, by name.
+static FILE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:[\w.-]+/)*(?:pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradle\.properties|gradle-wrapper\.properties|application(?:-\w+)?\.(?:properties|ya?ml)|package\.json|Cargo\.toml|pyproject\.toml|requirements\.txt|Dockerfile|docker-compose\.ya?ml)\b")
+        .expect("valid regex")
+});
+
+/// Words that open a sentence but name no component.
+const NOT_COMPONENTS: &[&str] = &[
+    "the",
+    "this",
+    "it",
+    "a",
+    "an",
+    "version",
+    "versions",
+    "from",
+    "since",
+    "with",
+    "upgrade",
+    "upgrading",
+    "update",
+    "updating",
+    "migrate",
+    "use",
+    "using",
+    "run",
+    "in",
+    "on",
+    "to",
+    "see",
+];
+
+/// Words that, right after a tool's name, show a sentence about the tool rather than its command.
+const PROSE_WORDS: &[&str] = &[
+    "to", "the", "a", "an", "it", "is", "was", "and", "or", "for", "with", "on", "in", "of", "as",
+    "that", "this", "which", "will", "can",
+];
+
+fn commands(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut keep = |command: &str| {
+        let command = command.trim().trim_end_matches(['.', ',', ';']).trim();
+        // "use git to track it" is prose about a tool, not a command line.
+        let argument = command.split_whitespace().nth(1).map(str::to_lowercase);
+        let prose = argument
+            .as_ref()
+            .is_some_and(|a| PROSE_WORDS.contains(&a.as_str()));
+        if argument.is_some() && !prose && command.chars().count() <= 200 {
+            found.push(one_line(command));
+        }
+    };
+    for block in CODE_BLOCK.captures_iter(text) {
+        for line in block[1].lines() {
+            if let Some(command) = COMMAND_LINE.captures(line.trim()) {
+                keep(&command[1]);
+            }
+        }
+    }
+    let outside_blocks = CODE_BLOCK.replace_all(text, " ");
+    for code in INLINE_CODE.captures_iter(&outside_blocks) {
+        if let Some(command) = COMMAND_LINE.captures(code[1].trim()) {
+            keep(&command[1]);
+        }
+    }
+    let prose = INLINE_CODE.replace_all(&outside_blocks, " ");
+    for line in prose.lines() {
+        if let Some(command) = COMMAND_LINE.captures(line.trim()) {
+            if line.trim_start().starts_with('$') {
+                keep(&command[1]);
+                continue;
+            }
+        }
+        for phrase in RUN_PHRASE.captures_iter(line) {
+            keep(&phrase[1]);
+        }
+    }
+    found
+}
+
+/// The component and version a sentence says to move to: "upgrade X to N", else the first
+/// "X N" after a change word ("requires Java 17"), else the first before it ("Spring Boot 2.5 is
+/// compatible").
+fn version_change(sentence: &str) -> Option<(String, String)> {
+    // "does not support Java 17", "do not upgrade to 3.0": a change the source advises against.
+    if NEGATION.is_match(sentence) {
+        return None;
+    }
+    if let Some(moved) = MOVE_TO.captures(sentence) {
+        if let Some(pair) = component(&moved[1], &moved[2]) {
+            return Some(pair);
+        }
+    }
+    let word = CHANGE_WORD.find(sentence)?;
+    let pairs: Vec<(usize, String, String)> = NAME_VERSION
+        .captures_iter(sentence)
+        .filter_map(|c| {
+            let start = c.get(0)?.start();
+            component(&c[1], &c[2]).map(|(name, version)| (start, name, version))
+        })
+        .collect();
+    let after = pairs.iter().find(|(start, ..)| *start >= word.end());
+    after
+        .or_else(|| pairs.first())
+        .map(|(_, name, version)| (name.clone(), version.clone()))
+}
+
+/// `name` without the opening words that name nothing, and `version` unless it reads as a year.
+fn component(name: &str, version: &str) -> Option<(String, String)> {
+    let words: Vec<&str> = name
+        .split(' ')
+        .skip_while(|w| NOT_COMPONENTS.contains(&w.to_lowercase().as_str()))
+        .collect();
+    let major: u32 = version
+        .split('.')
+        .next()?
+        .trim_end_matches('+')
+        .parse()
+        .ok()?;
+    if words.is_empty() || major >= 1900 {
+        return None;
+    }
+    Some((words.join(" "), version.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: &str, text: &str) -> Hit {
+        Hit::new(id, id, text, 1.0, "web")
+    }
+
+    #[test]
+    fn commands_come_from_code_blocks_shell_lines_inline_code_and_run_phrases() {
+        let text = "Clear the cache:\n```bash\n$ mvn dependency:purge-local-repository\n./gradlew clean build --refresh-dependencies\necho done\n```\nThen `mvn clean install -U` or run npm ci --legacy-peer-deps to reinstall.\n$ git pull --rebase";
+        assert_eq!(
+            commands(text),
+            [
+                "mvn dependency:purge-local-repository",
+                "./gradlew clean build --refresh-dependencies",
+                "mvn clean install -U",
+                "npm ci --legacy-peer-deps",
+                "git pull --rebase",
+            ]
+        );
+        assert!(commands("Use git to track it. Maven is `mvn`.").is_empty());
+    }
+
+    #[test]
+    fn versions_are_read_beside_the_words_that_ask_for_a_change() {
+        let cases = [
+            (
+                "Upgrade to Spring Boot 2.5 or later to fix it.",
+                Some(("Spring Boot", "2.5")),
+            ),
+            (
+                "Upgrade Spring Boot to 2.7.18 first.",
+                Some(("Spring Boot", "2.7.18")),
+            ),
+            ("Spring Boot 3.x requires Java 17.", Some(("Java", "17"))),
+            (
+                "Hibernate 6.x is compatible with Jakarta EE 10.",
+                Some(("Jakarta EE", "10")),
+            ),
+            ("Spring Boot 1.5 was released in 2017.", None),
+            ("Released in 2023, it requires nothing.", None),
+            ("Spring Boot 1.5 does not support Java 17.", None),
+            ("Don't upgrade to Hibernate 6.x yet.", None),
+        ];
+        for (sentence, want) in cases {
+            let got = version_change(sentence);
+            assert_eq!(
+                got.as_ref().map(|(c, v)| (c.as_str(), v.as_str())),
+                want,
+                "{sentence}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_action_names_its_source_and_the_first_change_leads() {
+        let sources = [
+            hit(
+                "so",
+                "Spring Boot 1.5 repackages cglib, which fails on Java 17 [1]. Upgrade to Spring Boot 2.5 or later. Change the parent version in pom.xml and run mvn clean install -U.",
+            ),
+            hit(
+                "docs",
+                "Spring Boot 2.5 requires Java 8 or later. Upgrade to Spring Boot 2.5 to run on Java 17.",
+            ),
+        ];
+        let actions = HeuristicActionExtractor.actions(&sources);
+        assert_eq!(
+            actions.primary.as_deref(),
+            Some("upgrade Spring Boot to 2.5")
+        );
+        assert_eq!(actions.version_changes.len(), 2, "{actions:?}");
+        assert_eq!(actions.version_changes[0].source.0, "so");
+        assert_eq!(actions.file_changes[0].file, "pom.xml");
+        assert!(actions.file_changes[0].change.contains("parent version"));
+        assert_eq!(actions.commands[0].command, "mvn clean install -U");
+        assert!(
+            actions.confidence > 0.85,
+            "three kinds, and two sources agree: {}",
+            actions.confidence
+        );
+    }
+
+    #[test]
+    fn sources_that_state_no_action_give_none() {
+        let actions = HeuristicActionExtractor.actions(&[hit(
+            "wiki",
+            "The Final Five were the members of the 2016 United States Olympic women's gymnastics team.",
+        )]);
+        assert!(actions.is_empty() && actions.primary.is_none());
+        assert_eq!(actions.confidence, 0.0);
+    }
+}
