@@ -133,7 +133,10 @@ impl Agent {
         started: Instant,
         job: Option<Strategy>,
     ) -> SearchRun<'a> {
-        let analysis = self.analyze(query.text(), &mut rec).await;
+        let analysis = self
+            .analyze(query.text(), &mut rec)
+            .await
+            .with_context(query.context.clone());
         if let Some(strategy) = job {
             rec.step(TraceStep::Strategy {
                 chosen: strategy,

@@ -184,7 +184,7 @@ impl<'a> SearchRun<'a> {
         let answer = self
             .stages
             .synthesizer
-            .synthesize(asked, relevant)
+            .synthesize_in(asked, relevant, &self.query.context)
             .instrument(tracing::info_span!("synthesis"))
             .await;
         let (answer, implementation) = self.rec.stage(answer);

@@ -98,7 +98,18 @@ enum Command {
         web: Vec<web_args::WebChoice>,
         #[command(flatten)]
         web_options: web_args::WebOptionArgs,
+        /// Your situation, read beside the question (repeat): --context java_version=17.
+        #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_context_pair)]
+        context: Vec<(String, String)>,
     },
+}
+
+/// `key=value`, split at the first `=`.
+fn parse_context_pair(pair: &str) -> Result<(String, String), String> {
+    let (key, value) = pair
+        .split_once('=')
+        .ok_or_else(|| format!("`{pair}` is not key=value"))?;
+    Ok((key.trim().to_owned(), value.trim().to_owned()))
 }
 
 /// The file a recorded plan run is kept in, inside the `--record` / `--replay` folder.
@@ -145,6 +156,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             llm,
             web,
             web_options,
+            context,
         } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange {
                 from: since,
@@ -159,7 +171,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     let query = Query::new(q)?
                         .with_limit(limit)?
                         .with_filters(filters)?
-                        .with_options(web_options.options())?;
+                        .with_options(web_options.options())?
+                        .with_context(context.into_iter().collect())?;
                     let budget = Budget {
                         max_paid_units: web_options
                             .max_paid_units

@@ -320,3 +320,29 @@ async fn web_options_reach_the_provider_and_bad_ones_are_refused() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_context_pair_must_be_key_equals_value_and_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |pair: &str| {
+        ferret(dir.path())
+            .args([
+                "search",
+                "NoClassDefFoundError cglib Enhancer",
+                "--context",
+                pair,
+            ])
+            .output()
+            .unwrap()
+    };
+    let no_equals = run("java_version");
+    assert_eq!(no_equals.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_equals.stderr).contains("key=value"));
+    let long = run(&format!("stack={}", "x".repeat(1_001)));
+    assert!(!long.status.success());
+    let stderr = String::from_utf8_lossy(&long.stderr);
+    assert!(
+        stderr.contains("context") && stderr.contains("1001") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}

@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
@@ -94,6 +96,10 @@ pub struct Query {
     /// the web backends; each one set overrides the backend's configured default.
     #[serde(default, skip_serializing_if = "SearchOptions::is_empty")]
     pub options: SearchOptions,
+    /// The asker's situation as free key/value pairs (`java_version` = `17`,
+    /// `spring_boot_version` = `1.5.22`), which the stages read beside the question.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -111,6 +117,8 @@ struct RawQuery {
     budget: Budget,
     #[serde(default)]
     options: SearchOptions,
+    #[serde(default)]
+    context: BTreeMap<String, String>,
 }
 
 fn default_limit() -> usize {
@@ -130,7 +138,8 @@ impl TryFrom<RawQuery> for Query {
         Query::new(raw.text)?
             .with_filters(raw.filters)?
             .with_limit(raw.limit)?
-            .with_options(raw.options)
+            .with_options(raw.options)?
+            .with_context(raw.context)
             .map(|q| Query {
                 thread_id: raw.thread_id,
                 budget: raw.budget,
@@ -144,6 +153,10 @@ impl Query {
     pub const DEFAULT_LIMIT: usize = 10;
     /// Most hits one query may ask for.
     pub const MAX_LIMIT: usize = 1_000;
+    /// Most context pairs one query carries.
+    pub const MAX_CONTEXT_ENTRIES: usize = 32;
+    /// Longest context value, in characters.
+    pub const MAX_CONTEXT_VALUE_CHARS: usize = 1_000;
 
     /// A query for `text`, refused when it is empty, only whitespace or over [`MAX_QUESTION_CHARS`].
     pub fn new(text: impl Into<String>) -> Result<Self, QueryError> {
@@ -165,6 +178,7 @@ impl Query {
             limit: Self::DEFAULT_LIMIT,
             budget: Budget::default(),
             options: SearchOptions::default(),
+            context: BTreeMap::new(),
         })
     }
 
@@ -227,6 +241,41 @@ impl Query {
         Ok(self)
     }
 
+    /// Set the context, refusing more than [`Query::MAX_CONTEXT_ENTRIES`] pairs, a key that is
+    /// not a short identifier, or a value empty or over [`Query::MAX_CONTEXT_VALUE_CHARS`].
+    pub fn with_context(mut self, context: BTreeMap<String, String>) -> Result<Self, QueryError> {
+        let invalid = |reason: String| QueryError::InvalidField {
+            field: "context",
+            reason,
+        };
+        if context.len() > Self::MAX_CONTEXT_ENTRIES {
+            return Err(invalid(format!(
+                "{} entries; at most {} are read",
+                context.len(),
+                Self::MAX_CONTEXT_ENTRIES
+            )));
+        }
+        for (key, value) in &context {
+            let identifier = key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            if key.is_empty() || key.len() > 64 || !identifier {
+                return Err(invalid(format!(
+                    "`{key}` is not a key: use 1 to 64 letters, digits, `_`, `-` or `.`"
+                )));
+            }
+            let chars = value.chars().count();
+            if value.trim().is_empty() || chars > Self::MAX_CONTEXT_VALUE_CHARS {
+                return Err(invalid(format!(
+                    "the value of `{key}` has {chars} characters; give 1 to {}",
+                    Self::MAX_CONTEXT_VALUE_CHARS
+                )));
+            }
+        }
+        self.context = context;
+        Ok(self)
+    }
+
     /// Replace the budget.
     pub fn with_budget(mut self, budget: Budget) -> Self {
         self.budget = budget;
@@ -237,6 +286,33 @@ impl Query {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn context_is_read_from_json_and_an_oversized_value_is_a_typed_error() {
+        let query: Query = serde_json::from_str(
+            r#"{"text": "NoClassDefFoundError", "context": {"java_version": "17"}}"#,
+        )
+        .unwrap();
+        assert_eq!(query.context["java_version"], "17");
+        let long = serde_json::json!({"text": "q", "context": {"stack": "x".repeat(1_001)}});
+        let error = serde_json::from_value::<Query>(long)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("context") && error.contains("1001"),
+            "{error}"
+        );
+        let key = Query::new("q")
+            .unwrap()
+            .with_context(BTreeMap::from([("java version".into(), "17".into())]));
+        assert!(matches!(
+            key,
+            Err(QueryError::InvalidField {
+                field: "context",
+                ..
+            })
+        ));
+    }
 
     #[test]
     fn empty_and_whitespace_questions_are_refused() {

@@ -1,6 +1,7 @@
 //! The query analyzer: what kind of question this is, which entities
 //! it names, and whether it needs decomposing.
 
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use ferret_core::text::{content_terms, words};
@@ -131,6 +132,10 @@ pub struct Analysis {
     pub intent: String,
     /// Whether it needs decomposing.
     pub complexity: Complexity,
+    /// The asker's situation as the query gave it (`java_version` = `17`), for the stages that
+    /// read the analysis; the analyzer leaves it empty and the search fills it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context: BTreeMap<String, String>,
 }
 
 impl Analysis {
@@ -174,6 +179,7 @@ impl HeuristicAnalyzer {
             } else {
                 Complexity::Simple
             },
+            context: BTreeMap::new(),
         }
     }
 }

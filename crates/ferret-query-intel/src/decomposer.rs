@@ -9,6 +9,7 @@ use ferret_core::StageOutput;
 use regex::Regex;
 
 use crate::analyzer::{is_comparison_question, Analysis, Complexity, EntityKind, QueryType};
+use crate::context::context_versions;
 use crate::util::{
     dedup_key, find_word, is_aux_verb, is_question_word, name_runs, strip_possessive, tokenize,
     COMPARATIVES,
@@ -541,9 +542,17 @@ fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<Stri
         .next()?
         .text
         .clone();
+    // The asker's versions count beside the question's own, unless the question names them.
+    let from_context = context_versions(&analysis.context);
     let versions: Vec<&str> = analysis
         .entities_of(EntityKind::Version)
         .map(|e| e.text.as_str())
+        .chain(
+            from_context
+                .iter()
+                .map(String::as_str)
+                .filter(|v| !question.contains(*v)),
+        )
         .collect();
     let first_version = *versions.first()?;
     let in_a_version = |name: &str| versions.iter().any(|v| v.contains(name));
@@ -767,6 +776,7 @@ mod tests {
             entities: vec![],
             intent: "find_facts".into(),
             complexity: Complexity::Complex,
+            context: Default::default(),
         };
         assert_eq!(
             HeuristicDecomposer.sub_queries("zebra stripes", &analysis, 3),
@@ -836,6 +846,7 @@ mod tests {
                 entities,
                 intent: String::new(),
                 complexity: Complexity::Complex,
+                context: Default::default(),
             }
         })
     }

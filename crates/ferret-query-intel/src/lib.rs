@@ -12,6 +12,7 @@
 
 mod analyzer;
 mod bridge;
+mod context;
 mod decomposer;
 mod guardrail;
 mod llm;
@@ -26,6 +27,7 @@ pub use analyzer::{
 pub use bridge::{
     BridgeConfig, BridgeFinder, Hop, HopFinder, HopRequest, NameRanking, QuestionShape,
 };
+pub use context::context_versions;
 pub use decomposer::{HeuristicDecomposer, QueryDecomposer};
 pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier,

@@ -139,6 +139,7 @@ fn analysis_from(question: &str, reply: AnalysisReply) -> Result<Analysis, Strin
         entities,
         intent,
         complexity,
+        context: Default::default(),
     })
 }
 
@@ -168,6 +169,7 @@ impl QueryDecomposer for LlmDecomposer {
             question: question.to_owned(),
             entities: analysis.entities.iter().map(|e| e.text.clone()).collect(),
             max_sub_queries,
+            context: analysis.context.clone(),
         };
         let question_terms = term_set(question);
         let accept = |reply: DecompositionReply| {
@@ -263,6 +265,7 @@ impl QueryRewriter for LlmRewriter {
             strategy: None,
             previous_queries: Vec::new(),
             web: false,
+            context: analysis.context.clone(),
         };
         self.ask(context, HeuristicRewriter.rewritten(query, analysis))
             .await
@@ -286,6 +289,7 @@ impl QueryRewriter for LlmRewriter {
                     strategy: None,
                     previous_queries: Vec::new(),
                     web: true,
+                    context: analysis.context.clone(),
                 };
                 self.ask(context, HeuristicRewriter.web(query, analysis))
                     .await

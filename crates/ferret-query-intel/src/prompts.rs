@@ -3,6 +3,8 @@
 //! from, the reply the model must give, and the template (under `templates/`), side by side. The
 //! template engine, the `data` fence and the structured-output parser are `ferret-llm`'s.
 
+use std::collections::BTreeMap;
+
 use ferret_llm::{PromptContext, PromptSource, Stage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -96,6 +98,9 @@ pub struct DecompositionContext {
     pub entities: Vec<String>,
     /// Most sub-queries wanted (from the budget).
     pub max_sub_queries: usize,
+    /// The asker's situation as key/value pairs (`java_version` = `17`); may be empty.
+    #[serde(default)]
+    pub context: BTreeMap<String, String>,
 }
 
 /// The sub-queries.
@@ -128,6 +133,9 @@ pub struct RewriteContext {
     /// Write for a web search engine: an affirmative phrase, not keywords alone.
     #[serde(default)]
     pub web: bool,
+    /// The asker's situation as key/value pairs (`java_version` = `17`); may be empty.
+    #[serde(default)]
+    pub context: BTreeMap<String, String>,
 }
 
 /// The rewritten query.

@@ -11,6 +11,7 @@ use ferret_core::{QueryForm, StageOutput};
 use regex::Regex;
 
 use crate::analyzer::{Analysis, EntityKind, QueryType};
+use crate::context::context_versions;
 use ferret_core::text::{cut, one_line, CutMark};
 
 use crate::util::is_error_class;
@@ -128,13 +129,30 @@ impl HeuristicRewriter {
                 "fix" | "solution" | "resolve" | "solve"
             )
         });
+        // The asker's versions the question leaves out ("Java 17"), then "fix" for an error.
+        let mut tail: Vec<String> = match analysis.query_type {
+            QueryType::ErrorDiagnosis | QueryType::VersionCompatibility => {
+                context_versions(&analysis.context)
+                    .into_iter()
+                    .filter(|v| !body.to_lowercase().contains(&v.to_lowercase()))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         if analysis.query_type == QueryType::ErrorDiagnosis && !asks_fix {
-            const FIX: &str = " fix";
-            let head = cut(body, Self::MAX_CHARS - FIX.len(), CutMark::Plain);
-            format!("{}{FIX}", trim_question(&head))
-        } else {
-            head_query(body, query)
+            tail.push("fix".to_owned());
         }
+        let tail = tail.join(" ");
+        // A tail longer than half the query would crowd the question out: it is left off.
+        if tail.is_empty() || tail.chars().count() > Self::MAX_CHARS / 2 {
+            return head_query(body, query);
+        }
+        let head = cut(
+            body,
+            Self::MAX_CHARS - tail.chars().count() - 1,
+            CutMark::Plain,
+        );
+        format!("{} {tail}", trim_question(&head))
     }
 
     /// The text without noise, its stop words gone if it is long and its error classes first if
@@ -523,6 +541,23 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
             query.chars().count() <= HeuristicRewriter::MAX_CHARS && query.ends_with(" fix"),
             "{query}"
         );
+    }
+
+    #[test]
+    fn the_askers_versions_join_an_error_query_unless_it_names_them() {
+        let q = "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer";
+        let context = std::collections::BTreeMap::from([
+            ("java_version".to_owned(), "17".to_owned()),
+            ("spring_boot_version".to_owned(), "1.5.22".to_owned()),
+        ]);
+        let analysis = HeuristicAnalyzer.analysis(q).with_context(context.clone());
+        let query = HeuristicRewriter.web(q, &analysis);
+        assert!(query.ends_with("Java 17 Spring Boot 1.5.22 fix"), "{query}");
+        assert!(query.chars().count() <= HeuristicRewriter::MAX_CHARS);
+        let named = "NoClassDefFoundError Enhancer on Java 17";
+        let analysis = HeuristicAnalyzer.analysis(named).with_context(context);
+        let query = HeuristicRewriter.web(named, &analysis);
+        assert_eq!(query.matches("Java 17").count(), 1, "{query}");
     }
 
     #[test]

@@ -35,6 +35,7 @@ fn decomposition_prompt() {
         question: "Spring Boot 1.1.9 tests fail with NoClassDefFoundError cglib Enhancer after moving to Java 21".into(),
         entities: vec!["Spring Boot 1.1.9".into(), "NoClassDefFoundError".into(), "cglib Enhancer".into(), "Java 21".into()],
         max_sub_queries: 3,
+        context: std::collections::BTreeMap::from([("java_version".into(), "21".into())]),
     };
     insta::assert_snapshot!(Stage::Decomposition.name(), render(&context));
 }
@@ -50,6 +51,10 @@ fn rewrite_prompt() {
         strategy: Some("broaden".into()),
         previous_queries: vec!["Spring Boot 1.1.9 cglib Enhancer NoClassDefFoundError Java 21 fix".into()],
         web: true,
+        context: std::collections::BTreeMap::from([
+            ("java_version".into(), "21".into()),
+            ("spring_boot_version".into(), "1.1.9".into()),
+        ]),
     };
     insta::assert_snapshot!(Stage::Rewrite.name(), render(&context));
 }
@@ -63,6 +68,7 @@ fn rewrite_prompt_for_a_keyword_index() {
         strategy: None,
         previous_queries: Vec::new(),
         web: false,
+        context: Default::default(),
     };
     insta::assert_snapshot!("rewrite_keywords", render(&context));
 }

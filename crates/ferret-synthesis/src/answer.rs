@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use ferret_core::{Citation, Hit, Implementation, ShortAnswer, StageOutput, TraceStep};
 use serde::{Deserialize, Serialize};
 
@@ -41,4 +43,15 @@ impl Answer {
 pub trait AnswerSynthesizer: Send + Sync {
     /// Answer `question` from `hits`. Every marker of the answer resolves to one of `hits`.
     async fn synthesize(&self, question: &str, hits: &[Hit]) -> StageOutput<Answer>;
+
+    /// Answer `question` from `hits` for an asker in `context` (`java_version` = `17`). The
+    /// default ignores the context: the rules answer from what the sources say.
+    async fn synthesize_in(
+        &self,
+        question: &str,
+        hits: &[Hit],
+        _context: &BTreeMap<String, String>,
+    ) -> StageOutput<Answer> {
+        self.synthesize(question, hits).await
+    }
 }

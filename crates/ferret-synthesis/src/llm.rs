@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use crate::actions::{primary, ActionExtractor, HeuristicActionExtractor};
 use crate::{SynthesisContext, SynthesisReply};
 use ferret_core::{Actions, CommandAction, FileChange, Hit, StageOutput, VersionChange};
@@ -88,6 +90,15 @@ impl LlmSynthesizer {
 #[async_trait::async_trait]
 impl AnswerSynthesizer for LlmSynthesizer {
     async fn synthesize(&self, question: &str, hits: &[Hit]) -> StageOutput<Answer> {
+        self.synthesize_in(question, hits, &BTreeMap::new()).await
+    }
+
+    async fn synthesize_in(
+        &self,
+        question: &str,
+        hits: &[Hit],
+        asker: &BTreeMap<String, String>,
+    ) -> StageOutput<Answer> {
         if hits.iter().all(|h| h.text.trim().is_empty()) {
             return self.extractive.synthesize(question, hits).await;
         }
@@ -96,6 +107,7 @@ impl AnswerSynthesizer for LlmSynthesizer {
             question: question.to_owned(),
             sources: PromptSource::numbered(shown),
             guidance: self.guidance.clone(),
+            context: asker.clone(),
         };
         let yes_or_no = Asked::read(question).kind == AnswerKind::YesNo;
         let accept = |reply: SynthesisReply| {

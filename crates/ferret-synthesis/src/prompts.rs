@@ -2,6 +2,8 @@
 //! from, the reply the model must give, and the template (under `templates/`), side by side. The
 //! template engine, the `data` fence and the structured-output parser are `ferret-llm`'s.
 
+use std::collections::BTreeMap;
+
 use ferret_llm::{PromptContext, PromptSource, Stage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,6 +18,9 @@ pub struct SynthesisContext {
     /// Extra guidance on the answer's shape from configuration, e.g. "Start with the root cause,
     /// then give the fix step by step."
     pub guidance: Option<String>,
+    /// The asker's situation as key/value pairs (`java_version` = `17`); may be empty.
+    #[serde(default)]
+    pub context: BTreeMap<String, String>,
 }
 
 /// The answer.

@@ -30,6 +30,10 @@ fn synthesis_prompt() {
             "Start with the root cause in one or two sentences, then give the fix step by step."
                 .into(),
         ),
+        context: std::collections::BTreeMap::from([
+            ("java_version".into(), "21".into()),
+            ("spring_boot_version".into(), "1.1.9".into()),
+        ]),
     };
     insta::assert_snapshot!(Stage::Synthesis.name(), render(&context));
 }
