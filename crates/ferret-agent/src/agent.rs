@@ -1,14 +1,14 @@
 //! The agent: it screens a question with the guardrail, analyses it, runs the configured
 //! strategy over one [`SearchRun`], and turns how the strategy ended into the response.
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use ferret_core::{
-    Event, FerretError, Query, QueryForm, Response, StopReason, Strategy, StrategyReason,
+    Event, FerretError, OnRepeat, Query, QueryForm, Response, StopReason, Strategy, StrategyReason,
     TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, Executor};
-use ferret_query_intel::{Analysis, HeuristicAnalyzer, Intent};
+use ferret_query_intel::{error_signature, Analysis, HeuristicAnalyzer, Intent};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
@@ -17,6 +17,7 @@ use crate::gathered::Gathered;
 use crate::planner::PlanRecord;
 use crate::recorder::Recorder;
 use crate::run::{elapsed_ms, SearchRun, NOTHING_FOUND};
+use crate::session::{normalized, Asked, Sessions, Turn};
 use crate::stages::Stages;
 use crate::strategy::{implementation, PlanStrategy};
 
@@ -26,6 +27,7 @@ pub struct Agent {
     stages: Stages,
     executor: Executor,
     config: AgentConfig,
+    sessions: Option<Sessions>,
 }
 
 impl Agent {
@@ -40,7 +42,15 @@ impl Agent {
             stages,
             executor,
             config,
+            sessions: None,
         })
+    }
+
+    /// Remember each thread's questions in `sessions`: a question a thread repeats is answered
+    /// again without a search, unless the query asks to search again.
+    pub fn with_sessions(mut self, sessions: Sessions) -> Self {
+        self.sessions = Some(sessions);
+        self
     }
 
     /// Answer `query`, sending every step to `events` as it happens when a sender is given:
@@ -64,6 +74,28 @@ impl Agent {
             let mut run = self.begin(query, rec, started, None).await;
             // Steps that change what is searched before any strategy runs (a follow-up resolved
             // against its thread, a question the session has already answered) belong here.
+            let thread = match (&self.sessions, &query.thread_id) {
+                (Some(sessions), Some(thread)) => Some((sessions, thread.as_str())),
+                _ => None,
+            };
+            let mut asked = None;
+            if let Some((sessions, thread)) = thread {
+                let turn = self.turn_of(sessions, query, &run.analysis).await;
+                let turns = sessions.store.turns(thread).await;
+                let question = Asked {
+                    normalized: turn.normalized.clone(),
+                    error_signature: turn.error_signature.as_deref(),
+                    embedding: turn.embedding.as_deref(),
+                };
+                if query.on_repeat == OnRepeat::Reuse {
+                    if let Some((earlier, matched_by)) =
+                        question.repeats(&turns, sessions.similarity)
+                    {
+                        return Ok(run.repeat(earlier, matched_by));
+                    }
+                }
+                asked = Some(turn);
+            }
             if strategy != Strategy::Auto {
                 run.rec.step(TraceStep::Strategy {
                     chosen: strategy,
@@ -71,10 +103,30 @@ impl Agent {
                 });
             }
             let ending = implementation(strategy).run(&mut run).await;
-            Ok(run.finish(ending))
+            let response = run.finish(ending);
+            if let (Some((sessions, thread)), Some(turn)) = (thread, asked) {
+                let turn = Turn {
+                    response: response.clone(),
+                    ..turn
+                };
+                sessions.store.record(thread, turn).await;
+            }
+            Ok(response)
         }
         .instrument(span)
         .await
+    }
+
+    /// What a session keeps of `query`, before its response is known.
+    async fn turn_of(&self, sessions: &Sessions, query: &Query, analysis: &Analysis) -> Turn {
+        Turn {
+            number: 0,
+            normalized: normalized(query.text()),
+            error_signature: error_signature(query.text(), analysis),
+            embedding: sessions.embed(query.text()).await,
+            response: Response::message("", StopReason::Answered, Default::default()),
+            at: SystemTime::now(),
+        }
     }
 
     /// Run `strategy` for a job whose input is not a question (a missing model file's name, a

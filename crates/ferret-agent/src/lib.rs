@@ -17,6 +17,7 @@ mod planner;
 mod prompts;
 mod recorder;
 mod run;
+mod session;
 mod stages;
 mod strategy;
 mod tool_selection;
@@ -36,6 +37,7 @@ pub use prompts::{
     ReportSectionReply, ReportWritingContext, ToolChoiceReply, ToolDescription,
     ToolSelectionContext, Verdict, DONE_TOOL,
 };
+pub use session::{InMemorySessions, SessionLimits, SessionStore, Sessions, Turn};
 pub use stages::{StageConfig, Stages};
 pub use tool_selection::{
     most_relevant_within, HeuristicToolSelector, LlmToolSelector, SelectionState, ToolCall,

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use ferret_core::text::one_line;
 use ferret_core::{
-    Actions, Event, Hit, Implementation, Query, Report, Response, ResponseType, SearchQuery,
-    StopReason, TraceStep, Usage,
+    Actions, Event, Hit, Implementation, Query, RepeatMatch, RepeatOf, Report, Response,
+    ResponseType, SearchQuery, StopReason, TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
@@ -19,6 +19,7 @@ use tracing::Instrument;
 use crate::config::AgentConfig;
 use crate::gathered::Gathered;
 use crate::recorder::Recorder;
+use crate::session::Turn;
 use crate::stages::Stages;
 
 /// Said when a search found nothing relevant to answer from.
@@ -236,6 +237,40 @@ impl<'a> SearchRun<'a> {
         Some(actions).filter(|a| !a.is_empty())
     }
 
+    /// The response to a question that repeats `earlier`, a turn of its thread: that turn's
+    /// response again, with this search's trace and what it spent (no backend call).
+    pub(crate) fn repeat(mut self, earlier: &Turn, matched_by: RepeatMatch) -> Response {
+        self.rec.step(TraceStep::Repeat {
+            turn: earlier.number,
+            matched_by,
+        });
+        let rec = self.rec;
+        let mut response = Response {
+            trace: rec.trace.clone(),
+            repeat_of: Some(RepeatOf {
+                turn: earlier.number,
+                matched_by,
+            }),
+            failures: Vec::new(),
+            ..earlier.response.clone()
+        };
+        response.usage = Usage {
+            elapsed_ms: elapsed_ms(self.started),
+            ..rec.llm.clone()
+        };
+        if let Some(text) = &response.answer {
+            rec.emit(Event::Answer {
+                text: text.clone(),
+                short_answer: response.short_answer.clone(),
+                citations: response.citations.clone(),
+            });
+        }
+        rec.emit(Event::Done {
+            response: Box::new(response.clone()),
+        });
+        response
+    }
+
     /// The response of a search that ended: its answer and hits, or the message saying why
     /// there are none, with everything the search spent.
     pub(crate) fn finish(self, ending: Ending) -> Response {
@@ -294,6 +329,7 @@ impl<'a> SearchRun<'a> {
                     citations: answer.citations,
                     report,
                     actions: self.actions,
+                    repeat_of: None,
                     hits,
                     failures: Vec::new(),
                     trace: rec.trace.clone(),

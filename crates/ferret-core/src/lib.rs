@@ -34,10 +34,10 @@ pub use llm::{
     LlmError, RetrievalMode, TokenUsage,
 };
 pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
-pub use query::{DateRange, Filters, Query, QueryError, MAX_QUESTION_CHARS};
+pub use query::{DateRange, Filters, OnRepeat, Query, QueryError, MAX_QUESTION_CHARS};
 pub use response::{
-    BackendFailure, Citation, PaidUsage, Report, ReportSection, Response, ResponseType,
-    ShortAnswer, StopReason, Usage,
+    BackendFailure, Citation, PaidUsage, RepeatMatch, RepeatOf, Report, ReportSection, Response,
+    ResponseType, ShortAnswer, StopReason, Usage,
 };
 pub use strategy::{Strategy, StrategyReason, UnknownStrategy};
 pub use trace::{Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep};

@@ -100,6 +100,27 @@ pub struct Query {
     /// `spring_boot_version` = `1.5.22`), which the stages read beside the question.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub context: BTreeMap<String, String>,
+    /// What to do when the question repeats one its thread already asked.
+    #[serde(default, skip_serializing_if = "OnRepeat::is_default")]
+    pub on_repeat: OnRepeat,
+}
+
+/// What a search does with a question its thread has already asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum OnRepeat {
+    /// Give the earlier answer again, calling no backend.
+    #[default]
+    Reuse,
+    /// Search again.
+    SearchAgain,
+}
+
+impl OnRepeat {
+    fn is_default(&self) -> bool {
+        *self == OnRepeat::Reuse
+    }
 }
 
 #[derive(Deserialize)]
@@ -119,6 +140,8 @@ struct RawQuery {
     options: SearchOptions,
     #[serde(default)]
     context: BTreeMap<String, String>,
+    #[serde(default)]
+    on_repeat: OnRepeat,
 }
 
 fn default_limit() -> usize {
@@ -143,6 +166,7 @@ impl TryFrom<RawQuery> for Query {
             .map(|q| Query {
                 thread_id: raw.thread_id,
                 budget: raw.budget,
+                on_repeat: raw.on_repeat,
                 ..q
             })
     }
@@ -179,6 +203,7 @@ impl Query {
             budget: Budget::default(),
             options: SearchOptions::default(),
             context: BTreeMap::new(),
+            on_repeat: OnRepeat::Reuse,
         })
     }
 

@@ -75,6 +75,29 @@ pub struct BackendFailure {
     pub error: BackendError,
 }
 
+/// The earlier question of a thread that a question repeats.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RepeatOf {
+    /// Its number in the thread, from 1.
+    pub turn: u32,
+    /// How the repeat was recognised.
+    pub matched_by: RepeatMatch,
+}
+
+/// How a repeated question was recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RepeatMatch {
+    /// The same words, in any order and case.
+    Text,
+    /// The same error class and component (`NoClassDefFoundError:cglib.proxy.Enhancer`).
+    ErrorSignature,
+    /// Embeddings close enough (cosine at least the session's threshold).
+    Meaning,
+}
+
 /// What a search spent at one paid provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -187,6 +210,10 @@ pub struct Response {
     /// present for technical questions whose sources state an action.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Actions>,
+    /// Set when the question repeats an earlier one of its thread: which, and how it was
+    /// recognised. The rest of the response is that question's, and no backend was called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat_of: Option<RepeatOf>,
     /// The results, best first.
     pub hits: Vec<Hit>,
     /// Backend calls that failed; the search went on without them.
@@ -209,6 +236,7 @@ impl Response {
             short_answer: None,
             report: None,
             actions: None,
+            repeat_of: None,
             citations: Vec::new(),
             hits: Vec::new(),
             failures: Vec::new(),

@@ -241,6 +241,13 @@ pub enum TraceStep {
         /// Which synthesizer ran.
         implementation: Implementation,
     },
+    /// The question repeats an earlier one of its thread, whose answer is given again.
+    Repeat {
+        /// The earlier question's number in the thread.
+        turn: u32,
+        /// How the repeat was recognised.
+        matched_by: crate::RepeatMatch,
+    },
     /// What the answer tells its reader to do was read.
     Actions {
         /// Version changes found.

@@ -583,6 +583,15 @@ fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<Stri
     ])
 }
 
+/// An error question's signature, its error class and what the error is about:
+/// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> `NoClassDefFoundError:cglib.proxy.Enhancer`.
+/// The same failure reads the same whatever else the question says; `None` without both parts.
+pub fn error_signature(question: &str, analysis: &Analysis) -> Option<String> {
+    let error = &analysis.entities_of(EntityKind::ErrorClass).next()?.text;
+    let component = error_component(question, error)?;
+    Some(format!("{error}:{}", component.replace(' ', ".")))
+}
+
 /// What the error is about, when the message names a class or path after it:
 /// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> "cglib proxy Enhancer".
 fn error_component(question: &str, error: &str) -> Option<String> {

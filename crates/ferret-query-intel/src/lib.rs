@@ -28,7 +28,7 @@ pub use bridge::{
     BridgeConfig, BridgeFinder, Hop, HopFinder, HopRequest, NameRanking, QuestionShape,
 };
 pub use context::context_versions;
-pub use decomposer::{HeuristicDecomposer, QueryDecomposer};
+pub use decomposer::{error_signature, HeuristicDecomposer, QueryDecomposer};
 pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier,
     IntentVerdict, DEFAULT_UNRELATED_TOPICS,

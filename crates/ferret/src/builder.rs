@@ -2,7 +2,10 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ferret_agent::{Agent, AgentConfig, PlanRecord, StageConfig, Stages};
+use ferret_agent::{
+    Agent, AgentConfig, InMemorySessions, PlanRecord, SessionLimits, SessionStore, Sessions,
+    StageConfig, Stages,
+};
 use ferret_backends_local::{LocalBackend, LocalIndex};
 use ferret_backends_qdrant::{
     backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
@@ -45,9 +48,25 @@ pub struct FerretBuilder {
     stage_model: StageModelConfig,
     retrieval: Option<RetrievalMode>,
     embedder: Option<Arc<dyn Embedder>>,
+    session_store: Option<Arc<dyn SessionStore>>,
+    session_limits: SessionLimits,
 }
 
 impl FerretBuilder {
+    /// Keep threads' questions in `store` instead of in memory: a question its thread repeats
+    /// is answered again without a search (see [`Ferret::session`]).
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = Some(store);
+        self
+    }
+
+    /// How much the in-memory session store keeps, and how alike two questions must mean to
+    /// repeat (default: 50 turns a thread, one hour, 1,000 threads, cosine 0.8).
+    pub fn session_limits(mut self, limits: SessionLimits) -> Self {
+        self.session_limits = limits;
+        self
+    }
+
     /// Search the embedded index in `dir` (made by `ferret ingest`), as backend `local`.
     /// [`build`](Self::build) fails with the path if there is no index there.
     pub fn local_index(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -208,18 +227,23 @@ impl FerretBuilder {
                 )?)),
             };
         }
+        let embedder = index_embedder.or(self.embedder);
+        let store = self.session_store.unwrap_or_else(|| {
+            Arc::new(InMemorySessions::new(self.session_limits)) as Arc<dyn SessionStore>
+        });
+        let sessions = Sessions::new(store, embedder.clone(), self.session_limits.similarity);
         let config = StageConfig {
             guardrail: self.guardrail.unwrap_or_default(),
             grading: self.grading,
             bridge: self.bridge,
-            embedder: index_embedder.or(self.embedder),
+            embedder,
         };
         let stages = match self.model {
             Some(model) => Stages::with_model(StageModel::new(model, self.stage_model), config),
             None => Stages::heuristic(config),
         };
         Ok(Ferret {
-            agent: Agent::new(stages, executor.build()?, self.agent)?,
+            agent: Agent::new(stages, executor.build()?, self.agent)?.with_sessions(sessions),
         })
     }
 }
@@ -321,6 +345,19 @@ impl Ferret {
         self.agent.run(&query, None).await
     }
 
+    /// The session of thread `thread`: its searches remember what the thread asked, and a
+    /// question it repeats (the same words, the same error, or the same meaning when the index
+    /// has an embedder) is answered again without a backend call, the response's `repeat_of`
+    /// naming the earlier question, unless the query asks [`OnRepeat::SearchAgain`].
+    ///
+    /// [`OnRepeat::SearchAgain`]: ferret_core::OnRepeat::SearchAgain
+    pub fn session(&self, thread: impl Into<String>) -> Session<'_> {
+        Session {
+            ferret: self,
+            thread: thread.into(),
+        }
+    }
+
     /// Answer `query` as a stream of events ending with exactly one [`Event::Done`]. A search
     /// that cannot start (an unusable budget) sends [`Event::Error`] and a `Done` whose response
     /// says why. Must be called inside a tokio runtime; the search runs on a spawned task and
@@ -368,4 +405,25 @@ where
         }
     });
     UnboundedReceiverStream::new(receiver)
+}
+
+/// One thread's searches: see [`Ferret::session`].
+#[derive(Debug)]
+pub struct Session<'a> {
+    ferret: &'a Ferret,
+    thread: String,
+}
+
+impl Session<'_> {
+    /// The thread's name.
+    pub fn thread(&self) -> &str {
+        &self.thread
+    }
+
+    /// Answer `query` in this thread.
+    pub async fn search(&self, query: Query) -> Result<Response, FerretError> {
+        self.ferret
+            .search(query.with_thread(self.thread.clone()))
+            .await
+    }
 }

@@ -21,14 +21,14 @@ mod builder;
 mod default_corpus;
 mod lazy;
 
-pub use builder::{Ferret, FerretBuilder, QDRANT_API_KEY_VAR};
+pub use builder::{Ferret, FerretBuilder, Session, QDRANT_API_KEY_VAR};
 pub use default_corpus::{
     default_embedder, default_index_dir, default_models_dir, open_default_index,
     DEFAULT_CORPUS_JSONL,
 };
 pub use ferret_agent::{
-    AgentConfig, PlanConfig, PlanRecord, PlanRecordError, StageConfig, Strategy, StrategyReason,
-    ToolLoopConfig,
+    AgentConfig, InMemorySessions, PlanConfig, PlanRecord, PlanRecordError, SessionLimits,
+    SessionStore, Sessions, StageConfig, Strategy, StrategyReason, ToolLoopConfig, Turn,
 };
 pub use ferret_backends_local::{
     IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex,
@@ -38,7 +38,9 @@ pub use ferret_backends_web::{
     ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
     WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE,
 };
-pub use ferret_core::{Actions, CommandAction, FileChange, VersionChange};
+pub use ferret_core::{
+    Actions, CommandAction, FileChange, OnRepeat, RepeatMatch, RepeatOf, VersionChange,
+};
 pub use ferret_core::{
     BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError,
     Embedder, Event, FerretError, Filters, Hit, HitId, Implementation, LanguageModel, LlmCall,
