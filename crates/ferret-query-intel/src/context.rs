@@ -40,6 +40,22 @@ pub fn context_versions(context: &BTreeMap<String, String>) -> Vec<String> {
         .collect()
 }
 
+/// The context's versions whose number `text` does not already give ("JDK 17" gives Java's 17):
+/// the ones worth adding to a query.
+pub(crate) fn missing_versions(text: &str, analysis: &Analysis) -> Vec<String> {
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
+        .map(|w| w.trim_end_matches('.'))
+        .collect();
+    context_versions(&analysis.context)
+        .into_iter()
+        .filter(|v| {
+            let number = v.rsplit(' ').next().unwrap_or_default();
+            !words.contains(&number)
+        })
+        .collect()
+}
+
 impl Analysis {
     /// The analysis with the asker's `context`: an error question the context gives versions
     /// for is complex (which versions work together is a question of its own).
@@ -70,6 +86,19 @@ mod tests {
         assert_eq!(
             context_versions(&context),
             ["Java 17", "JDK 21", "Spring Boot 1.5.22"]
+        );
+    }
+
+    #[test]
+    fn a_version_the_text_gives_is_not_added_again() {
+        let context = BTreeMap::from([
+            ("java_version".to_owned(), "17".to_owned()),
+            ("spring_boot_version".to_owned(), "1.1.9".to_owned()),
+        ]);
+        let analysis = HeuristicAnalyzer.analysis("q").with_context(context);
+        assert_eq!(
+            missing_versions("Spring Boot fails on JDK 17.", &analysis),
+            ["Spring Boot 1.1.9"]
         );
     }
 

@@ -9,7 +9,7 @@ use ferret_core::StageOutput;
 use regex::Regex;
 
 use crate::analyzer::{is_comparison_question, Analysis, Complexity, EntityKind, QueryType};
-use crate::context::context_versions;
+use crate::context::missing_versions;
 use crate::util::{
     dedup_key, find_word, is_aux_verb, is_question_word, name_runs, strip_possessive, tokenize,
     COMPARATIVES,
@@ -537,22 +537,13 @@ fn join_words(parts: impl IntoIterator<Item = String>) -> String {
 
 /// [error + component, versions + compatibility, product + error + fix].
 fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<String>> {
-    let error = analysis
-        .entities_of(EntityKind::ErrorClass)
-        .next()?
-        .text
-        .clone();
-    // The asker's versions count beside the question's own, unless the question names them.
-    let from_context = context_versions(&analysis.context);
+    let error = root_error(question, analysis)?.to_owned();
+    // The asker's versions count beside the question's own, unless the question gives them.
+    let from_context = missing_versions(question, analysis);
     let versions: Vec<&str> = analysis
         .entities_of(EntityKind::Version)
         .map(|e| e.text.as_str())
-        .chain(
-            from_context
-                .iter()
-                .map(String::as_str)
-                .filter(|v| !question.contains(*v)),
-        )
+        .chain(from_context.iter().map(String::as_str))
         .collect();
     let first_version = *versions.first()?;
     let in_a_version = |name: &str| versions.iter().any(|v| v.contains(name));
@@ -583,11 +574,30 @@ fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<Stri
     ])
 }
 
+/// The error a question is about: in a chain of causes, the innermost one (named after the last
+/// "Caused by"), which is where the failure started; else the first error named.
+fn root_error<'a>(question: &str, analysis: &'a Analysis) -> Option<&'a str> {
+    let mut errors = analysis
+        .entities_of(EntityKind::ErrorClass)
+        .map(|e| e.text.as_str());
+    let first = errors.next()?;
+    let innermost = question.rfind("Caused by").and_then(|at| {
+        let cause = &question[at..];
+        analysis
+            .entities_of(EntityKind::ErrorClass)
+            .map(|e| e.text.as_str())
+            .filter_map(|e| cause.find(e).map(|pos| (pos, e)))
+            .min_by_key(|(pos, _)| *pos)
+            .map(|(_, e)| e)
+    });
+    Some(innermost.unwrap_or(first))
+}
+
 /// An error question's signature, its error class and what the error is about:
 /// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> `NoClassDefFoundError:cglib.proxy.Enhancer`.
 /// The same failure reads the same whatever else the question says; `None` without both parts.
 pub fn error_signature(question: &str, analysis: &Analysis) -> Option<String> {
-    let error = &analysis.entities_of(EntityKind::ErrorClass).next()?.text;
+    let error = root_error(question, analysis)?;
     let component = error_component(question, error)?;
     Some(format!("{error}:{}", component.replace(' ', ".")))
 }

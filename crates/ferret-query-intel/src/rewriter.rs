@@ -11,7 +11,7 @@ use ferret_core::{QueryForm, StageOutput};
 use regex::Regex;
 
 use crate::analyzer::{Analysis, EntityKind, QueryType};
-use crate::context::context_versions;
+use crate::context::missing_versions;
 use ferret_core::text::{cut, one_line, CutMark};
 
 use crate::util::is_error_class;
@@ -132,10 +132,7 @@ impl HeuristicRewriter {
         // The asker's versions the question leaves out ("Java 17"), then "fix" for an error.
         let mut tail: Vec<String> = match analysis.query_type {
             QueryType::ErrorDiagnosis | QueryType::VersionCompatibility => {
-                context_versions(&analysis.context)
-                    .into_iter()
-                    .filter(|v| !body.to_lowercase().contains(&v.to_lowercase()))
-                    .collect()
+                missing_versions(body, analysis)
             }
             _ => Vec::new(),
         };

@@ -154,8 +154,10 @@ static MOVE_TO: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Words that make a sentence's version an action.
 static CHANGE_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:upgrad\w*|updat\w*|requir\w*|compatib\w*|migrat\w*|bump\w*|switch\w*|move to|supports?)\b")
-        .expect("valid regex")
+    Regex::new(
+        r"(?i)\b(?:upgrad\w*|updat\w*|requir\w*|compatib\w*|migrat\w*|bump\w*|switch\w*|move to)\b",
+    )
+    .expect("valid regex")
 });
 /// A sentence that says not to, or that something does not work.
 static NEGATION: LazyLock<Regex> = LazyLock::new(|| {

@@ -1,0 +1,175 @@
+//! The coding-agent scenario end to end: a Spring Boot 1.x / CGLIB / JDK 17 error with its
+//! project context, over Tavily and Brave answering from `fixtures/scenario/spring-cglib-jdk17`
+//! on a local mock server. The question is decomposed, no query goes to a provider twice, the
+//! answer names the cause with citations, the actions hold the version change and the build
+//! command, and the same error asked again in the session calls no provider.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use ferret::{
+    ApiKey, BraveBackend, BraveConfig, Ferret, Query, RepeatMatch, TavilyBackend, TavilyConfig,
+    TraceStep,
+};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+fn scenario(file: &str) -> String {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/scenario/spring-cglib-jdk17");
+    std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+async fn provider(route_method: &str, route: &str, body: String) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method(route_method))
+        .and(path(route))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The query text of each request a provider received.
+async fn sent(server: &MockServer) -> Vec<String> {
+    server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(
+            |r| match serde_json::from_slice::<serde_json::Value>(&r.body) {
+                Ok(body) => body["query"].as_str().unwrap_or_default().to_owned(),
+                Err(_) => r
+                    .url
+                    .query_pairs()
+                    .find(|(k, _)| k == "q")
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default(),
+            },
+        )
+        .collect()
+}
+
+#[tokio::test]
+async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice() {
+    let tavily_server = provider("POST", "/search", scenario("tavily.json")).await;
+    let brave_server = provider("GET", "/res/v1/web/search", scenario("brave.json")).await;
+    let mut tavily = TavilyConfig::with_key(ApiKey::new("tvly-test", "TAVILY_API_KEY"));
+    tavily.base_url = tavily_server.uri();
+    let mut brave = BraveConfig::with_key(ApiKey::new("brave-test", "BRAVE_API_KEY"));
+    brave.base_url = brave_server.uri();
+    let ferret = Ferret::builder()
+        .backend(Arc::new(TavilyBackend::new(tavily).unwrap()))
+        .backend(Arc::new(BraveBackend::new(brave).unwrap()))
+        .build()
+        .unwrap();
+    let context = BTreeMap::from([
+        ("java_version".to_owned(), "17".to_owned()),
+        ("spring_boot_version".to_owned(), "1.1.9".to_owned()),
+    ]);
+    let query = Query::new(scenario("question.txt"))
+        .unwrap()
+        .with_context(context)
+        .unwrap();
+    let session = ferret.session("migration-agent");
+    let response = session.search(query.clone()).await.unwrap();
+
+    let queries: Vec<&Vec<String>> = response
+        .trace
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            TraceStep::Queries { queries, .. } => Some(queries),
+            _ => None,
+        })
+        .collect();
+    let first = queries.first().expect("the first search's queries");
+    let distinct: HashSet<&String> = first.iter().collect();
+    assert!(
+        (3..=4).contains(&distinct.len()),
+        "the error as asked and 2-3 sub-queries: {first:#?}"
+    );
+
+    let (to_tavily, to_brave) = (sent(&tavily_server).await, sent(&brave_server).await);
+    for (provider, queries) in [("tavily", &to_tavily), ("brave", &to_brave)] {
+        let unique: HashSet<&String> = queries.iter().collect();
+        assert_eq!(
+            unique.len(),
+            queries.len(),
+            "{provider} got a query twice: {queries:#?}"
+        );
+        assert!(
+            queries
+                .iter()
+                .all(|q| q.chars().count() <= 100 && !q.contains("\tat ")),
+            "web queries are short and free of stack frames: {queries:#?}"
+        );
+    }
+
+    let answer = response.answer.clone().unwrap_or_else(|| {
+        panic!(
+            "no answer: {:?}\n{}",
+            response.message,
+            serde_json::to_string_pretty(&response.trace).unwrap_or_default()
+        )
+    });
+    assert!(
+        answer.to_lowercase().contains("cglib"),
+        "the cause is named: {answer}"
+    );
+    assert!(!response.citations.is_empty() && answer.contains("[1]"));
+    let actions = response.actions.clone().expect("actions");
+    assert!(
+        actions
+            .version_changes
+            .iter()
+            .any(|v| v.component == "Spring Boot" && v.version.starts_with("2.7")),
+        "{actions:#?}"
+    );
+    assert!(
+        actions
+            .commands
+            .iter()
+            .any(|c| c.command == "mvn clean install -U"),
+        "{actions:#?}"
+    );
+    let hit_ids: HashSet<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
+    assert!(
+        actions
+            .version_changes
+            .iter()
+            .map(|v| &v.source)
+            .chain(actions.commands.iter().map(|c| &c.source))
+            .all(|source| hit_ids.contains(source.0.as_str())),
+        "every action's source is a hit of the response"
+    );
+    assert!(
+        response.usage.paid.contains_key("tavily") && response.usage.paid.contains_key("brave")
+    );
+
+    let calls = (to_tavily.len(), to_brave.len());
+    let again = session.search(query).await.unwrap();
+    assert_eq!(
+        (
+            sent(&tavily_server).await.len(),
+            sent(&brave_server).await.len()
+        ),
+        calls,
+        "the same error again calls no provider"
+    );
+    assert_eq!(
+        again.repeat_of.map(|r| r.matched_by),
+        Some(RepeatMatch::Text)
+    );
+
+    // What the note reports.
+    eprintln!("queries: {first:#?}");
+    eprintln!("tavily got: {to_tavily:#?}\nbrave got: {to_brave:#?}");
+    eprintln!(
+        "calls: {}, cache hits: {}, paid: {:?}",
+        response.usage.backend_calls, response.usage.cache_hits, response.usage.paid
+    );
+    eprintln!("answer: {answer}\nactions: {actions:#?}");
+}
