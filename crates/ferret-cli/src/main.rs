@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use ferret::{
-    AgentConfig, Budget, DateRange, Ferret, Filters, IngestOptions, IngestReport, LocalIndex,
-    PlanRecord, QdrantIndex, Query, RetrievalMode, Strategy,
+    AgentConfig, Budget, DateRange, Ferret, FileConfig, Filters, IngestOptions, IngestReport,
+    LocalIndex, PlanRecord, QdrantIndex, Query, RetrievalMode, Strategy, WebProvider,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use store_args::{EmbedderChoice, StoreArgs};
@@ -98,6 +98,10 @@ enum Command {
         web: Vec<web_args::WebChoice>,
         #[command(flatten)]
         web_options: web_args::WebOptionArgs,
+        /// The configuration file (default: $FERRET_CONFIG, else ferret.toml in the user's
+        /// configuration folder when it is there); the flags override it.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
         /// Your situation, read beside the question (repeat): --context java_version=17.
         #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_context_pair)]
         context: Vec<(String, String)>,
@@ -157,7 +161,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             web,
             web_options,
             context,
+            config,
         } => {
+            let file = match FileConfig::locate(config.as_deref()) {
+                Some(path) => FileConfig::load(&path)?,
+                None => FileConfig::default(),
+            };
+            let local = file.local.clone();
+            // The flags override the file: --index its index, --mode its mode, --web its
+            // providers (each configured as the file says).
+            let index = index.or_else(|| {
+                store
+                    .qdrant_url
+                    .is_none()
+                    .then(|| local.as_ref().map(|l| l.index.clone()))
+                    .flatten()
+            });
+            let mode = mode.or(local.and_then(|l| l.mode));
+            let web: Vec<WebProvider> = if web.is_empty() {
+                file.web_providers()
+            } else {
+                web.iter().map(|choice| choice.provider()).collect()
+            };
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange {
                 from: since,
                 to: until,
@@ -192,7 +217,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, None) if !web.is_empty() => Ferret::builder(),
                 (None, None) => Ferret::builder().default_corpus(),
             };
-            let (mut builder, added) = web_args::add_web(builder, &web);
+            let (mut builder, warnings) = file.add_web(builder, &web);
+            for warning in &warnings {
+                eprintln!("warning: {warning}");
+            }
+            let added = web.len() - warnings.len();
             if !web.is_empty() && added == 0 && index.is_none() && store.qdrant_url.is_none() {
                 anyhow::bail!(
                     "no backend to search: none of --web could be set up (see the warnings)"

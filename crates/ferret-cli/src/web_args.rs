@@ -1,13 +1,8 @@
-//! `--web tavily,brave,searxng`: web backends beside (or instead of) the local index, each with its
-//! key from the environment and its provider's rate limit.
-
-use std::sync::Arc;
+//! `--web tavily,brave,searxng`: which web providers to search beside (or instead of) the local
+//! index (the configuration file's when not given), and this search's provider options.
 
 use clap::{Args, ValueEnum};
-use ferret::{
-    BraveBackend, BraveConfig, FerretBuilder, Freshness, SafeSearch, SearchBackend, SearchDepth,
-    SearchOptions, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig, Topic,
-};
+use ferret::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic, WebProvider};
 use serde::de::DeserializeOwned;
 
 /// Provider options of this search; each set one overrides the providers' defaults.
@@ -75,34 +70,13 @@ pub(crate) enum WebChoice {
     Searxng,
 }
 
-/// `builder` with each chosen provider added, and how many were. A provider that cannot be set
-/// up (its key or address missing) is left out with a warning naming the variable, so the others
-/// still run.
-pub(crate) fn add_web(mut builder: FerretBuilder, choices: &[WebChoice]) -> (FerretBuilder, usize) {
-    let mut added = 0;
-    for choice in choices {
-        let backend = match choice {
-            WebChoice::Tavily => TavilyConfig::from_env()
-                .and_then(TavilyBackend::new)
-                .map(|b| (b.rate_per_second(), shared(b))),
-            WebChoice::Brave => BraveConfig::from_env()
-                .and_then(BraveBackend::new)
-                .map(|b| (b.rate_per_second(), shared(b))),
-            WebChoice::Searxng => SearxngConfig::from_env()
-                .and_then(SearxngBackend::new)
-                .map(|b| (b.rate_per_second(), shared(b))),
-        };
-        match backend {
-            Ok((rate, backend)) => {
-                builder = builder.rate_limited_backend(backend, rate);
-                added += 1;
-            }
-            Err(error) => eprintln!("warning: {choice:?} left out: {error}"),
+impl WebChoice {
+    /// The provider, as a configuration file names it.
+    pub(crate) fn provider(self) -> WebProvider {
+        match self {
+            WebChoice::Tavily => WebProvider::Tavily,
+            WebChoice::Brave => WebProvider::Brave,
+            WebChoice::Searxng => WebProvider::Searxng,
         }
     }
-    (builder, added)
-}
-
-fn shared(backend: impl SearchBackend + 'static) -> Arc<dyn SearchBackend> {
-    Arc::new(backend)
 }

@@ -346,3 +346,62 @@ fn a_context_pair_must_be_key_equals_value_and_short() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_file_declares_the_web_backends_and_an_unknown_key_names_its_line() {
+    let instance = wiremock::MockServer::start().await;
+    let body = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/web/searxng-normal/response.json"
+    ))
+    .unwrap();
+    wiremock::Mock::given(wiremock::matchers::path("/search"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&instance)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ferret.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[web.searxng]\nurl = \"{}\"\nsafe_search = \"strict\"\n",
+            instance.uri()
+        ),
+    )
+    .unwrap();
+    let out = ferret(dir.path())
+        .args(["search", "Spring Boot on Java 17", "--json"])
+        .env("FERRET_CONFIG", &file)
+        .env_remove("SEARXNG_URL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(response["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["backend"] == "searxng"));
+    let received = instance.received_requests().await.unwrap();
+    assert!(received[0]
+        .url
+        .query_pairs()
+        .any(|(k, v)| k == "safesearch" && v == "2"));
+
+    std::fs::write(&file, "[web.searxng]\nurl = \"http://x\"\nsafesearch = 2\n").unwrap();
+    let out = ferret(dir.path())
+        .args(["search", "q", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("line 3") && stderr.contains("safesearch"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,392 @@
+//! `ferret.toml`: the backends a deployment searches, their provider options, rate limits and the
+//! variables holding their keys, in one file the CLI and the service both read. Unknown keys are
+//! errors naming their line, so a misspelt option never silently falls back to a default.
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferret_backends_web::{
+    ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
+    WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE,
+};
+use ferret_core::{Freshness, RetrievalMode, SafeSearch, SearchBackend, SearchDepth, Topic};
+use serde::Deserialize;
+
+use crate::FerretBuilder;
+
+/// The variable naming the configuration file, when `--config` does not.
+pub const CONFIG_VARIABLE: &str = "FERRET_CONFIG";
+
+/// Why a configuration file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigFileError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file is not valid: a syntax error, an unknown key, a value of the wrong kind.
+    #[error("{path}, line {line}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The line at fault, from 1.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A `ferret.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// The embedded index.
+    #[serde(default)]
+    pub local: Option<LocalSection>,
+    /// The web search providers.
+    #[serde(default)]
+    pub web: WebSection,
+}
+
+/// `[local]`: the embedded index.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalSection {
+    /// Its directory.
+    pub index: PathBuf,
+    /// How it ranks: bm25, dense or hybrid.
+    #[serde(default)]
+    pub mode: Option<RetrievalMode>,
+}
+
+/// `[web.*]`: one table per provider searched.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSection {
+    /// `[web.tavily]`.
+    pub tavily: Option<TavilySection>,
+    /// `[web.brave]`.
+    pub brave: Option<BraveSection>,
+    /// `[web.searxng]`.
+    pub searxng: Option<SearxngSection>,
+}
+
+/// `[web.tavily]`; anything left out keeps the backend's default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TavilySection {
+    /// The variable holding the key (default `TAVILY_API_KEY`).
+    pub key_variable: Option<String>,
+    /// Calls a second.
+    pub rate_per_second: Option<NonZeroU32>,
+    /// Seconds a call may take.
+    pub timeout_seconds: Option<u64>,
+    /// basic or advanced.
+    pub search_depth: Option<SearchDepth>,
+    /// general, news or finance.
+    pub topic: Option<Topic>,
+    /// day, week, month or year.
+    pub time_range: Option<Freshness>,
+    /// Ask for Tavily's own answer.
+    pub include_answer: Option<bool>,
+    /// Ask for each page's full text.
+    pub include_raw_content: Option<bool>,
+    /// Only these domains.
+    pub include_domains: Option<Vec<String>>,
+    /// Never these domains.
+    pub exclude_domains: Option<Vec<String>>,
+    /// Boost results from this country.
+    pub country: Option<String>,
+}
+
+/// `[web.brave]`; anything left out keeps the backend's default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BraveSection {
+    /// The variable holding the key (default `BRAVE_API_KEY`).
+    pub key_variable: Option<String>,
+    /// Calls a second.
+    pub rate_per_second: Option<NonZeroU32>,
+    /// Seconds a call may take.
+    pub timeout_seconds: Option<u64>,
+    /// day, week, month or year.
+    pub freshness: Option<Freshness>,
+    /// Results from this country (two letters).
+    pub country: Option<String>,
+    /// Results in this language.
+    pub search_lang: Option<String>,
+    /// off, moderate or strict.
+    pub safe_search: Option<SafeSearch>,
+    /// Only these domains.
+    pub include_domains: Option<Vec<String>>,
+    /// Never these domains.
+    pub exclude_domains: Option<Vec<String>>,
+    /// Ask for extra snippets per result.
+    pub extra_snippets: Option<bool>,
+}
+
+/// `[web.searxng]`; anything left out keeps the backend's default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearxngSection {
+    /// The instance's address; else the variable `url_variable` names.
+    pub url: Option<String>,
+    /// The variable holding the address (default `SEARXNG_URL`).
+    pub url_variable: Option<String>,
+    /// Calls a second.
+    pub rate_per_second: Option<NonZeroU32>,
+    /// Seconds a call may take.
+    pub timeout_seconds: Option<u64>,
+    /// Results in this language.
+    pub language: Option<String>,
+    /// off, moderate or strict.
+    pub safe_search: Option<SafeSearch>,
+    /// day, week, month or year.
+    pub time_range: Option<Freshness>,
+    /// Categories searched.
+    pub categories: Option<Vec<String>>,
+    /// Engines asked.
+    pub engines: Option<Vec<String>>,
+    /// Only these domains.
+    pub include_domains: Option<Vec<String>>,
+    /// Never these domains.
+    pub exclude_domains: Option<Vec<String>>,
+}
+
+/// A web provider a configuration names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebProvider {
+    /// Tavily.
+    Tavily,
+    /// Brave Search.
+    Brave,
+    /// A SearXNG instance.
+    Searxng,
+}
+
+impl FileConfig {
+    /// Read and check `path`.
+    pub fn load(path: &Path) -> Result<Self, ConfigFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigFileError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Check `text`, read from `path`.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigFileError> {
+        toml::from_str(text).map_err(|error| ConfigFileError::Invalid {
+            path: path.to_owned(),
+            line: error.span().map_or(1, |span| {
+                text[..span.start.min(text.len())].matches('\n').count() + 1
+            }),
+            message: error.message().to_owned(),
+        })
+    }
+
+    /// The file the CLI and the service read: `explicit`, else `$FERRET_CONFIG`, else
+    /// `ferret.toml` in the user's configuration folder if it is there.
+    pub fn locate(explicit: Option<&Path>) -> Option<PathBuf> {
+        if let Some(path) = explicit {
+            return Some(path.to_owned());
+        }
+        if let Some(path) = std::env::var_os(CONFIG_VARIABLE).filter(|p| !p.is_empty()) {
+            return Some(PathBuf::from(path));
+        }
+        let folder = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+        Some(folder.join("ferret").join("ferret.toml")).filter(|p| p.exists())
+    }
+
+    /// The providers the file declares.
+    pub fn web_providers(&self) -> Vec<WebProvider> {
+        [
+            self.web.tavily.as_ref().map(|_| WebProvider::Tavily),
+            self.web.brave.as_ref().map(|_| WebProvider::Brave),
+            self.web.searxng.as_ref().map(|_| WebProvider::Searxng),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// `provider` as the file configures it (its defaults when the file has no table for it),
+    /// with its rate limit.
+    pub fn web_backend(
+        &self,
+        provider: WebProvider,
+    ) -> Result<(Arc<dyn SearchBackend>, NonZeroU32), WebError> {
+        let seconds = |s: Option<u64>, default: Duration| s.map_or(default, Duration::from_secs);
+        match provider {
+            WebProvider::Tavily => {
+                let section = self.web.tavily.clone().unwrap_or_default();
+                let variable = section
+                    .key_variable
+                    .as_deref()
+                    .unwrap_or(TAVILY_KEY_VARIABLE);
+                let mut config = TavilyConfig::with_key(ApiKey::from_env(variable)?);
+                config.timeout = seconds(section.timeout_seconds, config.timeout);
+                set(&mut config.rate_per_second, section.rate_per_second);
+                set(&mut config.search_depth, section.search_depth);
+                set(&mut config.topic, section.topic);
+                config.time_range = section.time_range.or(config.time_range);
+                set(&mut config.include_answer, section.include_answer);
+                set(&mut config.include_raw_content, section.include_raw_content);
+                set(&mut config.include_domains, section.include_domains);
+                set(&mut config.exclude_domains, section.exclude_domains);
+                config.country = section.country.or(config.country);
+                let backend = TavilyBackend::new(config)?;
+                let backend_rate = backend.rate_per_second();
+                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, backend_rate))
+            }
+            WebProvider::Brave => {
+                let section = self.web.brave.clone().unwrap_or_default();
+                let variable = section
+                    .key_variable
+                    .as_deref()
+                    .unwrap_or(BRAVE_KEY_VARIABLE);
+                let mut config = BraveConfig::with_key(ApiKey::from_env(variable)?);
+                config.timeout = seconds(section.timeout_seconds, config.timeout);
+                set(&mut config.rate_per_second, section.rate_per_second);
+                config.freshness = section.freshness.or(config.freshness);
+                config.country = section.country.or(config.country);
+                config.search_lang = section.search_lang.or(config.search_lang);
+                set(&mut config.safe_search, section.safe_search);
+                set(&mut config.include_domains, section.include_domains);
+                set(&mut config.exclude_domains, section.exclude_domains);
+                set(&mut config.extra_snippets, section.extra_snippets);
+                let backend = BraveBackend::new(config)?;
+                let backend_rate = backend.rate_per_second();
+                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, backend_rate))
+            }
+            WebProvider::Searxng => {
+                let section = self.web.searxng.clone().unwrap_or_default();
+                let variable = section
+                    .url_variable
+                    .as_deref()
+                    .unwrap_or(SEARXNG_URL_VARIABLE);
+                let url = section
+                    .url
+                    .clone()
+                    .or_else(|| {
+                        std::env::var(variable)
+                            .ok()
+                            .filter(|u| !u.trim().is_empty())
+                    })
+                    .ok_or_else(|| WebError::InvalidUrl {
+                        url: String::new(),
+                        reason: format!(
+                            "no instance address: set `url` in [web.searxng] or {variable}"
+                        ),
+                    })?;
+                let mut config = SearxngConfig::new(url.trim());
+                config.timeout = seconds(section.timeout_seconds, config.timeout);
+                set(&mut config.rate_per_second, section.rate_per_second);
+                config.language = section.language.or(config.language);
+                set(&mut config.safe_search, section.safe_search);
+                config.time_range = section.time_range.or(config.time_range);
+                set(&mut config.categories, section.categories);
+                set(&mut config.engines, section.engines);
+                set(&mut config.include_domains, section.include_domains);
+                set(&mut config.exclude_domains, section.exclude_domains);
+                let backend = SearxngBackend::new(config)?;
+                let backend_rate = backend.rate_per_second();
+                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, backend_rate))
+            }
+        }
+    }
+
+    /// `builder` with `providers` added as this file configures them, each at its rate limit. A
+    /// provider that cannot be set up (its key missing) is left out and named in the returned
+    /// warnings, so the others still run.
+    pub fn add_web(
+        &self,
+        mut builder: FerretBuilder,
+        providers: &[WebProvider],
+    ) -> (FerretBuilder, Vec<String>) {
+        let mut warnings = Vec::new();
+        for &provider in providers {
+            match self.web_backend(provider) {
+                Ok((backend, rate)) => builder = builder.rate_limited_backend(backend, rate),
+                Err(error) => warnings.push(format!("{provider:?} left out: {error}")),
+            }
+        }
+        (builder, warnings)
+    }
+}
+
+fn set<T>(field: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *field = value;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_declares_backends_and_their_options() {
+        let text = r#"
+[local]
+index = "./ferret-index"
+mode = "hybrid"
+
+[web.tavily]
+key_variable = "MY_TAVILY_KEY"
+search_depth = "advanced"
+rate_per_second = 2
+
+[web.searxng]
+url = "http://localhost:8080"
+safe_search = "strict"
+"#;
+        let config = FileConfig::parse(text, Path::new("ferret.toml")).unwrap();
+        assert_eq!(
+            config.local.as_ref().unwrap().mode,
+            Some(RetrievalMode::Hybrid)
+        );
+        assert_eq!(
+            config.web_providers(),
+            [WebProvider::Tavily, WebProvider::Searxng]
+        );
+        let tavily = config.web.tavily.clone().unwrap();
+        assert_eq!(tavily.search_depth, Some(SearchDepth::Advanced));
+        let (backend, rate) = config.web_backend(WebProvider::Searxng).unwrap();
+        assert_eq!(backend.name(), "searxng");
+        assert_eq!(rate, SearxngConfig::new("http://x").rate_per_second);
+        let missing = config
+            .web_backend(WebProvider::Tavily)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(missing.contains("MY_TAVILY_KEY"), "{missing}");
+    }
+
+    #[test]
+    fn an_unknown_key_is_an_error_naming_its_line() {
+        let text = "[web.brave]\nrate_per_second = 1\nsafesearch = \"off\"\n";
+        let error = FileConfig::parse(text, Path::new("ferret.toml")).unwrap_err();
+        let shown = error.to_string();
+        assert!(
+            matches!(error, ConfigFileError::Invalid { line: 3, .. }),
+            "{shown}"
+        );
+        assert!(shown.contains("safesearch"), "{shown}");
+        let wrong = FileConfig::parse("[web.tavily]\nsearch_depth = \"deep\"\n", Path::new("f"));
+        assert!(matches!(
+            wrong,
+            Err(ConfigFileError::Invalid { line: 2, .. })
+        ));
+    }
+}
