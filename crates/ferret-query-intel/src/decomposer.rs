@@ -15,17 +15,27 @@ use crate::util::{
     COMPARATIVES,
 };
 
+/// A question split into focused queries, with what the decomposer thinks is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Decomposition {
+    /// The sub-queries: the question itself when it is simple, never none.
+    pub sub_queries: Vec<String>,
+    /// For an error, a brief hypothesis of its root cause, when the decomposer has one.
+    pub root_cause: Option<String>,
+}
+
 /// Splits a question into sub-queries.
 #[async_trait::async_trait]
 pub trait QueryDecomposer: Send + Sync {
     /// Sub-queries for `question`: the question itself when it is simple, otherwise 2-3 focused
-    /// queries, never more than `max_sub_queries` (0 is treated as 1) and never none.
+    /// queries, never more than `max_sub_queries` (0 is treated as 1) and never none; for an
+    /// error, a root-cause hypothesis beside them.
     async fn decompose(
         &self,
         question: &str,
         analysis: &Analysis,
         max_sub_queries: usize,
-    ) -> StageOutput<Vec<String>>;
+    ) -> StageOutput<Decomposition>;
 }
 
 /// The deterministic decomposer: comparison sides, question parts, error + version, no model.
@@ -75,8 +85,11 @@ impl QueryDecomposer for HeuristicDecomposer {
         question: &str,
         analysis: &Analysis,
         max_sub_queries: usize,
-    ) -> StageOutput<Vec<String>> {
-        StageOutput::heuristic(self.sub_queries(question, analysis, max_sub_queries))
+    ) -> StageOutput<Decomposition> {
+        StageOutput::heuristic(Decomposition {
+            sub_queries: self.sub_queries(question, analysis, max_sub_queries),
+            root_cause: root_cause(question, analysis),
+        })
     }
 }
 
@@ -593,6 +606,29 @@ fn root_error<'a>(question: &str, analysis: &'a Analysis) -> Option<&'a str> {
     Some(innermost.unwrap_or(first))
 }
 
+/// The rules' hypothesis for an error question: the innermost error and what it is about, against
+/// the versions in play ("NoClassDefFoundError from cglib proxy Enhancer, likely incompatible
+/// with JDK 17 and Spring Boot 1.1.9"); `None` without an error class.
+pub fn root_cause(question: &str, analysis: &Analysis) -> Option<String> {
+    let error = root_error(question, analysis)?;
+    let mut hypothesis = match error_component(question, error) {
+        Some(component) => format!("{error} from {component}"),
+        None => error.to_owned(),
+    };
+    let versions: Vec<String> = analysis
+        .entities_of(EntityKind::Version)
+        .map(|e| e.text.clone())
+        .chain(missing_versions(question, analysis))
+        .collect();
+    if !versions.is_empty() {
+        hypothesis.push_str(&format!(
+            ", likely incompatible with {}",
+            versions.join(" and ")
+        ));
+    }
+    Some(hypothesis)
+}
+
 /// An error question's signature, its error class and what the error is about:
 /// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> `NoClassDefFoundError:cglib.proxy.Enhancer`.
 /// The same failure reads the same whatever else the question says; `None` without both parts.
@@ -785,6 +821,23 @@ mod tests {
         assert_eq!(
             decompose("What is BM25? what is  bm25?", 3),
             ["What is BM25"]
+        );
+    }
+
+    #[test]
+    fn an_error_gets_a_root_cause_hypothesis_naming_its_innermost_cause_and_versions() {
+        let q = "Tests fail on JDK 17: IllegalStateException: Failed to load ApplicationContext\nCaused by: java.lang.NoClassDefFoundError: net/sf/cglib/proxy/Enhancer";
+        let analysis = HeuristicAnalyzer.analysis(q);
+        assert_eq!(
+            root_cause(q, &analysis).as_deref(),
+            Some("NoClassDefFoundError from cglib proxy Enhancer, likely incompatible with JDK 17")
+        );
+        assert_eq!(
+            root_cause(
+                "Who wrote Hamlet?",
+                &HeuristicAnalyzer.analysis("Who wrote Hamlet?")
+            ),
+            None
         );
     }
 

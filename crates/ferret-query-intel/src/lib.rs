@@ -28,7 +28,9 @@ pub use bridge::{
     BridgeConfig, BridgeFinder, Hop, HopFinder, HopRequest, NameRanking, QuestionShape,
 };
 pub use context::context_versions;
-pub use decomposer::{error_signature, HeuristicDecomposer, QueryDecomposer};
+pub use decomposer::{
+    error_signature, root_cause, Decomposition, HeuristicDecomposer, QueryDecomposer,
+};
 pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier,
     IntentVerdict, DEFAULT_UNRELATED_TOPICS,

@@ -8,14 +8,14 @@ use crate::{
     AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext,
     IntentReply, NextHopContext, NextHopReply, RewriteContext, RewriteReply,
 };
-use ferret_core::text::term_set;
+use ferret_core::text::{one_line, term_set};
 use ferret_core::{QueryForm, StageOutput};
 use ferret_llm::{PromptSource, StageModel};
 
 use crate::{
-    Analysis, Complexity, Entity, EntityKind, GuardrailConfig, HeuristicAnalyzer,
-    HeuristicDecomposer, HeuristicIntentClassifier, HeuristicRewriter, Intent, IntentClassifier,
-    IntentVerdict, QueryAnalyzer, QueryDecomposer, QueryRewriter, QueryType,
+    root_cause, Analysis, Complexity, Decomposition, Entity, EntityKind, GuardrailConfig,
+    HeuristicAnalyzer, HeuristicDecomposer, HeuristicIntentClassifier, HeuristicRewriter, Intent,
+    IntentClassifier, IntentVerdict, QueryAnalyzer, QueryDecomposer, QueryRewriter, QueryType,
 };
 use crate::{BridgeFinder, Hop, HopFinder, HopRequest, QuestionShape};
 
@@ -164,7 +164,7 @@ impl QueryDecomposer for LlmDecomposer {
         question: &str,
         analysis: &Analysis,
         max_sub_queries: usize,
-    ) -> StageOutput<Vec<String>> {
+    ) -> StageOutput<Decomposition> {
         let context = DecompositionContext {
             question: question.to_owned(),
             entities: analysis.entities.iter().map(|e| e.text.clone()).collect(),
@@ -189,7 +189,15 @@ impl QueryDecomposer for LlmDecomposer {
             if parts.is_empty() {
                 Err("no sub-query shares a word with the question".to_owned())
             } else {
-                Ok(parts)
+                let root_cause = reply
+                    .root_cause_hypothesis
+                    .map(|h| one_line(h.trim()))
+                    .filter(|h| !h.is_empty())
+                    .or_else(|| root_cause(question, analysis));
+                Ok(Decomposition {
+                    sub_queries: parts,
+                    root_cause,
+                })
             }
         };
         self.model

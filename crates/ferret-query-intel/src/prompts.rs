@@ -108,6 +108,9 @@ pub struct DecompositionContext {
 pub struct DecompositionReply {
     /// Focused search queries, each under 100 characters, each covering one part of the question.
     pub sub_queries: Vec<String>,
+    /// For an error, a brief hypothesis of what is wrong at the root, in one sentence.
+    #[serde(default)]
+    pub root_cause_hypothesis: Option<String>,
 }
 
 impl PromptContext for DecompositionContext {

@@ -86,6 +86,15 @@ async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice
         })
         .collect();
     let first = queries.first().expect("the first search's queries");
+    let hypothesis = response.trace.steps.iter().find_map(|s| match s {
+        TraceStep::Queries { reason, .. } => reason.split_once("root cause: ").map(|(_, h)| h),
+        _ => None,
+    });
+    let hypothesis = hypothesis.expect("the decomposer's root-cause hypothesis is traced");
+    assert!(
+        hypothesis.contains("NoClassDefFoundError") && hypothesis.contains("JDK 17"),
+        "{hypothesis}"
+    );
     let distinct: HashSet<&String> = first.iter().collect();
     assert!(
         (3..=4).contains(&distinct.len()),
@@ -165,7 +174,7 @@ async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice
     );
 
     // What the note reports.
-    eprintln!("queries: {first:#?}");
+    eprintln!("root cause: {hypothesis}\nqueries: {first:#?}");
     eprintln!("tavily got: {to_tavily:#?}\nbrave got: {to_brave:#?}");
     eprintln!(
         "calls: {}, cache hits: {}, paid: {:?}",

@@ -265,7 +265,7 @@ async fn first_queries(
     let rec = &mut run.rec;
     let (parts, implementation, reason) =
         if analysis.complexity == Complexity::Complex && max_sub_queries > 0 {
-            let (parts, implementation) = rec.stage(
+            let (decomposition, implementation) = rec.stage(
                 stages
                     .decomposer
                     .decompose(question, analysis, max_sub_queries)
@@ -275,9 +275,13 @@ async fn first_queries(
                 Parts::Search => "decomposed, the whole question searched as asked",
                 Parts::GradeOnly => "decomposed into aspects to grade; the whole question searched",
             };
-            (parts, Some(implementation), reason)
+            let reason = match &decomposition.root_cause {
+                Some(hypothesis) => format!("{reason}; root cause: {hypothesis}"),
+                None => reason.to_owned(),
+            };
+            (decomposition.sub_queries, Some(implementation), reason)
         } else {
-            (Vec::new(), None, "searched as asked")
+            (Vec::new(), None, "searched as asked".to_owned())
         };
     // The first search is the question as asked, the search a user would run: the engines read
     // whole questions, and the rules' rewriting (dropping words, cutting) only loses what they
@@ -309,7 +313,7 @@ async fn first_queries(
     rec.step(TraceStep::Queries {
         attempt: 1,
         queries: queries.clone(),
-        reason: reason.into(),
+        reason,
         implementation,
     });
     (queries, aspects)
