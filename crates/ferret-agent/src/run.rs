@@ -13,7 +13,7 @@ use ferret_core::{
 use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
 use ferret_query_intel::{Analysis, HeuristicRewriter, QueryType};
-use ferret_synthesis::Answer;
+use ferret_synthesis::{in_sections, Answer};
 use tracing::Instrument;
 
 use crate::config::AgentConfig;
@@ -193,6 +193,11 @@ impl<'a> SearchRun<'a> {
         if answer.text.trim().is_empty() {
             return None;
         }
+        // An error's answer reads as Root Cause, Solution, Code/Config Changes and Sources.
+        let answer = match self.analysis.query_type {
+            QueryType::ErrorDiagnosis => in_sections(answer, relevant),
+            _ => answer,
+        };
         self.actions = self.extract_actions(asked, &answer, relevant).await;
         Some(answer)
     }

@@ -20,6 +20,7 @@ mod llm;
 mod names;
 mod prompts;
 mod question;
+mod sections;
 mod sentences;
 mod spans;
 
@@ -29,4 +30,5 @@ pub use citations::{check_citations, strip_markers};
 pub use extractive::{ExtractiveSynthesizer, SynthesisConfig, SynthesisConfigError};
 pub use llm::{LlmActionExtractor, LlmSynthesizer};
 pub use prompts::{SynthesisContext, SynthesisReply};
+pub use sections::in_sections;
 pub use sentences::split_sentences;

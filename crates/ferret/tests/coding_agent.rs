@@ -129,6 +129,10 @@ async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice
         "the cause is named: {answer}"
     );
     assert!(!response.citations.is_empty() && answer.contains("[1]"));
+    assert!(
+        answer.starts_with("## Root Cause\n") && answer.contains("\n## Sources\n- [1] "),
+        "an error's answer in sections: {answer}"
+    );
     let actions = response.actions.clone().expect("actions");
     assert!(
         actions
