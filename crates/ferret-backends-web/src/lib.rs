@@ -73,6 +73,15 @@ fn endpoint(base: &url::Url, path: &str) -> url::Url {
     url
 }
 
+/// The query's own domain list when it gives one, else the configured one.
+fn domains<'a>(own: &'a [String], configured: &'a [String]) -> &'a [String] {
+    if own.is_empty() {
+        configured
+    } else {
+        own
+    }
+}
+
 /// `query` with `site:` operators for the domains to keep and `-site:` ones for those to drop,
 /// for engines whose query syntax filters by domain.
 fn with_site_operators(query: &str, include: &[String], exclude: &[String]) -> String {

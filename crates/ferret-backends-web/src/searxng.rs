@@ -104,16 +104,8 @@ impl SearxngBackend {
         let mut url = self.url.clone();
         {
             let mut query = url.query_pairs_mut();
-            let include = if options.include_domains.is_empty() {
-                &self.config.include_domains
-            } else {
-                &options.include_domains
-            };
-            let exclude = if options.exclude_domains.is_empty() {
-                &self.config.exclude_domains
-            } else {
-                &options.exclude_domains
-            };
+            let include = crate::domains(&options.include_domains, &self.config.include_domains);
+            let exclude = crate::domains(&options.exclude_domains, &self.config.exclude_domains);
             query.append_pair(
                 "q",
                 &crate::with_site_operators(&request.query, include, exclude),

@@ -111,13 +111,6 @@ impl TavilyBackend {
     fn body<'a>(&'a self, request: &'a SearchRequest) -> TavilyRequest<'a> {
         let options = &request.options;
         let range = request.filters.date_range.as_ref();
-        let domains = |own: &'a [String], configured: &'a [String]| {
-            if own.is_empty() {
-                configured
-            } else {
-                own
-            }
-        };
         TavilyRequest {
             query: &request.query,
             search_depth: self.depth(request),
@@ -126,8 +119,8 @@ impl TavilyBackend {
             max_results: request.limit.clamp(1, 20),
             include_answer: self.config.include_answer,
             include_raw_content: self.config.include_raw_content,
-            include_domains: domains(&options.include_domains, &self.config.include_domains),
-            exclude_domains: domains(&options.exclude_domains, &self.config.exclude_domains),
+            include_domains: crate::domains(&options.include_domains, &self.config.include_domains),
+            exclude_domains: crate::domains(&options.exclude_domains, &self.config.exclude_domains),
             country: options
                 .country
                 .as_deref()

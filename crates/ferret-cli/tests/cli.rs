@@ -204,16 +204,7 @@ fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn web_search_answers_from_a_searxng_instance_and_a_missing_key_only_warns() {
-    let instance = wiremock::MockServer::start().await;
-    let body = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/web/searxng-normal/response.json"
-    ))
-    .unwrap();
-    wiremock::Mock::given(wiremock::matchers::path("/search"))
-        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
-        .mount(&instance)
-        .await;
+    let instance = searxng_instance().await;
     let dir = tempfile::tempdir().unwrap();
     let out = ferret(dir.path())
         .args([
@@ -257,16 +248,7 @@ async fn web_search_answers_from_a_searxng_instance_and_a_missing_key_only_warns
 
 #[tokio::test(flavor = "multi_thread")]
 async fn web_options_reach_the_provider_and_bad_ones_are_refused() {
-    let instance = wiremock::MockServer::start().await;
-    let body = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/web/searxng-normal/response.json"
-    ))
-    .unwrap();
-    wiremock::Mock::given(wiremock::matchers::path("/search"))
-        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
-        .mount(&instance)
-        .await;
+    let instance = searxng_instance().await;
     let dir = tempfile::tempdir().unwrap();
     let search = |extra: &[&str]| {
         let mut command = ferret(dir.path());
@@ -349,16 +331,7 @@ fn a_context_pair_must_be_key_equals_value_and_short() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_config_file_declares_the_web_backends_and_an_unknown_key_names_its_line() {
-    let instance = wiremock::MockServer::start().await;
-    let body = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/web/searxng-normal/response.json"
-    ))
-    .unwrap();
-    wiremock::Mock::given(wiremock::matchers::path("/search"))
-        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
-        .mount(&instance)
-        .await;
+    let instance = searxng_instance().await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("ferret.toml");
     std::fs::write(
@@ -404,4 +377,19 @@ async fn a_config_file_declares_the_web_backends_and_an_unknown_key_names_its_li
         stderr.contains("line 3") && stderr.contains("safesearch"),
         "{stderr}"
     );
+}
+
+/// A SearXNG instance on a mock server, answering every search with the normal fixture case.
+async fn searxng_instance() -> wiremock::MockServer {
+    let instance = wiremock::MockServer::start().await;
+    let body = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/web/searxng-normal/response.json"
+    ))
+    .unwrap();
+    wiremock::Mock::given(wiremock::matchers::path("/search"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&instance)
+        .await;
+    instance
 }
