@@ -185,10 +185,7 @@ impl Agent {
         started: Instant,
         job: Option<Strategy>,
     ) -> SearchRun<'a> {
-        let analysis = self
-            .analyze(query.text(), &mut rec)
-            .await
-            .with_context(query.context.clone());
+        let analysis = self.analyze(query, &mut rec).await;
         if let Some(strategy) = job {
             rec.step(TraceStep::Strategy {
                 chosen: strategy,
@@ -285,11 +282,11 @@ impl Agent {
     }
 
     /// Analyse the question and record the analysis in the trace.
-    async fn analyze(&self, question: &str, rec: &mut Recorder) -> Analysis {
+    async fn analyze(&self, query: &Query, rec: &mut Recorder) -> Analysis {
         let analysis = self
             .stages
             .analyzer
-            .analyze(question)
+            .analyze_in(query.text(), &query.context)
             .instrument(tracing::info_span!("analysis"))
             .await;
         let (analysis, implementation) = rec.stage(analysis);

@@ -155,6 +155,21 @@ impl Analysis {
 pub trait QueryAnalyzer: Send + Sync {
     /// Analyse `question`. Never fails: a model-backed analyzer falls back to rules.
     async fn analyze(&self, question: &str) -> StageOutput<Analysis>;
+
+    /// Analyse `question` asked in `context` (`java_version` = `17`), which the analysis then
+    /// carries. The default analyses the question alone and adds the context after
+    /// ([`Analysis::with_context`]); a model reads it beside the question.
+    async fn analyze_in(
+        &self,
+        question: &str,
+        context: &BTreeMap<String, String>,
+    ) -> StageOutput<Analysis> {
+        let analysis = self.analyze(question).await;
+        StageOutput {
+            value: analysis.value.with_context(context.clone()),
+            ..analysis
+        }
+    }
 }
 
 /// The deterministic analyzer: keyword lists and patterns, no model.

@@ -2,7 +2,7 @@
 //! against the question (a small model may answer with words that are not there), and falls back
 //! to its heuristic twin when the reply is missing, malformed or makes no sense.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::{
     AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext,
@@ -95,14 +95,30 @@ impl LlmAnalyzer {
 #[async_trait::async_trait]
 impl QueryAnalyzer for LlmAnalyzer {
     async fn analyze(&self, question: &str) -> StageOutput<Analysis> {
+        self.analyze_in(question, &BTreeMap::new()).await
+    }
+
+    async fn analyze_in(
+        &self,
+        question: &str,
+        asker: &BTreeMap<String, String>,
+    ) -> StageOutput<Analysis> {
         let context = AnalysisContext {
             question: question.to_owned(),
             query_types: QUERY_TYPES.iter().map(|t| t.as_str().to_owned()).collect(),
+            context: asker.clone(),
         };
-        let accept = |reply: AnalysisReply| analysis_from(question, reply);
-        self.model
-            .run(&context, 96, accept, HeuristicAnalyzer.analyze(question))
-            .await
+        let accept = |reply: AnalysisReply| {
+            analysis_from(question, reply).map(|a| a.with_context(asker.clone()))
+        };
+        let fallback = async {
+            let analysis = HeuristicAnalyzer.analyze(question).await;
+            StageOutput {
+                value: analysis.value.with_context(asker.clone()),
+                ..analysis
+            }
+        };
+        self.model.run(&context, 96, accept, fallback).await
     }
 }
 

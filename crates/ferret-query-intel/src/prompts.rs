@@ -53,6 +53,9 @@ pub struct AnalysisContext {
     pub question: String,
     /// The query types the model chooses from.
     pub query_types: Vec<String>,
+    /// The asker's situation as key/value pairs (`java_version` = `17`); may be empty.
+    #[serde(default)]
+    pub context: BTreeMap<String, String>,
 }
 
 impl AnalysisContext {
@@ -64,6 +67,7 @@ impl AnalysisContext {
                 .iter()
                 .map(|kind| (*kind).to_owned())
                 .collect(),
+            context: BTreeMap::new(),
         }
     }
 }
