@@ -12,7 +12,13 @@ use chrono::NaiveDate;
 use ferret_backends_web::{
     ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
 };
-use ferret_core::{DateRange, Filters, SearchBackend, SearchOptions, SearchRequest};
+use std::sync::Arc;
+
+use ferret_core::{
+    BackendError, DateRange, Filters, Hit, SearchBackend, SearchOptions, SearchRequest,
+};
+use ferret_exec::{CallBudget, Executor, ExecutorConfig, RetryPolicy};
+use ferret_test_support::{Matching, ScriptedBackend};
 use serde::Deserialize;
 use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -127,7 +133,8 @@ async fn run(dir: &Path) -> String {
         options: case.options.clone(),
     };
     let cost = backend.cost(&request);
-    let outcome = match backend.search(&request).await {
+    let direct = backend.search(&request).await;
+    let outcome = match &direct {
         Ok(hits) => serde_json::json!({ "hits": hits }),
         Err(error) => serde_json::json!({ "error": error }),
     };
@@ -171,7 +178,64 @@ async fn run(dir: &Path) -> String {
         !shown.contains(KEY),
         "the key leaked into what a search shows:\n{shown}"
     );
+    beside_a_working_backend(backend, &request, direct.err()).await;
     shown
+}
+
+/// The same answer inside a search that also asks a working backend: the search keeps the other's
+/// results, and a fault is a failure naming this backend and its kind, never a lost search.
+async fn beside_a_working_backend(
+    backend: Box<dyn SearchBackend>,
+    request: &SearchRequest,
+    fault: Option<BackendError>,
+) {
+    let name = backend.name().to_owned();
+    let mut other = Hit::new("o1", "Other", "found elsewhere", 1.0, "other");
+    // Dated inside every case's range: the scripted backend honours date filters.
+    other.date = chrono::NaiveDate::from_ymd_opt(2024, 3, 15);
+    let other = ScriptedBackend::new("other", vec![other]).matching(Matching::All);
+    let config = ExecutorConfig {
+        retry: RetryPolicy {
+            max_retries: 1,
+            backoff: Duration::from_millis(5),
+        },
+        ..Default::default()
+    };
+    let executor = Executor::builder()
+        .config(config)
+        .backend(Arc::from(backend))
+        .backend(Arc::new(other))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    // A second's deadline: a Retry-After longer than that is not waited out.
+    let outcome = executor
+        .execute(
+            std::slice::from_ref(&request.query),
+            &request.filters,
+            request.limit,
+            &CallBudget::new(10, Duration::from_secs(30)),
+            Duration::from_secs(1),
+        )
+        .await;
+    assert!(
+        outcome.hits.iter().any(|h| h.backend == "other"),
+        "{name}: the other backend's results are kept: {outcome:?}"
+    );
+    match fault {
+        Some(error) => assert!(
+            outcome
+                .failures
+                .iter()
+                .any(|f| f.error.backend == name && f.error.kind == error.kind),
+            "{name}: the failure names the backend and its fault: {:?}",
+            outcome.failures
+        ),
+        None => assert!(
+            outcome.failures.is_empty(),
+            "{name}: {:?}",
+            outcome.failures
+        ),
+    }
 }
 
 /// `value` with every object's keys in sorted order, whether or not serde_json keeps insertion
