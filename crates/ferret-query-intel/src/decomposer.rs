@@ -589,7 +589,7 @@ fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<Stri
 
 /// The error a question is about: in a chain of causes, the innermost one (named after the last
 /// "Caused by"), which is where the failure started; else the first error named.
-fn root_error<'a>(question: &str, analysis: &'a Analysis) -> Option<&'a str> {
+pub(crate) fn root_error<'a>(question: &str, analysis: &'a Analysis) -> Option<&'a str> {
     let mut errors = analysis
         .entities_of(EntityKind::ErrorClass)
         .map(|e| e.text.as_str());
@@ -640,7 +640,7 @@ pub fn error_signature(question: &str, analysis: &Analysis) -> Option<String> {
 
 /// What the error is about, when the message names a class or path after it:
 /// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> "cglib proxy Enhancer".
-fn error_component(question: &str, error: &str) -> Option<String> {
+pub(crate) fn error_component(question: &str, error: &str) -> Option<String> {
     let at = question.find(error)? + error.len();
     let rest = question[at..].strip_prefix(':')?;
     let token = rest.split_whitespace().next()?;

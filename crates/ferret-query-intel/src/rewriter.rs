@@ -12,6 +12,7 @@ use regex::Regex;
 
 use crate::analyzer::{Analysis, EntityKind, QueryType};
 use crate::context::missing_versions;
+use crate::decomposer::{error_component, root_error};
 use ferret_core::text::{cut, one_line, CutMark};
 
 use crate::util::is_error_class;
@@ -115,6 +116,9 @@ impl HeuristicRewriter {
     /// opening ("how do I", "what is", "why does") and its question mark go, names and versions
     /// stay, and an error gets "fix" unless it asks for a fix already.
     pub fn web(&self, query: &str, analysis: &Analysis) -> String {
+        if let Some(failure) = failure_query(query, analysis) {
+            return failure;
+        }
         let cleaned = self.cleaned(query, analysis);
         let affirmative = QUESTION_OPENING.replace(trim_question(&cleaned), "");
         let affirmative = affirmative.trim();
@@ -232,6 +236,28 @@ static QUESTION_OPENING: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:please\s+)?(?:(?:how|what|why|when|where|which|who)\s+(?:do|does|did|can|could|should|would|is|are|was|were|to)(?:\s+(?:i|we|you|one|it|there))?(?:\s+the)?|how\s+to|(?:can|could|should)\s+(?:i|we|you)|is\s+there\s+(?:a\s+way\s+to|an?)|(?:what|which|why))\s+",
     )
 });
+
+/// The web query of an error message that names what failed ("NoClassDefFoundError:
+/// net/sf/cglib/proxy/Enhancer"): the versions in play, the innermost error, what it is about and
+/// "fix", the words an engine matches a report of the same failure by; the story around a
+/// stack trace ("tests fail after moving the build") only dilutes them. `None` without both an
+/// error class and what it is about, or when it would not fit.
+fn failure_query(query: &str, analysis: &Analysis) -> Option<String> {
+    if analysis.query_type != QueryType::ErrorDiagnosis {
+        return None;
+    }
+    let error = root_error(query, analysis)?;
+    let component = error_component(query, error)?;
+    let versions = analysis
+        .entities_of(EntityKind::Version)
+        .map(|e| e.text.clone())
+        .chain(missing_versions(query, analysis));
+    let words: Vec<String> = versions
+        .chain([error.to_owned(), component, "fix".to_owned()])
+        .collect();
+    let joined = words.join(" ");
+    (joined.chars().count() <= HeuristicRewriter::MAX_CHARS).then_some(joined)
+}
 
 /// Whole lines that are only stack-trace plumbing.
 fn is_trace_noise(line: &str) -> bool {
@@ -549,7 +575,10 @@ Caused by: java.lang.ClassNotFoundException: net.sf.cglib.proxy.Enhancer
         ]);
         let analysis = HeuristicAnalyzer.analysis(q).with_context(context.clone());
         let query = HeuristicRewriter.web(q, &analysis);
-        assert!(query.ends_with("Java 17 Spring Boot 1.5.22 fix"), "{query}");
+        assert_eq!(
+            query, "Java 17 Spring Boot 1.5.22 NoClassDefFoundError cglib proxy Enhancer fix",
+            "an error naming what failed: versions, error, component, fix"
+        );
         assert!(query.chars().count() <= HeuristicRewriter::MAX_CHARS);
         let named = "NoClassDefFoundError Enhancer on Java 17";
         let analysis = HeuristicAnalyzer.analysis(named).with_context(context);
