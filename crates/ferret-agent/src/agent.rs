@@ -3,6 +3,8 @@
 
 use std::time::{Instant, SystemTime};
 
+use ferret_core::text::one_line;
+use ferret_core::SearchQuery;
 use ferret_core::{
     Event, FerretError, OnRepeat, Query, QueryForm, Response, StopReason, Strategy, StrategyReason,
     TraceStep, Usage,
@@ -192,30 +194,26 @@ impl Agent {
                 reason: StrategyReason::Job,
             });
         }
-        let web_question = match self.executor.query_forms().contains(&QueryForm::Web) {
-            true => Some(self.web_question(query.text(), &analysis, &mut rec).await),
-            false => None,
-        };
+        // The question in each form a configured backend reads, written once for the search.
+        let mut asked = SearchQuery::plain(one_line(query.text()));
+        for form in self.executor.query_forms() {
+            let slot = match form {
+                QueryForm::Keywords => continue,
+                QueryForm::Question => &mut asked.question,
+                QueryForm::Web => &mut asked.web,
+            };
+            let written = self
+                .stages
+                .rewriter
+                .rewrite_for(query.text(), &analysis, form)
+                .instrument(tracing::info_span!("rewrite"))
+                .await;
+            *slot = rec.stage(written).0;
+        }
         SearchRun {
-            web_question,
+            asked,
             ..self.start(query, analysis, rec, started)
         }
-    }
-
-    /// The question as a web search engine reads it, written by the configured rewriter.
-    async fn web_question(
-        &self,
-        question: &str,
-        analysis: &Analysis,
-        rec: &mut Recorder,
-    ) -> String {
-        let web = self
-            .stages
-            .rewriter
-            .rewrite_for(question, analysis, QueryForm::Web)
-            .instrument(tracing::info_span!("rewrite"))
-            .await;
-        rec.stage(web).0
     }
 
     /// Write the report of a recorded run again from the hits it found, without calling a
@@ -253,7 +251,7 @@ impl Agent {
             gathered: Gathered::default(),
             rec,
             started,
-            web_question: None,
+            asked: SearchQuery::plain(one_line(query.text())),
             actions: None,
         }
     }

@@ -5,14 +5,13 @@
 
 use std::time::Instant;
 
-use ferret_core::text::one_line;
 use ferret_core::{
     Actions, Event, Hit, Implementation, Query, RepeatMatch, RepeatOf, Report, Response,
     ResponseType, SearchQuery, StopReason, TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
-use ferret_query_intel::{Analysis, HeuristicRewriter, QueryType};
+use ferret_query_intel::{Analysis, QueryType};
 use ferret_synthesis::{in_sections, Answer};
 use tracing::Instrument;
 
@@ -58,9 +57,9 @@ pub(crate) struct SearchRun<'a> {
     pub(crate) gathered: Gathered,
     pub(crate) rec: Recorder,
     pub(crate) started: Instant,
-    /// The question as a web search engine reads it, written once the search starts when a web
-    /// backend is configured.
-    pub(crate) web_question: Option<String>,
+    /// The question as asked, in the form each configured backend reads it, written once when
+    /// the search starts.
+    pub(crate) asked: SearchQuery,
     /// What the answer tells its reader to do, for a technical question whose sources say.
     pub(crate) actions: Option<Actions>,
 }
@@ -80,16 +79,10 @@ impl<'a> SearchRun<'a> {
     /// question without noise and to a web engine as its web query; any other query (a rewrite, a
     /// hop, a plan step) is already a search engine's query and reads the same to every backend.
     pub(crate) fn in_forms(&self, text: &str) -> SearchQuery {
-        if text != one_line(self.question()) {
-            return SearchQuery::plain(text);
-        }
-        SearchQuery {
-            keywords: text.to_owned(),
-            question: HeuristicRewriter.question(self.question()),
-            web: self
-                .web_question
-                .clone()
-                .unwrap_or_else(|| HeuristicRewriter.web(self.question(), &self.analysis)),
+        if text == self.asked.keywords {
+            self.asked.clone()
+        } else {
+            SearchQuery::plain(text)
         }
     }
 

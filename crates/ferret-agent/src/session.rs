@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use ferret_core::{Embedder, RepeatMatch, Response};
+use ferret_core::{cosine, Embedder, RepeatMatch, Response};
 use ferret_exec::normalize_query;
 
 /// One question a thread asked, and the response it got.
@@ -223,20 +223,6 @@ pub(crate) fn normalized(question: &str) -> String {
             .map(|c| if c.is_alphanumeric() { c } else { ' ' })
             .collect::<String>(),
     )
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() || a.is_empty() {
-        return 0.0;
-    }
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let denominator = norm(a) * norm(b);
-    if denominator == 0.0 {
-        0.0
-    } else {
-        dot / denominator
-    }
 }
 
 #[cfg(test)]

@@ -30,8 +30,8 @@ pub use error::{BackendError, BackendErrorKind, FerretError, RetryClass};
 pub use event::Event;
 pub use hit::{Hit, HitId};
 pub use llm::{
-    ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder, LanguageModel,
-    LlmError, RetrievalMode, TokenUsage,
+    cosine, ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder,
+    LanguageModel, LlmError, RetrievalMode, TokenUsage,
 };
 pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
 pub use query::{DateRange, Filters, OnRepeat, Query, QueryError, MAX_QUESTION_CHARS};

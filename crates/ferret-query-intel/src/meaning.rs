@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ferret_core::{EmbedError, Embedder, Hit, Implementation, RetryClass, StageOutput};
+use ferret_core::{cosine, EmbedError, Embedder, Hit, Implementation, RetryClass, StageOutput};
 
 use crate::bridge::{question_names, BridgeCandidate};
 use crate::util::name_runs;
@@ -100,17 +100,6 @@ fn unanswered_part(question: &str) -> String {
         question.to_owned()
     } else {
         rest
-    }
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let norms = norm(a) * norm(b);
-    if norms > 0.0 {
-        dot / norms
-    } else {
-        0.0
     }
 }
 

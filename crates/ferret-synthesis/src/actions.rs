@@ -164,10 +164,11 @@ static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:not|never|no longer|cannot)\b|n't\b").expect("valid regex")
 });
 /// Build and configuration files, by name.
-static FILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(?:[\w.-]+/)*(?:pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradle\.properties|gradle-wrapper\.properties|application(?:-\w+)?\.(?:properties|ya?ml)|package\.json|Cargo\.toml|pyproject\.toml|requirements\.txt|Dockerfile|docker-compose\.ya?ml)\b")
-        .expect("valid regex")
-});
+static FILE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"\b(?:[\w.-]+/)*{BUILD_FILES}\b")).expect("valid regex"));
+
+/// Build and configuration files by name, as a pattern the sections of an error's answer share.
+pub(crate) const BUILD_FILES: &str = r"(?:pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradle\.properties|gradle-wrapper\.properties|application(?:-\w+)?\.(?:properties|ya?ml)|package\.json|Cargo\.toml|pyproject\.toml|requirements\.txt|Dockerfile|docker-compose\.ya?ml)";
 
 /// Words that open a sentence but name no component.
 const NOT_COMPONENTS: &[&str] = &[

@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 
 use crate::actions::{primary, ActionExtractor, HeuristicActionExtractor};
 use crate::{SynthesisContext, SynthesisReply};
+use ferret_core::text::one_line;
 use ferret_core::{Actions, CommandAction, FileChange, Hit, StageOutput, VersionChange};
 use ferret_llm::{ActionExtractionContext, ActionsReply, PromptSource, StageModel};
 
@@ -46,12 +47,7 @@ fn short_answer(
 
 /// `text` occurs in `hit`'s title or text, case and spacing aside.
 fn states(hit: &Hit, text: &str) -> bool {
-    let squeeze = |t: &str| {
-        t.split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_lowercase()
-    };
+    let squeeze = |t: &str| one_line(t).to_lowercase();
     let text = squeeze(text);
     !text.is_empty() && squeeze(&format!("{} {}", hit.title, hit.text)).contains(&text)
 }

@@ -5,8 +5,10 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use ferret_core::text::one_line;
 use ferret_core::Hit;
 
+use crate::actions::BUILD_FILES;
 use crate::{split_sentences, strip_markers, Answer};
 
 /// Sentences that tell the reader to do something.
@@ -16,8 +18,10 @@ static SOLUTION: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Sentences about build files, configuration or commands.
 static CODE_OR_CONFIG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:pom\.xml|build\.gradle(?:\.kts)?|gradle\.properties|application(?:-\w+)?\.(?:properties|ya?ml)|package\.json|Cargo\.toml|requirements\.txt|Dockerfile|mvn|gradlew?|npm|pip|<\w+>|@\w+)")
-        .expect("valid regex")
+    Regex::new(&format!(
+        r"(?i)\b(?:{BUILD_FILES}|mvn|gradlew?|npm|pip|<\w+>|@\w+)"
+    ))
+    .expect("valid regex")
 });
 
 /// Sentences a cited source adds to a section the answer leaves empty.
@@ -46,15 +50,14 @@ pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
         }
     }
     // What to do, from the cited sources, when the answer's own sentences do not say.
-    let squeeze = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
-    let said = squeeze(&strip_markers(&answer.text));
+    let said = one_line(&strip_markers(&answer.text));
     for citation in &answer.citations {
         let Some(hit) = hits.iter().find(|h| h.id == citation.hit_id) else {
             continue;
         };
         for sentence in split_sentences(&hit.text) {
             let sentence = strip_markers(&sentence).trim().to_owned();
-            if said.contains(&squeeze(sentence.trim_end_matches('.'))) {
+            if said.contains(&one_line(sentence.trim_end_matches('.'))) {
                 continue;
             }
             let cited = match sentence.strip_suffix('.') {

@@ -3,8 +3,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ferret_agent::{
-    Agent, AgentConfig, InMemorySessions, PlanRecord, SessionLimits, SessionStore, Sessions,
-    StageConfig, Stages,
+    Agent, AgentConfig, PlanRecord, SessionLimits, SessionStore, Sessions, StageConfig, Stages,
 };
 use ferret_backends_local::{LocalBackend, LocalIndex};
 use ferret_backends_qdrant::{
@@ -228,10 +227,10 @@ impl FerretBuilder {
             };
         }
         let embedder = index_embedder.or(self.embedder);
-        let store = self.session_store.unwrap_or_else(|| {
-            Arc::new(InMemorySessions::new(self.session_limits)) as Arc<dyn SessionStore>
-        });
-        let sessions = Sessions::new(store, embedder.clone(), self.session_limits.similarity);
+        let sessions = match self.session_store {
+            Some(store) => Sessions::new(store, embedder.clone(), self.session_limits.similarity),
+            None => Sessions::in_memory(self.session_limits, embedder.clone()),
+        };
         let config = StageConfig {
             guardrail: self.guardrail.unwrap_or_default(),
             grading: self.grading,
