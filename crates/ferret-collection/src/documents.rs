@@ -175,9 +175,12 @@ pub fn read_jsonl(
                 serde_json::Map::new()
             }
         };
+        // A title is a plain-text label; one scraped from a web page may still carry its HTML
+        // escapes ("Jekyll &amp; Hyde"), which no reader of the title wants and no text names.
         let title = record
             .title
             .filter(|t| !t.trim().is_empty())
+            .map(|t| html_escape::decode_html_entities(&t).into_owned())
             .unwrap_or_else(|| first_words(&record.text, 8));
         each(Document {
             id,
@@ -404,6 +407,24 @@ mod tests {
                 ),
                 ("Ops: Next", "after"),
             ]
+        );
+    }
+
+    #[test]
+    fn a_records_title_reads_as_plain_text_and_its_text_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("records.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\":\"a\",\"title\":\"Jekyll &amp; Hyde (musical) &#8211; &quot;Lucy&quot;\",\"text\":\"if a &lt; b &amp;&amp; c\"}\n",
+        )
+        .unwrap();
+        let mut docs = Vec::new();
+        read_jsonl(&path, |d| docs.push(d)).unwrap();
+        assert_eq!(docs[0].title, "Jekyll & Hyde (musical) \u{2013} \"Lucy\"");
+        assert_eq!(
+            docs[0].text, "if a &lt; b &amp;&amp; c",
+            "text may hold escapes on purpose (code)"
         );
     }
 

@@ -34,7 +34,7 @@ impl Default for SynthesisConfig {
             max_sentence_chars: 400,
             // Two sentences, the fact's and the one linking it to the question, each cut around
             // what it offers: answers average under 40 words.
-            factoid_words: 46,
+            factoid_words: 45,
             open_words: 120,
         }
     }

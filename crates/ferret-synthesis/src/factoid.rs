@@ -121,11 +121,16 @@ pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usiz
         Some(_) => max_words / 2,
         None => max_words,
     };
+    // A sentence opening with a pronoun is led by its page's subject.
+    let cut = |s: &Sentence, room: usize| {
+        let subject = title_name(&read[s.hit].title);
+        let named = opens_with_pronoun(&s.text).then_some(subject);
+        clip_named(&s.text, s.span.as_ref(), named, room)
+    };
     let mut chosen = vec![Chosen {
         hit: best.hit,
-        text: clip(
-            &best.text,
-            best.span.as_ref(),
+        text: cut(
+            best,
             room.max(max_words - other.map_or(0, |o| words(&o.text).min(room))),
         ),
     }];
@@ -134,7 +139,7 @@ pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usiz
         if left >= MIN_LINK_WORDS {
             chosen.push(Chosen {
                 hit: other.hit,
-                text: clip(&other.text, other.span.as_ref(), left),
+                text: cut(other, left),
             });
         }
     }
@@ -499,8 +504,12 @@ fn holds_head(asked: &Asked, sentence: &str) -> bool {
 fn linked(a: &Hit, b: &Hit) -> bool {
     let names = |page: &Hit, other: &Hit| {
         let subject = term_set(title_name(&other.title));
+        let named = term_set(&format!("{} {}", page.title, page.text));
+        let found = subject.iter().filter(|t| named.contains(*t)).count();
+        // A long title is often named in short ("the 2016 World Junior Championships"); one
+        // shared word ("Joe") is not a link.
         !subject.is_empty()
-            && subject.is_subset(&term_set(&format!("{} {}", page.title, page.text)))
+            && (found == subject.len() || (found >= 2 && 3 * found >= 2 * subject.len()))
     };
     names(a, b) || names(b, a)
 }
@@ -717,16 +726,10 @@ fn two_sided(sides: Vec<Side>, short: Option<String>, max_words: usize) -> Draft
         .iter()
         .filter(|s| seen.insert((s.hit, s.sentence.clone())))
         .map(|s| {
-            let text = clip(&s.sentence, None, per_side);
             // "Its length is …" says whose only on its page: the answer names it.
-            let names_it = term_set(&s.name).is_subset(&term_set(&text));
             Chosen {
                 hit: s.hit,
-                text: if names_it {
-                    text
-                } else {
-                    format!("{}: {text}", s.name)
-                },
+                text: clip_named(&s.sentence, None, Some(&s.name), per_side),
             }
         })
         .collect();
@@ -735,6 +738,36 @@ fn two_sided(sides: Vec<Side>, short: Option<String>, max_words: usize) -> Draft
         sentences,
         short: short.map(|s| (s, cited)),
     }
+}
+
+/// `sentence` cut to `max_words` around `span` (see [`clip`]), led by `name` when it does not
+/// hold it: "He debuted …" says who only on its page, and the answer is read away from it. The
+/// name counts in the words.
+fn clip_named(sentence: &str, span: Option<&Span>, name: Option<&str>, max_words: usize) -> String {
+    let lead = name.filter(|name| {
+        let terms = term_set(name);
+        !terms.is_empty() && !terms.is_subset(&term_set(sentence))
+    });
+    match lead {
+        Some(name) => format!(
+            "{name}: {}",
+            clip(sentence, span, max_words.saturating_sub(words(name)))
+        ),
+        None => clip(sentence, span, max_words),
+    }
+}
+
+/// Does `sentence` open with a pronoun standing for its page's subject?
+fn opens_with_pronoun(sentence: &str) -> bool {
+    let first = sentence
+        .trim_start_matches(['\u{2026}', ' '])
+        .split_whitespace()
+        .next()
+        .unwrap_or_default();
+    matches!(
+        first,
+        "He" | "She" | "It" | "They" | "His" | "Her" | "Its" | "Their"
+    )
 }
 
 #[cfg(test)]
@@ -786,6 +819,41 @@ mod tests {
         );
         assert_eq!(short.as_deref(), Some("1755"));
         assert_eq!(sentences.len(), 2, "the link and the answer: {sentences:?}");
+        assert_eq!(
+            sentences[1],
+            "Moscow State University: It was founded on January 25, 1755 by Mikhail Lomonosov.",
+            "read away from its page, \"It\" needs its subject"
+        );
+    }
+
+    #[test]
+    fn a_page_naming_most_of_a_long_title_links_to_it_a_shared_first_name_does_not() {
+        let player = page(
+            "boeser",
+            "Brock Boeser",
+            "Boeser played at the 2016 World Junior Championships. Joe Smith coached him.",
+        );
+        let event = page(
+            "wjc",
+            "2016 World Junior Ice Hockey Championships",
+            "It was held in Helsinki, Finland.",
+        );
+        let namesake = page("heck", "Joe Heck", "Joe Heck is a politician.");
+        assert!(linked(&player, &event));
+        assert!(!linked(&player, &namesake));
+    }
+
+    #[test]
+    fn a_subject_leading_a_clipped_sentence_counts_in_its_words() {
+        let long = format!("He {}.", "spoke at length about many things ".repeat(10));
+        let cut = clip_named(&long, None, Some("Henry Lau"), 12);
+        assert!(cut.starts_with("Henry Lau: He spoke"), "{cut}");
+        assert_eq!(words(&cut.replace(" \u{2026}", "")), 12, "{cut}");
+        assert_eq!(
+            clip_named("Henry Lau debuted in 2008.", None, Some("Henry Lau"), 12),
+            "Henry Lau debuted in 2008.",
+            "a sentence naming its subject is not led by it"
+        );
     }
 
     #[test]
