@@ -77,6 +77,12 @@ pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usiz
         _ => {}
     }
     let read = &hits[..hits.len().min(sources).min(CHAIN_PAGES)];
+    // A second page neither linked to the first nor named by the question is not on its chain:
+    // what it says answers another question.
+    let connected = read.len() < 2
+        || linked(&read[0], &read[1])
+        || asked.names.iter().any(|name| is_about(&read[1], name));
+    let read = if connected { read } else { &read[..1] };
     let sentences = sentences_of(asked, read);
     let best = sentences
         .iter()
@@ -841,6 +847,27 @@ mod tests {
         let namesake = page("heck", "Joe Heck", "Joe Heck is a politician.");
         assert!(linked(&player, &event));
         assert!(!linked(&player, &namesake));
+    }
+
+    #[test]
+    fn a_page_off_the_questions_chain_is_not_read_for_its_answer() {
+        let hits = [
+            page(
+                "munsonville",
+                "Munsonville, New Hampshire",
+                "Munsonville is a village in the northwestern corner of Nelson.",
+            ),
+            page(
+                "dujiangyan",
+                "Dujiangyan City",
+                "It has an area of 1208 km2 and had a population of 600,000 in 2003.",
+            ),
+        ];
+        let question = "What is the population of the town Munsonville is in?";
+        match draft(&Asked::read(question), &hits, 3, 50) {
+            Draft::NotStated { closest } => assert_eq!(closest, [0]),
+            stated => panic!("a number on an unrelated page is no answer: {stated:?}"),
+        }
     }
 
     #[test]
