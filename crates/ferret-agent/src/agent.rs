@@ -65,10 +65,13 @@ impl Agent {
         query: &Query,
         events: Option<UnboundedSender<Event>>,
     ) -> Result<Response, FerretError> {
-        let strategy = self.config.strategy;
+        let strategy = query.strategy.unwrap_or(self.config.strategy);
         let span = tracing::info_span!("search", question = %query.text(), %strategy);
         async {
             query.budget.validate()?;
+            if query.strategy.is_some() {
+                self.config.validate_for(strategy)?;
+            }
             let (started, mut rec) = (Instant::now(), Recorder::new(events));
             if let Some(message) = self.guardrail(query.text(), &mut rec).await {
                 return Ok(guardrail_reply(message, rec, started));
@@ -99,9 +102,13 @@ impl Agent {
                 asked = Some(turn);
             }
             if strategy != Strategy::Auto {
+                let reason = match query.strategy {
+                    Some(_) => StrategyReason::Requested,
+                    None => StrategyReason::Configured,
+                };
                 run.rec.step(TraceStep::Strategy {
                     chosen: strategy,
-                    reason: StrategyReason::Configured,
+                    reason,
                 });
             }
             let ending = implementation(strategy).run(&mut run).await;

@@ -324,6 +324,47 @@ async fn budgets_of_zero_steps_are_clear_errors() {
 }
 
 #[tokio::test]
+async fn a_query_may_ask_for_another_strategy_than_the_configured_one() {
+    let agent = agent(journal(), heuristic_stages(), ToolLoopConfig::default());
+    let query = Query::new("thesis stress")
+        .unwrap()
+        .with_strategy(Strategy::SinglePass);
+    let response = agent.run(&query, None).await.unwrap();
+    assert!(tool_steps(&response).is_empty(), "no tool step ran");
+    let chosen = response.trace.steps.iter().find_map(|s| match s {
+        TraceStep::Strategy { chosen, reason } => Some((*chosen, *reason)),
+        _ => None,
+    });
+    assert_eq!(
+        chosen,
+        Some((Strategy::SinglePass, ferret_core::StrategyReason::Requested))
+    );
+
+    // A strategy the searcher's settings leave no step to is refused, not run empty.
+    let no_plan_steps = Agent::new(
+        heuristic_stages(),
+        Executor::builder().backend(journal()).build().unwrap(),
+        AgentConfig {
+            strategy: Strategy::SinglePass,
+            plan: ferret_agent::PlanConfig {
+                max_steps: 0,
+                ..Default::default()
+            },
+            ..AgentConfig::default()
+        },
+    )
+    .unwrap();
+    let error = no_plan_steps
+        .run(&query.clone().with_strategy(Strategy::Plan), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, FerretError::Config(m) if m.contains("plan.max_steps")),
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn a_model_obeying_instructions_in_a_result_fetches_nothing_and_searches_no_address() {
     let backend = journal();
     // The model does what a retrieved page told it: fetch an address, then search for it.

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
-use crate::{Budget, SearchOptions};
+use crate::{Budget, SearchOptions, Strategy};
 
 /// Longest question accepted, in characters. Longer input is refused, never truncated silently.
 pub const MAX_QUESTION_CHARS: usize = 10_000;
@@ -103,6 +103,9 @@ pub struct Query {
     /// What to do when the question repeats one its thread already asked.
     #[serde(default, skip_serializing_if = "OnRepeat::is_default")]
     pub on_repeat: OnRepeat,
+    /// The strategy for this question; `None` runs the one the searcher is configured with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<Strategy>,
 }
 
 /// What a search does with a question its thread has already asked.
@@ -142,6 +145,8 @@ struct RawQuery {
     context: BTreeMap<String, String>,
     #[serde(default)]
     on_repeat: OnRepeat,
+    #[serde(default)]
+    strategy: Option<Strategy>,
 }
 
 fn default_limit() -> usize {
@@ -167,6 +172,7 @@ impl TryFrom<RawQuery> for Query {
                 thread_id: raw.thread_id,
                 budget: raw.budget,
                 on_repeat: raw.on_repeat,
+                strategy: raw.strategy,
                 ..q
             })
     }
@@ -204,6 +210,7 @@ impl Query {
             options: SearchOptions::default(),
             context: BTreeMap::new(),
             on_repeat: OnRepeat::Reuse,
+            strategy: None,
         })
     }
 
@@ -304,6 +311,12 @@ impl Query {
     /// Replace the budget.
     pub fn with_budget(mut self, budget: Budget) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// Run `strategy` for this question instead of the searcher's configured one.
+    pub fn with_strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = Some(strategy);
         self
     }
 }

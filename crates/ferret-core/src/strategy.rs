@@ -81,6 +81,8 @@ impl std::str::FromStr for Strategy {
 pub enum StrategyReason {
     /// The configuration names this strategy.
     Configured,
+    /// The query asks for this strategy.
+    Requested,
     /// A simple question: one search answers it when its results are good.
     SimpleQuestion,
     /// A question about something a first result names: found by hopping.
@@ -98,6 +100,7 @@ impl StrategyReason {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Configured => "configured",
+            Self::Requested => "requested by the query",
             Self::SimpleQuestion => "simple question",
             Self::BridgeQuestion => "bridge question",
             Self::ComparisonQuestion => "comparison question",
