@@ -48,6 +48,11 @@ impl Agent {
         })
     }
 
+    /// The names of the backends searches run on, in the order they were added.
+    pub fn backend_names(&self) -> Vec<&str> {
+        self.executor.backend_names()
+    }
+
     /// Remember each thread's questions in `sessions`: a question a thread repeats is answered
     /// again without a search, unless the query asks to search again.
     pub fn with_sessions(mut self, sessions: Sessions) -> Self {

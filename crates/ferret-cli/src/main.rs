@@ -3,6 +3,7 @@
 
 mod llm_args;
 mod render;
+mod searcher;
 mod store_args;
 mod web_args;
 
@@ -12,10 +13,11 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use ferret::{
-    AgentConfig, Budget, DateRange, Ferret, FileConfig, Filters, IngestOptions, IngestReport,
-    LocalIndex, PlanRecord, QdrantIndex, Query, RetrievalMode, Strategy, WebProvider,
+    Budget, DateRange, Filters, IngestOptions, IngestReport, LocalIndex, PlanRecord, QdrantIndex,
+    Query, Strategy,
 };
 use indicatif::{ProgressBar, ProgressStyle};
+use searcher::SearcherArgs;
 use store_args::{EmbedderChoice, StoreArgs};
 
 // candle's attention temporaries make the system allocator spend its time in page faults.
@@ -51,14 +53,8 @@ enum Command {
         /// The question (with --replay, the recorded run's question is used).
         #[arg(required_unless_present = "replay")]
         question: Option<String>,
-        /// Search this index instead of the built-in Wikipedia slice.
-        #[arg(long)]
-        index: Option<PathBuf>,
-        /// How results are ranked (default: hybrid when the index holds dense vectors, else BM25).
-        #[arg(long)]
-        mode: Option<RetrievalMode>,
         #[command(flatten)]
-        store: StoreArgs,
+        searcher: SearcherArgs,
         /// Print the whole response as JSON.
         #[arg(long)]
         json: bool,
@@ -91,20 +87,28 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         replay: Option<PathBuf>,
         #[command(flatten)]
-        llm: llm_args::LlmArgs,
-        /// Search the web too (comma-separated): keys from TAVILY_API_KEY and BRAVE_API_KEY, a
-        /// SearXNG instance from SEARXNG_URL. Without --index, only the web is searched.
-        #[arg(long, value_enum, value_delimiter = ',')]
-        web: Vec<web_args::WebChoice>,
-        #[command(flatten)]
         web_options: web_args::WebOptionArgs,
-        /// The configuration file (default: $FERRET_CONFIG, else ferret.toml in the user's
-        /// configuration folder when it is there); the flags override it.
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
         /// Your situation, read beside the question (repeat): --context java_version=17.
         #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_context_pair)]
         context: Vec<(String, String)>,
+    },
+    /// Serve the HTTP API (search, streamed search, health) over the same backends `search`
+    /// can use, until Ctrl-C or SIGTERM; requests in flight finish first.
+    Serve {
+        /// Address to listen on; loopback unless you put an authenticating proxy in front.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: std::net::SocketAddr,
+        #[command(flatten)]
+        searcher: SearcherArgs,
+        /// Searches running at once; one more is answered 503 with Retry-After.
+        #[arg(long, default_value_t = ferret_server::Limits::default().max_concurrent)]
+        max_concurrent: usize,
+        /// Seconds a search may run; a request's budget asking for more gets this much.
+        #[arg(long, default_value_t = ferret_server::Limits::default().request_deadline.as_secs())]
+        deadline_secs: u64,
+        /// Largest request body, in bytes.
+        #[arg(long, default_value_t = ferret_server::Limits::default().max_body_bytes)]
+        max_body_bytes: usize,
     },
 }
 
@@ -145,9 +149,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => ingest(&path, &index, embedder, &store),
         Command::Search {
             question,
-            index,
-            mode,
-            store,
+            searcher,
             json,
             verbose,
             limit,
@@ -157,32 +159,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             strategy,
             record,
             replay,
-            llm,
-            web,
             web_options,
             context,
-            config,
         } => {
-            let file = match FileConfig::locate(config.as_deref()) {
-                Some(path) => FileConfig::load(&path)?,
-                None => FileConfig::default(),
-            };
-            let local = file.local.clone();
-            // The flags override the file: --index its index, --mode its mode, --web its
-            // providers (each configured as the file says).
-            let index = index.or_else(|| {
-                store
-                    .qdrant_url
-                    .is_none()
-                    .then(|| local.as_ref().map(|l| l.index.clone()))
-                    .flatten()
-            });
-            let mode = mode.or(local.and_then(|l| l.mode));
-            let web: Vec<WebProvider> = if web.is_empty() {
-                file.web_providers()
-            } else {
-                web.iter().map(|choice| choice.provider()).collect()
-            };
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange {
                 from: since,
                 to: until,
@@ -210,34 +189,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            let builder = match (&index, store.qdrant()) {
-                (Some(_), Some(_)) => anyhow::bail!("choose one of --index and --qdrant-url"),
-                (None, Some(config)) => Ferret::builder().qdrant_config(config),
-                (Some(dir), None) => Ferret::builder().local_index(dir),
-                (None, None) if !web.is_empty() => Ferret::builder(),
-                (None, None) => Ferret::builder().default_corpus(),
-            };
-            let (mut builder, warnings) = file.add_web(builder, &web);
-            for warning in &warnings {
-                eprintln!("warning: {warning}");
-            }
-            let added = web.len() - warnings.len();
-            if !web.is_empty() && added == 0 && index.is_none() && store.qdrant_url.is_none() {
-                anyhow::bail!(
-                    "no backend to search: none of --web could be set up (see the warnings)"
-                );
-            }
-            if let Some(mode) = mode.filter(|_| index.is_some() || store.qdrant_url.is_some()) {
-                builder = builder.retrieval(mode);
-            }
-            let mut builder = builder.agent(AgentConfig {
-                strategy,
-                ..AgentConfig::default()
-            });
-            if let Some(model) = llm.model()? {
-                builder = builder.language_model(model);
-            }
-            let ferret = builder.build()?;
+            let ferret = searcher.build(strategy)?;
             let response = match (&record, &replay, query) {
                 (None, Some(dir), _) => {
                     let plan = PlanRecord::load(dir.join(PLAN_RECORD_FILE))?;
@@ -263,7 +215,62 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Serve {
+            addr,
+            searcher,
+            max_concurrent,
+            deadline_secs,
+            max_body_bytes,
+        } => {
+            let limits = ferret_server::Limits {
+                max_concurrent,
+                request_deadline: std::time::Duration::from_secs(deadline_secs),
+                max_body_bytes,
+                ..ferret_server::Limits::default()
+            };
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            let ferret = searcher.build(Strategy::Auto)?;
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot listen on {addr}"))?;
+                eprintln!(
+                    "ferret: serving on http://{} (backends: {})",
+                    listener.local_addr()?,
+                    ferret.backend_names().join(", ")
+                );
+                let state = ferret_server::AppState::new(ferret, limits);
+                ferret_server::serve(listener, state, shutdown_signal()).await?;
+                anyhow::Ok(())
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// Ctrl-C, or SIGTERM where there is one.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
+    eprintln!("ferret: shutting down after the requests in flight");
 }
 
 fn ingest(

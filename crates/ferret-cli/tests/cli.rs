@@ -393,3 +393,71 @@ async fn searxng_instance() -> wiremock::MockServer {
         .await;
     instance
 }
+
+#[test]
+fn serve_answers_over_http_and_stops_on_sigterm_after_the_requests_in_flight() {
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join("keys.md"),
+        "# Key rotation\n\nRotate the API keys every 90 days from the admin console.",
+    )
+    .unwrap();
+    let index = dir.path().join("index");
+    let out = ferret(dir.path())
+        .arg("ingest")
+        .arg(&notes)
+        .arg("--index")
+        .arg(&index)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut server = ferret(dir.path())
+        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
+        .arg(&index)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+
+    let body = r#"{"query": "how often should keys be rotated?"}"#;
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "POST /v1/search HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains("x-request-id"), "{reply}");
+    assert!(reply.contains("90 days"), "{reply}");
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = server.wait().unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{status:?}: {rest}");
+    assert!(rest.contains("shutting down"), "{rest}");
+}

@@ -338,6 +338,11 @@ impl Ferret {
         FerretBuilder::default()
     }
 
+    /// The names of the backends searches run on: a service is ready when there is one.
+    pub fn backend_names(&self) -> Vec<&str> {
+        self.agent.backend_names()
+    }
+
     /// Answer `query`. Backend failures are listed in `Response::failures`; only a query that
     /// cannot be searched at all (an unusable budget) is an error.
     pub async fn search(&self, query: Query) -> Result<Response, FerretError> {

@@ -51,6 +51,7 @@ pub use ferret_core::{
     Embedder, Event, FerretError, Filters, Hit, HitId, Implementation, LanguageModel, LlmCall,
     LlmCallOutcome, LlmError, Query, QueryError, Response, ResponseType, RetrievalMode, RetryClass,
     SearchBackend, SearchRequest, StopReason, Trace, TraceStep, UnknownStrategy, Usage,
+    MAX_QUESTION_CHARS,
 };
 pub use ferret_core::{
     Freshness, PaidCost, PaidUnit, PaidUsage, QueryForm, SafeSearch, SearchDepth, SearchOptions,

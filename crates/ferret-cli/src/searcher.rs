@@ -1,0 +1,87 @@
+//! What `search` and `serve` search over: an index, a Qdrant collection, the web, or the built-in
+//! corpus; a language model or none; as the configuration file says, the flags overriding it.
+
+use std::path::PathBuf;
+
+use ferret::{AgentConfig, Ferret, FileConfig, RetrievalMode, Strategy, WebProvider};
+
+use crate::llm_args::LlmArgs;
+use crate::store_args::StoreArgs;
+use crate::web_args::WebChoice;
+
+/// The backends, ranking and model a searcher is built with.
+#[derive(Debug, clap::Args)]
+pub struct SearcherArgs {
+    /// Search this index instead of the built-in Wikipedia slice.
+    #[arg(long)]
+    pub index: Option<PathBuf>,
+    /// How results are ranked (default: hybrid when the index holds dense vectors, else BM25).
+    #[arg(long)]
+    pub mode: Option<RetrievalMode>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    /// Search the web too (comma-separated): keys from TAVILY_API_KEY and BRAVE_API_KEY, a
+    /// SearXNG instance from SEARXNG_URL. Without --index, only the web is searched.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub web: Vec<WebChoice>,
+    /// The configuration file (default: $FERRET_CONFIG, else ferret.toml in the user's
+    /// configuration folder when it is there); the flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl SearcherArgs {
+    /// The searcher these flags and the configuration file describe, running `strategy`.
+    /// Warnings (a web provider that could not be set up) go to standard error.
+    pub fn build(self, strategy: Strategy) -> anyhow::Result<Ferret> {
+        let file = match FileConfig::locate(self.config.as_deref()) {
+            Some(path) => FileConfig::load(&path)?,
+            None => FileConfig::default(),
+        };
+        let local = file.local.clone();
+        let store = self.store;
+        // The flags override the file: --index its index, --mode its mode, --web its
+        // providers (each configured as the file says).
+        let index = self.index.or_else(|| {
+            store
+                .qdrant_url
+                .is_none()
+                .then(|| local.as_ref().map(|l| l.index.clone()))
+                .flatten()
+        });
+        let mode = self.mode.or(local.and_then(|l| l.mode));
+        let web: Vec<WebProvider> = if self.web.is_empty() {
+            file.web_providers()
+        } else {
+            self.web.iter().map(|choice| choice.provider()).collect()
+        };
+        let builder = match (&index, store.qdrant()) {
+            (Some(_), Some(_)) => anyhow::bail!("choose one of --index and --qdrant-url"),
+            (None, Some(config)) => Ferret::builder().qdrant_config(config),
+            (Some(dir), None) => Ferret::builder().local_index(dir),
+            (None, None) if !web.is_empty() => Ferret::builder(),
+            (None, None) => Ferret::builder().default_corpus(),
+        };
+        let (mut builder, warnings) = file.add_web(builder, &web);
+        for warning in &warnings {
+            eprintln!("warning: {warning}");
+        }
+        let added = web.len() - warnings.len();
+        if !web.is_empty() && added == 0 && index.is_none() && store.qdrant_url.is_none() {
+            anyhow::bail!("no backend to search: none of --web could be set up (see the warnings)");
+        }
+        if let Some(mode) = mode.filter(|_| index.is_some() || store.qdrant_url.is_some()) {
+            builder = builder.retrieval(mode);
+        }
+        let mut builder = builder.agent(AgentConfig {
+            strategy,
+            ..AgentConfig::default()
+        });
+        if let Some(model) = self.llm.model()? {
+            builder = builder.language_model(model);
+        }
+        Ok(builder.build()?)
+    }
+}

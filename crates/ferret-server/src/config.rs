@@ -1,0 +1,48 @@
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Where the server listens and the limits it keeps.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to bind; loopback by default, since the API has no authentication of its own.
+    pub addr: SocketAddr,
+    /// What one request may ask of the server.
+    pub limits: Limits,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// What one request may ask, and how many run at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest request body, in bytes; a larger one is refused with 413.
+    pub max_body_bytes: usize,
+    /// Longest question, in characters; a longer one is refused with 413.
+    pub max_question_chars: usize,
+    /// Longest a search may run: a request's budget asking for more wall time gets this much,
+    /// and the search returns what it has when it is spent.
+    pub request_deadline: Duration,
+    /// Searches running at once; one more is refused with 503 and `Retry-After`.
+    pub max_concurrent: usize,
+    /// Seconds a refused client is told to wait (`Retry-After`).
+    pub retry_after_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 256 * 1024,
+            max_question_chars: ferret::MAX_QUESTION_CHARS,
+            request_deadline: Duration::from_secs(30),
+            max_concurrent: 16,
+            retry_after_secs: 1,
+        }
+    }
+}

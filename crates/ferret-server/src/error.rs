@@ -1,0 +1,136 @@
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use ferret::{FerretError, QueryError};
+
+use crate::wire::{ErrorBody, ErrorDetail};
+
+/// Why the server refused or could not answer a request. Each becomes a status code and an
+/// [`ErrorBody`]: the kind, a sentence, the field at fault and whether a retry can help.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The body is not JSON of the expected shape (a syntax error, a wrong type, an unknown
+    /// field).
+    #[error("the request body is not valid: {message}")]
+    InvalidJson {
+        /// The path of the field at fault, when the body parsed that far.
+        field: Option<String>,
+        /// What the parser found.
+        message: String,
+    },
+    /// The body parsed but asks for something the library refuses (an empty question, a limit
+    /// out of range, a date range that ends before it starts).
+    #[error(transparent)]
+    InvalidQuery(#[from] QueryError),
+    /// The body is larger than the server accepts.
+    #[error("the request body is over {limit} bytes: send less")]
+    BodyTooLarge {
+        /// The limit in force.
+        limit: usize,
+    },
+    /// As many searches as the server runs at once are running.
+    #[error("the server is busy: {running} searches are running; retry in {retry_after_secs} s")]
+    Overloaded {
+        /// Searches running.
+        running: usize,
+        /// Seconds to wait before retrying.
+        retry_after_secs: u64,
+    },
+    /// The search ran past the server's deadline and was stopped.
+    #[error("the search ran over {secs} s and was stopped: ask for less (a smaller budget)")]
+    DeadlineExceeded {
+        /// The deadline, in seconds.
+        secs: u64,
+    },
+    /// The search could not start.
+    #[error(transparent)]
+    Search(FerretError),
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::InvalidJson { .. } => StatusCode::BAD_REQUEST,
+            Self::InvalidQuery(QueryError::TooLong { .. }) | Self::BodyTooLarge { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
+            Self::InvalidQuery(_) => StatusCode::BAD_REQUEST,
+            Self::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::DeadlineExceeded { .. } => StatusCode::GATEWAY_TIMEOUT,
+            Self::Search(
+                FerretError::Query(_) | FerretError::Budget(_) | FerretError::Config(_),
+            ) => StatusCode::BAD_REQUEST,
+            Self::Search(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::InvalidJson { .. } => "invalid_json",
+            Self::InvalidQuery(QueryError::TooLong { .. }) | Self::BodyTooLarge { .. } => {
+                "too_large"
+            }
+            Self::InvalidQuery(_) => "invalid_request",
+            Self::Overloaded { .. } => "overloaded",
+            Self::DeadlineExceeded { .. } => "deadline_exceeded",
+            Self::Search(_) => "search_failed",
+        }
+    }
+
+    fn field(&self) -> Option<String> {
+        match self {
+            Self::InvalidJson { field, .. } => field.clone(),
+            Self::InvalidQuery(QueryError::InvalidField { field, .. }) => {
+                Some(wire_field(field).to_owned())
+            }
+            Self::InvalidQuery(QueryError::Empty | QueryError::TooLong { .. }) => {
+                Some("query".to_owned())
+            }
+            _ => None,
+        }
+    }
+
+    /// The body of this refusal.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                kind: self.kind().to_owned(),
+                message: self.to_string(),
+                field: self.field(),
+                retryable: matches!(self, Self::Overloaded { .. })
+                    || self.status().is_server_error(),
+            },
+        }
+    }
+}
+
+/// Where a library field sits in the request body.
+fn wire_field(library_field: &str) -> &str {
+    match library_field {
+        "limit" => "options.limit",
+        "date_range" => "options.filters.date_range",
+        "most_recent" => "options.filters.most_recent",
+        "options" => "options.web",
+        "budget" => "options.budget",
+        other => other,
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() && !matches!(self, Self::Overloaded { .. }) {
+            tracing::error!(error = %self, "request failed");
+        }
+        let mut response = (status, Json(self.body())).into_response();
+        if let Self::Overloaded {
+            retry_after_secs, ..
+        } = self
+        {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        }
+        response
+    }
+}

@@ -1,0 +1,20 @@
+//! Ferret as a service: an HTTP API (axum) over the [`ferret`] facade.
+//!
+//! [`router`] gives the routes (`POST /v1/search`, `POST /v1/search/stream` as Server-Sent Events,
+//! `GET /healthz`, `GET /readyz`) behind the operational limits of a [`ServerConfig`]: request body
+//! and question size, a per-request deadline, a concurrency limit answered with 503 and
+//! `Retry-After`, and a request id on every response. [`serve`] runs them on a listener until a
+//! shutdown signal, finishing the requests in flight. The wire types are in [`wire`]; every
+//! refusal is an [`ApiError`] with a JSON body.
+//!
+//! It reaches backends, stages and models only through the facade: it must not depend on a
+//! backend crate directly.
+
+mod config;
+mod error;
+mod routes;
+pub mod wire;
+
+pub use config::{Limits, ServerConfig};
+pub use error::ApiError;
+pub use routes::{router, serve, AppState};

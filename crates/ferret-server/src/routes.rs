@@ -1,0 +1,208 @@
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{Request, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use ferret::{Event, Ferret, Query, QueryError, Response};
+use futures::{Stream, StreamExt};
+use serde::de::DeserializeOwned;
+use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::wire::SearchBody;
+use crate::{ApiError, Limits};
+
+/// Time a search is given beyond its budget's wall time before the request gives up on it: the
+/// budget is checked between steps, and the step in flight may be a backend call.
+const DEADLINE_GRACE: Duration = Duration::from_secs(5);
+
+/// What every handler shares: the searcher, the limits and the permits of the concurrency limit.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    ferret: Ferret,
+    limits: Limits,
+    permits: Arc<Semaphore>,
+}
+
+impl AppState {
+    /// Serve `ferret` within `limits`.
+    pub fn new(ferret: Ferret, limits: Limits) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                ferret,
+                limits,
+                permits: Arc::new(Semaphore::new(limits.max_concurrent)),
+            }),
+        }
+    }
+
+    /// The query a search body asks for, or why it is refused.
+    fn query_from(&self, body: Result<Bytes, BytesRejection>) -> Result<Query, ApiError> {
+        let limits = self.inner.limits;
+        let body = body.map_err(|rejection| match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge {
+                limit: limits.max_body_bytes,
+            },
+            _ => ApiError::InvalidJson {
+                field: None,
+                message: rejection.body_text(),
+            },
+        })?;
+        let body: SearchBody = parse(&body)?;
+        let chars = body.query.chars().count();
+        if chars > limits.max_question_chars {
+            return Err(QueryError::TooLong {
+                chars,
+                limit: limits.max_question_chars,
+            }
+            .into());
+        }
+        Ok(body.into_query(limits.request_deadline)?)
+    }
+
+    /// A permit to run one search, or a refusal saying when to come back.
+    fn permit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        self.inner
+            .permits
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::Overloaded {
+                running: self.inner.limits.max_concurrent,
+                retry_after_secs: self.inner.limits.retry_after_secs,
+            })
+    }
+}
+
+/// `T` read from a JSON body; a refusal names the path of the field at fault.
+fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let mut json = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut json).map_err(|error| {
+        let path = error.path().to_string();
+        ApiError::InvalidJson {
+            field: (path != ".").then_some(path),
+            message: error.into_inner().to_string(),
+        }
+    })
+}
+
+/// The API's routes over `state`, each response carrying an `x-request-id` (the caller's, or
+/// a new one), every request traced in a span holding it.
+pub fn router(state: AppState) -> Router {
+    let body_limit = state.inner.limits.max_body_bytes;
+    Router::new()
+        .route("/v1/search", post(search))
+        .route("/v1/search/stream", post(search_stream))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+                let id = request
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-");
+                tracing::info_span!(
+                    "request",
+                    method = %request.method(),
+                    path = %request.uri().path(),
+                    request_id = %id,
+                )
+            }),
+        )
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .with_state(state)
+}
+
+/// Serve the API on `listener` until `shutdown` completes, then finish the requests in flight
+/// (a stream ends with its final event) before returning.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// `POST /v1/search`: the whole response at once.
+async fn search(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Response>, ApiError> {
+    let query = state.query_from(body)?;
+    let _permit = state.permit()?;
+    let limit = query.budget.wall_time + DEADLINE_GRACE;
+    match tokio::time::timeout(limit, state.inner.ferret.search(query)).await {
+        Ok(response) => Ok(Json(response.map_err(ApiError::Search)?)),
+        Err(_) => Err(ApiError::DeadlineExceeded {
+            secs: limit.as_secs(),
+        }),
+    }
+}
+
+/// `POST /v1/search/stream`: one Server-Sent Event per pipeline event, named by its kind
+/// (`step`, `hits`, `answer`, …), the last always `done` with the whole response. A client that
+/// goes away stops the search.
+async fn search_stream(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let query = state.query_from(body)?;
+    let permit = state.permit()?;
+    let events = state.inner.ferret.search_stream(query).map(move |event| {
+        // The permit is held while the stream lives.
+        let _running = &permit;
+        Ok(sse_event(&event))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// An event as SSE: its kind as the event name, its JSON as the data.
+fn sse_event(event: &Event) -> SseEvent {
+    match serde_json::to_value(event) {
+        Ok(value) => {
+            let kind = value["event"].as_str().unwrap_or("event").to_owned();
+            SseEvent::default().event(kind).data(value.to_string())
+        }
+        Err(error) => SseEvent::default().event("error").data(
+            serde_json::json!({ "event": "error", "message": error.to_string() }).to_string(),
+        ),
+    }
+}
+
+/// `GET /healthz`: the process answers.
+async fn healthz() -> impl IntoResponse {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+/// `GET /readyz`: ready when the searcher has a backend to search.
+async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    let backends = state.inner.ferret.backend_names();
+    let status = if backends.is_empty() {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    let body = serde_json::json!({
+        "status": if backends.is_empty() { "no backend" } else { "ready" },
+        "backends": backends,
+    });
+    (status, Json(body))
+}

@@ -1,0 +1,99 @@
+//! The JSON the API reads and writes. Requests refuse unknown fields, so a misspelt option is
+//! an error rather than a silent default; responses are the library's own [`Response`] and
+//! [`Event`] types.
+//!
+//! [`Response`]: ferret::Response
+//! [`Event`]: ferret::Event
+
+use std::collections::BTreeMap;
+
+use ferret::{Budget, Filters, OnRepeat, Query, QueryError, SearchOptions, Strategy};
+use serde::{Deserialize, Serialize};
+
+/// The body of `POST /v1/search` and `POST /v1/search/stream`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchBody {
+    /// The question.
+    pub query: String,
+    /// The conversation the question belongs to: a question the thread already asked is
+    /// answered again without a search (unless `options.on_repeat` says `search_again`).
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// The asker's situation as key/value pairs (`java_version` = `17`).
+    #[serde(default)]
+    pub context: BTreeMap<String, String>,
+    /// How to search.
+    #[serde(default)]
+    pub options: SearchBodyOptions,
+}
+
+/// How to search: each field left out takes the server's configured default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchBodyOptions {
+    /// `single_pass`, `refine`, `multi_hop`, `tool_loop`, `plan` or `auto`.
+    pub strategy: Option<Strategy>,
+    /// Hits listed at most.
+    pub limit: Option<usize>,
+    /// Date range and "most recent" restrictions passed to every backend.
+    pub filters: Filters,
+    /// Attempts, calls, tokens and time; its wall time is capped by the server's deadline.
+    pub budget: Option<Budget>,
+    /// Web provider options (depth, topic, freshness, domains, country, language, safe search).
+    pub web: SearchOptions,
+    /// What to do when the thread already asked this question.
+    pub on_repeat: OnRepeat,
+}
+
+impl SearchBody {
+    /// The library query this body asks for, validated as the library validates it, with its
+    /// wall time capped at `deadline`.
+    pub fn into_query(self, deadline: std::time::Duration) -> Result<Query, QueryError> {
+        let options = self.options;
+        let mut query = Query::new(self.query)?
+            .with_filters(options.filters)?
+            .with_options(options.web)?
+            .with_context(self.context)?;
+        if let Some(limit) = options.limit {
+            query = query.with_limit(limit)?;
+        }
+        let mut budget = options.budget.unwrap_or(query.budget);
+        budget.validate().map_err(|e| QueryError::InvalidField {
+            field: "budget",
+            reason: e.0,
+        })?;
+        budget.wall_time = budget.wall_time.min(deadline);
+        query = query.with_budget(budget);
+        if let Some(strategy) = options.strategy {
+            query = query.with_strategy(strategy);
+        }
+        if let Some(thread) = self.thread_id {
+            query = query.with_thread(thread);
+        }
+        query.on_repeat = options.on_repeat;
+        Ok(query)
+    }
+}
+
+/// The body of every refusal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// What went wrong with a request, and whether trying again can help.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    /// A stable name: `invalid_json`, `invalid_request`, `too_large`, `overloaded`,
+    /// `not_found`, `search_failed`.
+    pub kind: String,
+    /// A sentence saying what is wrong and what to do.
+    pub message: String,
+    /// The field at fault, as a path (`options.limit`), when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// Whether the same request may succeed later.
+    pub retryable: bool,
+}

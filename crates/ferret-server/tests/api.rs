@@ -1,0 +1,419 @@
+//! The HTTP API over a scripted backend: answers as JSON and as a stream of events, every bad
+//! request of `fixtures/server` refused as its case says, the concurrency limit, a client that
+//! goes away mid-stream, and a shutdown that lets the search in flight finish.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use ferret::{Ferret, Hit};
+use ferret_server::wire::ErrorBody;
+use ferret_server::{router, serve, AppState, Limits};
+use ferret_test_support::ScriptedBackend;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+fn wiki() -> ScriptedBackend {
+    ScriptedBackend::new(
+        "wiki",
+        vec![
+            Hit::new(
+                "romulus",
+                "Romulus",
+                "Romulus founded Rome in 753 BC, as the legend of Rome tells.",
+                1.0,
+                "wiki",
+            ),
+            Hit::new(
+                "tiber",
+                "Tiber",
+                "The Tiber is the river that flows through Rome.",
+                1.0,
+                "wiki",
+            ),
+        ],
+    )
+}
+
+fn state(backend: Arc<ScriptedBackend>, limits: Limits) -> AppState {
+    let ferret = Ferret::builder().backend(backend).build().unwrap();
+    AppState::new(ferret, limits)
+}
+
+fn post(route: &str, body: impl Into<Body>) -> Request<Body> {
+    Request::post(route)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body.into())
+        .unwrap()
+}
+
+async fn read_json(response: axum::response::Response) -> Value {
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))
+}
+
+#[tokio::test]
+async fn a_search_answers_with_citations_and_a_request_id() {
+    let app = router(state(Arc::new(wiki()), Limits::default()));
+    let response = app
+        .clone()
+        .oneshot(post(
+            "/v1/search",
+            json!({"query": "Who founded Rome?", "options": {"strategy": "single_pass", "limit": 3}})
+                .to_string(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers().contains_key("x-request-id"));
+    let body = read_json(response).await;
+    assert_eq!(body["response_type"], "results");
+    assert!(
+        body["answer"].as_str().unwrap().contains("Romulus"),
+        "{body}"
+    );
+    assert_eq!(body["citations"][0]["hit_id"], "romulus");
+    assert!(body["hits"].as_array().unwrap().len() <= 3);
+    let strategy = body["trace"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .iter()
+        .find(|s| s["stage"] == "strategy")
+        .cloned();
+    assert_eq!(
+        strategy.map(|s| s["reason"].clone()),
+        Some(json!("requested")),
+        "the request's strategy runs"
+    );
+
+    let mut request = post(
+        "/v1/search",
+        json!({"query": "Who founded Rome?"}).to_string(),
+    );
+    request
+        .headers_mut()
+        .insert("x-request-id", "caller-42".parse().unwrap());
+    let response = app.oneshot(request).await.unwrap();
+    assert_eq!(response.headers()["x-request-id"], "caller-42");
+}
+
+#[tokio::test]
+async fn a_guardrail_reply_is_a_message_response() {
+    let app = router(state(Arc::new(wiki()), Limits::default()));
+    let response = app
+        .oneshot(post("/v1/search", json!({"query": "hi"}).to_string()))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = read_json(response).await;
+    assert_eq!(body["response_type"], "message", "{body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+}
+
+/// One request case of `fixtures/server`.
+struct Case {
+    name: String,
+    spec: Value,
+}
+
+fn cases() -> Vec<Case> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/server");
+    let mut cases: Vec<Case> = std::fs::read_dir(&root)
+        .unwrap()
+        .filter_map(|entry| {
+            let dir = entry.ok()?.path();
+            let text = std::fs::read_to_string(dir.join("case.json")).ok()?;
+            Some(Case {
+                name: dir.file_name()?.to_string_lossy().into_owned(),
+                spec: serde_json::from_str(&text).unwrap(),
+            })
+        })
+        .collect();
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    cases
+}
+
+fn body_of(spec: &Value) -> String {
+    if let Some(text) = spec["body_text"].as_str() {
+        return text.to_owned();
+    }
+    if let Some([prefix, piece, times, suffix]) =
+        spec["body_text_repeat"].as_array().map(|a| a.as_slice())
+    {
+        let times = times.as_u64().unwrap() as usize;
+        return format!(
+            "{}{}{}",
+            prefix.as_str().unwrap(),
+            piece.as_str().unwrap().repeat(times),
+            suffix.as_str().unwrap()
+        );
+    }
+    spec["body"].to_string()
+}
+
+#[tokio::test]
+async fn every_bad_request_case_is_refused_as_its_case_says() {
+    let backend = Arc::new(wiki());
+    let app = router(state(backend.clone(), Limits::default()));
+    let cases = cases();
+    assert!(cases.len() >= 10, "the cases are found");
+    for case in &cases {
+        for route in ["/v1/search", "/v1/search/stream"] {
+            let route = case.spec["route"].as_str().unwrap_or(route);
+            let response = app
+                .clone()
+                .oneshot(post(route, body_of(&case.spec)))
+                .await
+                .unwrap();
+            let status = response.status();
+            let body = read_json(response).await;
+            let error: ErrorBody = serde_json::from_value(body.clone())
+                .unwrap_or_else(|e| panic!("{}: not an error body ({e}): {body}", case.name));
+            assert_eq!(
+                status.as_u16() as u64,
+                case.spec["status"].as_u64().unwrap(),
+                "{} on {route}: {body}",
+                case.name
+            );
+            assert_eq!(error.error.kind, case.spec["kind"], "{}: {body}", case.name);
+            if let Some(field) = case.spec["field"].as_str() {
+                assert_eq!(
+                    error.error.field.as_deref(),
+                    Some(field),
+                    "{}: {body}",
+                    case.name
+                );
+            }
+            if let Some(words) = case.spec["message_holds"].as_str() {
+                assert!(error.error.message.contains(words), "{}: {body}", case.name);
+            }
+            assert!(
+                !error.error.retryable,
+                "{}: a bad request stays bad",
+                case.name
+            );
+        }
+    }
+    assert_eq!(backend.calls(), 0, "no refused request reaches a backend");
+}
+
+/// The SSE events of a stream body: (name, data) pairs.
+fn sse_events(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut name = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(n) = line.strip_prefix("event: ").or(line.strip_prefix("event:")) {
+                    name = Some(n.trim().to_owned());
+                }
+                if let Some(d) = line.strip_prefix("data: ").or(line.strip_prefix("data:")) {
+                    data.push_str(d);
+                }
+            }
+            Some((name?, serde_json::from_str(&data).ok()?))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_stream_sends_each_event_as_it_happens_and_ends_with_the_response() {
+    let app = router(state(Arc::new(wiki()), Limits::default()));
+    let response = app
+        .oneshot(post(
+            "/v1/search/stream",
+            json!({"query": "Who founded Rome?"}).to_string(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.headers()[header::CONTENT_TYPE],
+        "text/event-stream"
+    );
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let events = sse_events(&String::from_utf8_lossy(&bytes));
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        names.contains(&"step") && names.contains(&"hits") && names.contains(&"answer"),
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"done"), "{names:?}");
+    assert_eq!(
+        names.iter().filter(|n| **n == "done").count(),
+        1,
+        "exactly one final event"
+    );
+    let (_, done) = events.last().unwrap();
+    assert_eq!(done["event"], "done");
+    assert!(done["response"]["answer"]
+        .as_str()
+        .unwrap()
+        .contains("Romulus"));
+}
+
+#[tokio::test]
+async fn a_search_over_the_concurrency_limit_is_told_when_to_come_back() {
+    let backend = Arc::new(wiki().delay(Duration::from_millis(600)));
+    let limits = Limits {
+        max_concurrent: 1,
+        retry_after_secs: 2,
+        ..Limits::default()
+    };
+    let app = router(state(backend.clone(), limits));
+    let body =
+        json!({"query": "Who founded Rome?", "options": {"strategy": "single_pass"}}).to_string();
+    let first = tokio::spawn(app.clone().oneshot(post("/v1/search", body.clone())));
+    // The first search is under way once the backend has been called.
+    while backend.calls() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for route in ["/v1/search", "/v1/search/stream"] {
+        let refused = app
+            .clone()
+            .oneshot(post(route, body.clone()))
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refused.headers()[header::RETRY_AFTER], "2");
+        let error: ErrorBody = serde_json::from_value(read_json(refused).await).unwrap();
+        assert_eq!(error.error.kind, "overloaded");
+        assert!(error.error.retryable);
+    }
+    assert_eq!(first.await.unwrap().unwrap().status(), StatusCode::OK);
+    let after = app.oneshot(post("/v1/search", body)).await.unwrap();
+    assert_eq!(after.status(), StatusCode::OK, "the permit is given back");
+}
+
+#[tokio::test]
+async fn health_and_readiness() {
+    let app = router(state(Arc::new(wiki()), Limits::default()));
+    let health = app
+        .clone()
+        .oneshot(Request::get("/healthz").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    let ready = app
+        .oneshot(Request::get("/readyz").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), StatusCode::OK);
+    assert_eq!(read_json(ready).await["backends"], json!(["wiki"]));
+}
+
+/// A server on a loopback port, stopped by sending on the returned channel.
+async fn running(
+    app_state: AppState,
+) -> (
+    String,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        serve(listener, app_state, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    (url, stop, server)
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_mid_stream_stops_the_search() {
+    // Nothing matches, so the search would refine and call again, each call slow.
+    let slow = || {
+        Arc::new(
+            ScriptedBackend::new("wiki", vec![Hit::new("x", "Weather", "Rain.", 1.0, "wiki")])
+                .delay(Duration::from_millis(300)),
+        )
+    };
+    let body = json!({"query": "Who founded the city of Rome?", "options": {"strategy": "refine"}});
+
+    let undisturbed = slow();
+    let (url, stop, server) = running(state(undisturbed.clone(), Limits::default())).await;
+    let client = reqwest::Client::new();
+    let full = client
+        .post(format!("{url}/v1/search/stream"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    full.bytes().await.unwrap();
+    let calls_when_read = undisturbed.calls();
+    assert!(
+        calls_when_read >= 2,
+        "the undisturbed search refines: {calls_when_read} calls"
+    );
+    stop.send(()).unwrap();
+    server.await.unwrap();
+
+    let abandoned = slow();
+    let (url, stop, server) = running(state(abandoned.clone(), Limits::default())).await;
+    let mut response = client
+        .post(format!("{url}/v1/search/stream"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    response.chunk().await.unwrap().expect("a first event");
+    drop(response);
+    // Whatever call was in flight may finish; none starts after.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let calls_after_drop = abandoned.calls();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(
+        abandoned.calls(),
+        calls_after_drop,
+        "no call starts after the client left"
+    );
+    assert!(
+        calls_after_drop < calls_when_read,
+        "{calls_after_drop} calls"
+    );
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("no task of the abandoned search holds the server up")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn shutdown_lets_the_search_in_flight_finish() {
+    let backend = Arc::new(wiki().delay(Duration::from_millis(500)));
+    let (url, stop, server) = running(state(backend.clone(), Limits::default())).await;
+    let request = tokio::spawn(
+        reqwest::Client::new()
+            .post(format!("{url}/v1/search/stream"))
+            .json(&json!({"query": "Who founded Rome?", "options": {"strategy": "single_pass"}}))
+            .send(),
+    );
+    while backend.calls() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop.send(()).unwrap();
+    let response = request.await.unwrap().unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    let events = sse_events(&text);
+    assert_eq!(
+        events.last().map(|(n, _)| n.as_str()),
+        Some("done"),
+        "{text}"
+    );
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server stops once the stream is done")
+        .unwrap();
+}
