@@ -1,12 +1,13 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{Request, StatusCode};
+use axum::extract::{DefaultBodyLimit, MatchedPath, State};
+use axum::http::{header, Request, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
@@ -19,6 +20,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::metrics::Metrics;
 use crate::wire::SearchBody;
 use crate::{ApiError, Limits};
 
@@ -36,6 +38,7 @@ struct Inner {
     ferret: Ferret,
     limits: Limits,
     permits: Arc<Semaphore>,
+    metrics: Metrics,
 }
 
 impl AppState {
@@ -46,6 +49,7 @@ impl AppState {
                 ferret,
                 limits,
                 permits: Arc::new(Semaphore::new(limits.max_concurrent)),
+                metrics: Metrics::new(),
             }),
         }
     }
@@ -108,6 +112,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/search/stream", post(search_stream))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(
@@ -150,7 +156,11 @@ async fn search(
     let _permit = state.permit()?;
     let limit = query.budget.wall_time + DEADLINE_GRACE;
     match tokio::time::timeout(limit, state.inner.ferret.search(query)).await {
-        Ok(response) => Ok(Json(response.map_err(ApiError::Search)?)),
+        Ok(response) => {
+            let response = response.map_err(ApiError::Search)?;
+            state.inner.metrics.search(&response);
+            Ok(Json(response))
+        }
         Err(_) => Err(ApiError::DeadlineExceeded {
             secs: limit.as_secs(),
         }),
@@ -166,9 +176,13 @@ async fn search_stream(
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let query = state.query_from(body)?;
     let permit = state.permit()?;
+    let metrics_of = state.clone();
     let events = state.inner.ferret.search_stream(query).map(move |event| {
         // The permit is held while the stream lives.
         let _running = &permit;
+        if let Event::Done { response } = &event {
+            metrics_of.inner.metrics.search(response);
+        }
         Ok(sse_event(&event))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
@@ -185,6 +199,35 @@ fn sse_event(event: &Event) -> SseEvent {
             serde_json::json!({ "event": "error", "message": error.to_string() }).to_string(),
         ),
     }
+}
+
+/// Count every request by its route (not its raw path: an unknown path is `unmatched`) and
+/// status, and time it.
+async fn track(
+    State(state): State<AppState>,
+    route: Option<MatchedPath>,
+    request: axum::extract::Request,
+    next: Next,
+) -> axum::response::Response {
+    let route = route.map_or_else(|| "unmatched".to_owned(), |r| r.as_str().to_owned());
+    let started = Instant::now();
+    let response = next.run(request).await;
+    state
+        .inner
+        .metrics
+        .request(&route, response.status().as_u16(), started.elapsed());
+    response
+}
+
+/// `GET /metrics`: the counters, in the text format Prometheus scrapes.
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.inner.metrics.encode(),
+    )
 }
 
 /// `GET /healthz`: the process answers.

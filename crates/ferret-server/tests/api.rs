@@ -417,3 +417,47 @@ async fn shutdown_lets_the_search_in_flight_finish() {
         .expect("the server stops once the stream is done")
         .unwrap();
 }
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_and_status_and_what_searches_spent() {
+    let failing = Arc::new(ScriptedBackend::new("flaky", vec![]).failing(
+        ferret::BackendError::permanent(
+            "flaky",
+            ferret::BackendErrorKind::Unavailable,
+            "down for maintenance",
+        ),
+    ));
+    let ferret = Ferret::builder()
+        .backend(Arc::new(wiki()))
+        .backend(failing)
+        .build()
+        .unwrap();
+    let app = router(AppState::new(ferret, Limits::default()));
+    let search = json!({"query": "Who founded Rome?", "options": {"strategy": "single_pass"}});
+    for body in [search.to_string(), "{".to_owned()] {
+        app.clone().oneshot(post("/v1/search", body)).await.unwrap();
+    }
+    app.clone()
+        .oneshot(Request::get("/no/such/path").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let response = app
+        .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    for line in [
+        r#"ferret_http_requests_total{route="/v1/search",status="200"} 1"#,
+        r#"ferret_http_requests_total{route="/v1/search",status="400"} 1"#,
+        r#"ferret_http_requests_total{route="unmatched",status="404"} 1"#,
+        r#"ferret_backend_calls_total{backend="wiki"} 1"#,
+        r#"ferret_backend_failures_total{backend="flaky"} 1"#,
+        r#"ferret_http_request_duration_seconds_count{route="/v1/search"} 2"#,
+    ] {
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+}
