@@ -1,6 +1,7 @@
-//! `cargo xtask codegen`: the files generated from the code. Today the JSON Schemas of the API's
-//! types (`Query`, `Response`, `Event`) under `docs/schemas/`; `--check` fails when one is stale,
-//! so CI catches a type that changed without its schema.
+//! `cargo xtask codegen`: the files generated from the code: the JSON Schemas of the API's types
+//! (`Query`, `Response`, `Event`) under `docs/schemas/`, and the HTTP API's OpenAPI description in
+//! `docs/openapi.json`; `--check` fails when one is stale, so CI catches a type or route that
+//! changed without its document.
 
 use std::path::Path;
 
@@ -24,7 +25,7 @@ pub fn generated() -> anyhow::Result<Vec<(String, String)>> {
         ("response", schemars::schema_for!(Response)),
         ("event", schemars::schema_for!(Event)),
     ];
-    schemas
+    let mut files = schemas
         .into_iter()
         .map(|(name, schema)| {
             let mut value = serde_json::to_value(schema)?;
@@ -37,7 +38,15 @@ pub fn generated() -> anyhow::Result<Vec<(String, String)>> {
                 serde_json::to_string_pretty(&value)? + "\n",
             ))
         })
-        .collect()
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut openapi = ferret_server::openapi();
+    // An OpenAPI document admits only `x-` fields of its own.
+    openapi["x-generated"] = GENERATED.into();
+    files.push((
+        "docs/openapi.json".to_owned(),
+        serde_json::to_string_pretty(&openapi)? + "\n",
+    ));
+    Ok(files)
 }
 
 /// The generated files under `root` that differ from what the code gives, or are missing.
@@ -82,7 +91,7 @@ mod tests {
     #[test]
     fn a_missing_or_edited_file_is_stale_and_a_written_one_is_not() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(stale(dir.path()).unwrap().len(), 3, "nothing written yet");
+        assert_eq!(stale(dir.path()).unwrap().len(), 4, "nothing written yet");
         for (path, content) in generated().unwrap() {
             let path = dir.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -101,7 +110,12 @@ mod tests {
     fn every_schema_is_marked_generated_and_names_its_fields() {
         for (path, content) in generated().unwrap() {
             let value: serde_json::Value = serde_json::from_str(&content).unwrap();
-            assert_eq!(value["$comment"], GENERATED, "{path}");
+            let mark = if path.ends_with("openapi.json") {
+                &value["x-generated"]
+            } else {
+                &value["$comment"]
+            };
+            assert_eq!(*mark, GENERATED, "{path}");
         }
         let response = &generated().unwrap()[1].1;
         for field in ["short_answer", "citations", "stop_reason", "trace"] {

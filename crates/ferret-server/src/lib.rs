@@ -13,9 +13,13 @@
 mod config;
 mod error;
 mod metrics;
+#[cfg(feature = "schema")]
+mod openapi;
 mod routes;
 pub mod wire;
 
 pub use config::{Limits, ServerConfig};
 pub use error::ApiError;
+#[cfg(feature = "schema")]
+pub use openapi::openapi;
 pub use routes::{router, serve, AppState};

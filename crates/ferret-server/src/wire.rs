@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// The body of `POST /v1/search` and `POST /v1/search/stream`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SearchBody {
     /// The question.
@@ -30,6 +31,7 @@ pub struct SearchBody {
 
 /// How to search: each field left out takes the server's configured default.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchBodyOptions {
     /// `single_pass`, `refine`, `multi_hop`, `tool_loop`, `plan` or `auto`.
@@ -78,6 +80,7 @@ impl SearchBody {
 
 /// The body of every refusal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorBody {
     /// What went wrong.
     pub error: ErrorDetail,
@@ -85,6 +88,7 @@ pub struct ErrorBody {
 
 /// What went wrong with a request, and whether trying again can help.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorDetail {
     /// A stable name: `invalid_json`, `invalid_request`, `too_large`, `overloaded`,
     /// `not_found`, `search_failed`.

@@ -461,3 +461,27 @@ async fn metrics_count_requests_by_route_and_status_and_what_searches_spent() {
         assert!(text.contains(line), "{line} missing from:\n{text}");
     }
 }
+
+#[cfg(feature = "schema")]
+#[tokio::test]
+async fn every_documented_route_is_served() {
+    let document = ferret_server::openapi();
+    let app = router(state(Arc::new(wiki()), Limits::default()));
+    let paths = document["paths"].as_object().unwrap();
+    assert!(paths.len() >= 5);
+    for (path, operations) in paths {
+        for method in operations.as_object().unwrap().keys() {
+            let request = match method.as_str() {
+                "post" => post(path, json!({"query": "Who founded Rome?"}).to_string()),
+                "get" => Request::get(path.as_str()).body(Body::empty()).unwrap(),
+                other => panic!("undocumented method {other}"),
+            };
+            let status = app.clone().oneshot(request).await.unwrap().status();
+            assert_eq!(status, StatusCode::OK, "{method} {path}");
+        }
+    }
+    let schemas = document["components"]["schemas"].as_object().unwrap();
+    for name in ["SearchBody", "Response", "Event", "ErrorBody"] {
+        assert!(schemas.contains_key(name), "{name} is described");
+    }
+}
