@@ -41,6 +41,22 @@ pub struct BenchArgs {
     /// Where the dataset's index is built and reused (shared with `cargo xtask eval`).
     #[arg(long, default_value = "target/eval-index")]
     index: PathBuf,
+    /// Load-test `ferret serve` instead (report in `docs/bench/server`), with the questions of
+    /// `--questions`.
+    #[arg(long)]
+    server: bool,
+    /// The dataset whose dev questions the load test sends.
+    #[arg(long, default_value = "../shared/data/hotpotqa-1k")]
+    questions: PathBuf,
+    /// Clients sending requests back to back in the load test.
+    #[arg(long, default_value_t = 4)]
+    clients: usize,
+    /// Seconds the load test measures, after its warm-up.
+    #[arg(long, default_value_t = 60)]
+    seconds: u64,
+    /// Seconds of warm-up before the load test measures.
+    #[arg(long, default_value_t = 10)]
+    warmup: u64,
 }
 
 #[derive(Serialize)]
@@ -102,6 +118,14 @@ print(json.dumps({"seconds": seconds, "documents_per_second": len(texts) / secon
 "#;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if args.server {
+        let plan = crate::server_bench::LoadPlan {
+            warmup: std::time::Duration::from_secs(args.warmup),
+            measured: std::time::Duration::from_secs(args.seconds),
+            clients: args.clients.max(1),
+        };
+        return crate::server_bench::run(&args.questions, plan, &args.out);
+    }
     let texts = sample_corpus(&args.dataset.join("corpus.jsonl"), args.documents)?;
     let mean_chars =
         texts.iter().map(|t| t.chars().count()).sum::<usize>() as f64 / texts.len().max(1) as f64;

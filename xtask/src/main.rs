@@ -10,6 +10,7 @@ mod codegen;
 mod eval;
 mod models;
 mod multihop;
+mod server_bench;
 mod tidy;
 
 use clap::{Parser, Subcommand};
