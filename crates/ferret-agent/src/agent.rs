@@ -10,7 +10,7 @@ use ferret_core::{
     TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, Executor};
-use ferret_query_intel::{error_signature, Analysis, HeuristicAnalyzer, Intent};
+use ferret_query_intel::{error_signature, resolve_follow_up, Analysis, HeuristicAnalyzer, Intent};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
@@ -78,20 +78,47 @@ impl Agent {
                 self.config.validate_for(strategy)?;
             }
             let (started, mut rec) = (Instant::now(), Recorder::new(events));
-            if let Some(message) = self.guardrail(query.text(), &mut rec).await {
-                return Ok(guardrail_reply(message, rec, started));
-            }
-            let mut run = self.begin(query, rec, started, None).await;
-            // Steps that change what is searched before any strategy runs (a follow-up resolved
-            // against its thread, a question the session has already answered) belong here.
             let thread = match (&self.sessions, &query.thread_id) {
                 (Some(sessions), Some(thread)) => Some((sessions, thread.as_str())),
                 _ => None,
             };
+            let turns = match thread {
+                Some((sessions, thread)) => {
+                    let turns = sessions.store.turns(thread).await;
+                    rec.step(TraceStep::Thread {
+                        id: thread.to_owned(),
+                        new: turns.is_empty(),
+                        turns: turns.len(),
+                    });
+                    turns
+                }
+                None => Vec::new(),
+            };
+            // A follow-up ("and in 2019?") is read against the thread's last turn before
+            // anything else sees it: the guardrail would refuse it alone, the search miss.
+            let resolved = turns.last().and_then(|last| {
+                let resolved = resolve_follow_up(query.text(), &last.prior())?;
+                query.clone().with_text(&resolved).ok()
+            });
+            let query = match &resolved {
+                Some(resolved) => {
+                    rec.step(TraceStep::FollowUp {
+                        asked: query.text().to_owned(),
+                        resolved: resolved.text().to_owned(),
+                    });
+                    resolved
+                }
+                None => query,
+            };
+            if let Some(message) = self.guardrail(query.text(), &mut rec).await {
+                return Ok(guardrail_reply(message, rec, started));
+            }
+            let mut run = self.begin(query, rec, started, None).await;
+            // Steps that change what is searched before any strategy runs (a question the
+            // session has already answered) belong here.
             let mut asked = None;
-            if let Some((sessions, thread)) = thread {
+            if let Some((sessions, _)) = thread {
                 let turn = self.turn_of(sessions, query, &run.analysis).await;
-                let turns = sessions.store.turns(thread).await;
                 let question = Asked {
                     normalized: turn.normalized.clone(),
                     error_signature: turn.error_signature.as_deref(),
@@ -135,6 +162,7 @@ impl Agent {
     async fn turn_of(&self, sessions: &Sessions, query: &Query, analysis: &Analysis) -> Turn {
         Turn {
             number: 0,
+            question: query.text().to_owned(),
             normalized: normalized(query.text()),
             error_signature: error_signature(query.text(), analysis),
             embedding: sessions.embed(query.text()).await,

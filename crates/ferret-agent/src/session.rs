@@ -10,12 +10,15 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use ferret_core::{cosine, Embedder, RepeatMatch, Response};
 use ferret_exec::normalize_query;
+use ferret_query_intel::PriorTurn;
 
 /// One question a thread asked, and the response it got.
 #[derive(Debug, Clone)]
 pub struct Turn {
     /// Its number in the thread, from 1; the store sets it when recording.
     pub number: u32,
+    /// The question searched: as asked, or as resolved from the turn before.
+    pub question: String,
     /// The question's words, lowercased and sorted.
     pub normalized: String,
     /// Its error class and component, for an error question.
@@ -26,6 +29,22 @@ pub struct Turn {
     pub response: Response,
     /// When it was asked.
     pub at: SystemTime,
+}
+
+impl Turn {
+    /// What this turn offers the follow-up question after it.
+    pub fn prior(&self) -> PriorTurn<'_> {
+        PriorTurn {
+            question: &self.question,
+            short_answer: self.response.short_answer.as_ref().map(|s| s.text.as_str()),
+            cited: self
+                .response
+                .citations
+                .iter()
+                .map(|c| c.title.as_str())
+                .collect(),
+        }
+    }
 }
 
 /// Where a thread's turns are kept. The in-memory store serves one process; a service can keep
@@ -232,6 +251,7 @@ mod tests {
 
     fn turn(question: &str) -> Turn {
         Turn {
+            question: question.to_owned(),
             number: 0,
             normalized: normalized(question),
             error_signature: None,

@@ -218,6 +218,9 @@ fn trace_step(step: &TraceStep) -> String {
                 call.model, call.caller, call.requests, call.prompt_tokens, call.completion_tokens, call.cost_usd, call.duration_ms
             )
         }
+        TraceStep::Thread { id, new: true, .. } => format!("thread {id}: new"),
+        TraceStep::Thread { id, turns, .. } => format!("thread {id}: {turns} earlier turn(s)"),
+        TraceStep::FollowUp { asked, resolved } => format!("follow-up {asked:?} read as {resolved:?}"),
         other => format!("{other:?}"),
     }
 }

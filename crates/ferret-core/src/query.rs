@@ -219,6 +219,16 @@ impl Query {
         &self.text
     }
 
+    /// The same query for another question (a follow-up resolved against its thread), refused
+    /// like a new one when the text is empty or too long.
+    pub fn with_text(self, text: impl Into<String>) -> Result<Self, QueryError> {
+        let fresh = Query::new(text)?;
+        Ok(Query {
+            text: fresh.text,
+            ..self
+        })
+    }
+
     /// Attach the query to a conversation.
     pub fn with_thread(mut self, thread_id: impl Into<String>) -> Self {
         self.thread_id = Some(thread_id.into());

@@ -241,6 +241,23 @@ pub enum TraceStep {
         /// Which synthesizer ran.
         implementation: Implementation,
     },
+    /// The thread the question belongs to: a thread not seen before (or forgotten) starts here.
+    Thread {
+        /// The thread's id, as the caller gave it.
+        id: String,
+        /// No turn of it is remembered: this question starts it.
+        new: bool,
+        /// Turns of it remembered before this question.
+        turns: usize,
+    },
+    /// The question continues its thread ("and in 2019?", "the second one", "when was he
+    /// born?") and was rewritten from the thread's last turn before anything ran.
+    FollowUp {
+        /// The question as asked.
+        asked: String,
+        /// The question searched.
+        resolved: String,
+    },
     /// The question repeats an earlier one of its thread, whose answer is given again.
     Repeat {
         /// The earlier question's number in the thread.

@@ -1,8 +1,9 @@
 //! `ferret-query-intel` works out what a question asks before anything is searched: the intent
 //! guardrail (search, unclear, unrelated or greeting, with the reply for each non-search outcome),
 //! the analyzer (query type, entities, intent, complexity), the decomposer (focused sub-queries
-//! for complex questions), the rewriter (a short, noise-free query per backend) and the bridge
-//! finder (the next hop of a multi-hop question, read from the results so far).
+//! for complex questions), the rewriter (a short, noise-free query per backend), the bridge
+//! finder (the next hop of a multi-hop question, read from the results so far) and the follow-up
+//! resolver (a thread's elliptical question rewritten from its last turn).
 //!
 //! Each stage is a trait returning a [`ferret_core::StageOutput`], with a deterministic heuristic
 //! implementation here so the pipeline runs without a language model; a model-backed version
@@ -14,6 +15,7 @@ mod analyzer;
 mod bridge;
 mod context;
 mod decomposer;
+mod follow_up;
 mod guardrail;
 mod llm;
 mod meaning;
@@ -31,6 +33,7 @@ pub use context::context_versions;
 pub use decomposer::{
     error_signature, root_cause, Decomposition, HeuristicDecomposer, QueryDecomposer,
 };
+pub use follow_up::{resolve_follow_up, PriorTurn};
 pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier,
     IntentVerdict, DEFAULT_UNRELATED_TOPICS,

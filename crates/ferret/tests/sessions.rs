@@ -175,3 +175,54 @@ async fn a_session_forgets_beyond_its_turns() {
         "the first question was forgotten"
     );
 }
+
+#[tokio::test]
+async fn a_follow_up_is_read_against_its_thread_and_a_new_thread_says_so() {
+    let backend = docs();
+    let ferret = Ferret::builder().backend(backend.clone()).build().unwrap();
+    let session = ferret.session("travel");
+    let first = session
+        .search(query("Which volcano is active in Sicily?"))
+        .await
+        .unwrap();
+    let thread = |response: &ferret::Response| {
+        response.trace.steps.iter().find_map(|s| match s {
+            TraceStep::Thread { new, turns, .. } => Some((*new, *turns)),
+            _ => None,
+        })
+    };
+    assert_eq!(thread(&first), Some((true, 0)), "an unknown thread starts");
+    assert_eq!(
+        first.short_answer.as_ref().map(|s| s.text.as_str()),
+        Some("Mount Etna")
+    );
+
+    // Alone, "how high is it?" names nothing; in its thread it is about Etna.
+    let follow_up = session.search(query("How high is it?")).await.unwrap();
+    assert_eq!(thread(&follow_up), Some((false, 1)));
+    let resolved = follow_up.trace.steps.iter().find_map(|s| match s {
+        TraceStep::FollowUp { asked, resolved } => Some((asked.clone(), resolved.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        resolved,
+        Some((
+            "How high is it?".to_owned(),
+            "How high is Mount Etna?".to_owned()
+        )),
+        "the answer to \"which volcano\" is what \"it\" stands for"
+    );
+    let searched = backend.queries();
+    assert!(
+        searched.iter().any(|q| q == "How high is Mount Etna?"),
+        "the resolved question is what is searched: {searched:?}"
+    );
+
+    // Without a thread, nothing is resolved.
+    let alone = ferret.search(query("How high is it?")).await.unwrap();
+    assert!(!alone
+        .trace
+        .steps
+        .iter()
+        .any(|s| matches!(s, TraceStep::FollowUp { .. } | TraceStep::Thread { .. })));
+}
