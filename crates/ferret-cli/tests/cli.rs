@@ -8,16 +8,22 @@ fn ferret(home: &std::path::Path) -> Command {
     cmd
 }
 
-#[test]
-fn ingest_then_search_with_json_and_trace() {
-    let dir = tempfile::tempdir().unwrap();
-    let notes = dir.path().join("notes");
+/// A folder of notes under `dir` holding the key-rotation page.
+fn notes_in(dir: &std::path::Path) -> std::path::PathBuf {
+    let notes = dir.join("notes");
     std::fs::create_dir_all(&notes).unwrap();
     std::fs::write(
         notes.join("keys.md"),
         "# Key rotation\n\nRotate the API keys every 90 days from the admin console.",
     )
     .unwrap();
+    notes
+}
+
+#[test]
+fn ingest_then_search_with_json_and_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = notes_in(dir.path());
     std::fs::write(
         notes.join("bad.jsonl"),
         "{\"text\":\"fine line\"}\nnot json\n",
@@ -399,13 +405,7 @@ fn serve_answers_over_http_and_stops_on_sigterm_after_the_requests_in_flight() {
     use std::io::{BufRead, BufReader, Read, Write};
 
     let dir = tempfile::tempdir().unwrap();
-    let notes = dir.path().join("notes");
-    std::fs::create_dir_all(&notes).unwrap();
-    std::fs::write(
-        notes.join("keys.md"),
-        "# Key rotation\n\nRotate the API keys every 90 days from the admin console.",
-    )
-    .unwrap();
+    let notes = notes_in(dir.path());
     let index = dir.path().join("index");
     let out = ferret(dir.path())
         .arg("ingest")
