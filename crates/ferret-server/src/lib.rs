@@ -1,6 +1,6 @@
 //! Ferret as a service: an HTTP API (axum) over the [`ferret`] facade.
 //!
-//! [`router`] gives the routes (`POST /v1/search`, `POST /v1/search/stream` as Server-Sent Events,
+//! [`router`] gives the routes (`POST /v1/search`, `POST /v1/search/stream` as Server-Sent Events, `POST /v1/chat`,
 //! `GET /healthz`, `GET /readyz`, `GET /metrics` in the Prometheus text format) behind the operational limits of a [`ServerConfig`]: request body
 //! and question size, a per-request deadline, a concurrency limit answered with 503 and
 //! `Retry-After`, and a request id on every response. [`serve`] runs them on a listener until a

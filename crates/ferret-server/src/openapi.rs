@@ -6,7 +6,7 @@ use ferret::{Event, Response};
 use schemars::generate::SchemaSettings;
 use serde_json::{json, Value};
 
-use crate::wire::{ErrorBody, SearchBody};
+use crate::wire::{ChatBody, ChatReply, ErrorBody, SearchBody};
 
 /// The OpenAPI document of [`router`](crate::router)'s routes.
 pub fn openapi() -> Value {
@@ -17,6 +17,8 @@ pub fn openapi() -> Value {
     let response = generator.subschema_for::<Response>();
     let event = generator.subschema_for::<Event>();
     let error = generator.subschema_for::<ErrorBody>();
+    let chat_body = generator.subschema_for::<ChatBody>();
+    let chat_reply = generator.subschema_for::<ChatReply>();
     let schemas = generator.take_definitions(true);
 
     let json_body =
@@ -68,6 +70,14 @@ pub fn openapi() -> Value {
                 "summary": "Answer a question, streaming each pipeline event as it happens",
                 "requestBody": search_request,
                 "responses": with(json!({"200": stream}), &refusals),
+            }},
+            "/v1/chat": {"post": {
+                "summary": "One message of a conversation: searched in its thread, a follow-up read against the thread's last turn",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": chat_body}}},
+                "responses": with(json!({
+                    "200": {"description": "The thread (new when none was given) and the response.", "content": {"application/json": {"schema": chat_reply}}},
+                    "504": timed_out,
+                }), &refusals),
             }},
             "/healthz": {"get": {
                 "summary": "The process answers",

@@ -21,7 +21,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::metrics::Metrics;
-use crate::wire::SearchBody;
+use crate::wire::{ChatBody, ChatReply, SearchBody};
 use crate::{ApiError, Limits};
 
 /// Time a search is given beyond its budget's wall time before the request gives up on it: the
@@ -56,17 +56,28 @@ impl AppState {
 
     /// The query a search body asks for, or why it is refused.
     fn query_from(&self, body: Result<Bytes, BytesRejection>) -> Result<Query, ApiError> {
-        let limits = self.inner.limits;
+        self.query_of(self.read(body)?)
+    }
+
+    /// A request body of type `T`, or why it is refused.
+    fn read<T: DeserializeOwned>(
+        &self,
+        body: Result<Bytes, BytesRejection>,
+    ) -> Result<T, ApiError> {
+        let limit = self.inner.limits.max_body_bytes;
         let body = body.map_err(|rejection| match rejection.status() {
-            StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge {
-                limit: limits.max_body_bytes,
-            },
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge { limit },
             _ => ApiError::InvalidJson {
                 field: None,
                 message: rejection.body_text(),
             },
         })?;
-        let body: SearchBody = parse(&body)?;
+        parse(&body)
+    }
+
+    /// The query `body` asks for, within the limits.
+    fn query_of(&self, body: SearchBody) -> Result<Query, ApiError> {
+        let limits = self.inner.limits;
         let chars = body.query.chars().count();
         if chars > limits.max_question_chars {
             return Err(QueryError::TooLong {
@@ -110,6 +121,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/v1/search", post(search))
         .route("/v1/search/stream", post(search_stream))
+        .route("/v1/chat", post(chat))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -147,24 +159,52 @@ pub async fn serve(
         .await
 }
 
+impl AppState {
+    /// Run `query` within a permit and the deadline, counting what it spent.
+    async fn run(&self, query: Query) -> Result<Response, ApiError> {
+        let _permit = self.permit()?;
+        let limit = query.budget.wall_time + DEADLINE_GRACE;
+        match tokio::time::timeout(limit, self.inner.ferret.search(query)).await {
+            Ok(response) => {
+                let response = response.map_err(ApiError::Search)?;
+                self.inner.metrics.search(&response);
+                Ok(response)
+            }
+            Err(_) => Err(ApiError::DeadlineExceeded {
+                secs: limit.as_secs(),
+            }),
+        }
+    }
+}
+
 /// `POST /v1/search`: the whole response at once.
 async fn search(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Response>, ApiError> {
     let query = state.query_from(body)?;
-    let _permit = state.permit()?;
-    let limit = query.budget.wall_time + DEADLINE_GRACE;
-    match tokio::time::timeout(limit, state.inner.ferret.search(query)).await {
-        Ok(response) => {
-            let response = response.map_err(ApiError::Search)?;
-            state.inner.metrics.search(&response);
-            Ok(Json(response))
-        }
-        Err(_) => Err(ApiError::DeadlineExceeded {
-            secs: limit.as_secs(),
-        }),
-    }
+    Ok(Json(state.run(query).await?))
+}
+
+/// `POST /v1/chat`: one message of a conversation, searched in its thread (a follow-up is read
+/// against the thread's last turn); without a thread id a new thread starts, and its id comes
+/// back for the next message.
+async fn chat(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<ChatReply>, ApiError> {
+    let chat: ChatBody = state.read(body)?;
+    let thread_id = chat
+        .thread_id
+        .clone()
+        .filter(|id| !id.trim().is_empty())
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let query = state.query_of(chat.into_search(thread_id.clone()))?;
+    let response = state.run(query).await?;
+    Ok(Json(ChatReply {
+        thread_id,
+        response,
+    }))
 }
 
 /// `POST /v1/search/stream`: one Server-Sent Event per pipeline event, named by its kind

@@ -78,6 +78,46 @@ impl SearchBody {
     }
 }
 
+/// The body of `POST /v1/chat`: one message of a conversation.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ChatBody {
+    /// The message: a question, or a follow-up to the thread's last one ("and in 2019?").
+    pub message: String,
+    /// The conversation; left out, a new one starts and its id comes back.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// The asker's situation as key/value pairs.
+    #[serde(default)]
+    pub context: BTreeMap<String, String>,
+    /// How to search.
+    #[serde(default)]
+    pub options: SearchBodyOptions,
+}
+
+impl ChatBody {
+    /// The search this message asks for, in `thread`.
+    pub fn into_search(self, thread: String) -> SearchBody {
+        SearchBody {
+            query: self.message,
+            thread_id: Some(thread),
+            context: self.context,
+            options: self.options,
+        }
+    }
+}
+
+/// The answer to `POST /v1/chat`: the thread it belongs to and the response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ChatReply {
+    /// The conversation: send it with the next message to continue it.
+    pub thread_id: String,
+    /// The response to the message.
+    pub response: ferret::Response,
+}
+
 /// The body of every refusal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -472,6 +472,9 @@ async fn every_documented_route_is_served() {
     for (path, operations) in paths {
         for method in operations.as_object().unwrap().keys() {
             let request = match method.as_str() {
+                "post" if path.ends_with("/chat") => {
+                    post(path, json!({"message": "Who founded Rome?"}).to_string())
+                }
                 "post" => post(path, json!({"query": "Who founded Rome?"}).to_string()),
                 "get" => Request::get(path.as_str()).body(Body::empty()).unwrap(),
                 other => panic!("undocumented method {other}"),
@@ -484,4 +487,57 @@ async fn every_documented_route_is_served() {
     for name in ["SearchBody", "Response", "Event", "ErrorBody"] {
         assert!(schemas.contains_key(name), "{name} is described");
     }
+}
+
+#[tokio::test]
+async fn a_chat_starts_a_thread_and_reads_a_follow_up_against_it() {
+    let backend = Arc::new(wiki());
+    let app = router(state(backend.clone(), Limits::default()));
+    let send = |body: Value| {
+        let app = app.clone();
+        async move {
+            let response = app
+                .oneshot(post("/v1/chat", body.to_string()))
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            read_json(response).await
+        }
+    };
+    let first = send(json!({"message": "Who founded Rome?"})).await;
+    let thread = first["thread_id"].as_str().unwrap().to_owned();
+    assert!(!thread.is_empty());
+    assert_eq!(first["response"]["short_answer"]["text"], "Romulus");
+    let trace_of = |reply: &Value, stage: &str| {
+        reply["response"]["trace"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["stage"] == stage)
+            .cloned()
+    };
+    assert_eq!(trace_of(&first, "thread").unwrap()["new"], true);
+
+    let second =
+        send(json!({"message": "What river flows through it?", "thread_id": thread})).await;
+    assert_eq!(second["thread_id"], thread.as_str(), "the same thread");
+    assert_eq!(trace_of(&second, "thread").unwrap()["new"], false);
+    assert_eq!(
+        trace_of(&second, "follow_up").unwrap()["resolved"],
+        "What river flows through Rome?"
+    );
+    assert!(
+        second["response"]["answer"]
+            .as_str()
+            .unwrap()
+            .contains("Tiber"),
+        "{second}"
+    );
+
+    let other = send(json!({"message": "Who founded Rome?"})).await;
+    assert_ne!(
+        other["thread_id"],
+        thread.as_str(),
+        "no thread id, a new thread"
+    );
 }
