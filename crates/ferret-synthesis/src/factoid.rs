@@ -508,16 +508,49 @@ fn holds_head(asked: &Asked, sentence: &str) -> bool {
 
 /// Does one of `a` and `b` name the other's subject?
 fn linked(a: &Hit, b: &Hit) -> bool {
-    let names = |page: &Hit, other: &Hit| {
-        let subject = term_set(title_name(&other.title));
-        let named = term_set(&format!("{} {}", page.title, page.text));
-        let found = subject.iter().filter(|t| named.contains(*t)).count();
-        // A long title is often named in short ("the 2016 World Junior Championships"); one
-        // shared word ("Joe") is not a link.
-        !subject.is_empty()
-            && (found == subject.len() || (found >= 2 && 3 * found >= 2 * subject.len()))
-    };
-    names(a, b) || names(b, a)
+    names_subject_of(a, b) || names_subject_of(b, a)
+}
+
+/// Does `page` name `other`'s subject, as a phrase: its title name's terms in order, at most one
+/// other term among them ("Iceal \"Gene\" Hambleton" names "Iceal Hambleton"; "final speaking
+/// role … five months" does not name "Final Five"), or for a long title, most of its terms with
+/// two of them in a row ("the 2016 World Junior Championships").
+fn names_subject_of(page: &Hit, other: &Hit) -> bool {
+    // Content terms in order, stemmed: "Battles of Tannenberg" names "Battle of Tannenberg".
+    let title = text::content_terms(title_name(&other.title));
+    if title.is_empty() {
+        return false;
+    }
+    let terms = text::content_terms(&format!("{} {}", page.title, page.text));
+    if in_order_within(&terms, &title, title.len() + 1) {
+        return true;
+    }
+    let found = title.iter().filter(|t| terms.contains(*t)).count();
+    title.len() >= 3
+        && 3 * found >= 2 * title.len()
+        && title
+            .windows(2)
+            .any(|pair| in_order_within(&terms, pair, pair.len()))
+}
+
+/// Does `sequence` hold `phrase`'s terms in order, spanning at most `window` terms?
+fn in_order_within(sequence: &[String], phrase: &[String], window: usize) -> bool {
+    sequence.iter().enumerate().any(|(start, term)| {
+        if *term != phrase[0] {
+            return false;
+        }
+        let mut next = 1;
+        for candidate in sequence
+            .iter()
+            .skip(start + 1)
+            .take(window.saturating_sub(1))
+        {
+            if next < phrase.len() && *candidate == phrase[next] {
+                next += 1;
+            }
+        }
+        next == phrase.len()
+    })
 }
 
 /// A title without its parenthesis: "Styx (band)" is about "Styx".
@@ -847,6 +880,20 @@ mod tests {
         let namesake = page("heck", "Joe Heck", "Joe Heck is a politician.");
         assert!(linked(&player, &event));
         assert!(!linked(&player, &namesake));
+        let team = page(
+            "five",
+            "Final Five (gymnastics)",
+            "The Final Five won gold.",
+        );
+        let cartoon = page(
+            "hutz",
+            "Lionel Hutz",
+            "His final speaking role was five months earlier.",
+        );
+        assert!(
+            !linked(&team, &cartoon),
+            "a title's words scattered over a page do not name it"
+        );
     }
 
     #[test]
