@@ -100,8 +100,8 @@ enum Command {
         addr: std::net::SocketAddr,
         #[command(flatten)]
         searcher: SearcherArgs,
-        /// Searches running at once; one more is answered 503 with Retry-After.
-        #[arg(long, default_value_t = ferret_server::Limits::default().max_concurrent)]
+        /// Searches running at once (at least 1); one more is answered 503 with Retry-After.
+        #[arg(long, default_value_t = ferret_server::Limits::default().max_concurrent, value_parser = at_least_one)]
         max_concurrent: usize,
         /// Seconds a search may run; a request's budget asking for more gets this much.
         #[arg(long, default_value_t = ferret_server::Limits::default().request_deadline.as_secs())]
@@ -110,6 +110,15 @@ enum Command {
         #[arg(long, default_value_t = ferret_server::Limits::default().max_body_bytes)]
         max_body_bytes: usize,
     },
+}
+
+/// A count that must allow something: 1 or more.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("0 would refuse every request: give 1 or more".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// `key=value`, split at the first `=`.

@@ -99,8 +99,16 @@ fn ingest_then_search_with_json_and_trace() {
 #[test]
 fn bad_input_exits_with_a_message_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["search", "   "], "the question is empty"),
+        (
+            &["serve", "--max-concurrent", "0"],
+            "would refuse every request",
+        ),
+        (
+            &["serve", "--addr", "not-an-address"],
+            "invalid socket address",
+        ),
         (
             &["search", "x", "--index", "/definitely/not/here"],
             "/definitely/not/here",

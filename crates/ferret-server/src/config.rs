@@ -1,23 +1,4 @@
-use std::net::SocketAddr;
 use std::time::Duration;
-
-/// Where the server listens and the limits it keeps.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Address to bind; loopback by default, since the API has no authentication of its own.
-    pub addr: SocketAddr,
-    /// What one request may ask of the server.
-    pub limits: Limits,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            limits: Limits::default(),
-        }
-    }
-}
 
 /// What one request may ask, and how many run at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +10,8 @@ pub struct Limits {
     /// Longest a search may run: a request's budget asking for more wall time gets this much,
     /// and the search returns what it has when it is spent.
     pub request_deadline: Duration,
-    /// Searches running at once; one more is refused with 503 and `Retry-After`.
+    /// Searches running at once; one more is refused with 503 and `Retry-After` (0 refuses
+    /// every search).
     pub max_concurrent: usize,
     /// Seconds a refused client is told to wait (`Retry-After`).
     pub retry_after_secs: u64,
