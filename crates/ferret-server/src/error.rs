@@ -22,6 +22,9 @@ pub enum ApiError {
     /// out of range, a date range that ends before it starts).
     #[error(transparent)]
     InvalidQuery(#[from] QueryError),
+    /// A chat message the library refuses as a question (empty, or too long).
+    #[error("the message is not a question Ferret can search: {0}")]
+    InvalidMessage(QueryError),
     /// The body is larger than the server accepts.
     #[error("the request body is over {limit} bytes: send less")]
     BodyTooLarge {
@@ -51,10 +54,10 @@ impl ApiError {
     fn status(&self) -> StatusCode {
         match self {
             Self::InvalidJson { .. } => StatusCode::BAD_REQUEST,
-            Self::InvalidQuery(QueryError::TooLong { .. }) | Self::BodyTooLarge { .. } => {
-                StatusCode::PAYLOAD_TOO_LARGE
-            }
-            Self::InvalidQuery(_) => StatusCode::BAD_REQUEST,
+            Self::InvalidQuery(QueryError::TooLong { .. })
+            | Self::InvalidMessage(QueryError::TooLong { .. })
+            | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::InvalidQuery(_) | Self::InvalidMessage(_) => StatusCode::BAD_REQUEST,
             Self::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::DeadlineExceeded { .. } => StatusCode::GATEWAY_TIMEOUT,
             Self::Search(
@@ -67,10 +70,10 @@ impl ApiError {
     fn kind(&self) -> &'static str {
         match self {
             Self::InvalidJson { .. } => "invalid_json",
-            Self::InvalidQuery(QueryError::TooLong { .. }) | Self::BodyTooLarge { .. } => {
-                "too_large"
-            }
-            Self::InvalidQuery(_) => "invalid_request",
+            Self::InvalidQuery(QueryError::TooLong { .. })
+            | Self::InvalidMessage(QueryError::TooLong { .. })
+            | Self::BodyTooLarge { .. } => "too_large",
+            Self::InvalidQuery(_) | Self::InvalidMessage(_) => "invalid_request",
             Self::Overloaded { .. } => "overloaded",
             Self::DeadlineExceeded { .. } => "deadline_exceeded",
             Self::Search(_) => "search_failed",
@@ -86,6 +89,7 @@ impl ApiError {
             Self::InvalidQuery(QueryError::Empty | QueryError::TooLong { .. }) => {
                 Some("query".to_owned())
             }
+            Self::InvalidMessage(_) => Some("message".to_owned()),
             _ => None,
         }
     }

@@ -199,7 +199,15 @@ async fn chat(
         .clone()
         .filter(|id| !id.trim().is_empty())
         .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let query = state.query_of(chat.into_search(thread_id.clone()))?;
+    let query = state
+        .query_of(chat.into_search(thread_id.clone()))
+        .map_err(|error| match error {
+            // The question is the body's `message` here.
+            ApiError::InvalidQuery(refused @ (QueryError::Empty | QueryError::TooLong { .. })) => {
+                ApiError::InvalidMessage(refused)
+            }
+            other => other,
+        })?;
     let response = state.run(query).await?;
     Ok(Json(ChatReply {
         thread_id,
