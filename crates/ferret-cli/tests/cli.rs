@@ -8,6 +8,15 @@ fn ferret(home: &std::path::Path) -> Command {
     cmd
 }
 
+/// The command ran and exited 0; its standard error says why when it did not.
+fn assert_success(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A folder of notes under `dir` holding the key-rotation page.
 fn notes_in(dir: &std::path::Path) -> std::path::PathBuf {
     let notes = dir.join("notes");
@@ -58,11 +67,7 @@ fn ingest_then_search_with_json_and_trace() {
         .arg(&index)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(response["response_type"], "results");
     assert_eq!(response["citations"][0]["title"], "Key rotation");
@@ -161,11 +166,7 @@ fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
         .args(["--embedder", "none"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 
     let record = dir.path().join("run");
     let question = "What causes volcanic eruptions? How do glaciers form?";
@@ -177,11 +178,7 @@ fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
             .arg(&record)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
     let recorded = search(&["--strategy", "plan", "--record"]);
@@ -282,11 +279,7 @@ async fn web_options_reach_the_provider_and_bad_ones_are_refused() {
         "--language",
         "en",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let received = instance.received_requests().await.unwrap();
     let sent: Vec<(String, String)> = received[0].url.query_pairs().into_owned().collect();
     for pair in [
@@ -362,11 +355,7 @@ async fn a_config_file_declares_the_web_backends_and_an_unknown_key_names_its_li
         .env_remove("SEARXNG_URL")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(response["hits"]
         .as_array()
@@ -422,11 +411,7 @@ fn serve_answers_over_http_and_stops_on_sigterm_after_the_requests_in_flight() {
         .arg(&index)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 
     let mut server = ferret(dir.path())
         .args(["serve", "--addr", "127.0.0.1:0", "--index"])

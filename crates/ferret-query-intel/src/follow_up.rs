@@ -175,13 +175,12 @@ fn by_pronoun(question: &str, prior: &PriorTurn<'_>) -> Option<String> {
     ))
 }
 
+/// Does a word follow `text[at..]` after one space ("her| first film")?
 fn followed_by_word(text: &str, at: usize) -> bool {
     text[at..]
-        .trim_start()
-        .chars()
-        .next()
+        .strip_prefix(' ')
+        .and_then(|rest| rest.chars().next())
         .is_some_and(char::is_alphabetic)
-        && text[at..].starts_with(' ')
 }
 
 /// Is `text` a proper name: every word capitalised, or a number?
