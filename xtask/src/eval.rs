@@ -525,7 +525,7 @@ pub(crate) fn prepare_index(
         }
         None => None,
     };
-    let mut index = LocalIndex::open_or_create_with(
+    let index = LocalIndex::open_or_create_with(
         &index_dir,
         cached.clone().map(|c| c as Arc<dyn Embedder>),
     )?;

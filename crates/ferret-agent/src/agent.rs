@@ -53,6 +53,11 @@ impl Agent {
         self.executor.backend_names()
     }
 
+    /// Forget the backends' cached results, after documents were added to one of them.
+    pub fn forget_results(&self) {
+        self.executor.forget_results();
+    }
+
     /// Remember each thread's questions in `sessions`: a question a thread repeats is answered
     /// again without a search, unless the query asks to search again.
     pub fn with_sessions(mut self, sessions: Sessions) -> Self {

@@ -1,12 +1,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
 use ferret_collection::{
     bm25_encoder, date_days, embedder_fit, payload, rank_hits, to_hit, Bm25Params, DenseMeta,
-    Document, EmbedderMisfit, IngestOptions, IngestReport, PendingPoint, PointStore, DATE_FIELD,
-    DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+    Document, EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint, PointStore,
+    DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit,
@@ -136,16 +136,23 @@ impl IndexMeta {
     }
 }
 
-/// An embedded index in a directory.
+/// An embedded index in a directory, which searches and ingests may share (behind an `Arc`).
 ///
-/// Reads run concurrently. Writes take `&mut self`, so within a process they never overlap a read
-/// or a flush (qdrant-edge panics when a flush overlaps an update); every ingest that wrote ends
-/// with a flush because the engine does not replay its write-ahead log on load. Nothing guards
-/// against two processes writing one directory at once.
+/// Reads run concurrently. Ingests run one at a time, and each engine write or flush holds the
+/// shard alone, so within a process no write overlaps a read or a flush (qdrant-edge panics when
+/// a flush overlaps an update); searches run between an ingest's batches, and see each batch
+/// once it is written. Every ingest that wrote ends with a flush because the engine does not
+/// replay its write-ahead log on load. Nothing guards against two processes writing one
+/// directory at once.
 pub struct LocalIndex {
     dir: PathBuf,
-    shard: EdgeShard,
+    shard: RwLock<EdgeShard>,
+    /// Fixed when the index is created, except the average length, kept in `avg_doc_len`.
     meta: IndexMeta,
+    /// Measured by the first ingest that writes.
+    avg_doc_len: Mutex<Option<f64>>,
+    /// Held for the whole of an ingest.
+    writer: tokio::sync::Mutex<()>,
     query_encoder: EdgeBm25,
     embedder: Option<Arc<dyn Embedder>>,
 }
@@ -250,8 +257,10 @@ impl LocalIndex {
         .map_err(IndexError::Engine)?;
         Ok(Self {
             dir: dir.to_owned(),
-            shard,
+            shard: RwLock::new(shard),
+            avg_doc_len: Mutex::new(meta.avg_doc_len),
             meta,
+            writer: tokio::sync::Mutex::new(()),
             query_encoder,
             embedder,
         })
@@ -308,7 +317,7 @@ impl LocalIndex {
 
     /// Documents in the index.
     pub fn len(&self) -> usize {
-        self.shard.info().points_count
+        self.shard().info().points_count
     }
 
     /// True when nothing has been ingested.
@@ -316,27 +325,65 @@ impl LocalIndex {
         self.len() == 0
     }
 
+    /// The shard, for reading; writes wait.
+    fn shard(&self) -> RwLockReadGuard<'_, EdgeShard> {
+        // A panic in the engine leaves nothing half-done on our side, so a poisoned lock is used.
+        self.shard.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The shard, for one write or flush; reads wait.
+    fn shard_mut(&self) -> RwLockWriteGuard<'_, EdgeShard> {
+        self.shard.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn bm25(&self) -> Bm25Params {
+        Bm25Params {
+            avg_doc_len: *self
+                .avg_doc_len
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+            ..self.meta.bm25()
+        }
+    }
+
     fn save_meta(&self) -> Result<(), IndexError> {
-        let json = serde_json::to_string_pretty(&self.meta)
-            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        let meta = IndexMeta {
+            avg_doc_len: self.bm25().avg_doc_len,
+            ..self.meta.clone()
+        };
+        let json =
+            serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Engine(e.to_string()))?;
         std::fs::write(self.dir.join(META_FILE), json)
             .map_err(|e| IndexError::unreadable(&self.dir, e))
     }
 
     /// Ingest a file or a folder: `.jsonl` files as records, `.md` / `.txt` files as chunked text.
     /// Folders are walked recursively; other files in them are skipped. `progress(done, total)` is
-    /// called after each batch.
+    /// called after each batch. Waits for an ingest already running.
     pub async fn ingest_path(
-        &mut self,
+        &self,
         path: &Path,
         options: IngestOptions,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, IndexError> {
-        ferret_collection::ingest_path(self, path, options, progress).await
+        let _writing = self.writer.lock().await;
+        ferret_collection::ingest_path(&mut Writer(self), path, options, progress).await
+    }
+
+    /// Ingest documents already read, from files or sent (see [`PathDocuments::add_upload`]);
+    /// the report carries what reading them found wrong. Waits for an ingest already running.
+    pub async fn ingest_read(
+        &self,
+        found: PathDocuments,
+        options: IngestOptions,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> Result<IngestReport, IndexError> {
+        let _writing = self.writer.lock().await;
+        ferret_collection::ingest_read(&mut Writer(self), found, options, progress).await
     }
 
     /// Delete the documents of `source` whose ids are not in `kept`; returns how many.
-    fn remove_stale(&mut self, source: &str, kept: &HashSet<String>) -> Result<usize, IndexError> {
+    fn remove_stale(&self, source: &str, kept: &HashSet<String>) -> Result<usize, IndexError> {
         let filter = Filter::new_must(Condition::Field(FieldCondition::new_match(
             field(SOURCE_FIELD),
             Match::Value(MatchValue {
@@ -351,7 +398,7 @@ impl LocalIndex {
         let mut offset = None;
         loop {
             let (records, next) = self
-                .shard
+                .shard()
                 .scroll(ScrollRequest {
                     offset,
                     limit: Some(1_000),
@@ -378,27 +425,31 @@ impl LocalIndex {
         }
         if !stale.is_empty() {
             let removed = stale.len();
-            self.shard
+            let shard = self.shard_mut();
+            shard
                 .update(UpdateOperation::PointOperation(
                     PointOperations::DeletePoints { ids: stale },
                 ))
                 .map_err(|e| IndexError::Engine(e.to_string()))?;
-            self.shard.flush();
+            shard.flush();
             return Ok(removed);
         }
         Ok(0)
     }
 
     /// Ingest documents already in memory. Only new or changed documents are embedded and
-    /// written; the index is flushed before this returns, so what it reports is on disk.
+    /// written; the index is flushed before this returns, so what it reports is on disk. Waits
+    /// for an ingest already running.
     pub async fn ingest_documents(
-        &mut self,
+        &self,
         documents: Vec<Document>,
         options: IngestOptions,
         report: &mut IngestReport,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<(), IndexError> {
-        ferret_collection::ingest_documents(self, documents, options, report, progress).await
+        let _writing = self.writer.lock().await;
+        ferret_collection::ingest_documents(&mut Writer(self), documents, options, report, progress)
+            .await
     }
 
     fn stored_hashes(&self, ids: &[PointId]) -> Result<HashMap<u64, String>, IndexError> {
@@ -407,7 +458,7 @@ impl LocalIndex {
                 include: vec![field("hash")],
             }));
         let records = self
-            .shard
+            .shard()
             .retrieve(ids, Some(include), None)
             .map_err(|e| IndexError::Engine(e.to_string()))?;
         Ok(records
@@ -480,7 +531,7 @@ impl LocalIndex {
             }
         };
         let points = self
-            .shard
+            .shard()
             .query(QueryRequest {
                 prefetches,
                 query: Some(query),
@@ -532,7 +583,7 @@ impl LocalIndex {
             None => has_date,
         });
         let (records, _) = self
-            .shard
+            .shard()
             .scroll(ScrollRequest {
                 offset: None,
                 limit: Some(n),
@@ -613,24 +664,27 @@ fn date_filter(range: DateRange) -> Filter {
     )))
 }
 
-/// The embedded index's own I/O for the shared ingest loop.
+/// The embedded index's own I/O for the shared ingest loop, while its ingest holds the writer.
+struct Writer<'a>(&'a LocalIndex);
+
 #[async_trait]
-impl PointStore for LocalIndex {
+impl PointStore for Writer<'_> {
     type Error = IndexError;
 
     fn bm25(&self) -> Bm25Params {
-        self.meta.bm25()
+        self.0.bm25()
     }
 
     fn embedder(&self) -> Option<&dyn Embedder> {
-        self.embedder.as_deref()
+        self.0.embedder.as_deref()
     }
 
     fn check_embedder(&self) -> Result<(), IndexError> {
-        if self.meta.dense.is_some() && self.embedder.is_none() {
-            let embedder = self.dense_embedder().unwrap_or_default().to_owned();
+        let index = self.0;
+        if index.meta.dense.is_some() && index.embedder.is_none() {
+            let embedder = index.dense_embedder().unwrap_or_default().to_owned();
             return Err(IndexError::EmbedderNeeded {
-                path: self.dir.clone(),
+                path: index.dir.clone(),
                 mode: RetrievalMode::Dense,
                 embedder,
             });
@@ -654,17 +708,21 @@ impl PointStore for LocalIndex {
         source: &str,
         kept: &HashSet<String>,
     ) -> Result<usize, IndexError> {
-        LocalIndex::remove_stale(self, source, kept)
+        self.0.remove_stale(source, kept)
     }
 
     async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), IndexError> {
-        self.meta.avg_doc_len = Some(avg_doc_len);
-        self.save_meta()
+        *self
+            .0
+            .avg_doc_len
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(avg_doc_len);
+        self.0.save_meta()
     }
 
     async fn stored_hashes(&mut self, ids: &[u64]) -> Result<HashMap<u64, String>, IndexError> {
         let ids: Vec<PointId> = ids.iter().map(|&id| PointId::NumId(id)).collect();
-        LocalIndex::stored_hashes(self, &ids)
+        self.0.stored_hashes(&ids)
     }
 
     async fn upsert(
@@ -676,7 +734,8 @@ impl PointStore for LocalIndex {
             .into_iter()
             .map(|p| to_point(p.doc, PointId::NumId(p.id), &p.hash, encoder, p.dense).0)
             .collect();
-        self.shard
+        self.0
+            .shard_mut()
             .update(UpdateOperation::PointOperation(
                 PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
             ))
@@ -684,7 +743,7 @@ impl PointStore for LocalIndex {
     }
 
     async fn flush(&mut self) -> Result<(), IndexError> {
-        self.shard.flush();
+        self.0.shard_mut().flush();
         Ok(())
     }
 }

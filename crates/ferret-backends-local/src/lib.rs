@@ -10,6 +10,7 @@
 mod index;
 
 pub use ferret_collection::{
-    chunk_text_file, parse_date, read_jsonl, Document, IngestIssue, IngestOptions, IngestReport,
+    chunk_text_file, parse_date, read_jsonl, read_path, Document, IngestIssue, IngestOptions,
+    IngestReport, PathDocuments,
 };
 pub use index::{IndexError, LocalBackend, LocalIndex};

@@ -214,7 +214,7 @@ fn a_missing_or_unreadable_index_is_an_error_naming_the_path() {
     assert!(matches!(err, IndexError::Unreadable { .. }), "{err}");
     assert!(err.to_string().contains(&corrupt.display().to_string()));
 
-    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    let index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
     let err = block_on(index.ingest_path(
         &dir.path().join("absent.jsonl"),
         IngestOptions::default(),

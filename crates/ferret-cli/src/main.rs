@@ -109,6 +109,13 @@ enum Command {
         /// Largest request body, in bytes.
         #[arg(long, default_value_t = ferret_server::Limits::default().max_body_bytes)]
         max_body_bytes: usize,
+        /// Largest POST /v1/ingest body, in bytes.
+        #[arg(long, default_value_t = ferret_server::Limits::default().max_ingest_bytes)]
+        max_ingest_bytes: usize,
+        /// A folder whose files POST /v1/ingest may name by path; without it, documents are
+        /// only taken from request bodies.
+        #[arg(long)]
+        ingest_root: Option<PathBuf>,
     },
 }
 
@@ -230,13 +237,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             max_concurrent,
             deadline_secs,
             max_body_bytes,
+            max_ingest_bytes,
+            ingest_root,
         } => {
             let limits = ferret_server::Limits {
                 max_concurrent,
                 request_deadline: std::time::Duration::from_secs(deadline_secs),
                 max_body_bytes,
+                max_ingest_bytes,
                 ..ferret_server::Limits::default()
             };
+            if let Some(root) = &ingest_root {
+                anyhow::ensure!(
+                    root.is_dir(),
+                    "--ingest-root {} is not a folder",
+                    root.display()
+                );
+            }
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
@@ -250,7 +267,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     listener.local_addr()?,
                     ferret.backend_names().join(", ")
                 );
-                let state = ferret_server::AppState::new(ferret, limits);
+                let mut state = ferret_server::AppState::new(ferret, limits);
+                if let Some(root) = ingest_root {
+                    state = state.with_ingest_root(root);
+                }
                 ferret_server::serve(listener, state, shutdown_signal()).await?;
                 anyhow::Ok(())
             })?;
@@ -320,7 +340,7 @@ fn ingest(
             })?
         }
         None => {
-            let mut index = LocalIndex::open_or_create_with(dir, embedder)
+            let index = LocalIndex::open_or_create_with(dir, embedder)
                 .with_context(|| format!("opening the index at {}", dir.display()))?;
             let report = runtime.block_on(index.ingest_path(
                 path,

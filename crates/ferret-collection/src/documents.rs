@@ -67,6 +67,7 @@ impl Document {
 
 /// A line or file that could not be ingested; the rest of the input still is.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IngestIssue {
     /// The file at fault.
     pub file: PathBuf,
@@ -117,14 +118,21 @@ pub fn parse_date(s: &str) -> Result<NaiveDate, String> {
 
 /// Read a JSONL file of records `{"_id"|"id", "title", "text", "url", "date"}` (BEIR corpus
 /// layout included). A malformed line becomes an [`IngestIssue`] and the other lines still load.
-pub fn read_jsonl(
+pub fn read_jsonl(path: &Path, each: impl FnMut(Document)) -> std::io::Result<Vec<IngestIssue>> {
+    let file = std::fs::File::open(path)?;
+    read_jsonl_from(std::io::BufReader::new(file), path, each)
+}
+
+/// Read JSONL records from `input` as [`read_jsonl`] reads a file; `path` names the input in
+/// issues and is each document's source (an uploaded file's name, say).
+pub fn read_jsonl_from(
+    input: impl BufRead,
     path: &Path,
     mut each: impl FnMut(Document),
 ) -> std::io::Result<Vec<IngestIssue>> {
-    let file = std::fs::File::open(path)?;
     let source = path.display().to_string();
     let mut issues = Vec::new();
-    for (n, line) in std::io::BufReader::new(file).split(b'\n').enumerate() {
+    for (n, line) in input.split(b'\n').enumerate() {
         let issue = |message: String| IngestIssue {
             file: path.to_owned(),
             line: Some(n + 1),

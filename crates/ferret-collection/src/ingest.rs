@@ -11,7 +11,7 @@ use qdrant_edge::bm25_embed::EdgeBm25;
 
 use crate::{
     bm25_encoder, changed_points, mean_token_count, point_id, read_path, unique_by_id, Bm25Params,
-    Document, IngestOptions, IngestReport, PendingPoint,
+    Document, IngestOptions, IngestReport, PathDocuments, PendingPoint,
 };
 
 /// What the ingest loop needs of a store: its settings, its stored hashes, its writes.
@@ -70,6 +70,17 @@ pub async fn ingest_path<S: PointStore>(
 ) -> Result<IngestReport, S::Error> {
     let found = read_path(path, options.max_chunk_chars)
         .map_err(|source| store.input_error(path, source))?;
+    ingest_read(store, found, options, progress).await
+}
+
+/// Ingest documents already read (from files on disk, or sent: see
+/// [`PathDocuments::add_upload`]); the report carries what reading them found wrong.
+pub async fn ingest_read<S: PointStore>(
+    store: &mut S,
+    found: PathDocuments,
+    options: IngestOptions,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<IngestReport, S::Error> {
     let mut report = IngestReport {
         files: found.files,
         issues: found.issues,

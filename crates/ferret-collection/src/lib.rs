@@ -10,8 +10,10 @@ mod documents;
 mod ingest;
 mod schema;
 
-pub use documents::{chunk_text_file, parse_date, read_jsonl, Document, IngestIssue};
-pub use ingest::{ingest_documents, ingest_path, PointStore};
+pub use documents::{
+    chunk_text_file, parse_date, read_jsonl, read_jsonl_from, Document, IngestIssue,
+};
+pub use ingest::{ingest_documents, ingest_path, ingest_read, PointStore};
 pub use schema::{
     bm25_encoder, changed_points, date_days, embedder_fit, embedding_text, mean_token_count,
     payload, point_id, rank_hits, read_path, to_hit, unique_by_id, Bm25Params, DenseMeta,

@@ -7,8 +7,9 @@ use qdrant_edge::bm25_embed::{EdgeBm25, EdgeBm25Config};
 use qdrant_edge::external::ordered_float::NotNan;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::io::Read as _;
 
-use crate::documents::{chunk_text_file, read_jsonl, Document, IngestIssue};
+use crate::documents::{chunk_text_file, read_jsonl_from, Document, IngestIssue};
 
 /// How files are turned into documents.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +36,7 @@ impl Default for IngestOptions {
 
 /// What an ingest did.
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IngestReport {
     /// Files read.
     pub files: usize,
@@ -332,6 +334,58 @@ pub struct PathDocuments {
     pub issues: Vec<IngestIssue>,
 }
 
+impl PathDocuments {
+    /// Add a file sent rather than read from disk (an upload): `name`'s extension says how it
+    /// is read, as for a file on disk, and `name` is the documents' source, so sending the same
+    /// name again replaces what it yielded.
+    pub fn add_upload(&mut self, name: &str, content: &[u8], max_chunk_chars: usize) {
+        self.add(Path::new(name), max_chunk_chars, || Ok(Box::new(content)));
+    }
+
+    /// Add the documents of `file`, whose content `open` gives: `.jsonl` as records, `.md` /
+    /// `.txt` as chunked text; anything else, or content that cannot be read, is an issue.
+    fn add<'a>(
+        &mut self,
+        file: &Path,
+        max_chunk_chars: usize,
+        open: impl FnOnce() -> std::io::Result<Box<dyn std::io::BufRead + 'a>>,
+    ) {
+        self.files += 1;
+        let unreadable = |e: std::io::Error| IngestIssue {
+            file: file.to_owned(),
+            line: None,
+            message: format!("cannot read: {e}"),
+        };
+        match extension(file).as_str() {
+            "jsonl" => {
+                let documents = &mut self.documents;
+                match open().and_then(|input| read_jsonl_from(input, file, |d| documents.push(d))) {
+                    Ok(issues) => self.issues.extend(issues),
+                    Err(e) => self.issues.push(unreadable(e)),
+                }
+            }
+            "md" | "markdown" | "txt" => {
+                let mut content = String::new();
+                match open().and_then(|mut input| input.read_to_string(&mut content)) {
+                    Ok(_) => {
+                        let source = file.display().to_string();
+                        let chunks = chunk_text_file(file, &source, &content, max_chunk_chars);
+                        self.text_sources
+                            .push((source, chunks.iter().map(|d| d.id.clone()).collect()));
+                        self.documents.extend(chunks);
+                    }
+                    Err(e) => self.issues.push(unreadable(e)),
+                }
+            }
+            other => self.issues.push(IngestIssue {
+                file: file.to_owned(),
+                line: None,
+                message: format!("unsupported file type `.{other}`: use .jsonl, .md or .txt"),
+            }),
+        }
+    }
+}
+
 /// Read a file or a folder: `.jsonl` files as records, `.md` / `.txt` files as chunked text.
 /// Folders are walked recursively; other files in them are skipped. Unreadable files and bad
 /// lines become issues; only a path that does not exist is an error.
@@ -362,36 +416,12 @@ pub fn read_path(path: &Path, max_chunk_chars: usize) -> std::io::Result<PathDoc
         ));
     };
     for file in &files {
-        found.files += 1;
         // Sources are absolute so the same file has the same ids however it was named.
         let file = &file.canonicalize().unwrap_or_else(|_| file.clone());
-        let unreadable = |e: std::io::Error| IngestIssue {
-            file: file.clone(),
-            line: None,
-            message: format!("cannot read: {e}"),
-        };
-        match extension(file).as_str() {
-            "jsonl" => match read_jsonl(file, |d| found.documents.push(d)) {
-                Ok(issues) => found.issues.extend(issues),
-                Err(e) => found.issues.push(unreadable(e)),
-            },
-            "md" | "markdown" | "txt" => match std::fs::read_to_string(file) {
-                Ok(content) => {
-                    let source = file.display().to_string();
-                    let chunks = chunk_text_file(file, &source, &content, max_chunk_chars);
-                    found
-                        .text_sources
-                        .push((source, chunks.iter().map(|d| d.id.clone()).collect()));
-                    found.documents.extend(chunks);
-                }
-                Err(e) => found.issues.push(unreadable(e)),
-            },
-            other => found.issues.push(IngestIssue {
-                file: file.clone(),
-                line: None,
-                message: format!("unsupported file type `.{other}`: use .jsonl, .md or .txt"),
-            }),
-        }
+        found.add(file, max_chunk_chars, || {
+            let reader = std::fs::File::open(file)?;
+            Ok(Box::new(std::io::BufReader::new(reader)))
+        });
     }
     Ok(found)
 }

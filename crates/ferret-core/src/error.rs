@@ -148,6 +148,9 @@ pub enum FerretError {
         /// What went wrong, with a hint.
         reason: String,
     },
+    /// Documents were sent to a Ferret with no embedded index of its own to add them to.
+    #[error("there is no embedded index to add documents to: open one with `--index DIR` (created by `ferret ingest FILES --index DIR`); the built-in corpus is read-only, and a Qdrant collection takes documents from any process (`ferret ingest FILES --qdrant-url URL`)")]
+    NotWritable,
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
     Io {

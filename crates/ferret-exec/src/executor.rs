@@ -193,6 +193,13 @@ pub struct Executor {
     cache: SharedCache<CacheKey, Vec<Hit>>,
 }
 
+impl Executor {
+    /// Forget every cached result: after documents reach a backend, a search must see them.
+    pub fn forget_results(&self) {
+        self.cache.clear();
+    }
+}
+
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Executor")

@@ -39,6 +39,11 @@ where
         }
     }
 
+    /// Drop every kept result (calls in flight still finish for those waiting on them).
+    pub fn clear(&self) {
+        self.cache.invalidate_all();
+    }
+
     /// A probe for a call about to be made with `key`: after the call, or after giving up on
     /// it, it tells where the answer came from.
     pub fn probe(&self, key: &K) -> Probe {

@@ -5,6 +5,9 @@ use std::time::Duration;
 pub struct Limits {
     /// Largest request body, in bytes; a larger one is refused with 413.
     pub max_body_bytes: usize,
+    /// Largest `POST /v1/ingest` body, in bytes (documents are sent whole); a larger one is
+    /// refused with 413.
+    pub max_ingest_bytes: usize,
     /// Longest question, in characters; a longer one is refused with 413.
     pub max_question_chars: usize,
     /// Longest a search may run: a request's budget asking for more wall time gets this much,
@@ -21,6 +24,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_body_bytes: 256 * 1024,
+            max_ingest_bytes: 64 * 1024 * 1024,
             max_question_chars: ferret::MAX_QUESTION_CHARS,
             request_deadline: Duration::from_secs(30),
             max_concurrent: 16,

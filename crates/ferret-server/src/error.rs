@@ -48,6 +48,37 @@ pub enum ApiError {
     /// The search could not start.
     #[error(transparent)]
     Search(FerretError),
+    /// An ingest body in a form the server does not read.
+    #[error("cannot ingest a body of type `{found}`: send `application/x-ndjson` (JSONL records), `multipart/form-data` (files) or `application/json` (`{{\"path\": ...}}`)")]
+    UnsupportedMediaType {
+        /// The content type sent.
+        found: String,
+    },
+    /// An ingest body that holds nothing to ingest, or a form that cannot be read.
+    #[error("the ingest body is not valid: {0}")]
+    InvalidIngest(String),
+    /// A path the server may not read.
+    #[error("the server may not read {path}: {reason}")]
+    PathNotAllowed {
+        /// The path asked for.
+        path: std::path::PathBuf,
+        /// Why not.
+        reason: String,
+    },
+    /// A path that does not exist on the server.
+    #[error("cannot read {path} on the server: {reason}")]
+    PathNotFound {
+        /// The path asked for.
+        path: std::path::PathBuf,
+        /// What the file system said.
+        reason: String,
+    },
+    /// The documents could not be added (no embedded index, or the index failed).
+    #[error(transparent)]
+    Ingest(FerretError),
+    /// The ingest task stopped before it finished.
+    #[error("the ingest stopped: {0}")]
+    IngestStopped(String),
 }
 
 impl ApiError {
@@ -64,6 +95,12 @@ impl ApiError {
                 FerretError::Query(_) | FerretError::Budget(_) | FerretError::Config(_),
             ) => StatusCode::BAD_REQUEST,
             Self::Search(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::InvalidIngest(_) => StatusCode::BAD_REQUEST,
+            Self::PathNotAllowed { .. } => StatusCode::FORBIDDEN,
+            Self::PathNotFound { .. } => StatusCode::NOT_FOUND,
+            Self::Ingest(FerretError::NotWritable) => StatusCode::CONFLICT,
+            Self::Ingest(_) | Self::IngestStopped(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -77,6 +114,12 @@ impl ApiError {
             Self::Overloaded { .. } => "overloaded",
             Self::DeadlineExceeded { .. } => "deadline_exceeded",
             Self::Search(_) => "search_failed",
+            Self::UnsupportedMediaType { .. } => "unsupported_media_type",
+            Self::InvalidIngest(_) => "invalid_request",
+            Self::PathNotAllowed { .. } => "forbidden",
+            Self::PathNotFound { .. } => "not_found",
+            Self::Ingest(FerretError::NotWritable) => "not_writable",
+            Self::Ingest(_) | Self::IngestStopped(_) => "ingest_failed",
         }
     }
 
@@ -90,6 +133,7 @@ impl ApiError {
                 Some("query".to_owned())
             }
             Self::InvalidMessage(_) => Some("message".to_owned()),
+            Self::PathNotAllowed { .. } | Self::PathNotFound { .. } => Some("path".to_owned()),
             _ => None,
         }
     }

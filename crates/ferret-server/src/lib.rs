@@ -1,7 +1,7 @@
 //! Ferret as a service: an HTTP API (axum) over the [`ferret`] facade.
 //!
 //! [`router`] gives the routes (`POST /v1/search`, `POST /v1/search/stream` as Server-Sent Events, `POST /v1/chat`,
-//! `GET /healthz`, `GET /readyz`, `GET /metrics` in the Prometheus text format) behind the operational [`Limits`]: request body
+//! `POST /v1/ingest` and its stream, `GET /healthz`, `GET /readyz`, `GET /metrics` in the Prometheus text format) behind the operational [`Limits`]: request body
 //! and question size, a per-request deadline, a concurrency limit answered with 503 and
 //! `Retry-After`, and a request id on every response. [`serve`] runs them on a listener until a
 //! shutdown signal, finishing the requests in flight. The wire types are in [`wire`]; every
@@ -12,6 +12,7 @@
 
 mod config;
 mod error;
+mod ingest;
 mod metrics;
 #[cfg(feature = "schema")]
 mod openapi;

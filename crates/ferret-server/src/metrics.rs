@@ -1,10 +1,10 @@
 //! What `GET /metrics` reports, in the Prometheus text format: requests by route and status
 //! with their latency, and from each finished search its backend calls and failures by backend,
-//! cache hits, and model tokens and cost.
+//! cache hits, and model tokens and cost; and the documents ingests took, by outcome.
 
 use std::time::Duration;
 
-use ferret::{Response, TraceStep};
+use ferret::{IngestReport, Response, TraceStep};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -32,6 +32,11 @@ struct TokenLabels {
     kind: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct IngestLabels {
+    outcome: &'static str,
+}
+
 /// The server's counters and histograms.
 pub(crate) struct Metrics {
     registry: Registry,
@@ -43,6 +48,7 @@ pub(crate) struct Metrics {
     model_tokens: Family<TokenLabels, Counter>,
     // Counters count integers; cost is kept in micro-dollars.
     model_cost_micro_usd: Counter,
+    ingested: Family<IngestLabels, Counter>,
 }
 
 impl Metrics {
@@ -58,6 +64,7 @@ impl Metrics {
         let cache_hits = Counter::default();
         let model_tokens = Family::<TokenLabels, Counter>::default();
         let model_cost_micro_usd = Counter::default();
+        let ingested = Family::<IngestLabels, Counter>::default();
         registry.register(
             "http_requests",
             "HTTP requests by route and status",
@@ -93,6 +100,11 @@ impl Metrics {
             "Language model cost, in millionths of a US dollar",
             model_cost_micro_usd.clone(),
         );
+        registry.register(
+            "ingested_documents",
+            "Documents sent to POST /v1/ingest, by outcome (added, updated, unchanged, skipped)",
+            ingested.clone(),
+        );
         Self {
             registry,
             requests,
@@ -102,6 +114,7 @@ impl Metrics {
             cache_hits,
             model_tokens,
             model_cost_micro_usd,
+            ingested,
         }
     }
 
@@ -152,6 +165,20 @@ impl Metrics {
             .inc_by(usage.completion_tokens);
         self.model_cost_micro_usd
             .inc_by((usage.cost_usd * 1e6).round().max(0.0) as u64);
+    }
+
+    /// What one ingest did.
+    pub(crate) fn ingest(&self, report: &IngestReport) {
+        for (outcome, count) in [
+            ("added", report.added),
+            ("updated", report.updated),
+            ("unchanged", report.unchanged),
+            ("skipped", report.issues.len()),
+        ] {
+            self.ingested
+                .get_or_create(&IngestLabels { outcome })
+                .inc_by(count as u64);
+        }
     }
 
     /// Everything, in the OpenMetrics text format Prometheus reads.

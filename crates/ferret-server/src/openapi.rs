@@ -6,7 +6,9 @@ use ferret::{Event, Response};
 use schemars::generate::SchemaSettings;
 use serde_json::{json, Value};
 
-use crate::wire::{ChatBody, ChatReply, ErrorBody, SearchBody};
+use crate::wire::{
+    ChatBody, ChatReply, ErrorBody, IngestEvent, IngestPathBody, IngestReply, SearchBody,
+};
 
 /// The OpenAPI document of [`router`](crate::router)'s routes.
 pub fn openapi() -> Value {
@@ -19,6 +21,9 @@ pub fn openapi() -> Value {
     let error = generator.subschema_for::<ErrorBody>();
     let chat_body = generator.subschema_for::<ChatBody>();
     let chat_reply = generator.subschema_for::<ChatReply>();
+    let ingest_path = generator.subschema_for::<IngestPathBody>();
+    let ingest_reply = generator.subschema_for::<IngestReply>();
+    let ingest_event = generator.subschema_for::<IngestEvent>();
     let schemas = generator.take_definitions(true);
 
     let json_body =
@@ -79,6 +84,17 @@ pub fn openapi() -> Value {
                     "504": timed_out,
                 }), &refusals),
             }},
+            "/v1/ingest": {"post": {
+                "summary": "Add documents to the embedded index the server searches",
+                "description": "JSONL records (`application/x-ndjson`), files in a form (`multipart/form-data`: `.jsonl`, `.md`, `.txt`, each part named by its file name), or a path on the server under its ingest root (`application/json`). A bad line or an unsupported file is named in the report and the rest is written.",
+                "requestBody": ingest_request(&ingest_path),
+                "responses": ingest_responses(json!({"200": {"description": "What the ingest did.", "content": {"application/json": {"schema": ingest_reply}}}}), &refusal),
+            }},
+            "/v1/ingest/stream": {"post": {
+                "summary": "Add documents, streaming progress",
+                "requestBody": ingest_request(&ingest_path),
+                "responses": ingest_responses(json!({"200": {"description": "`progress` after each batch, then `done` with the report or `error`.", "content": {"text/event-stream": {"schema": {"type": "string"}, "x-event-schema": ingest_event}}}}), &refusal),
+            }},
             "/healthz": {"get": {
                 "summary": "The process answers",
                 "responses": {"200": {"description": "Alive."}},
@@ -97,4 +113,38 @@ pub fn openapi() -> Value {
         },
         "components": {"schemas": schemas},
     })
+}
+
+/// The three forms an ingest body takes.
+fn ingest_request(path_body: &schemars::Schema) -> Value {
+    json!({"required": true, "content": {
+        "application/x-ndjson": {"schema": {"type": "string", "description": "One JSON record per line: `id`, `title`, `text`, `url`, `date`, `metadata`."}},
+        "multipart/form-data": {"schema": {"type": "object", "additionalProperties": {"type": "string", "format": "binary"}}},
+        "application/json": {"schema": path_body},
+    }})
+}
+
+/// An ingest's answers: `answered`, and its refusals.
+fn ingest_responses(answered: Value, refusal: &dyn Fn(&str) -> Value) -> Value {
+    let mut responses = answered;
+    for (code, description) in [
+        (
+            "400",
+            "Malformed JSON, an unknown field, a form part without a file name, or no documents.",
+        ),
+        (
+            "403",
+            "A path outside the ingest root, or any path when the server has none.",
+        ),
+        ("404", "A path that does not exist."),
+        (
+            "409",
+            "The server searches no embedded index of its own to add documents to.",
+        ),
+        ("413", "The body is over the ingest limit."),
+        ("415", "A body of another content type."),
+    ] {
+        responses[code] = refusal(description);
+    }
+    responses
 }

@@ -1,5 +1,6 @@
 use std::convert::Infallible;
 use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::ingest;
 use crate::metrics::Metrics;
 use crate::wire::{ChatBody, ChatReply, SearchBody};
 use crate::{ApiError, Limits};
@@ -32,6 +34,8 @@ const DEADLINE_GRACE: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct AppState {
     inner: Arc<Inner>,
+    /// Where `POST /v1/ingest` may read files named by path; none when it may not.
+    ingest_root: Option<Arc<Path>>,
 }
 
 struct Inner {
@@ -51,7 +55,31 @@ impl AppState {
                 permits: Arc::new(Semaphore::new(limits.max_concurrent)),
                 metrics: Metrics::new(),
             }),
+            ingest_root: None,
         }
+    }
+
+    /// Let `POST /v1/ingest` read files and folders named by path under `root` (a relative
+    /// path is taken from it); without a root, documents are only taken from the body.
+    pub fn with_ingest_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.ingest_root = Some(Arc::from(root.into()));
+        self
+    }
+
+    pub(crate) fn ferret(&self) -> &Ferret {
+        &self.inner.ferret
+    }
+
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    pub(crate) fn ingest_root(&self) -> Option<&Path> {
+        self.ingest_root.as_deref()
     }
 
     /// The query a search body asks for, or why it is refused.
@@ -103,7 +131,7 @@ impl AppState {
 }
 
 /// `T` read from a JSON body; a refusal names the path of the field at fault.
-fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let mut json = serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(&mut json).map_err(|error| {
         let path = error.path().to_string();
@@ -118,10 +146,16 @@ fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 /// a new one), every request traced in a span holding it.
 pub fn router(state: AppState) -> Router {
     let body_limit = state.inner.limits.max_body_bytes;
+    let ingest_limit = DefaultBodyLimit::max(state.inner.limits.max_ingest_bytes);
     Router::new()
         .route("/v1/search", post(search))
         .route("/v1/search/stream", post(search_stream))
         .route("/v1/chat", post(chat))
+        .route("/v1/ingest", post(ingest::ingest).layer(ingest_limit))
+        .route(
+            "/v1/ingest/stream",
+            post(ingest::ingest_stream).layer(ingest_limit),
+        )
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))

@@ -118,6 +118,53 @@ pub struct ChatReply {
     pub response: ferret::Response,
 }
 
+/// The body of `POST /v1/ingest` sent as `application/json`: a file or folder on the server,
+/// under the root it was started with (a relative path is taken from the root).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct IngestPathBody {
+    /// A `.jsonl`, `.md` or `.txt` file, or a folder of them.
+    pub path: std::path::PathBuf,
+}
+
+/// The answer to `POST /v1/ingest`: what the ingest did, and the index's size after it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct IngestReply {
+    /// Documents added, updated, unchanged and removed, and each line or file skipped, with
+    /// why.
+    #[serde(flatten)]
+    pub report: ferret::IngestReport,
+    /// Documents in the index after the ingest.
+    pub documents: usize,
+}
+
+/// One Server-Sent Event of `POST /v1/ingest/stream`; the last is `done` or `error`.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum IngestEvent {
+    /// A batch was written: `done` of `total` documents read so far.
+    Progress {
+        /// Documents handled.
+        done: usize,
+        /// Documents the input holds, as far as known.
+        total: usize,
+    },
+    /// The ingest ended.
+    Done {
+        /// What it did.
+        #[serde(flatten)]
+        reply: IngestReply,
+    },
+    /// The ingest failed; batches written before the failure stay written.
+    Error {
+        /// What went wrong.
+        error: ErrorDetail,
+    },
+}
+
 /// The body of every refusal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -131,7 +178,8 @@ pub struct ErrorBody {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorDetail {
     /// A stable name: `invalid_json`, `invalid_request`, `too_large`, `overloaded`,
-    /// `not_found`, `search_failed`.
+    /// `deadline_exceeded`, `search_failed`, `unsupported_media_type`, `forbidden`, `not_found`,
+    /// `not_writable`, `ingest_failed`.
     pub kind: String,
     /// A sentence saying what is wrong and what to do.
     pub message: String,

@@ -15,6 +15,9 @@ use ferret_test_support::ScriptedBackend;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
+mod common;
+use common::{post, read_json, sse_events};
+
 fn wiki() -> ScriptedBackend {
     ScriptedBackend::new(
         "wiki",
@@ -40,21 +43,6 @@ fn wiki() -> ScriptedBackend {
 fn state(backend: Arc<ScriptedBackend>, limits: Limits) -> AppState {
     let ferret = Ferret::builder().backend(backend).build().unwrap();
     AppState::new(ferret, limits)
-}
-
-fn post(route: &str, body: impl Into<Body>) -> Request<Body> {
-    Request::post(route)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body.into())
-        .unwrap()
-}
-
-async fn read_json(response: axum::response::Response) -> Value {
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    serde_json::from_slice(&bytes)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))
 }
 
 #[tokio::test]
@@ -200,25 +188,6 @@ async fn every_bad_request_case_is_refused_as_its_case_says() {
         }
     }
     assert_eq!(backend.calls(), 0, "no refused request reaches a backend");
-}
-
-/// The SSE events of a stream body: (name, data) pairs.
-fn sse_events(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter_map(|block| {
-            let mut name = None;
-            let mut data = String::new();
-            for line in block.lines() {
-                if let Some(n) = line.strip_prefix("event: ").or(line.strip_prefix("event:")) {
-                    name = Some(n.trim().to_owned());
-                }
-                if let Some(d) = line.strip_prefix("data: ").or(line.strip_prefix("data:")) {
-                    data.push_str(d);
-                }
-            }
-            Some((name?, serde_json::from_str(&data).ok()?))
-        })
-        .collect()
 }
 
 #[tokio::test]
@@ -467,17 +436,34 @@ async fn metrics_count_requests_by_route_and_status_and_what_searches_spent() {
 async fn every_documented_route_is_served() {
     let document = ferret_server::openapi();
     let app = router(state(Arc::new(wiki()), Limits::default()));
+    let index = common::seeded_index().await;
+    let ingesting = router(AppState::new(
+        Ferret::builder()
+            .local_index(index.path().join("index"))
+            .build()
+            .unwrap(),
+        Limits::default(),
+    ));
     let paths = document["paths"].as_object().unwrap();
     assert!(paths.len() >= 5);
     for (path, operations) in paths {
         for method in operations.as_object().unwrap().keys() {
             let request = match method.as_str() {
+                "post" if path.contains("/ingest") => Request::post(path.as_str())
+                    .header(header::CONTENT_TYPE, "application/x-ndjson")
+                    .body(Body::from(json!({"id": "a", "text": "Rome"}).to_string()))
+                    .unwrap(),
                 "post" if path.ends_with("/chat") => {
                     post(path, json!({"message": "Who founded Rome?"}).to_string())
                 }
                 "post" => post(path, json!({"query": "Who founded Rome?"}).to_string()),
                 "get" => Request::get(path.as_str()).body(Body::empty()).unwrap(),
                 other => panic!("undocumented method {other}"),
+            };
+            let app = if path.contains("/ingest") {
+                &ingesting
+            } else {
+                &app
             };
             let status = app.clone().oneshot(request).await.unwrap().status();
             assert_eq!(status, StatusCode::OK, "{method} {path}");

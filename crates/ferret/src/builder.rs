@@ -5,7 +5,7 @@ use std::sync::Arc;
 use ferret_agent::{
     Agent, AgentConfig, PlanRecord, SessionLimits, SessionStore, Sessions, StageConfig, Stages,
 };
-use ferret_backends_local::{LocalBackend, LocalIndex};
+use ferret_backends_local::{IngestOptions, IngestReport, LocalBackend, LocalIndex, PathDocuments};
 use ferret_backends_qdrant::{
     backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
 };
@@ -184,6 +184,7 @@ impl FerretBuilder {
         let mut executor = Executor::builder().config(self.executor);
         // The embedder of a searched index with vectors, which also reads bridge names' meaning.
         let mut index_embedder: Option<Arc<dyn Embedder>> = None;
+        let mut writable = None;
         for spec in self.backends {
             executor = match spec {
                 BackendSpec::Ready(backend, None) => executor.backend(backend),
@@ -205,9 +206,11 @@ impl FerretBuilder {
                         (None, true) => Some(default_embedder()?),
                     };
                     index_embedder = index_embedder.or_else(|| embedder.clone());
-                    let index =
-                        LocalIndex::open_with(&dir, embedder).map_err(|e| index_error(&dir, e))?;
-                    let backend = LocalBackend::new("local", Arc::new(index))
+                    let index = Arc::new(
+                        LocalIndex::open_with(&dir, embedder).map_err(|e| index_error(&dir, e))?,
+                    );
+                    writable.get_or_insert_with(|| Arc::clone(&index));
+                    let backend = LocalBackend::new("local", index)
                         .with_mode(mode)
                         .map_err(|e| index_error(&dir, e))?;
                     executor.backend(Arc::new(backend))
@@ -243,6 +246,7 @@ impl FerretBuilder {
         };
         Ok(Ferret {
             agent: Agent::new(stages, executor.build()?, self.agent)?.with_sessions(sessions),
+            writable,
         })
     }
 }
@@ -330,6 +334,8 @@ async fn connect_qdrant(
 #[derive(Debug, Clone)]
 pub struct Ferret {
     agent: Agent,
+    /// The embedded index documents are added to: the first one given to the builder.
+    writable: Option<Arc<LocalIndex>>,
 }
 
 impl Ferret {
@@ -384,6 +390,31 @@ impl Ferret {
     /// Write the report of a recorded plan run again from the hits it found, calling no backend.
     pub async fn replay(&self, record: &PlanRecord) -> Result<Response, FerretError> {
         self.agent.replay_plan(record, None).await
+    }
+
+    /// The embedded index that [`Ferret::ingest`] adds documents to, if there is one: the first
+    /// given to [`FerretBuilder::local_index`]. The built-in corpus is not one: it is rebuilt from
+    /// the binary, and a Qdrant collection takes documents from any process.
+    pub fn writable_index(&self) -> Option<&Arc<LocalIndex>> {
+        self.writable.as_ref()
+    }
+
+    /// Add documents already read (files from disk or sent, see [`PathDocuments`]) to the
+    /// embedded index while searches go on: they run between the ingest's batches, and the
+    /// cached results of earlier searches are dropped once it ends so that searches see the new
+    /// documents. One ingest runs at a time; another waits. `progress(done, total)` is called
+    /// after each batch.
+    pub async fn ingest(
+        &self,
+        documents: PathDocuments,
+        options: IngestOptions,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> Result<IngestReport, FerretError> {
+        let index = self.writable.as_ref().ok_or(FerretError::NotWritable)?;
+        let outcome = index.ingest_read(documents, options, progress).await;
+        // Even a failed ingest may have written some batches.
+        self.agent.forget_results();
+        outcome.map_err(|e| index_error(index.dir(), e))
     }
 }
 

@@ -119,8 +119,7 @@ pub fn open_default_index() -> Result<LocalIndex, FerretError> {
     );
     let _ = std::fs::remove_dir_all(&building);
     {
-        let mut index =
-            LocalIndex::open_or_create(&building).map_err(|e| index_error(&building, e))?;
+        let index = LocalIndex::open_or_create(&building).map_err(|e| index_error(&building, e))?;
         let file = building.join("corpus.jsonl");
         std::fs::write(&file, DEFAULT_CORPUS_JSONL).map_err(|source| FerretError::Io {
             context: format!("writing {}", file.display()),

@@ -36,7 +36,8 @@ pub use ferret_agent::{
     SessionStore, Sessions, StageConfig, Strategy, StrategyReason, ToolLoopConfig, Turn,
 };
 pub use ferret_backends_local::{
-    IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex,
+    read_path, IndexError, IngestIssue, IngestOptions, IngestReport, LocalBackend, LocalIndex,
+    PathDocuments,
 };
 pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
 pub use ferret_backends_web::{

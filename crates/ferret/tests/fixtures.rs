@@ -154,7 +154,7 @@ fn with_backends(
         });
     }
     let name = case.file_name().unwrap().to_string_lossy();
-    let mut index = LocalIndex::open_or_create(dir).unwrap();
+    let index = LocalIndex::open_or_create(dir).unwrap();
     let corpus = [case.join("corpus.jsonl"), case.join("corpus")]
         .into_iter()
         .find(|p| p.exists());

@@ -1,0 +1,234 @@
+//! `POST /v1/ingest` and `POST /v1/ingest/stream`: documents reach the embedded index the server
+//! searches. The embedded index admits one process at a time, so while a server runs, this is
+//! how documents get into it.
+//!
+//! The body says what to add, by its content type:
+//! - `application/x-ndjson` (or `application/jsonl`): JSONL records, one per line;
+//! - `multipart/form-data`: files, each part's file name saying how it is read (`.jsonl`
+//!   records, `.md` / `.txt` chunked text), and sending a name again replaces what it yielded;
+//! - `application/json`: `{"path": ...}`, a file or folder on the server, only under the root
+//!   the server was started with.
+//!
+//! A bad line or an unsupported file is named in the report and the rest is written. The ingest
+//! runs on its own task: a client that goes away does not leave half of it written.
+
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::Json;
+use ferret::{IngestOptions, PathDocuments};
+use futures::Stream;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+
+use crate::routes::{parse, AppState};
+use crate::wire::{IngestEvent, IngestPathBody, IngestReply};
+use crate::ApiError;
+
+/// `POST /v1/ingest`: add the body's documents and answer with the report.
+pub(crate) async fn ingest(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Json<IngestReply>, ApiError> {
+    let documents = read_documents(&state, request).await?;
+    let task = tokio::spawn(async move { write(&state, documents, &mut |_, _| {}).await });
+    match task.await {
+        Ok(outcome) => outcome.map(Json),
+        Err(stopped) => Err(ApiError::IngestStopped(stopped.to_string())),
+    }
+}
+
+/// `POST /v1/ingest/stream`: the same, as Server-Sent Events: `progress` after each batch
+/// (`done` of `total` documents), then one final event, `done` with the report or `error`.
+pub(crate) async fn ingest_stream(
+    State(state): State<AppState>,
+    request: Request,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let documents = read_documents(&state, request).await?;
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let progress_sender = sender.clone();
+        let mut progress = |done, total| {
+            let _ = progress_sender.send(IngestEvent::Progress { done, total });
+        };
+        let last = match write(&state, documents, &mut progress).await {
+            Ok(reply) => IngestEvent::Done { reply },
+            Err(error) => IngestEvent::Error {
+                error: error.body().error,
+            },
+        };
+        send_final(&sender, last);
+    });
+    let events = futures::StreamExt::map(UnboundedReceiverStream::new(receiver), |event| {
+        Ok(sse_event(&event))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+fn send_final(sender: &UnboundedSender<IngestEvent>, event: IngestEvent) {
+    // A client that went away no longer listens; the ingest has finished anyway.
+    let _ = sender.send(event);
+}
+
+fn sse_event(event: &IngestEvent) -> SseEvent {
+    let name = match event {
+        IngestEvent::Progress { .. } => "progress",
+        IngestEvent::Done { .. } => "done",
+        IngestEvent::Error { .. } => "error",
+    };
+    let data = serde_json::to_string(event).unwrap_or_else(|e| {
+        serde_json::json!({ "event": "error", "error": { "message": e.to_string() } }).to_string()
+    });
+    SseEvent::default().event(name).data(data)
+}
+
+/// Add `documents` to the served index and say what happened.
+async fn write(
+    state: &AppState,
+    documents: PathDocuments,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<IngestReply, ApiError> {
+    let ferret = state.ferret();
+    let report = ferret
+        .ingest(documents, IngestOptions::default(), progress)
+        .await
+        .map_err(ApiError::Ingest)?;
+    let documents = ferret.writable_index().map_or(0, |index| index.len());
+    state.metrics().ingest(&report);
+    Ok(IngestReply { report, documents })
+}
+
+/// The documents the request sends or names, read by its content type.
+async fn read_documents(state: &AppState, request: Request) -> Result<PathDocuments, ApiError> {
+    if state.ferret().writable_index().is_none() {
+        return Err(ApiError::Ingest(ferret::FerretError::NotWritable));
+    }
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let max_chunk_chars = IngestOptions::default().max_chunk_chars;
+    let mut found = PathDocuments::default();
+    match media.as_str() {
+        "application/x-ndjson"
+        | "application/jsonl"
+        | "application/jsonlines"
+        | "application/x-jsonlines" => {
+            let body = Bytes::from_request(request, state)
+                .await
+                .map_err(|rejection| {
+                    state.body_refused(rejection.status(), rejection.body_text())
+                })?;
+            found.add_upload("request.jsonl", &body, max_chunk_chars);
+        }
+        "multipart/form-data" => {
+            let mut form = Multipart::from_request(request, state)
+                .await
+                .map_err(|rejection| {
+                    state.body_refused(rejection.status(), rejection.body_text())
+                })?;
+            let mut part = 0;
+            while let Some(field) = form
+                .next_field()
+                .await
+                .map_err(|e| state.body_refused(e.status(), e.body_text()))?
+            {
+                part += 1;
+                let Some(name) = field.file_name().map(str::to_owned) else {
+                    return Err(ApiError::InvalidIngest(format!(
+                        "form part {part} has no file name: send files (`curl -F file=@notes.md`)"
+                    )));
+                };
+                let content = field
+                    .bytes()
+                    .await
+                    .map_err(|e| state.body_refused(e.status(), e.body_text()))?;
+                found.add_upload(&name, &content, max_chunk_chars);
+            }
+        }
+        "application/json" => {
+            let body = Bytes::from_request(request, state)
+                .await
+                .map_err(|rejection| {
+                    state.body_refused(rejection.status(), rejection.body_text())
+                })?;
+            let asked: IngestPathBody = parse(&body)?;
+            let path = state.allowed_path(&asked.path)?;
+            found = tokio::task::spawn_blocking(move || ferret::read_path(&path, max_chunk_chars))
+                .await
+                .map_err(|e| ApiError::IngestStopped(e.to_string()))?
+                .map_err(|e| ApiError::PathNotFound {
+                    path: asked.path.clone(),
+                    reason: e.to_string(),
+                })?;
+        }
+        _ => {
+            return Err(ApiError::UnsupportedMediaType {
+                found: content_type,
+            })
+        }
+    }
+    if found.documents.is_empty() && found.issues.is_empty() {
+        return Err(ApiError::InvalidIngest(
+            "the request holds no documents: send JSONL records, files, or a path".into(),
+        ));
+    }
+    Ok(found)
+}
+
+impl AppState {
+    /// `asked`, resolved under the ingest root (a relative path is taken from the root), when
+    /// the server allows server-side paths and it stays inside the root.
+    fn allowed_path(&self, asked: &Path) -> Result<PathBuf, ApiError> {
+        let not_allowed = |reason: String| ApiError::PathNotAllowed {
+            path: asked.to_owned(),
+            reason,
+        };
+        let root = self.ingest_root().ok_or_else(|| {
+            not_allowed(
+                "this server reads no paths of its own: start it with `--ingest-root DIR`, or \
+                 send the files in the body"
+                    .into(),
+            )
+        })?;
+        let root = root
+            .canonicalize()
+            .map_err(|e| not_allowed(format!("the ingest root cannot be read: {e}")))?;
+        let resolved = root
+            .join(asked)
+            .canonicalize()
+            .map_err(|e| ApiError::PathNotFound {
+                path: asked.to_owned(),
+                reason: e.to_string(),
+            })?;
+        if !resolved.starts_with(&root) {
+            return Err(not_allowed(format!(
+                "it is outside the ingest root {}",
+                root.display()
+            )));
+        }
+        Ok(resolved)
+    }
+
+    /// The refusal of a body that could not be read: too large, or cut short.
+    fn body_refused(&self, status: StatusCode, message: String) -> ApiError {
+        match status {
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge {
+                limit: self.limits().max_ingest_bytes,
+            },
+            _ => ApiError::InvalidIngest(message),
+        }
+    }
+}
