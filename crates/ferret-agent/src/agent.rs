@@ -18,7 +18,7 @@ use crate::config::AgentConfig;
 use crate::gathered::Gathered;
 use crate::planner::PlanRecord;
 use crate::recorder::Recorder;
-use crate::run::{elapsed_ms, SearchRun, NOTHING_FOUND};
+use crate::run::{conversation, elapsed_ms, SearchRun, NOTHING_FOUND};
 use crate::session::{normalized, Asked, Sessions, Turn};
 use crate::stages::Stages;
 use crate::strategy::{implementation, PlanStrategy};
@@ -119,6 +119,7 @@ impl Agent {
                 return Ok(guardrail_reply(message, rec, started));
             }
             let mut run = self.begin(query, rec, started, None).await;
+            run.conversation = conversation(&turns);
             // Steps that change what is searched before any strategy runs (a question the
             // session has already answered) belong here.
             let mut asked = None;
@@ -298,6 +299,7 @@ impl Agent {
             started,
             asked: SearchQuery::plain(one_line(query.text())),
             actions: None,
+            conversation: Vec::new(),
         }
     }
 

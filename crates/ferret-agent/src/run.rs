@@ -12,7 +12,7 @@ use ferret_core::{
 use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
 use ferret_query_intel::{Analysis, QueryType};
-use ferret_synthesis::{in_sections, Answer};
+use ferret_synthesis::{in_sections, strip_markers, Answer, EarlierTurn, Situation};
 use tracing::Instrument;
 
 use crate::config::AgentConfig;
@@ -62,6 +62,8 @@ pub(crate) struct SearchRun<'a> {
     pub(crate) asked: SearchQuery,
     /// What the answer tells its reader to do, for a technical question whose sources say.
     pub(crate) actions: Option<Actions>,
+    /// The thread's recent turns, oldest first, for the answer's writer; empty outside a thread.
+    pub(crate) conversation: Vec<EarlierTurn>,
 }
 
 impl<'a> SearchRun<'a> {
@@ -175,10 +177,21 @@ impl<'a> SearchRun<'a> {
         if relevant.is_empty() {
             return None;
         }
+        // In a conversation the writer is told what the search did, as the one it answers
+        // can be; a lone search's prompt stays about its sources.
+        let search = match self.query.thread_id {
+            Some(_) => search_lines(&self.rec.trace.steps),
+            None => Vec::new(),
+        };
+        let situation = Situation {
+            context: self.query.context.clone(),
+            conversation: self.conversation.clone(),
+            search,
+        };
         let answer = self
             .stages
             .synthesizer
-            .synthesize_in(asked, relevant, &self.query.context)
+            .synthesize_in(asked, relevant, &situation)
             .instrument(tracing::info_span!("synthesis"))
             .await;
         let (answer, implementation) = self.rec.stage(answer);
@@ -353,4 +366,85 @@ impl<'a> SearchRun<'a> {
 /// Milliseconds since `started`.
 pub(crate) fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Turns the answer's writer is shown, at most: enough to read "the second one" or "and in
+/// 2019?" by, few enough to keep the prompt about the sources.
+pub(crate) const CONVERSATION_TURNS: usize = 3;
+
+/// The last [`CONVERSATION_TURNS`] of `turns`, as the answer's writer reads them.
+pub(crate) fn conversation(turns: &[Turn]) -> Vec<EarlierTurn> {
+    turns[turns.len().saturating_sub(CONVERSATION_TURNS)..]
+        .iter()
+        .map(|turn| {
+            let response = &turn.response;
+            let told = response.answer.as_deref().or(response.message.as_deref());
+            EarlierTurn {
+                question: turn.question.clone(),
+                answer: strip_markers(told.unwrap_or_default()).trim().to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// Lines of search trace shown to the answer's writer, at most.
+const SEARCH_LINES: usize = 12;
+
+/// What the search did, as the answer's writer reads it: how a follow-up was read, the queries
+/// sent, each backend that failed, how good the results were and what each attempt decided.
+/// Timings, cache hits and stage internals say nothing about the answer and are left out.
+pub(crate) fn search_lines(steps: &[TraceStep]) -> Vec<String> {
+    let mut lines: Vec<String> = steps
+        .iter()
+        .filter_map(|step| match step {
+            TraceStep::FollowUp { asked, resolved } => {
+                Some(format!("read the follow-up {asked:?} as {resolved:?}"))
+            }
+            TraceStep::Queries {
+                queries, reason, ..
+            } => Some(format!("searched for {} ({reason})", quoted(queries))),
+            TraceStep::BackendCall {
+                backend,
+                query,
+                error: Some(error),
+                ..
+            } => Some(format!("{backend} failed for {query:?}: {error}")),
+            TraceStep::ToolStep {
+                tool,
+                query,
+                results,
+                ..
+            } if !query.is_empty() => Some(format!("{tool} {query:?}: {results} results")),
+            TraceStep::PlanStep {
+                tool,
+                argument,
+                results,
+                ..
+            } => Some(format!("{tool} {argument:?}: {results} results")),
+            TraceStep::Grading {
+                graded,
+                kept,
+                quality,
+                ..
+            } => Some(format!(
+                "kept {kept} of {graded} results; quality {quality}"
+            )),
+            TraceStep::Attempt {
+                attempt, decision, ..
+            } => Some(format!("attempt {attempt}: {decision}")),
+            _ => None,
+        })
+        .collect();
+    // The latest steps say most about the sources the answer is written from.
+    let extra = lines.len().saturating_sub(SEARCH_LINES);
+    lines.drain(..extra);
+    lines
+}
+
+fn quoted(queries: &[String]) -> String {
+    queries
+        .iter()
+        .map(|q| format!("{q:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

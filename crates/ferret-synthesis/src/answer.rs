@@ -33,6 +33,28 @@ impl Answer {
     }
 }
 
+/// What an answer is written for beyond its question and sources: who asks, what they asked
+/// before in the conversation, and what the search did to find the sources.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Situation {
+    /// The asker's situation as key/value pairs (`java_version` = `17`).
+    pub context: BTreeMap<String, String>,
+    /// The conversation's recent turns, oldest first; empty outside a thread.
+    pub conversation: Vec<EarlierTurn>,
+    /// What the search did, one line per telling step (a follow-up read against the thread,
+    /// the queries sent, a backend that failed, how good the results were).
+    pub search: Vec<String>,
+}
+
+/// One earlier turn of a conversation, as the answer's writer reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EarlierTurn {
+    /// The question searched.
+    pub question: String,
+    /// What it was told, citation markers removed (they pointed at that turn's sources).
+    pub answer: String,
+}
+
 /// The synthesis stage: turns the hits (best first) into a cited answer.
 ///
 /// Implementations do not fail: one that cannot write (a model that returns nothing usable) falls
@@ -44,13 +66,14 @@ pub trait AnswerSynthesizer: Send + Sync {
     /// Answer `question` from `hits`. Every marker of the answer resolves to one of `hits`.
     async fn synthesize(&self, question: &str, hits: &[Hit]) -> StageOutput<Answer>;
 
-    /// Answer `question` from `hits` for an asker in `context` (`java_version` = `17`). The
-    /// default ignores the context: the rules answer from what the sources say.
+    /// Answer `question` from `hits` in `situation`: the asker's context, the conversation so
+    /// far and what the search did. The default ignores it: the rules answer from what the
+    /// sources say.
     async fn synthesize_in(
         &self,
         question: &str,
         hits: &[Hit],
-        _context: &BTreeMap<String, String>,
+        _situation: &Situation,
     ) -> StageOutput<Answer> {
         self.synthesize(question, hits).await
     }

@@ -25,7 +25,7 @@ mod sentences;
 mod spans;
 
 pub use actions::{ActionExtractor, HeuristicActionExtractor};
-pub use answer::{Answer, AnswerSynthesizer};
+pub use answer::{Answer, AnswerSynthesizer, EarlierTurn, Situation};
 pub use citations::{check_citations, strip_markers};
 pub use extractive::{ExtractiveSynthesizer, SynthesisConfig, SynthesisConfigError};
 pub use llm::{LlmActionExtractor, LlmSynthesizer};

@@ -1,5 +1,3 @@
-use std::collections::BTreeMap;
-
 use crate::actions::{primary, ActionExtractor, HeuristicActionExtractor};
 use crate::{SynthesisContext, SynthesisReply};
 use ferret_core::text::one_line;
@@ -9,7 +7,7 @@ use ferret_llm::{ActionExtractionContext, ActionsReply, PromptSource, StageModel
 use ferret_core::ShortAnswer;
 
 use crate::question::{AnswerKind, Asked};
-use crate::{check_citations, Answer, AnswerSynthesizer, ExtractiveSynthesizer};
+use crate::{check_citations, Answer, AnswerSynthesizer, ExtractiveSynthesizer, Situation};
 
 /// The model's short answer, if it keeps the contract: `text` occurs in source `source` (yes or
 /// no for a yes/no question), and the answer cites that source.
@@ -86,14 +84,15 @@ impl LlmSynthesizer {
 #[async_trait::async_trait]
 impl AnswerSynthesizer for LlmSynthesizer {
     async fn synthesize(&self, question: &str, hits: &[Hit]) -> StageOutput<Answer> {
-        self.synthesize_in(question, hits, &BTreeMap::new()).await
+        self.synthesize_in(question, hits, &Situation::default())
+            .await
     }
 
     async fn synthesize_in(
         &self,
         question: &str,
         hits: &[Hit],
-        asker: &BTreeMap<String, String>,
+        situation: &Situation,
     ) -> StageOutput<Answer> {
         if hits.iter().all(|h| h.text.trim().is_empty()) {
             return self.extractive.synthesize(question, hits).await;
@@ -103,7 +102,9 @@ impl AnswerSynthesizer for LlmSynthesizer {
             question: question.to_owned(),
             sources: PromptSource::numbered(shown),
             guidance: self.guidance.clone(),
-            context: asker.clone(),
+            context: situation.context.clone(),
+            conversation: situation.conversation.clone(),
+            search: situation.search.clone(),
         };
         let yes_or_no = Asked::read(question).kind == AnswerKind::YesNo;
         let accept = |reply: SynthesisReply| {

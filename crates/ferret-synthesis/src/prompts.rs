@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use ferret_llm::{PromptContext, PromptSource, Stage};
+
+use crate::EarlierTurn;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +23,13 @@ pub struct SynthesisContext {
     /// The asker's situation as key/value pairs (`java_version` = `17`); may be empty.
     #[serde(default)]
     pub context: BTreeMap<String, String>,
+    /// The conversation's recent turns, oldest first, to read the question by ("and the second
+    /// one?"); may be empty.
+    #[serde(default)]
+    pub conversation: Vec<EarlierTurn>,
+    /// What the search did to find the sources, one line per step; may be empty.
+    #[serde(default)]
+    pub search: Vec<String>,
 }
 
 /// The answer.
