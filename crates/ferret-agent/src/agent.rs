@@ -10,7 +10,7 @@ use ferret_core::{
     TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, Executor};
-use ferret_query_intel::{error_signature, resolve_follow_up, Analysis, HeuristicAnalyzer, Intent};
+use ferret_query_intel::{error_signature, Analysis, HeuristicAnalyzer, Intent};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
@@ -101,20 +101,11 @@ impl Agent {
             };
             // A follow-up ("and in 2019?") is read against the thread's last turn before
             // anything else sees it: the guardrail would refuse it alone, the search miss.
-            let resolved = turns.last().and_then(|last| {
-                let resolved = resolve_follow_up(query.text(), &last.prior())?;
-                query.clone().with_text(&resolved).ok()
-            });
-            let query = match &resolved {
-                Some(resolved) => {
-                    rec.step(TraceStep::FollowUp {
-                        asked: query.text().to_owned(),
-                        resolved: resolved.text().to_owned(),
-                    });
-                    resolved
-                }
-                None => query,
+            let resolved = match turns.last() {
+                Some(last) => self.resolve_follow_up(query, last, &mut rec).await,
+                None => None,
             };
+            let query = resolved.as_ref().unwrap_or(query);
             if let Some(message) = self.guardrail(query.text(), &mut rec).await {
                 return Ok(guardrail_reply(message, rec, started));
             }
@@ -301,6 +292,29 @@ impl Agent {
             actions: None,
             conversation: Vec::new(),
         }
+    }
+
+    /// `query` rewritten to stand alone after the thread's `last` turn, when it leans on it.
+    async fn resolve_follow_up(
+        &self,
+        query: &Query,
+        last: &Turn,
+        rec: &mut Recorder,
+    ) -> Option<Query> {
+        let output = self
+            .stages
+            .follow_up
+            .resolve(query.text(), &last.prior())
+            .instrument(tracing::info_span!("follow_up"))
+            .await;
+        let (resolved, implementation) = rec.stage(output);
+        let resolved = query.clone().with_text(&resolved?).ok()?;
+        rec.step(TraceStep::FollowUp {
+            asked: query.text().to_owned(),
+            resolved: resolved.text().to_owned(),
+            implementation,
+        });
+        Some(resolved)
     }
 
     /// The guardrail's verdict on `question`: `None` to search, else the reply to give instead.

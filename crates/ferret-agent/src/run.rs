@@ -397,9 +397,9 @@ pub(crate) fn search_lines(steps: &[TraceStep]) -> Vec<String> {
     let mut lines: Vec<String> = steps
         .iter()
         .filter_map(|step| match step {
-            TraceStep::FollowUp { asked, resolved } => {
-                Some(format!("read the follow-up {asked:?} as {resolved:?}"))
-            }
+            TraceStep::FollowUp {
+                asked, resolved, ..
+            } => Some(format!("read the follow-up {asked:?} as {resolved:?}")),
             TraceStep::Queries {
                 queries, reason, ..
             } => Some(format!("searched for {} ({reason})", quoted(queries))),

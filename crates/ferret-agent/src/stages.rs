@@ -7,10 +7,11 @@ use ferret_core::Embedder;
 use ferret_grading::{GradingConfig, HeuristicGrader, LlmGrader, RelevanceGrader};
 use ferret_llm::StageModel;
 use ferret_query_intel::{
-    BridgeConfig, BridgeFinder, GuardrailConfig, HeuristicAnalyzer, HeuristicDecomposer,
-    HeuristicIntentClassifier, HeuristicRewriter, HopFinder, IntentClassifier, LlmAnalyzer,
-    LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter, MeaningHopFinder, NameRanking,
-    QueryAnalyzer, QueryDecomposer, QueryRewriter,
+    BridgeConfig, BridgeFinder, FollowUpResolver, GuardrailConfig, HeuristicAnalyzer,
+    HeuristicDecomposer, HeuristicFollowUpResolver, HeuristicIntentClassifier, HeuristicRewriter,
+    HopFinder, IntentClassifier, LlmAnalyzer, LlmDecomposer, LlmFollowUpResolver, LlmHopFinder,
+    LlmIntentClassifier, LlmRewriter, MeaningHopFinder, NameRanking, QueryAnalyzer,
+    QueryDecomposer, QueryRewriter,
 };
 use ferret_synthesis::{
     ActionExtractor, AnswerSynthesizer, ExtractiveSynthesizer, HeuristicActionExtractor,
@@ -51,6 +52,8 @@ impl std::fmt::Debug for StageConfig {
 /// replace the heuristic one stage by stage.
 #[derive(Clone)]
 pub struct Stages {
+    /// Reads a thread's new question against its last turn.
+    pub follow_up: Arc<dyn FollowUpResolver>,
     /// Decides whether to search at all.
     pub classifier: Arc<dyn IntentClassifier>,
     /// Describes the question.
@@ -94,6 +97,7 @@ impl Stages {
             _ => Arc::new(bridge),
         };
         Self {
+            follow_up: Arc::new(HeuristicFollowUpResolver),
             classifier: Arc::new(HeuristicIntentClassifier::new(guardrail.clone())),
             analyzer: Arc::new(HeuristicAnalyzer),
             decomposer: Arc::new(HeuristicDecomposer),
@@ -119,6 +123,7 @@ impl Stages {
         } = config;
         let bridge = BridgeFinder::new(bridge);
         Self {
+            follow_up: Arc::new(LlmFollowUpResolver::new(model.clone())),
             classifier: Arc::new(LlmIntentClassifier::new(model.clone(), guardrail.clone())),
             analyzer: Arc::new(LlmAnalyzer::new(model.clone())),
             decomposer: Arc::new(LlmDecomposer::new(model.clone())),

@@ -220,7 +220,7 @@ fn trace_step(step: &TraceStep) -> String {
         }
         TraceStep::Thread { id, new: true, .. } => format!("thread {id}: new"),
         TraceStep::Thread { id, turns, .. } => format!("thread {id}: {turns} earlier turn(s)"),
-        TraceStep::FollowUp { asked, resolved } => format!("follow-up {asked:?} read as {resolved:?}"),
+        TraceStep::FollowUp { asked, resolved, implementation } => format!("follow-up {asked:?} read as {resolved:?} [{}]", by(implementation)),
         other => format!("{other:?}"),
     }
 }

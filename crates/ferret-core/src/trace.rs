@@ -257,6 +257,8 @@ pub enum TraceStep {
         asked: String,
         /// The question searched.
         resolved: String,
+        /// Which reader rewrote it.
+        implementation: Implementation,
     },
     /// The question repeats an earlier one of its thread, whose answer is given again.
     Repeat {

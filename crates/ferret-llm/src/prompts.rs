@@ -26,6 +26,8 @@ pub const DEFAULT_MAX_SOURCE_CHARS: usize = 1200;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
+    /// A thread's follow-up question rewritten to stand alone.
+    FollowUp,
     /// Guardrail: search, unclear, unrelated or greeting.
     Intent,
     /// Query type, entities, intent and complexity.
@@ -58,7 +60,8 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 14] = [
+    pub const ALL: [Stage; 15] = [
+        Stage::FollowUp,
         Stage::Intent,
         Stage::Analysis,
         Stage::Decomposition,
@@ -78,6 +81,7 @@ impl Stage {
     /// The stage's name in snake case, as used in traces and template file names.
     pub fn name(self) -> &'static str {
         match self {
+            Stage::FollowUp => "follow_up",
             Stage::Intent => "intent",
             Stage::Analysis => "analysis",
             Stage::Decomposition => "decomposition",

@@ -1,11 +1,47 @@
 //! Follow-up questions read against the thread they continue: "and what about in 2019?",
 //! "tell me more about the second one" or "when was he born?" mean little alone, so before
 //! anything is searched they are rewritten into the question they stand for, from the thread's
-//! last turn.
+//! last turn. [`FollowUpResolver`] is the stage: [`HeuristicFollowUpResolver`] applies the rules
+//! of [`resolve_follow_up`], and a model-backed one (`LlmFollowUpResolver`) sits beside it.
 
 use std::sync::OnceLock;
 
+use ferret_core::StageOutput;
 use regex::Regex;
+
+/// The follow-up stage: the question a thread's new question stands for after its last turn.
+#[async_trait::async_trait]
+pub trait FollowUpResolver: Send + Sync {
+    /// The question `question` stands for after `prior`, or `None` when it stands alone (it is
+    /// then searched as asked).
+    async fn resolve(&self, question: &str, prior: &PriorTurn<'_>) -> StageOutput<Option<String>>;
+}
+
+/// The rules of [`resolve_follow_up`]: a reference to a cited result, an elliptical opening, a
+/// pronoun.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeuristicFollowUpResolver;
+
+#[async_trait::async_trait]
+impl FollowUpResolver for HeuristicFollowUpResolver {
+    async fn resolve(&self, question: &str, prior: &PriorTurn<'_>) -> StageOutput<Option<String>> {
+        StageOutput::heuristic(resolve_follow_up(question, prior))
+    }
+}
+
+/// Whether `question` may lean on the turn before it: it is short, or holds a pronoun, a
+/// reference to a result ("the second one") or an elliptical opening ("and in 2019?"). A
+/// longer question with none of these names what it asks about.
+pub fn may_follow_up(question: &str) -> bool {
+    let question = question.trim();
+    let lower = question.to_lowercase();
+    question.split_whitespace().count() <= MAX_FOLLOW_UP_WORDS / 2
+        || pronoun().is_match(question)
+        || ordinal().is_match(question)
+        || ELLIPSIS_LEADS
+            .iter()
+            .any(|lead| lower.starts_with(&format!("{lead} ")))
+}
 
 /// What the thread's last turn offers a follow-up.
 #[derive(Debug, Clone, Default, PartialEq)]

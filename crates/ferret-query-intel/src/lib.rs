@@ -33,15 +33,20 @@ pub use context::context_versions;
 pub use decomposer::{
     error_signature, root_cause, Decomposition, HeuristicDecomposer, QueryDecomposer,
 };
-pub use follow_up::{resolve_follow_up, PriorTurn};
+pub use follow_up::{
+    may_follow_up, resolve_follow_up, FollowUpResolver, HeuristicFollowUpResolver, PriorTurn,
+};
 pub use guardrail::{
     GuardrailConfig, GuardrailMessages, HeuristicIntentClassifier, Intent, IntentClassifier,
     IntentVerdict, DEFAULT_UNRELATED_TOPICS,
 };
-pub use llm::{LlmAnalyzer, LlmDecomposer, LlmHopFinder, LlmIntentClassifier, LlmRewriter};
+pub use llm::{
+    LlmAnalyzer, LlmDecomposer, LlmFollowUpResolver, LlmHopFinder, LlmIntentClassifier, LlmRewriter,
+};
 pub use meaning::MeaningHopFinder;
 pub use prompts::{
-    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext,
-    IntentReply, NextHopContext, NextHopReply, RewriteContext, RewriteReply, DEFAULT_QUERY_TYPES,
+    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, FollowUpContext,
+    FollowUpReply, IntentContext, IntentReply, NextHopContext, NextHopReply, RewriteContext,
+    RewriteReply, DEFAULT_QUERY_TYPES,
 };
 pub use rewriter::{HeuristicRewriter, QueryRewriter};

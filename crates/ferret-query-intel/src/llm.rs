@@ -5,11 +5,12 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::{
-    AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply, IntentContext,
-    IntentReply, NextHopContext, NextHopReply, RewriteContext, RewriteReply,
+    may_follow_up, AnalysisContext, AnalysisReply, DecompositionContext, DecompositionReply,
+    FollowUpContext, FollowUpReply, FollowUpResolver, HeuristicFollowUpResolver, IntentContext,
+    IntentReply, NextHopContext, NextHopReply, PriorTurn, RewriteContext, RewriteReply,
 };
 use ferret_core::text::{one_line, term_set};
-use ferret_core::{QueryForm, StageOutput};
+use ferret_core::{Implementation, QueryForm, StageOutput, MAX_QUESTION_CHARS};
 use ferret_llm::{PromptSource, StageModel};
 
 use crate::{
@@ -412,6 +413,84 @@ impl HopFinder for LlmHopFinder {
         };
         self.model
             .run(&context, 160, accept, self.heuristic.next_hop(request))
+            .await
+    }
+}
+
+/// The follow-up reader with a model (the `follow_up` prompt): the model rewrites a thread's new
+/// question to stand alone from the last turn. It is asked only when the question may lean on
+/// that turn (see [`may_follow_up`]); a rewrite that brings in more than one word the question
+/// and the last turn do not hold is refused (a small model may answer the question instead of
+/// rewriting it), and the rules read the question instead.
+#[derive(Debug, Clone)]
+pub struct LlmFollowUpResolver {
+    model: StageModel,
+}
+
+impl LlmFollowUpResolver {
+    /// Read follow-ups with `model`, falling back to [`HeuristicFollowUpResolver`].
+    pub fn new(model: StageModel) -> Self {
+        Self { model }
+    }
+}
+
+#[async_trait::async_trait]
+impl FollowUpResolver for LlmFollowUpResolver {
+    async fn resolve(&self, question: &str, prior: &PriorTurn<'_>) -> StageOutput<Option<String>> {
+        if !may_follow_up(question) {
+            return StageOutput::new(
+                None,
+                Implementation::Heuristic {
+                    why: "the question names what it asks about: no model call".into(),
+                },
+            );
+        }
+        let context = FollowUpContext {
+            question: question.trim().to_owned(),
+            earlier_question: prior.question.to_owned(),
+            earlier_answer: prior.short_answer.map(str::to_owned),
+            cited: prior.cited.iter().map(|t| (*t).to_owned()).collect(),
+        };
+        let mut known = term_set(question);
+        known.extend(term_set(prior.question));
+        known.extend(prior.short_answer.map(term_set).unwrap_or_default());
+        for title in &prior.cited {
+            known.extend(term_set(title));
+        }
+        let accept = |reply: FollowUpReply| {
+            let rewritten = one_line(reply.question.trim().trim_matches('"'));
+            if reply.standalone
+                || rewritten.is_empty()
+                || rewritten.eq_ignore_ascii_case(question.trim())
+            {
+                return Ok(None);
+            }
+            if rewritten.chars().count() > MAX_QUESTION_CHARS {
+                return Err(format!(
+                    "the question must have at most {MAX_QUESTION_CHARS} characters"
+                ));
+            }
+            let mut new: Vec<String> = term_set(&rewritten)
+                .into_iter()
+                .filter(|term| !known.contains(term))
+                .collect();
+            // One new word lets the model rephrase ("born" for "birth"); more is invention.
+            if new.len() > 1 {
+                new.sort();
+                return Err(format!(
+                    "the rewrite adds {}, which neither the question nor the last turn holds",
+                    new.join(", ")
+                ));
+            }
+            Ok(Some(rewritten))
+        };
+        self.model
+            .run(
+                &context,
+                120,
+                accept,
+                HeuristicFollowUpResolver.resolve(question, prior),
+            )
             .await
     }
 }

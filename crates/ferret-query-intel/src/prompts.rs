@@ -199,6 +199,36 @@ impl PromptContext for NextHopContext {
     type Reply = NextHopReply;
 }
 
+/// Context of reading a follow-up question against its thread's last turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FollowUpContext {
+    /// The new question, as asked.
+    pub question: String,
+    /// The last turn's question.
+    pub earlier_question: String,
+    /// The last turn's answer in a few words, when it had one.
+    pub earlier_answer: Option<String>,
+    /// Titles of the results the last answer cited, in marker order; may be empty.
+    pub cited: Vec<String>,
+}
+
+/// The question to search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FollowUpReply {
+    /// true if the new question names everything it asks about and is searched as asked.
+    #[serde(default)]
+    pub standalone: bool,
+    /// The new question rewritten to stand alone; empty when standalone.
+    #[serde(default, alias = "rewritten", alias = "resolved")]
+    pub question: String,
+}
+
+impl PromptContext for FollowUpContext {
+    const STAGE: Stage = Stage::FollowUp;
+    const TEMPLATE: &'static str = include_str!("../templates/follow_up.j2");
+    type Reply = FollowUpReply;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,8 @@
 
 use ferret_llm::{PromptContext, PromptSource, Prompts, Stage};
 use ferret_query_intel::{
-    AnalysisContext, DecompositionContext, IntentContext, NextHopContext, RewriteContext,
+    AnalysisContext, DecompositionContext, FollowUpContext, IntentContext, NextHopContext,
+    RewriteContext,
 };
 
 /// The rendered prompt as a reviewer reads it. Rendering also checks the engine's rules: both
@@ -95,4 +96,19 @@ fn next_hop_prompt() {
         ],
     };
     insta::assert_snapshot!(Stage::NextHop.name(), render(&context));
+}
+
+#[test]
+fn follow_up_prompt() {
+    let context = FollowUpContext {
+        question: "And the second one?".into(),
+        earlier_question: "Which volcanoes are active in Italy?".into(),
+        earlier_answer: None,
+        cited: vec![
+            "Mount Etna".into(),
+            "Stromboli".into(),
+            "Mount Vesuvius".into(),
+        ],
+    };
+    insta::assert_snapshot!(Stage::FollowUp.name(), render(&context));
 }

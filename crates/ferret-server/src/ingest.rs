@@ -25,7 +25,7 @@ use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use crate::routes::{parse, AppState};
+use crate::state::{parse, AppState};
 use crate::wire::{IngestEvent, IngestPathBody, IngestReply};
 use crate::ApiError;
 

@@ -17,10 +17,12 @@ mod metrics;
 #[cfg(feature = "schema")]
 mod openapi;
 mod routes;
+mod state;
 pub mod wire;
 
 pub use config::Limits;
 pub use error::ApiError;
 #[cfg(feature = "schema")]
 pub use openapi::openapi;
-pub use routes::{router, serve, AppState};
+pub use routes::{router, serve};
+pub use state::AppState;

@@ -1,8 +1,6 @@
 use std::convert::Infallible;
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -13,140 +11,22 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use ferret::{Event, Ferret, Query, QueryError, Response};
+use ferret::{Event, QueryError, Response};
 use futures::{Stream, StreamExt};
-use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
 use crate::ingest;
-use crate::metrics::Metrics;
-use crate::wire::{ChatBody, ChatReply, SearchBody};
-use crate::{ApiError, Limits};
-
-/// Time a search is given beyond its budget's wall time before the request gives up on it: the
-/// budget is checked between steps, and the step in flight may be a backend call.
-const DEADLINE_GRACE: Duration = Duration::from_secs(5);
-
-/// What every handler shares: the searcher, the limits and the permits of the concurrency limit.
-#[derive(Clone)]
-pub struct AppState {
-    inner: Arc<Inner>,
-    /// Where `POST /v1/ingest` may read files named by path; none when it may not.
-    ingest_root: Option<Arc<Path>>,
-}
-
-struct Inner {
-    ferret: Ferret,
-    limits: Limits,
-    permits: Arc<Semaphore>,
-    metrics: Metrics,
-}
-
-impl AppState {
-    /// Serve `ferret` within `limits`.
-    pub fn new(ferret: Ferret, limits: Limits) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                ferret,
-                limits,
-                permits: Arc::new(Semaphore::new(limits.max_concurrent)),
-                metrics: Metrics::new(),
-            }),
-            ingest_root: None,
-        }
-    }
-
-    /// Let `POST /v1/ingest` read files and folders named by path under `root` (a relative
-    /// path is taken from it); without a root, documents are only taken from the body.
-    pub fn with_ingest_root(mut self, root: impl Into<PathBuf>) -> Self {
-        self.ingest_root = Some(Arc::from(root.into()));
-        self
-    }
-
-    pub(crate) fn ferret(&self) -> &Ferret {
-        &self.inner.ferret
-    }
-
-    pub(crate) fn limits(&self) -> &Limits {
-        &self.inner.limits
-    }
-
-    pub(crate) fn metrics(&self) -> &Metrics {
-        &self.inner.metrics
-    }
-
-    pub(crate) fn ingest_root(&self) -> Option<&Path> {
-        self.ingest_root.as_deref()
-    }
-
-    /// The query a search body asks for, or why it is refused.
-    fn query_from(&self, body: Result<Bytes, BytesRejection>) -> Result<Query, ApiError> {
-        self.query_of(self.read(body)?)
-    }
-
-    /// A request body of type `T`, or why it is refused.
-    fn read<T: DeserializeOwned>(
-        &self,
-        body: Result<Bytes, BytesRejection>,
-    ) -> Result<T, ApiError> {
-        let limit = self.inner.limits.max_body_bytes;
-        let body = body.map_err(|rejection| match rejection.status() {
-            StatusCode::PAYLOAD_TOO_LARGE => ApiError::BodyTooLarge { limit },
-            _ => ApiError::InvalidJson {
-                field: None,
-                message: rejection.body_text(),
-            },
-        })?;
-        parse(&body)
-    }
-
-    /// The query `body` asks for, within the limits.
-    fn query_of(&self, body: SearchBody) -> Result<Query, ApiError> {
-        let limits = self.inner.limits;
-        let chars = body.query.chars().count();
-        if chars > limits.max_question_chars {
-            return Err(QueryError::TooLong {
-                chars,
-                limit: limits.max_question_chars,
-            }
-            .into());
-        }
-        Ok(body.into_query(limits.request_deadline)?)
-    }
-
-    /// A permit to run one search, or a refusal saying when to come back.
-    fn permit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
-        self.inner
-            .permits
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| ApiError::Overloaded {
-                running: self.inner.limits.max_concurrent,
-                retry_after_secs: self.inner.limits.retry_after_secs,
-            })
-    }
-}
-
-/// `T` read from a JSON body; a refusal names the path of the field at fault.
-pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    let mut json = serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(&mut json).map_err(|error| {
-        let path = error.path().to_string();
-        ApiError::InvalidJson {
-            field: (path != ".").then_some(path),
-            message: error.into_inner().to_string(),
-        }
-    })
-}
+use crate::state::AppState;
+use crate::wire::{ChatBody, ChatReply};
+use crate::ApiError;
 
 /// The API's routes over `state`, each response carrying an `x-request-id` (the caller's, or
 /// a new one), every request traced in a span holding it.
 pub fn router(state: AppState) -> Router {
-    let body_limit = state.inner.limits.max_body_bytes;
-    let ingest_limit = DefaultBodyLimit::max(state.inner.limits.max_ingest_bytes);
+    let body_limit = state.limits().max_body_bytes;
+    let ingest_limit = DefaultBodyLimit::max(state.limits().max_ingest_bytes);
     Router::new()
         .route("/v1/search", post(search))
         .route("/v1/search/stream", post(search_stream))
@@ -191,24 +71,6 @@ pub async fn serve(
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await
-}
-
-impl AppState {
-    /// Run `query` within a permit and the deadline, counting what it spent.
-    async fn run(&self, query: Query) -> Result<Response, ApiError> {
-        let _permit = self.permit()?;
-        let limit = query.budget.wall_time + DEADLINE_GRACE;
-        match tokio::time::timeout(limit, self.inner.ferret.search(query)).await {
-            Ok(response) => {
-                let response = response.map_err(ApiError::Search)?;
-                self.inner.metrics.search(&response);
-                Ok(response)
-            }
-            Err(_) => Err(ApiError::DeadlineExceeded {
-                secs: limit.as_secs(),
-            }),
-        }
-    }
 }
 
 /// `POST /v1/search`: the whole response at once.
@@ -259,11 +121,11 @@ async fn search_stream(
     let query = state.query_from(body)?;
     let permit = state.permit()?;
     let metrics_of = state.clone();
-    let events = state.inner.ferret.search_stream(query).map(move |event| {
+    let events = state.ferret().search_stream(query).map(move |event| {
         // The permit is held while the stream lives.
         let _running = &permit;
         if let Event::Done { response } = &event {
-            metrics_of.inner.metrics.search(response);
+            metrics_of.metrics().search(response);
         }
         Ok(sse_event(&event))
     });
@@ -295,8 +157,7 @@ async fn track(
     let started = Instant::now();
     let response = next.run(request).await;
     state
-        .inner
-        .metrics
+        .metrics()
         .request(&route, response.status().as_u16(), started.elapsed());
     response
 }
@@ -308,7 +169,7 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.inner.metrics.encode(),
+        state.metrics().encode(),
     )
 }
 
@@ -319,7 +180,7 @@ async fn healthz() -> impl IntoResponse {
 
 /// `GET /readyz`: ready when the searcher has a backend to search.
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    let backends = state.inner.ferret.backend_names();
+    let backends = state.ferret().backend_names();
     let status = if backends.is_empty() {
         StatusCode::SERVICE_UNAVAILABLE
     } else {

@@ -201,7 +201,9 @@ async fn a_follow_up_is_read_against_its_thread_and_a_new_thread_says_so() {
     let follow_up = session.search(query("How high is it?")).await.unwrap();
     assert_eq!(thread(&follow_up), Some((false, 1)));
     let resolved = follow_up.trace.steps.iter().find_map(|s| match s {
-        TraceStep::FollowUp { asked, resolved } => Some((asked.clone(), resolved.clone())),
+        TraceStep::FollowUp {
+            asked, resolved, ..
+        } => Some((asked.clone(), resolved.clone())),
         _ => None,
     });
     assert_eq!(
