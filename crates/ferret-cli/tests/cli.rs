@@ -398,8 +398,8 @@ async fn searxng_instance() -> wiremock::MockServer {
 }
 
 #[test]
-fn serve_answers_over_http_and_stops_on_sigterm_after_the_requests_in_flight() {
-    use std::io::{BufRead, BufReader, Read, Write};
+fn serve_answers_over_http_takes_documents_and_stops_on_sigterm_after_the_requests_in_flight() {
+    use std::io::{BufRead, BufReader, Read};
 
     let dir = tempfile::tempdir().unwrap();
     let notes = notes_in(dir.path());
@@ -429,19 +429,32 @@ fn serve_answers_over_http_and_stops_on_sigterm_after_the_requests_in_flight() {
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
 
-    let body = r#"{"query": "how often should keys be rotated?"}"#;
-    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        stream,
-        "POST /v1/search HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).unwrap();
+    let reply = http_post(
+        &addr,
+        "/v1/search",
+        "application/json",
+        r#"{"query": "how often should keys be rotated?"}"#,
+    );
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.contains("x-request-id"), "{reply}");
     assert!(reply.contains("90 days"), "{reply}");
+
+    // The index is the server's while it runs: documents reach it through the server.
+    let reply = http_post(
+        &addr,
+        "/v1/ingest",
+        "application/x-ndjson",
+        r#"{"id": "vault", "title": "Vault", "text": "The vault seals itself after three failed unlock attempts."}"#,
+    );
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains(r#""added":1"#), "{reply}");
+    let reply = http_post(
+        &addr,
+        "/v1/search",
+        "application/json",
+        r#"{"query": "what happens after failed unlock attempts?"}"#,
+    );
+    assert!(reply.contains("seals itself"), "{reply}");
 
     let killed = Command::new("kill")
         .args(["-TERM", &server.id().to_string()])
@@ -453,4 +466,20 @@ fn serve_answers_over_http_and_stops_on_sigterm_after_the_requests_in_flight() {
     stderr.read_to_string(&mut rest).unwrap();
     assert!(status.success(), "{status:?}: {rest}");
     assert!(rest.contains("shutting down"), "{rest}");
+}
+
+/// `body` POSTed to `path` on the server at `addr`, and the whole reply, head and body.
+fn http_post(addr: &str, path: &str, content_type: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    reply
 }
