@@ -123,8 +123,48 @@ pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Byte ranges of the years in `text`: four digits from 1000 to 2099 standing as a word of
+/// their own ("in 1999.", "(2019)"; not "12345" or "1990s").
+pub fn years(text: &str) -> Vec<(usize, usize)> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut at = 0;
+    // An ASCII digit is never inside a multi-byte character, so each run starts and ends on a
+    // character boundary.
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_digit() {
+            at += 1;
+            continue;
+        }
+        let end = at
+            + bytes[at..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+        let alone = !text[..at].chars().next_back().is_some_and(is_word)
+            && !text[end..].chars().next().is_some_and(is_word);
+        let digits = &text[at..end];
+        if alone && digits.len() == 4 && (digits.starts_with('1') || digits.starts_with("20")) {
+            found.push((at, end));
+        }
+        at = end;
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn years_stand_alone_as_words() {
+        let text = "In 1999, (2019) and 2100; not 12345, 1990s, x1850 or 0999; 1066.";
+        let found: Vec<&str> = super::years(text)
+            .into_iter()
+            .map(|(start, end)| &text[start..end])
+            .collect();
+        assert_eq!(found, ["1999", "2019", "1066"]);
+    }
+
     use super::*;
 
     #[test]

@@ -6,6 +6,7 @@
 
 use std::sync::OnceLock;
 
+use ferret_core::text::years;
 use ferret_core::StageOutput;
 use regex::Regex;
 
@@ -68,11 +69,6 @@ const ELLIPSIS_LEADS: &[&str] = &[
 /// A follow-up is short: a longer question that opens with "and", or holds a pronoun, most
 /// often holds what it refers to as well ("who wrote the novel and when was it published?").
 const MAX_FOLLOW_UP_WORDS: usize = 8;
-
-fn year() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\b(1[0-9]{3}|20[0-9]{2})\b").expect("valid pattern"))
-}
 
 fn ordinal() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -147,15 +143,13 @@ fn by_ellipsis(question: &str, prior: &PriorTurn<'_>) -> Option<String> {
         .trim()
         .trim_end_matches(['?', '.', '!'])
         .trim();
-    if let Some(new_year) = year().find(rest) {
-        return Some(match year().find_iter(last).last() {
-            Some(old) => format!(
-                "{}{}{}?",
-                &last[..old.start()],
-                new_year.as_str(),
-                &last[old.end()..]
-            ),
-            None => format!("{last} in {}?", new_year.as_str()),
+    if let Some(&(start, end)) = years(rest).first() {
+        let new_year = &rest[start..end];
+        return Some(match years(last).last() {
+            Some(&(old_start, old_end)) => {
+                format!("{}{new_year}{}?", &last[..old_start], &last[old_end..])
+            }
+            None => format!("{last} in {new_year}?"),
         });
     }
     let bare = rest

@@ -12,11 +12,6 @@ pub(crate) use crate::names::{names, Span};
 const MONTHS: &str =
     "January|February|March|April|May|June|July|August|September|October|November|December";
 
-fn year() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\b(1[0-9]{3}|20[0-9]{2})\b").expect("valid pattern"))
-}
-
 fn date() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -37,6 +32,13 @@ fn number() -> &'static Regex {
     })
 }
 
+fn years(sentence: &str) -> Vec<Span> {
+    ferret_core::text::years(sentence)
+        .into_iter()
+        .map(|(start, end)| Span { start, end })
+        .collect()
+}
+
 /// The spans of `sentence` that could answer a question of `kind`, in order.
 pub(crate) fn spans(sentence: &str, kind: AnswerKind) -> Vec<Span> {
     let found = |re: &Regex| -> Vec<Span> {
@@ -48,10 +50,10 @@ pub(crate) fn spans(sentence: &str, kind: AnswerKind) -> Vec<Span> {
             .collect()
     };
     match kind {
-        AnswerKind::Year => found(year()),
+        AnswerKind::Year => years(sentence),
         AnswerKind::Date => {
             let mut dates = found(date());
-            for y in found(year()) {
+            for y in years(sentence) {
                 if !dates.iter().any(|d| d.start <= y.start && y.end <= d.end) {
                     dates.push(y);
                 }
