@@ -32,6 +32,12 @@ impl Recorder {
         }
     }
 
+    /// Where events go, for a stage that reports pieces of its work as they come (the answer as
+    /// the model writes it); `None` when nobody listens.
+    pub(crate) fn listener(&self) -> Option<UnboundedSender<Event>> {
+        self.events.clone()
+    }
+
     /// Record a stage's model calls (each a trace step, all in the usage) and hand back its result.
     pub(crate) fn stage<T>(&mut self, output: StageOutput<T>) -> (T, Implementation) {
         for call in output.llm_calls {

@@ -188,12 +188,27 @@ impl<'a> SearchRun<'a> {
             conversation: self.conversation.clone(),
             search,
         };
-        let answer = self
-            .stages
-            .synthesizer
-            .synthesize_in(asked, relevant, &situation)
-            .instrument(tracing::info_span!("synthesis"))
-            .await;
+        let synthesizer = &self.stages.synthesizer;
+        let answer = match self.rec.listener() {
+            // A listener sees the answer grow as a streaming model writes it.
+            Some(listener) => {
+                let sink = move |text: &str| {
+                    let _ = listener.send(Event::AnswerDelta {
+                        text: text.to_owned(),
+                    });
+                };
+                synthesizer
+                    .synthesize_streaming(asked, relevant, &situation, &sink)
+                    .instrument(tracing::info_span!("synthesis"))
+                    .await
+            }
+            None => {
+                synthesizer
+                    .synthesize_in(asked, relevant, &situation)
+                    .instrument(tracing::info_span!("synthesis"))
+                    .await
+            }
+        };
         let (answer, implementation) = self.rec.stage(answer);
         self.rec.step(answer.trace_step(implementation));
         if answer.text.trim().is_empty() {

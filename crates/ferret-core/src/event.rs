@@ -33,6 +33,13 @@ pub enum Event {
         /// The message.
         text: String,
     },
+    /// A piece of the answer as the model writes it, when it streams: provisional (its markers
+    /// not yet checked, the reply possibly refused and written by the rules instead). The
+    /// `Answer` event that follows is the answer to show.
+    AnswerDelta {
+        /// The text written since the last piece.
+        text: String,
+    },
     /// The answer and its citations.
     Answer {
         /// The answer with `[n]` markers.

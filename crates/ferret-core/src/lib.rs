@@ -31,7 +31,7 @@ pub use event::Event;
 pub use hit::{Hit, HitId};
 pub use llm::{
     cosine, ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder,
-    LanguageModel, LlmError, RetrievalMode, TokenUsage,
+    LanguageModel, LlmError, RetrievalMode, TextSink, TokenUsage,
 };
 pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
 pub use query::{DateRange, Filters, OnRepeat, Query, QueryError, MAX_QUESTION_CHARS};

@@ -41,6 +41,9 @@ pub struct CompletionRequest {
     pub json_schema: Option<serde_json::Value>,
 }
 
+/// Receives text as a model writes it, one piece at a time.
+pub type TextSink<'a> = dyn for<'t> Fn(&'t str) + Send + Sync + 'a;
+
 /// Tokens counted for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -81,6 +84,18 @@ pub trait LanguageModel: Send + Sync {
 
     /// Generate one completion.
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError>;
+
+    /// Generate one completion, handing `sink` each piece of text as the model writes it. A
+    /// model that does not stream hands it nothing (the default) and answers as
+    /// [`complete`](Self::complete) does. Pieces from an attempt that fails are not taken back.
+    async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        sink: &TextSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        let _ = sink;
+        self.complete(request).await
+    }
 }
 
 /// An embedding call that failed.

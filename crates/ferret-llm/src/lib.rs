@@ -37,4 +37,6 @@ pub use prompts::{
 };
 pub use scripted::{Exchange, ScriptedModel};
 pub use stage::{ModelPrice, StageModel, StageModelConfig};
-pub use structured::{generate, parse_tolerant, Attempted, StructuredError, StructuredOutput};
+pub use structured::{
+    generate, generate_streaming, parse_tolerant, Attempted, StructuredError, StructuredOutput,
+};

@@ -7,7 +7,8 @@ use async_openai::types::chat::{
 };
 use async_trait::async_trait;
 use ferret_core::{
-    ChatRole, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TokenUsage,
+    ChatRole, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TextSink,
+    TokenUsage,
 };
 use futures::StreamExt;
 
@@ -83,7 +84,11 @@ impl OpenAiModel {
         }
     }
 
-    async fn call_once(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+    async fn call_once<'s>(
+        &self,
+        request: &CompletionRequest,
+        sink: Option<&'s TextSink<'s>>,
+    ) -> Result<Completion, LlmError> {
         let chat = self.chat_request(request);
         let url = &self.config.base_url;
         if !self.config.stream {
@@ -120,7 +125,11 @@ impl OpenAiModel {
             model = chunk.model;
             tokens = chunk.usage.or(tokens);
             for choice in chunk.choices {
-                text.push_str(choice.delta.content.as_deref().unwrap_or_default());
+                let piece = choice.delta.content.as_deref().unwrap_or_default();
+                if let (Some(sink), false) = (sink, piece.is_empty()) {
+                    sink(piece);
+                }
+                text.push_str(piece);
                 finished |= choice.finish_reason.is_some();
             }
         }
@@ -145,7 +154,15 @@ impl LanguageModel for OpenAiModel {
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        retry_once(&self.config, || self.call_once(request)).await
+        retry_once(&self.config, || self.call_once(request, None)).await
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        sink: &TextSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        retry_once(&self.config, || self.call_once(request, Some(sink))).await
     }
 }
 

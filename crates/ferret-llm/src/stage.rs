@@ -4,12 +4,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ferret_core::{
-    Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TokenUsage,
+    Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TextSink, TokenUsage,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::prompts::{PromptContext, Prompts};
-use crate::structured::{generate, Attempted, StructuredError};
+use crate::structured::{generate_streaming, Attempted, StructuredError};
 
 /// What a model costs, in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -107,6 +107,24 @@ impl StageModel {
         C: PromptContext,
         F: Future<Output = StageOutput<V>>,
     {
+        self.run_streaming(context, max_tokens, accept, fallback, &|_| {})
+            .await
+    }
+
+    /// [`run`](Self::run), handing `sink` the reply's raw text as the model writes it, when it
+    /// streams. What `sink` gets is provisional: the reply may still be refused.
+    pub async fn run_streaming<C, V, F>(
+        &self,
+        context: &C,
+        max_tokens: u32,
+        accept: impl FnOnce(C::Reply) -> Result<V, String>,
+        fallback: F,
+        sink: &TextSink<'_>,
+    ) -> StageOutput<V>
+    where
+        C: PromptContext,
+        F: Future<Output = StageOutput<V>>,
+    {
         let stage = C::STAGE;
         let started = Instant::now();
         let model = self.model.name().to_owned();
@@ -123,7 +141,14 @@ impl StageModel {
         let result = match self.prompts.render_context(context) {
             Err(e) => Err(e.to_string()),
             Ok(messages) => {
-                match generate::<C::Reply>(self.model.as_ref(), messages, max_tokens).await {
+                match generate_streaming::<C::Reply>(
+                    self.model.as_ref(),
+                    messages,
+                    max_tokens,
+                    sink,
+                )
+                .await
+                {
                     Ok(out) => {
                         let requests = if out.attempted == Attempted::Repaired {
                             2

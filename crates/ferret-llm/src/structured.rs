@@ -1,4 +1,6 @@
-use ferret_core::{ChatMessage, ChatRole, CompletionRequest, LanguageModel, LlmError, TokenUsage};
+use ferret_core::{
+    ChatMessage, ChatRole, CompletionRequest, LanguageModel, LlmError, TextSink, TokenUsage,
+};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -228,8 +230,19 @@ fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
 /// repair request that quotes the error; a second failure is a [`StructuredError::Unparseable`].
 pub async fn generate<T: DeserializeOwned + JsonSchema>(
     model: &dyn LanguageModel,
+    messages: Vec<ChatMessage>,
+    max_tokens: u32,
+) -> Result<StructuredOutput<T>, StructuredError> {
+    generate_streaming(model, messages, max_tokens, &|_| {}).await
+}
+
+/// [`generate`], handing `sink` the first answer's raw text as the model writes it (when it
+/// streams); a repair's answer is not streamed, as its reader has seen the first one.
+pub async fn generate_streaming<T: DeserializeOwned + JsonSchema>(
+    model: &dyn LanguageModel,
     mut messages: Vec<ChatMessage>,
     max_tokens: u32,
+    sink: &TextSink<'_>,
 ) -> Result<StructuredOutput<T>, StructuredError> {
     let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Null);
     let instruction = reply_instruction(&schema);
@@ -250,7 +263,7 @@ pub async fn generate<T: DeserializeOwned + JsonSchema>(
         temperature: 0.0,
         json_schema: Some(schema),
     };
-    let first = model.complete(&request).await?;
+    let first = model.complete_streaming(&request, sink).await?;
     let mut usage = first.usage;
     let error = match parse_tolerant::<T>(&first.text) {
         Ok(value) => {

@@ -139,6 +139,27 @@ async fn a_streamed_answer_is_assembled_with_its_usage() {
 }
 
 #[tokio::test]
+async fn a_streamed_answer_reaches_the_sink_piece_by_piece() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(sse(&["The Final", " Five", "."], true))
+        .mount(&server)
+        .await;
+    let mut config = config(&server);
+    config.stream = true;
+    let model = OpenAiModel::new(config).expect("valid config");
+    let pieces = std::sync::Mutex::new(Vec::new());
+    let answer = model
+        .complete_streaming(&request("Who?"), &|piece| {
+            pieces.lock().unwrap().push(piece.to_owned())
+        })
+        .await
+        .expect("answer");
+    assert_eq!(*pieces.lock().unwrap(), ["The Final", " Five", "."]);
+    assert_eq!(answer.text, "The Final Five.");
+}
+
+#[tokio::test]
 async fn a_stream_cut_off_mid_way_is_a_transient_error_retried_once() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))

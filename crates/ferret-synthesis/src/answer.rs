@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use ferret_core::{Citation, Hit, Implementation, ShortAnswer, StageOutput, TraceStep};
+use ferret_core::{Citation, Hit, Implementation, ShortAnswer, StageOutput, TextSink, TraceStep};
 use serde::{Deserialize, Serialize};
 
 /// A written answer and the sources its markers point at.
@@ -76,5 +76,20 @@ pub trait AnswerSynthesizer: Send + Sync {
         _situation: &Situation,
     ) -> StageOutput<Answer> {
         self.synthesize(question, hits).await
+    }
+
+    /// [`synthesize_in`](Self::synthesize_in), handing `sink` the answer's text as a model
+    /// writes it. What `sink` gets is provisional (its markers unchecked, the reply possibly
+    /// refused); the returned answer is the one to show. The default writes at once and hands
+    /// nothing.
+    async fn synthesize_streaming(
+        &self,
+        question: &str,
+        hits: &[Hit],
+        situation: &Situation,
+        sink: &TextSink<'_>,
+    ) -> StageOutput<Answer> {
+        let _ = sink;
+        self.synthesize_in(question, hits, situation).await
     }
 }

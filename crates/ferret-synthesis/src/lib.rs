@@ -23,6 +23,7 @@ mod question;
 mod sections;
 mod sentences;
 mod spans;
+mod streamed;
 
 pub use actions::{ActionExtractor, HeuristicActionExtractor};
 pub use answer::{Answer, AnswerSynthesizer, EarlierTurn, Situation};

@@ -4,9 +4,10 @@ use ferret_core::text::one_line;
 use ferret_core::{Actions, CommandAction, FileChange, Hit, StageOutput, VersionChange};
 use ferret_llm::{ActionExtractionContext, ActionsReply, PromptSource, StageModel};
 
-use ferret_core::ShortAnswer;
+use ferret_core::{ShortAnswer, TextSink};
 
 use crate::question::{AnswerKind, Asked};
+use crate::streamed::AnswerField;
 use crate::{check_citations, Answer, AnswerSynthesizer, ExtractiveSynthesizer, Situation};
 
 /// The model's short answer, if it keeps the contract: `text` occurs in source `source` (yes or
@@ -94,6 +95,39 @@ impl AnswerSynthesizer for LlmSynthesizer {
         hits: &[Hit],
         situation: &Situation,
     ) -> StageOutput<Answer> {
+        self.write(question, hits, situation, &|_| {}).await
+    }
+
+    async fn synthesize_streaming(
+        &self,
+        question: &str,
+        hits: &[Hit],
+        situation: &Situation,
+        sink: &TextSink<'_>,
+    ) -> StageOutput<Answer> {
+        let field = std::sync::Mutex::new(AnswerField::default());
+        let reply_sink = |piece: &str| {
+            let text = field
+                .lock()
+                .map(|mut field| field.push(piece))
+                .unwrap_or_default();
+            if !text.is_empty() {
+                sink(&text);
+            }
+        };
+        self.write(question, hits, situation, &reply_sink).await
+    }
+}
+
+impl LlmSynthesizer {
+    /// The answer from the model, the reply's raw text handed to `sink` as it is written.
+    async fn write(
+        &self,
+        question: &str,
+        hits: &[Hit],
+        situation: &Situation,
+        sink: &TextSink<'_>,
+    ) -> StageOutput<Answer> {
         if hits.iter().all(|h| h.text.trim().is_empty()) {
             return self.extractive.synthesize(question, hits).await;
         }
@@ -129,11 +163,12 @@ impl AnswerSynthesizer for LlmSynthesizer {
             Ok(answer)
         };
         self.model
-            .run(
+            .run_streaming(
                 &context,
                 220,
                 accept,
                 self.extractive.synthesize(question, hits),
+                sink,
             )
             .await
     }
