@@ -177,8 +177,8 @@ impl<'a> SearchRun<'a> {
         if relevant.is_empty() {
             return None;
         }
-        // In a conversation the writer is told what the search did, as the one it answers
-        // can be; a lone search's prompt stays about its sources.
+        // In a conversation the writer is told what the search did, so it can say so to the
+        // person it is talking to; a lone search's prompt stays about its sources.
         let search = match self.query.thread_id {
             Some(_) => search_lines(&self.rec.trace.steps),
             None => Vec::new(),

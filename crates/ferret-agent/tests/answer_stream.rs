@@ -1,5 +1,5 @@
 //! A model that streams: the answer reaches a listener piece by piece as the model writes it,
-//! then once whole and checked; a search nobody listens to gets only the checked answer.
+//! then once whole and checked; a search nobody listens to gets the same checked answer.
 
 use std::sync::Arc;
 
@@ -89,6 +89,16 @@ async fn a_listener_sees_the_answer_grow_then_the_checked_answer() {
         .position(|e| matches!(e, Event::Answer { .. }))
         .expect("the checked answer follows");
     assert!(last_delta < answer);
+    assert_eq!(
+        response.answer.as_deref(),
+        Some("Romulus founded Rome in 753 BC [1].")
+    );
+}
+
+#[tokio::test]
+async fn without_a_listener_the_same_answer_comes_whole() {
+    let query = Query::new("Who founded Rome?").unwrap();
+    let response = agent().run(&query, None).await.unwrap();
     assert_eq!(
         response.answer.as_deref(),
         Some("Romulus founded Rome in 753 BC [1].")

@@ -127,30 +127,34 @@ pub async fn ingest_documents<S: PointStore>(
     let mut first = first.into_iter();
     let mut done = 0;
     let mut written = false;
-    loop {
-        let mut batch: Vec<Document> = first.by_ref().take(batch_size).collect();
-        if batch.len() < batch_size {
-            batch.extend(input.by_ref().take(batch_size - batch.len()));
-            batch = unique_by_id(batch);
+    let outcome = async {
+        loop {
+            let mut batch: Vec<Document> = first.by_ref().take(batch_size).collect();
+            if batch.len() < batch_size {
+                batch.extend(input.by_ref().take(batch_size - batch.len()));
+                batch = unique_by_id(batch);
+            }
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let ids: Vec<u64> = batch.iter().map(|d| point_id(&d.id)).collect();
+            let stored = store.stored_hashes(&ids).await?;
+            let changed = changed_points(&batch, &stored, store.embedder(), report).await?;
+            if !changed.is_empty() {
+                store.upsert(changed, &encoder).await?;
+                written = true;
+            }
+            done += batch.len();
+            total = total.max(done);
+            progress(done, total);
         }
-        if batch.is_empty() {
-            break;
-        }
-        let ids: Vec<u64> = batch.iter().map(|d| point_id(&d.id)).collect();
-        let stored = store.stored_hashes(&ids).await?;
-        let changed = changed_points(&batch, &stored, store.embedder(), report).await?;
-        if !changed.is_empty() {
-            store.upsert(changed, &encoder).await?;
-            written = true;
-        }
-        done += batch.len();
-        total = total.max(done);
-        progress(done, total);
     }
+    .await;
+    // Batches written before a failure stay written: they are made durable as well.
     if written {
         store.flush().await?;
     }
-    Ok(())
+    outcome
 }
 
 #[cfg(test)]
@@ -164,6 +168,8 @@ mod tests {
         avg_doc_len: Option<f64>,
         upserts: usize,
         flushes: usize,
+        /// Upserts that succeed before every later one fails.
+        fail_after: Option<usize>,
     }
 
     #[async_trait::async_trait]
@@ -212,6 +218,9 @@ mod tests {
             points: Vec<PendingPoint<'_>>,
             _encoder: &EdgeBm25,
         ) -> Result<(), EmbedError> {
+            if self.fail_after.is_some_and(|n| self.upserts >= n) {
+                return Err(self.encoder_error("the disk is full".into()));
+            }
             self.upserts += 1;
             for point in points {
                 self.hashes.insert(point.id, point.hash);
@@ -234,6 +243,32 @@ mod tests {
             source: "notes.jsonl".into(),
             date: None,
         }
+    }
+
+    #[tokio::test]
+    async fn batches_written_before_a_failure_are_made_durable() {
+        let mut store = Memory {
+            fail_after: Some(1),
+            ..Memory::default()
+        };
+        let options = IngestOptions {
+            batch_size: 1,
+            ..IngestOptions::default()
+        };
+        let outcome = ingest_documents(
+            &mut store,
+            vec![doc("a", "one"), doc("b", "two")],
+            options,
+            &mut IngestReport::default(),
+            &mut |_, _| {},
+        )
+        .await;
+        assert!(outcome.is_err(), "the failure is reported");
+        assert_eq!(
+            (store.upserts, store.flushes),
+            (1, 1),
+            "the first batch is flushed"
+        );
     }
 
     #[tokio::test]

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
+use regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
 
 /// Common English words that carry no topic, question words included: what a question asks for
@@ -126,31 +127,11 @@ pub fn one_line(text: &str) -> String {
 /// Byte ranges of the years in `text`: four digits from 1000 to 2099 standing as a word of
 /// their own ("in 1999.", "(2019)"; not "12345" or "1990s").
 pub fn years(text: &str) -> Vec<(usize, usize)> {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    let bytes = text.as_bytes();
-    let mut found = Vec::new();
-    let mut at = 0;
-    // An ASCII digit is never inside a multi-byte character, so each run starts and ends on a
-    // character boundary.
-    while at < bytes.len() {
-        if !bytes[at].is_ascii_digit() {
-            at += 1;
-            continue;
-        }
-        let end = at
-            + bytes[at..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-        let alone = !text[..at].chars().next_back().is_some_and(is_word)
-            && !text[end..].chars().next().is_some_and(is_word);
-        let digits = &text[at..end];
-        if alone && digits.len() == 4 && (digits.starts_with('1') || digits.starts_with("20")) {
-            found.push((at, end));
-        }
-        at = end;
-    }
-    found
+    static YEAR: OnceLock<Regex> = OnceLock::new();
+    YEAR.get_or_init(|| Regex::new(r"\b(1[0-9]{3}|20[0-9]{2})\b").expect("valid pattern"))
+        .find_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .collect()
 }
 
 #[cfg(test)]

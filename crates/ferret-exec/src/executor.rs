@@ -1,5 +1,5 @@
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -62,6 +62,9 @@ pub struct ExecOutcome {
 
 #[derive(Clone, Hash, PartialEq, Eq)]
 struct CacheKey {
+    /// The results' age: bumped when documents reach a backend, so that a call in flight then
+    /// keeps its result under a key no later search asks for.
+    generation: u64,
     backend: String,
     query: String,
     filters: Filters,
@@ -180,6 +183,7 @@ impl ExecutorBuilder {
             config: self.config,
             slots: Arc::new(self.slots),
             cache,
+            generation: Arc::new(AtomicU64::new(0)),
         })
     }
 }
@@ -191,11 +195,14 @@ pub struct Executor {
     config: ExecutorConfig,
     slots: Arc<Vec<Slot>>,
     cache: SharedCache<CacheKey, Vec<Hit>>,
+    generation: Arc<AtomicU64>,
 }
 
 impl Executor {
-    /// Forget every cached result: after documents reach a backend, a search must see them.
+    /// Forget every cached result, and what calls in flight will find: after documents reach a
+    /// backend, a search must see them.
     pub fn forget_results(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
         self.cache.clear();
     }
 }
@@ -384,6 +391,7 @@ impl Executor {
             };
         }
         let key = CacheKey {
+            generation: self.generation.load(Ordering::SeqCst),
             backend: name.clone(),
             query: normalize_query(&request.query),
             filters: request.filters.clone(),

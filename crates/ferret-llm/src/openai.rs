@@ -162,7 +162,13 @@ impl LanguageModel for OpenAiModel {
         request: &CompletionRequest,
         sink: &TextSink<'_>,
     ) -> Result<Completion, LlmError> {
-        retry_once(&self.config, || self.call_once(request, Some(sink))).await
+        // Only the first attempt streams: a retry's text would follow the first's cut-off text.
+        let first = std::sync::atomic::AtomicBool::new(true);
+        retry_once(&self.config, || {
+            let streams = first.swap(false, std::sync::atomic::Ordering::SeqCst);
+            self.call_once(request, streams.then_some(sink))
+        })
+        .await
     }
 }
 

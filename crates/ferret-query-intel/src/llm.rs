@@ -10,7 +10,7 @@ use crate::{
     IntentReply, NextHopContext, NextHopReply, PriorTurn, RewriteContext, RewriteReply,
 };
 use ferret_core::text::{one_line, term_set};
-use ferret_core::{Implementation, QueryForm, StageOutput, MAX_QUESTION_CHARS};
+use ferret_core::{Implementation, QueryForm, StageOutput};
 use ferret_llm::{PromptSource, StageModel};
 
 use crate::{
@@ -417,6 +417,10 @@ impl HopFinder for LlmHopFinder {
     }
 }
 
+/// Longest follow-up rewrite kept, as its prompt asks: a follow-up is short, and so is the
+/// question it stands for.
+const MAX_REWRITTEN_CHARS: usize = 300;
+
 /// The follow-up reader with a model (the `follow_up` prompt): the model rewrites a thread's new
 /// question to stand alone from the last turn. It is asked only when the question may lean on
 /// that turn (see [`may_follow_up`]); a rewrite that brings in more than one word the question
@@ -465,9 +469,9 @@ impl FollowUpResolver for LlmFollowUpResolver {
             {
                 return Ok(None);
             }
-            if rewritten.chars().count() > MAX_QUESTION_CHARS {
+            if rewritten.chars().count() > MAX_REWRITTEN_CHARS {
                 return Err(format!(
-                    "the question must have at most {MAX_QUESTION_CHARS} characters"
+                    "the question must have at most {MAX_REWRITTEN_CHARS} characters"
                 ));
             }
             let mut new: Vec<String> = term_set(&rewritten)

@@ -39,6 +39,12 @@ pub enum ApiError {
         /// Seconds to wait before retrying.
         retry_after_secs: u64,
     },
+    /// An ingest is running; one more would hold another body in memory while it waits.
+    #[error("an ingest is running; retry in {retry_after_secs} s")]
+    IngestBusy {
+        /// Seconds to wait before retrying.
+        retry_after_secs: u64,
+    },
     /// The search ran past the server's deadline and was stopped.
     #[error("the search ran over {secs} s and was stopped: ask for less (a smaller budget)")]
     DeadlineExceeded {
@@ -89,7 +95,7 @@ impl ApiError {
             | Self::InvalidMessage(QueryError::TooLong { .. })
             | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::InvalidQuery(_) | Self::InvalidMessage(_) => StatusCode::BAD_REQUEST,
-            Self::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Overloaded { .. } | Self::IngestBusy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::DeadlineExceeded { .. } => StatusCode::GATEWAY_TIMEOUT,
             Self::Search(
                 FerretError::Query(_) | FerretError::Budget(_) | FerretError::Config(_),
@@ -111,7 +117,7 @@ impl ApiError {
             | Self::InvalidMessage(QueryError::TooLong { .. })
             | Self::BodyTooLarge { .. } => "too_large",
             Self::InvalidQuery(_) | Self::InvalidMessage(_) => "invalid_request",
-            Self::Overloaded { .. } => "overloaded",
+            Self::Overloaded { .. } | Self::IngestBusy { .. } => "overloaded",
             Self::DeadlineExceeded { .. } => "deadline_exceeded",
             Self::Search(_) => "search_failed",
             Self::UnsupportedMediaType { .. } => "unsupported_media_type",
@@ -145,8 +151,7 @@ impl ApiError {
                 kind: self.kind().to_owned(),
                 message: self.to_string(),
                 field: self.field(),
-                retryable: matches!(self, Self::Overloaded { .. })
-                    || self.status().is_server_error(),
+                retryable: self.status().is_server_error(),
             },
         }
     }
@@ -167,14 +172,18 @@ fn wire_field(library_field: &str) -> &str {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
-        if status.is_server_error() && !matches!(self, Self::Overloaded { .. }) {
+        let retry_after = match self {
+            Self::Overloaded {
+                retry_after_secs, ..
+            }
+            | Self::IngestBusy { retry_after_secs } => Some(retry_after_secs),
+            _ => None,
+        };
+        if status.is_server_error() && retry_after.is_none() {
             tracing::error!(error = %self, "request failed");
         }
         let mut response = (status, Json(self.body())).into_response();
-        if let Self::Overloaded {
-            retry_after_secs, ..
-        } = self
-        {
+        if let Some(retry_after_secs) = retry_after {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));

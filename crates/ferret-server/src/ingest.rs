@@ -13,7 +13,7 @@
 //! runs on its own task: a client that goes away does not leave half of it written.
 
 use std::convert::Infallible;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Request, State};
@@ -34,8 +34,12 @@ pub(crate) async fn ingest(
     State(state): State<AppState>,
     request: Request,
 ) -> Result<Json<IngestReply>, ApiError> {
+    let permit = state.ingest_permit()?;
     let documents = read_documents(&state, request).await?;
-    let task = tokio::spawn(async move { write(&state, documents, &mut |_, _| {}).await });
+    let task = tokio::spawn(async move {
+        let _writing = permit;
+        write(&state, documents, &mut |_, _| {}).await
+    });
     match task.await {
         Ok(outcome) => outcome.map(Json),
         Err(stopped) => Err(ApiError::IngestStopped(stopped.to_string())),
@@ -48,9 +52,11 @@ pub(crate) async fn ingest_stream(
     State(state): State<AppState>,
     request: Request,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let permit = state.ingest_permit()?;
     let documents = read_documents(&state, request).await?;
     let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
+        let _writing = permit;
         let progress_sender = sender.clone();
         let mut progress = |done, total| {
             let _ = progress_sender.send(IngestEvent::Progress { done, total });
@@ -126,11 +132,7 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
         | "application/jsonl"
         | "application/jsonlines"
         | "application/x-jsonlines" => {
-            let body = Bytes::from_request(request, state)
-                .await
-                .map_err(|rejection| {
-                    state.body_refused(rejection.status(), rejection.body_text())
-                })?;
+            let body = body_of(request, state).await?;
             found.add_upload("request.jsonl", &body, max_chunk_chars);
         }
         "multipart/form-data" => {
@@ -140,6 +142,7 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
                     state.body_refused(rejection.status(), rejection.body_text())
                 })?;
             let mut part = 0;
+            let mut names = std::collections::HashSet::new();
             while let Some(field) = form
                 .next_field()
                 .await
@@ -151,6 +154,13 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
                         "form part {part} has no file name: send files (`curl -F file=@notes.md`)"
                     )));
                 };
+                // A name is what a later upload replaces: two files under one name would
+                // overwrite each other's chunks.
+                if !names.insert(name.clone()) {
+                    return Err(ApiError::InvalidIngest(format!(
+                        "the form sends two files named `{name}`: give each its own name"
+                    )));
+                }
                 let content = field
                     .bytes()
                     .await
@@ -159,11 +169,7 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
             }
         }
         "application/json" => {
-            let body = Bytes::from_request(request, state)
-                .await
-                .map_err(|rejection| {
-                    state.body_refused(rejection.status(), rejection.body_text())
-                })?;
+            let body = body_of(request, state).await?;
             let asked: IngestPathBody = parse(&body)?;
             let path = state.allowed_path(&asked.path)?;
             found = tokio::task::spawn_blocking(move || ferret::read_path(&path, max_chunk_chars))
@@ -188,6 +194,13 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
     Ok(found)
 }
 
+/// The whole body of `request`, or why it cannot be read.
+async fn body_of(request: Request, state: &AppState) -> Result<Bytes, ApiError> {
+    Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| state.body_refused(rejection.status(), rejection.body_text()))
+}
+
 impl AppState {
     /// `asked`, resolved under the ingest root (a relative path is taken from the root), when
     /// the server allows server-side paths and it stays inside the root.
@@ -203,21 +216,33 @@ impl AppState {
                     .into(),
             )
         })?;
+        let outside = || not_allowed("it is outside the ingest root".into());
         let root = root
             .canonicalize()
             .map_err(|e| not_allowed(format!("the ingest root cannot be read: {e}")))?;
+        // Judged from the words of the path before the disk is asked, so that a refusal says
+        // nothing of what exists outside the root.
+        let relative = match asked.strip_prefix(&root) {
+            Ok(inside) => inside,
+            Err(_) if asked.is_absolute() => return Err(outside()),
+            Err(_) => asked,
+        };
+        if relative
+            .components()
+            .any(|part| !matches!(part, Component::Normal(_) | Component::CurDir))
+        {
+            return Err(outside());
+        }
         let resolved = root
-            .join(asked)
+            .join(relative)
             .canonicalize()
             .map_err(|e| ApiError::PathNotFound {
                 path: asked.to_owned(),
                 reason: e.to_string(),
             })?;
+        // A link inside the root may still lead out of it.
         if !resolved.starts_with(&root) {
-            return Err(not_allowed(format!(
-                "it is outside the ingest root {}",
-                root.display()
-            )));
+            return Err(outside());
         }
         Ok(resolved)
     }

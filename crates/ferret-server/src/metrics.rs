@@ -102,7 +102,7 @@ impl Metrics {
         );
         registry.register(
             "ingested_documents",
-            "Documents sent to POST /v1/ingest, by outcome (added, updated, unchanged, skipped)",
+            "Documents POST /v1/ingest added, updated, found unchanged or removed, and lines or files it skipped",
             ingested.clone(),
         );
         Self {
@@ -173,6 +173,7 @@ impl Metrics {
             ("added", report.added),
             ("updated", report.updated),
             ("unchanged", report.unchanged),
+            ("removed", report.removed),
             ("skipped", report.issues.len()),
         ] {
             self.ingested

@@ -143,6 +143,14 @@ fn ingest_responses(answered: Value, refusal: &dyn Fn(&str) -> Value) -> Value {
         ),
         ("413", "The body is over the ingest limit."),
         ("415", "A body of another content type."),
+        (
+            "500",
+            "The index failed while writing; batches written before stay written.",
+        ),
+        (
+            "503",
+            "An ingest is running; `Retry-After` says when to come back.",
+        ),
     ] {
         responses[code] = refusal(description);
     }

@@ -32,6 +32,8 @@ struct Inner {
     ferret: Ferret,
     limits: Limits,
     permits: Arc<Semaphore>,
+    /// One ingest at a time: its body is held in memory until it is written.
+    ingest_permit: Arc<Semaphore>,
     metrics: Metrics,
 }
 
@@ -43,6 +45,7 @@ impl AppState {
                 ferret,
                 limits,
                 permits: Arc::new(Semaphore::new(limits.max_concurrent)),
+                ingest_permit: Arc::new(Semaphore::new(1)),
                 metrics: Metrics::new(),
             }),
             ingest_root: None,
@@ -108,6 +111,17 @@ impl AppState {
             .into());
         }
         Ok(body.into_query(limits.request_deadline)?)
+    }
+
+    /// The permit to run the one ingest, or a refusal saying when to come back.
+    pub(crate) fn ingest_permit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        self.inner
+            .ingest_permit
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::IngestBusy {
+                retry_after_secs: self.inner.limits.retry_after_secs,
+            })
     }
 
     /// A permit to run one search, or a refusal saying when to come back.

@@ -123,6 +123,18 @@ async fn files_in_a_form_are_chunked_and_sending_one_again_replaces_it() {
         .unwrap()
         .contains("unsupported file type"));
 
+    let (content_type, body) = form(&[("aqueducts.md", notes), ("aqueducts.md", notes)]);
+    let response = app
+        .clone()
+        .oneshot(ingest_request("/v1/ingest", &content_type, body))
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::BAD_REQUEST,
+        "two files under one name would overwrite each other"
+    );
+
     let shorter = "# Aqueducts\n\nThe Aqua Appia was the first Roman aqueduct.\n";
     let (content_type, body) = form(&[("aqueducts.md", shorter)]);
     let response = app
@@ -159,10 +171,19 @@ async fn a_path_is_read_only_under_the_ingest_root() {
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert_eq!(read_json(response).await["error"]["field"], "path");
 
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("link.txt")).unwrap();
+    let outside = dir.path().join("secret.txt");
+    let nowhere = dir.path().join("nowhere.txt");
     let app = router(served(&dir).with_ingest_root(&root));
     for (path, status) in [
         ("rome.jsonl", StatusCode::OK),
         ("../secret.txt", StatusCode::FORBIDDEN),
+        // Outside the root, a file that exists and one that does not are refused alike.
+        (outside.to_str().unwrap(), StatusCode::FORBIDDEN),
+        (nowhere.to_str().unwrap(), StatusCode::FORBIDDEN),
+        #[cfg(unix)]
+        ("link.txt", StatusCode::FORBIDDEN),
         ("missing.jsonl", StatusCode::NOT_FOUND),
     ] {
         let response = app
@@ -286,7 +307,7 @@ async fn a_server_without_an_index_of_its_own_says_where_documents_go() {
         .contains("--index"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn searches_and_an_ingest_share_the_index_and_both_finish() {
     let dir = seeded_index().await;
     let state = served(&dir);

@@ -100,11 +100,18 @@ fn unescape(text: &str) -> Option<(String, usize)> {
     if let Some(c) = simple {
         return Some((c.to_string(), 2));
     }
+    // Four hex digits follow `\u`; with fewer bytes yet, the next piece completes them.
+    if text.len() < 6 {
+        return None;
+    }
     let unit = |at: usize| -> Option<u32> {
         let hex = text.get(at..at + 4)?;
         u32::from_str_radix(hex, 16).ok()
     };
-    let high = unit(2)?;
+    let Some(high) = unit(2) else {
+        // Not JSON: marked, and the text after it still streams.
+        return Some(('\u{fffd}'.to_string(), 2));
+    };
     if (0xD800..0xDC00).contains(&high) {
         // A surrogate pair: the low half follows as another `\u` escape.
         if text.len() < 12 {
@@ -145,6 +152,14 @@ mod tests {
         assert_eq!(field.push(" Five \\"), " Five ");
         assert_eq!(field.push("\"won\\\" [1]."), "\"won\" [1].");
         assert_eq!(field.push("\", \"short_answer_source\": 1}"), "");
+    }
+
+    #[test]
+    fn a_broken_escape_is_marked_and_the_rest_still_streams() {
+        assert_eq!(
+            streamed(&["{\"answer\": \"Rome \\uZZ", "ZZ was founded\"}"]),
+            "Rome \u{fffd}ZZZZ was founded"
+        );
     }
 
     proptest! {
