@@ -3,7 +3,7 @@
 //! comparison reads the compared value on each side's page; a yes/no question checks what it asks
 //! on each named thing's page.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use ferret_core::text::{self, term_set};
 use ferret_core::Hit;
@@ -202,6 +202,26 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
             }
         })
         .collect();
+    // A question word most sentences hold says little about which one answers; a word few hold
+    // says much: coverage is weighted by how rare each word is among the sentences read.
+    let split: Vec<Vec<String>> = hits
+        .iter()
+        .map(|hit| split_sentences(&strip_markers(&hit.text)))
+        .collect();
+    let mut holding: HashMap<&str, usize> = HashMap::new();
+    let all = split.iter().flatten().count().max(1) as f32;
+    let sentence_terms: Vec<Vec<HashSet<String>>> = split
+        .iter()
+        .map(|page| page.iter().map(|s| term_set(s)).collect())
+        .collect();
+    for terms in sentence_terms.iter().flatten() {
+        for term in terms.iter().filter(|t| rest.contains(*t)) {
+            *holding.entry(term.as_str()).or_default() += 1;
+        }
+    }
+    let weight =
+        |term: &str| (1.0 + all / (1.0 + holding.get(term).copied().unwrap_or(0) as f32)).ln();
+    let rest_weight: f32 = rest.iter().map(|t| weight(t)).sum();
     let mut out = Vec::new();
     for (rank, hit) in hits.iter().enumerate() {
         let title = term_set(&hit.title);
@@ -217,7 +237,7 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
             && hits.iter().enumerate().any(|(other, h)| {
                 other != rank && subject.is_subset(&term_set(&format!("{} {}", h.title, h.text)))
             });
-        let sentences = split_sentences(&strip_markers(&hit.text));
+        let sentences = split[rank].clone();
         // "Which Victorian poet …": a page the question does not name, defined as a poet.
         let defined = matches!(
             asked.kind,
@@ -239,7 +259,12 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
             if text::coverage(&asked.terms, &with_title) == 0.0 && !reached && !opens_definition {
                 continue;
             }
-            let coverage = text::coverage(&rest, &with_title);
+            let coverage = rest
+                .iter()
+                .filter(|t| with_title.contains(*t))
+                .map(|t| weight(t))
+                .sum::<f32>()
+                / rest_weight.max(f32::EPSILON);
             let mut span = best_span(asked, &sentence, hit, &other_subjects);
             // "Which player …": a page the question leads to, or one defined as the kind of
             // thing asked for, whose sentence opens with its subject, is about the thing asked
