@@ -309,13 +309,14 @@ fn violations_in(members: &HashSet<String>, graph: &Graph) -> Vec<String> {
             ));
         }
     }
-    if let Some(facade_deps) = graph.get("ferret-server") {
-        for backend in BACKENDS
-            .iter()
-            .filter(|b| facade_deps.iter().any(|d| d == *b))
-        {
+    // The service layers reach backends through the facade only.
+    for service in ["ferret-server", "ferret-mcp"] {
+        let Some(deps) = graph.get(service) else {
+            continue;
+        };
+        for backend in BACKENDS.iter().filter(|b| deps.iter().any(|d| d == *b)) {
             violations.push(format!(
-                "ferret-server depends on {backend} directly: it goes through the facade"
+                "{service} depends on {backend} directly: it goes through the facade"
             ));
         }
     }

@@ -92,8 +92,15 @@ enum Command {
         #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_context_pair)]
         context: Vec<(String, String)>,
     },
-    /// Serve the HTTP API (search, streamed search, health) over the same backends `search`
-    /// can use, until Ctrl-C or SIGTERM; requests in flight finish first.
+    /// Serve the MCP tools `search` and `fetch` over standard input and output, for a coding
+    /// agent or assistant that starts `ferret mcp` as its tool server.
+    Mcp {
+        #[command(flatten)]
+        searcher: SearcherArgs,
+    },
+    /// Serve the HTTP API (search, streamed search, chat, ingest, health, MCP under /mcp) over
+    /// the same backends `search` can use, until Ctrl-C or SIGTERM; requests in flight finish
+    /// first.
     Serve {
         /// Address to listen on; loopback unless you put an authenticating proxy in front.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -229,6 +236,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for failure in &response.failures {
                 eprintln!("warning: {} (query: {:?})", failure.error, failure.query);
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Mcp { searcher } => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            let ferret = searcher.build(Strategy::Auto)?;
+            runtime.block_on(ferret_mcp::serve_stdio(ferret))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve {

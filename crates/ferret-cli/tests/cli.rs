@@ -483,3 +483,76 @@ fn http_post(addr: &str, path: &str, content_type: &str, body: &str) -> String {
     stream.read_to_string(&mut reply).unwrap();
     reply
 }
+
+/// The Python with the official MCP SDK (`pip install mcp`) that drives the MCP tests; CI sets it
+/// (`.ci/run` installs the SDK into a virtual environment).
+const MCP_PYTHON_VAR: &str = "FERRET_MCP_PYTHON";
+
+/// `ferret`'s MCP server over stdio (`ferret mcp`) and over streamable HTTP (`/mcp` of
+/// `ferret serve`), driven by the official MCP Python SDK: tools listed, a search answered and
+/// its cited hit fetched, bad calls refused while the server keeps serving.
+#[test]
+fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
+    use std::io::{BufRead, BufReader};
+
+    let Some(python) = std::env::var_os(MCP_PYTHON_VAR) else {
+        eprintln!("skipped: set {MCP_PYTHON_VAR} to a Python with the `mcp` package to run the MCP client test");
+        return;
+    };
+    let client = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
+    let dir = tempfile::tempdir().unwrap();
+    let notes = notes_in(dir.path());
+    let index = dir.path().join("index");
+    assert_success(
+        &ferret(dir.path())
+            .arg("ingest")
+            .arg(&notes)
+            .arg("--index")
+            .arg(&index)
+            .output()
+            .unwrap(),
+    );
+    let run_client = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(&python)
+            .arg(client)
+            .args(args)
+            .env("FERRET_HOME", dir.path())
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success() && said.contains("ok"), "{said}");
+    };
+
+    run_client(&[
+        "stdio".as_ref(),
+        env!("CARGO_BIN_EXE_ferret").as_ref(),
+        "mcp".as_ref(),
+        "--index".as_ref(),
+        index.as_os_str(),
+    ]);
+
+    let mut server = ferret(dir.path())
+        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
+        .arg(&index)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let url = format!("http://{addr}/mcp");
+    run_client(&["http".as_ref(), url.as_ref()]);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}

@@ -1,0 +1,83 @@
+"""Drives Ferret's MCP server with the official MCP Python SDK (PyPI `mcp`).
+
+Usage: client.py stdio FERRET_BINARY ARG...   (starts `FERRET_BINARY ARG...` as a stdio server)
+       client.py http URL                      (a streamable HTTP server, e.g. http://127.0.0.1:8080/mcp)
+
+Initialises, lists the tools, searches, fetches a cited hit, and checks that a call with a wrong
+argument type, an unknown tool and missing arguments are errors the server survives. Prints
+`ok` and exits 0, or says what failed and exits 1.
+"""
+
+import asyncio
+import sys
+
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+QUESTION = "how often should keys be rotated?"
+EXPECTED = "90 days"
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+async def exercise(session):
+    await session.initialize()
+    tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    check({"search", "fetch"} <= set(tools), f"tools listed: {sorted(tools)}")
+    check(len(tools["search"].description or "") > 40, "search says what it is for")
+
+    found = await session.call_tool("search", {"question": QUESTION})
+    check(not found.is_error, f"search failed: {found.content}")
+    result = found.structured_content
+    check(result["response_type"] == "results", f"an answer: {result}")
+    check(EXPECTED in result["answer"], f"the answer states {EXPECTED!r}: {result['answer']}")
+    check(result["citations"], "the answer cites its sources")
+    check(result["hits"], "hits are listed")
+
+    cited = result["citations"][0]["hit_id"]
+    fetched = await session.call_tool("fetch", {"id": cited})
+    check(not fetched.is_error, f"fetch failed: {fetched.content}")
+    check(EXPECTED in fetched.structured_content["text"], "the cited hit's text holds the answer")
+
+    wrong = await session.call_tool("search", {"question": 7})
+    check(wrong.is_error, "a question that is not a string is an error result")
+    missing = await session.call_tool("fetch", {})
+    check(missing.is_error, "a call missing its argument is an error result")
+    unknown_id = await session.call_tool("fetch", {"id": "no-such-hit"})
+    check(unknown_id.is_error, "an id no search returned is an error result")
+    try:
+        await session.call_tool("no_such_tool", {})
+        check(False, "an unknown tool is refused")
+    except MCPError:
+        pass
+
+    again = await session.call_tool("search", {"question": QUESTION, "limit": 3})
+    check(not again.is_error, "the server keeps serving after the errors")
+    check(len(again.structured_content["hits"]) <= 3, "the limit is honoured")
+
+
+async def main(argv):
+    if argv[1] == "stdio":
+        params = StdioServerParameters(command=argv[2], args=argv[3:])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await exercise(session)
+    elif argv[1] == "http":
+        async with streamable_http_client(argv[2]) as (read, write):
+            async with ClientSession(read, write) as session:
+                await exercise(session)
+    else:
+        raise SystemExit(f"unknown transport {argv[1]!r}")
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main(sys.argv))
+    except AssertionError as failed:
+        print(f"failed: {failed}")
+        sys.exit(1)
+    print("ok")

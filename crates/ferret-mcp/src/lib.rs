@@ -1,0 +1,261 @@
+//! `ferret-mcp` offers Ferret's search to coding agents and assistants as MCP tools (the
+//! official Rust SDK, `rmcp`): `search` answers a question with its short answer, citations
+//! and hits as structured content, and `fetch` gives the whole text of a hit a search returned,
+//! by its id (it never fetches a URL). [`FerretMcp`] is the server; [`serve_stdio`] runs it over
+//! standard input and output, [`http_service`] gives the streamable HTTP service that
+//! `ferret serve` mounts under `/mcp`.
+//!
+//! It reaches backends, stages and models only through the facade: it must not depend on a
+//! backend crate directly.
+
+mod seen;
+
+use std::sync::Arc;
+
+use ferret::{Ferret, Filters, Hit, Query, Response, ResponseType, Strategy};
+use ferret_core::text::{cut, CutMark};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::seen::Seen;
+
+/// Characters of a hit's text shown with it in search results; `fetch` gives the rest.
+const SNIPPET_CHARS: usize = 300;
+
+/// The arguments of `search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// The question, in plain words, as a person would ask it.
+    pub question: String,
+    /// Most hits to return, from 1 to 50; 10 when left out.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// How to search: `single_pass` (one search), `refine` (search again when results are
+    /// weak), `multi_hop` (follow what one page names to the next), `tool_loop`, `plan`, or
+    /// `auto` (chosen from the question; the default).
+    #[serde(default)]
+    pub strategy: Option<Strategy>,
+    /// Restrict every search to a date range (`date_range`: `from` and `to`, `YYYY-MM-DD`) or
+    /// to the most recent documents (`most_recent`: how many).
+    #[serde(default)]
+    pub filters: Option<Filters>,
+}
+
+/// The arguments of `fetch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchArgs {
+    /// The id of a hit or citation a `search` returned (`hit_id` of a citation, `id` of a hit).
+    pub id: String,
+}
+
+/// What `search` found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    /// `results` when the search answered, `message` when it did not (the question was not
+    /// searched, or nothing relevant was found: `message` says which).
+    pub response_type: String,
+    /// The answer, its `[n]` markers pointing at `citations`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// The answer in a few words (a name, a date, a number, yes or no), when the question asks
+    /// for one and a cited source states it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_answer: Option<String>,
+    /// Why there is no answer, for a `message` response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The sources the answer's markers point at.
+    pub citations: Vec<CitedSource>,
+    /// The results, best first, each with the start of its text; `fetch` gives the rest.
+    pub hits: Vec<FoundHit>,
+}
+
+/// A source the answer cites.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CitedSource {
+    /// The number of its `[n]` marker in the answer.
+    pub marker: usize,
+    /// The id to `fetch` its text with.
+    pub hit_id: String,
+    /// Its title.
+    pub title: String,
+    /// Where it lives, when it has an address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// One result of a search.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FoundHit {
+    /// The id to `fetch` its whole text with.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Where it lives, when it has an address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The start of its text.
+    pub snippet: String,
+    /// The backend that found it.
+    pub backend: String,
+}
+
+/// A hit's whole text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FetchedDocument {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Where it lives, when it has an address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Its whole text, as the backend returned it.
+    pub text: String,
+}
+
+/// Ferret as an MCP server. Cheap to clone; clones share the searcher and the hits searches
+/// returned.
+#[derive(Clone)]
+pub struct FerretMcp {
+    ferret: Ferret,
+    seen: Arc<Seen>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl std::fmt::Debug for FerretMcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FerretMcp")
+            .field("backends", &self.ferret.backend_names())
+            .finish_non_exhaustive()
+    }
+}
+
+#[tool_router(router = tool_router)]
+impl FerretMcp {
+    /// Serve `ferret`'s searches.
+    pub fn new(ferret: Ferret) -> Self {
+        Self {
+            ferret,
+            seen: Arc::new(Seen::default()),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Search the configured sources for an answer to a question, with citations. Use it for
+    /// questions about what the indexed documents (and the web, when configured) say; it
+    /// returns an answer whose [n] markers point at `citations`, a short answer when the
+    /// question asks for a name, date or number, and the hits found. Call `fetch` with a hit's
+    /// id to read its whole text.
+    #[tool(name = "search")]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<Json<SearchResult>, String> {
+        let query = query_of(args).map_err(|e| e.to_string())?;
+        let response = self.ferret.search(query).await.map_err(|e| e.to_string())?;
+        self.seen.remember(&response.hits);
+        Ok(Json(result_of(response)))
+    }
+
+    /// Read the whole text of a hit or cited source that `search` returned, by its id. Use it
+    /// when a snippet is not enough to answer; it does not fetch URLs.
+    #[tool(name = "fetch")]
+    async fn fetch(
+        &self,
+        Parameters(args): Parameters<FetchArgs>,
+    ) -> Result<Json<FetchedDocument>, String> {
+        let hit = self.seen.get(&args.id).ok_or_else(|| {
+            format!(
+                "no search of this server returned a hit with id `{}`: search first, then fetch an id it returned",
+                args.id
+            )
+        })?;
+        Ok(Json(FetchedDocument {
+            id: hit.id.0,
+            title: hit.title,
+            url: hit.url,
+            text: hit.text,
+        }))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for FerretMcp {}
+
+/// The query `args` ask for, checked as the library checks any query.
+fn query_of(args: SearchArgs) -> Result<Query, ferret::QueryError> {
+    let mut query = Query::new(args.question)?;
+    if let Some(limit) = args.limit {
+        query = query.with_limit(limit)?;
+    }
+    if let Some(filters) = args.filters {
+        query = query.with_filters(filters)?;
+    }
+    if let Some(strategy) = args.strategy {
+        query = query.with_strategy(strategy);
+    }
+    Ok(query)
+}
+
+fn result_of(response: Response) -> SearchResult {
+    SearchResult {
+        response_type: match response.response_type {
+            ResponseType::Results => "results",
+            ResponseType::Message => "message",
+        }
+        .to_owned(),
+        answer: response.answer,
+        short_answer: response.short_answer.map(|s| s.text),
+        message: response.message,
+        citations: response
+            .citations
+            .into_iter()
+            .map(|c| CitedSource {
+                marker: c.marker,
+                hit_id: c.hit_id.0,
+                title: c.title,
+                url: c.url,
+            })
+            .collect(),
+        hits: response.hits.iter().map(found).collect(),
+    }
+}
+
+fn found(hit: &Hit) -> FoundHit {
+    FoundHit {
+        id: hit.id.0.clone(),
+        title: hit.title.clone(),
+        url: hit.url.clone(),
+        snippet: cut(&hit.text, SNIPPET_CHARS, CutMark::Ellipsis),
+        backend: hit.backend.clone(),
+    }
+}
+
+/// Serve `ferret` over standard input and output until the client closes them.
+pub async fn serve_stdio(ferret: Ferret) -> std::io::Result<()> {
+    let running = FerretMcp::new(ferret)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}
+
+/// The streamable HTTP service of `ferret`'s MCP server, to mount under `/mcp`. Its sessions
+/// share the searcher and the hits searches returned.
+pub fn http_service(ferret: Ferret) -> StreamableHttpService<FerretMcp, LocalSessionManager> {
+    let server = FerretMcp::new(ferret);
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    )
+}
