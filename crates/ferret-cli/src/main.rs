@@ -269,6 +269,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     root.display()
                 );
             }
+            let tokens = bearer_tokens(&searcher.file_config()?)?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
@@ -282,7 +283,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     listener.local_addr()?,
                     ferret.backend_names().join(", ")
                 );
-                let mut state = ferret_server::AppState::new(ferret, limits);
+                let mut state = ferret_server::AppState::new(ferret, limits).with_tokens(tokens);
                 if let Some(root) = ingest_root {
                     state = state.with_ingest_root(root);
                 }
@@ -291,6 +292,35 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// The variable holding the one bearer token `ferret serve` takes when the configuration file
+/// lists none; its principal is `default`.
+const API_TOKEN_VARIABLE: &str = "FERRET_API_TOKEN";
+
+/// The bearer tokens `ferret serve` takes: those `[[server.tokens]]` lists, each read from its
+/// variable, else the one in `FERRET_API_TOKEN`; none leaves the server open.
+fn bearer_tokens(file: &ferret::FileConfig) -> anyhow::Result<Vec<ferret_server::BearerToken>> {
+    let read = |principal: &str, variable: &str| {
+        let secret = std::env::var(variable).map_err(|_| {
+            anyhow::anyhow!("the variable {variable}, holding {principal}'s token, is not set")
+        })?;
+        ferret_server::BearerToken::new(principal, secret).ok_or_else(|| {
+            anyhow::anyhow!("the variable {variable}, holding {principal}'s token, is empty")
+        })
+    };
+    if !file.server.tokens.is_empty() {
+        return file
+            .server
+            .tokens
+            .iter()
+            .map(|t| read(&t.principal, &t.variable))
+            .collect();
+    }
+    match std::env::var_os(API_TOKEN_VARIABLE) {
+        Some(_) => Ok(vec![read("default", API_TOKEN_VARIABLE)?]),
+        None => Ok(Vec::new()),
     }
 }
 

@@ -33,13 +33,19 @@ pub struct SearcherArgs {
 }
 
 impl SearcherArgs {
+    /// The configuration file these flags name or the default place holds; empty when there
+    /// is none.
+    pub fn file_config(&self) -> anyhow::Result<FileConfig> {
+        Ok(match FileConfig::locate(self.config.as_deref()) {
+            Some(path) => FileConfig::load(&path)?,
+            None => FileConfig::default(),
+        })
+    }
+
     /// The searcher these flags and the configuration file describe, running `strategy`.
     /// Warnings (a web provider that could not be set up) go to standard error.
     pub fn build(self, strategy: Strategy) -> anyhow::Result<Ferret> {
-        let file = match FileConfig::locate(self.config.as_deref()) {
-            Some(path) => FileConfig::load(&path)?,
-            None => FileConfig::default(),
-        };
+        let file = self.file_config()?;
         let local = file.local.clone();
         let store = self.store;
         // The flags override the file: --index its index, --mode its mode, --web its

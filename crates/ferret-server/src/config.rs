@@ -32,3 +32,39 @@ impl Default for Limits {
         }
     }
 }
+
+/// One accepted token and whom it stands for.
+#[derive(Clone)]
+pub struct BearerToken {
+    principal: String,
+    secret: Vec<u8>,
+}
+
+impl BearerToken {
+    /// `secret`, presented by `principal`. An empty secret is refused: it would let anyone in.
+    pub fn new(principal: impl Into<String>, secret: impl Into<String>) -> Option<Self> {
+        let secret = secret.into();
+        (!secret.trim().is_empty()).then(|| Self {
+            principal: principal.into(),
+            secret: secret.into_bytes(),
+        })
+    }
+
+    /// Whom the token stands for.
+    pub fn principal(&self) -> &str {
+        &self.principal
+    }
+
+    pub(crate) fn secret(&self) -> &[u8] {
+        &self.secret
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerToken")
+            .field("principal", &self.principal)
+            .field("secret", &"REDACTED")
+            .finish()
+    }
+}

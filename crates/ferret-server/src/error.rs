@@ -25,6 +25,9 @@ pub enum ApiError {
     /// A chat message the library refuses as a question (empty, or too long).
     #[error("the message is not a question Ferret can search: {0}")]
     InvalidMessage(QueryError),
+    /// The request carries no token the server takes.
+    #[error("a valid bearer token is needed: send `Authorization: Bearer <token>`")]
+    Unauthorized,
     /// The body is larger than the server accepts.
     #[error("the request body is over {limit} bytes: send less")]
     BodyTooLarge {
@@ -91,6 +94,7 @@ impl ApiError {
     fn status(&self) -> StatusCode {
         match self {
             Self::InvalidJson { .. } => StatusCode::BAD_REQUEST,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::InvalidQuery(QueryError::TooLong { .. })
             | Self::InvalidMessage(QueryError::TooLong { .. })
             | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -113,6 +117,7 @@ impl ApiError {
     fn kind(&self) -> &'static str {
         match self {
             Self::InvalidJson { .. } => "invalid_json",
+            Self::Unauthorized => "unauthorized",
             Self::InvalidQuery(QueryError::TooLong { .. })
             | Self::InvalidMessage(QueryError::TooLong { .. })
             | Self::BodyTooLarge { .. } => "too_large",
@@ -182,7 +187,13 @@ impl IntoResponse for ApiError {
         if status.is_server_error() && retry_after.is_none() {
             tracing::error!(error = %self, "request failed");
         }
+        let unauthorized = matches!(self, Self::Unauthorized);
         let mut response = (status, Json(self.body())).into_response();
+        if unauthorized {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
         if let Some(retry_after_secs) = retry_after {
             response
                 .headers_mut()

@@ -10,6 +10,7 @@
 //! It reaches backends, stages and models only through the facade: it must not depend on a
 //! backend crate directly.
 
+mod auth;
 mod config;
 mod error;
 mod ingest;
@@ -20,7 +21,7 @@ mod routes;
 mod state;
 pub mod wire;
 
-pub use config::Limits;
+pub use config::{BearerToken, Limits};
 pub use error::ApiError;
 #[cfg(feature = "schema")]
 pub use openapi::openapi;

@@ -40,6 +40,10 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .nest_service("/mcp", ferret_mcp::http_service(state.ferret().clone()))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::require_token,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(PropagateRequestIdLayer::x_request_id())

@@ -12,6 +12,7 @@ use ferret::{Ferret, Query, QueryError, Response};
 use serde::de::DeserializeOwned;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::config::BearerToken;
 use crate::metrics::Metrics;
 use crate::wire::SearchBody;
 use crate::{ApiError, Limits};
@@ -26,6 +27,8 @@ pub struct AppState {
     inner: Arc<Inner>,
     /// Where `POST /v1/ingest` may read files named by path; none when it may not.
     ingest_root: Option<Arc<Path>>,
+    /// The tokens a request must carry one of; none to take every request.
+    tokens: Arc<[BearerToken]>,
 }
 
 struct Inner {
@@ -49,7 +52,19 @@ impl AppState {
                 metrics: Metrics::new(),
             }),
             ingest_root: None,
+            tokens: Arc::from(Vec::new()),
         }
+    }
+
+    /// Take only requests carrying one of `tokens` (`Authorization: Bearer …`), on every route
+    /// but `/healthz` and `/readyz`; the others get 401.
+    pub fn with_tokens(mut self, tokens: Vec<BearerToken>) -> Self {
+        self.tokens = Arc::from(tokens);
+        self
+    }
+
+    pub(crate) fn tokens(&self) -> &[BearerToken] {
+        &self.tokens
     }
 
     /// Let `POST /v1/ingest` read files and folders named by path under `root` (a relative

@@ -527,3 +527,51 @@ async fn a_chat_starts_a_thread_and_reads_a_follow_up_against_it() {
         "no thread id, a new thread"
     );
 }
+
+#[tokio::test]
+async fn with_tokens_a_request_without_one_learns_nothing() {
+    let tokens = vec![ferret_server::BearerToken::new("alice", "open-sesame").unwrap()];
+    let app = router(state(Arc::new(wiki()), Limits::default()).with_tokens(tokens));
+    let search = |token: Option<&str>| {
+        let mut request =
+            Request::post("/v1/search").header(header::CONTENT_TYPE, "application/json");
+        if let Some(token) = token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        request
+            .body(Body::from(
+                json!({"query": "Who founded Rome?"}).to_string(),
+            ))
+            .unwrap()
+    };
+    for token in [None, Some("open-sesam"), Some("")] {
+        let response = app.clone().oneshot(search(token)).await.unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{token:?}");
+        assert_eq!(response.headers()[header::WWW_AUTHENTICATE], "Bearer");
+        let text = read_json(response).await.to_string();
+        assert!(text.contains("unauthorized"), "{text}");
+        assert!(
+            !text.contains("Romulus") && !text.contains("wiki"),
+            "{text}"
+        );
+    }
+    let response = app
+        .clone()
+        .oneshot(search(Some("open-sesame")))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    for (path, status) in [
+        ("/healthz", StatusCode::OK),
+        ("/readyz", StatusCode::OK),
+        ("/metrics", StatusCode::UNAUTHORIZED),
+        ("/mcp", StatusCode::UNAUTHORIZED),
+    ] {
+        let response = app
+            .clone()
+            .oneshot(Request::get(path).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), status, "{path}");
+    }
+}

@@ -53,6 +53,28 @@ pub struct FileConfig {
     /// The web search providers.
     #[serde(default)]
     pub web: WebSection,
+    /// `[server]`: what `ferret serve` asks of a request.
+    #[serde(default)]
+    pub server: ServerSection,
+}
+
+/// `[server]`: what `ferret serve` asks of a request.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    /// `[[server.tokens]]`: the bearer tokens taken, each held in a variable, never in the file.
+    #[serde(default)]
+    pub tokens: Vec<TokenSection>,
+}
+
+/// One bearer token `ferret serve` takes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSection {
+    /// Whom the token stands for (shown in logs; the token never is).
+    pub principal: String,
+    /// The variable holding the token.
+    pub variable: String,
 }
 
 /// `[local]`: the embedded index.
@@ -350,8 +372,19 @@ rate_per_second = 2
 [web.searxng]
 url = "http://localhost:8080"
 safe_search = "strict"
+
+[[server.tokens]]
+principal = "alice"
+variable = "ALICE_TOKEN"
 "#;
         let config = FileConfig::parse(text, Path::new("ferret.toml")).unwrap();
+        assert_eq!(
+            config.server.tokens,
+            [TokenSection {
+                principal: "alice".into(),
+                variable: "ALICE_TOKEN".into()
+            }]
+        );
         assert_eq!(
             config.local.as_ref().unwrap().mode,
             Some(RetrievalMode::Hybrid)

@@ -24,8 +24,8 @@ mod lazy;
 
 pub use builder::{Ferret, FerretBuilder, Session, QDRANT_API_KEY_VAR};
 pub use config_file::{
-    BraveSection, ConfigFileError, FileConfig, LocalSection, SearxngSection, TavilySection,
-    WebProvider, WebSection, CONFIG_VARIABLE,
+    BraveSection, ConfigFileError, FileConfig, LocalSection, SearxngSection, ServerSection,
+    TavilySection, TokenSection, WebProvider, WebSection, CONFIG_VARIABLE,
 };
 pub use default_corpus::{
     default_embedder, default_index_dir, default_models_dir, open_default_index,
