@@ -399,7 +399,7 @@ async fn searxng_instance() -> wiremock::MockServer {
 
 #[test]
 fn serve_answers_over_http_takes_documents_and_stops_on_sigterm_after_the_requests_in_flight() {
-    use std::io::{BufRead, BufReader, Read};
+    use std::io::Read;
 
     let dir = tempfile::tempdir().unwrap();
     let notes = notes_in(dir.path());
@@ -413,21 +413,7 @@ fn serve_answers_over_http_takes_documents_and_stops_on_sigterm_after_the_reques
         .unwrap();
     assert_success(&out);
 
-    let mut server = ferret(dir.path())
-        .args(["serve", "--addr", "127.0.0.1:0", "--index"])
-        .arg(&index)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let (mut server, addr, mut stderr) = serve_on_any_port(dir.path(), &index);
 
     let reply = http_post(
         &addr,
@@ -493,8 +479,6 @@ const MCP_PYTHON_VAR: &str = "FERRET_MCP_PYTHON";
 /// its cited hit fetched, bad calls refused while the server keeps serving.
 #[test]
 fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
-    use std::io::{BufRead, BufReader};
-
     let Some(python) = std::env::var_os(MCP_PYTHON_VAR) else {
         eprintln!("skipped: set {MCP_PYTHON_VAR} to a Python with the `mcp` package to run the MCP client test");
         return;
@@ -535,24 +519,39 @@ fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
         index.as_os_str(),
     ]);
 
-    let mut server = ferret(dir.path())
+    let (mut server, addr, _stderr) = serve_on_any_port(dir.path(), &index);
+    let url = format!("http://{addr}/mcp");
+    run_client(&["http".as_ref(), url.as_ref()]);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// `ferret serve` over `index` on a port the system picks: the server, its address, and its
+/// standard error after the line that names the address.
+fn serve_on_any_port(
+    home: &std::path::Path,
+    index: &std::path::Path,
+) -> (
+    std::process::Child,
+    String,
+    std::io::BufReader<std::process::ChildStderr>,
+) {
+    use std::io::BufRead;
+
+    let mut server = ferret(home)
         .args(["serve", "--addr", "127.0.0.1:0", "--index"])
-        .arg(&index)
+        .arg(index)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
     let mut line = String::new();
-    BufReader::new(server.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    stderr.read_line(&mut line).unwrap();
     let addr = line
         .split("http://")
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
-    let url = format!("http://{addr}/mcp");
-    run_client(&["http".as_ref(), url.as_ref()]);
-    server.kill().unwrap();
-    server.wait().unwrap();
+    (server, addr, stderr)
 }
