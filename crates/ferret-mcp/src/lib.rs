@@ -21,6 +21,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
 
 use crate::seen::Seen;
 
@@ -250,12 +251,16 @@ pub async fn serve_stdio(ferret: Ferret) -> std::io::Result<()> {
 }
 
 /// The streamable HTTP service of `ferret`'s MCP server, to mount under `/mcp`. Its sessions
-/// share the searcher and the hits searches returned.
-pub fn http_service(ferret: Ferret) -> StreamableHttpService<FerretMcp, LocalSessionManager> {
+/// share the searcher and the hits searches returned; cancelling `stop` ends them, and their
+/// open streams, so that a server shutting down is not held by a connected client.
+pub fn http_service(
+    ferret: Ferret,
+    stop: CancellationToken,
+) -> StreamableHttpService<FerretMcp, LocalSessionManager> {
     let server = FerretMcp::new(ferret);
     StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        StreamableHttpServerConfig::default().with_cancellation_token(stop),
     )
 }

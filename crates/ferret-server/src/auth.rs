@@ -38,8 +38,12 @@ pub(crate) async fn require_token(
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|value| value.as_bytes().strip_prefix(b"Bearer "))
-        .map(<[u8]>::trim_ascii);
+        .and_then(|value| {
+            let value = value.as_bytes();
+            // The scheme's name is case-insensitive.
+            (value.len() > 7 && value[..7].eq_ignore_ascii_case(b"bearer "))
+                .then(|| value[7..].trim_ascii())
+        });
     match presented.and_then(|presented| principal_of(tokens, presented)) {
         Some(principal) => {
             tracing::debug!(principal, "authenticated");

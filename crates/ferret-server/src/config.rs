@@ -43,8 +43,9 @@ pub struct BearerToken {
 impl BearerToken {
     /// `secret`, presented by `principal`. An empty secret is refused: it would let anyone in.
     pub fn new(principal: impl Into<String>, secret: impl Into<String>) -> Option<Self> {
-        let secret = secret.into();
-        (!secret.trim().is_empty()).then(|| Self {
+        // A token read from a file often ends with a newline no client sends.
+        let secret = secret.into().trim().to_owned();
+        (!secret.is_empty()).then(|| Self {
             principal: principal.into(),
             secret: secret.into_bytes(),
         })

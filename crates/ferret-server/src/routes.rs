@@ -39,7 +39,10 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .nest_service("/mcp", ferret_mcp::http_service(state.ferret().clone()))
+        .nest_service(
+            "/mcp",
+            ferret_mcp::http_service(state.ferret().clone(), state.stopping().child_token()),
+        )
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::auth::require_token,
@@ -73,8 +76,13 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let stopping = state.stopping().clone();
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // MCP clients hold streams open; ending their sessions lets the shutdown finish.
+            stopping.cancel();
+        })
         .await
 }
 

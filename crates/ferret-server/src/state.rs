@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 use ferret::{Ferret, Query, QueryError, Response};
 use serde::de::DeserializeOwned;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 use crate::config::BearerToken;
 use crate::metrics::Metrics;
@@ -29,6 +30,8 @@ pub struct AppState {
     ingest_root: Option<Arc<Path>>,
     /// The tokens a request must carry one of; none to take every request.
     tokens: Arc<[BearerToken]>,
+    /// Cancelled when the server shuts down, ending the MCP sessions.
+    stopping: CancellationToken,
 }
 
 struct Inner {
@@ -53,6 +56,7 @@ impl AppState {
             }),
             ingest_root: None,
             tokens: Arc::from(Vec::new()),
+            stopping: CancellationToken::new(),
         }
     }
 
@@ -61,6 +65,10 @@ impl AppState {
     pub fn with_tokens(mut self, tokens: Vec<BearerToken>) -> Self {
         self.tokens = Arc::from(tokens);
         self
+    }
+
+    pub(crate) fn stopping(&self) -> &CancellationToken {
+        &self.stopping
     }
 
     pub(crate) fn tokens(&self) -> &[BearerToken] {

@@ -177,7 +177,7 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorDetail {
-    /// A stable name: `invalid_json`, `invalid_request`, `too_large`, `overloaded`,
+    /// A stable name: `unauthorized`, `invalid_json`, `invalid_request`, `too_large`, `overloaded`,
     /// `deadline_exceeded`, `search_failed`, `unsupported_media_type`, `forbidden`, `not_found`,
     /// `not_writable`, `ingest_failed`.
     pub kind: String,

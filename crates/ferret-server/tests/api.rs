@@ -530,7 +530,8 @@ async fn a_chat_starts_a_thread_and_reads_a_follow_up_against_it() {
 
 #[tokio::test]
 async fn with_tokens_a_request_without_one_learns_nothing() {
-    let tokens = vec![ferret_server::BearerToken::new("alice", "open-sesame").unwrap()];
+    // Read from a file, a token often ends with a newline.
+    let tokens = vec![ferret_server::BearerToken::new("alice", "open-sesame\n").unwrap()];
     let app = router(state(Arc::new(wiki()), Limits::default()).with_tokens(tokens));
     let search = |token: Option<&str>| {
         let mut request =
@@ -561,6 +562,16 @@ async fn with_tokens_a_request_without_one_learns_nothing() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
+    let mut lower_case = search(None);
+    lower_case
+        .headers_mut()
+        .insert(header::AUTHORIZATION, "bearer open-sesame".parse().unwrap());
+    let response = app.clone().oneshot(lower_case).await.unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::OK,
+        "the scheme is case-insensitive"
+    );
     for (path, status) in [
         ("/healthz", StatusCode::OK),
         ("/readyz", StatusCode::OK),

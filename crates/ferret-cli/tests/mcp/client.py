@@ -9,6 +9,7 @@ argument type, an unknown tool and missing arguments are errors the server survi
 """
 
 import asyncio
+import os
 import sys
 
 from mcp import ClientSession, MCPError, StdioServerParameters
@@ -62,7 +63,9 @@ async def exercise(session):
 
 async def main(argv):
     if argv[1] == "stdio":
-        params = StdioServerParameters(command=argv[2], args=argv[3:])
+        # The server gets this process's environment (FERRET_HOME above all), not the SDK's
+        # short default list.
+        params = StdioServerParameters(command=argv[2], args=argv[3:], env=dict(os.environ))
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 await exercise(session)
