@@ -237,7 +237,7 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
             && hits.iter().enumerate().any(|(other, h)| {
                 other != rank && subject.is_subset(&term_set(&format!("{} {}", h.title, h.text)))
             });
-        let sentences = split[rank].clone();
+        let sentences = &split[rank];
         // "Which Victorian poet …": a page the question does not name, defined as a poet.
         let defined = matches!(
             asked.kind,
@@ -251,8 +251,9 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
             && sentences
                 .first()
                 .is_some_and(|first| defines_as(first, &asked.heads));
-        for (at, sentence) in sentences.into_iter().enumerate() {
-            let terms = term_set(&sentence);
+        for (at, sentence) in sentences.iter().enumerate() {
+            // Read once above for the words' rarity.
+            let terms = &sentence_terms[rank][at];
             let with_title: HashSet<String> = terms.union(&title).cloned().collect();
             let opens_definition = defined && at == 0;
             // A page the chain leads to is read whole: what it says is why it was reached.
@@ -265,12 +266,12 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
                 .map(|t| weight(t))
                 .sum::<f32>()
                 / rest_weight.max(f32::EPSILON);
-            let mut span = best_span(asked, &sentence, hit, &other_subjects);
+            let mut span = best_span(asked, sentence, hit, &other_subjects);
             // "Which player …": a page the question leads to, or one defined as the kind of
             // thing asked for, whose sentence opens with its subject, is about the thing asked
             // for.
-            let opening = spans::names(&sentence).into_iter().next().filter(|first| {
-                first.start == 0 && subject.is_subset(&term_set(first.text(&sentence)))
+            let opening = spans::names(sentence).into_iter().next().filter(|first| {
+                first.start == 0 && subject.is_subset(&term_set(first.text(sentence)))
             });
             let reached_answer =
                 reached && matches!(asked.kind, AnswerKind::Person | AnswerKind::Name);
@@ -284,7 +285,7 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
                 + if span.is_some() { KIND_WEIGHT } else { 0.0 }
                 + if reached { REACHED_WEIGHT } else { 0.0 }
                 + if defined_answer { DEFINED_WEIGHT } else { 0.0 }
-                + if span.is_some() && holds_head(asked, &sentence) {
+                + if span.is_some() && holds_head(asked, sentence) {
                     HEAD_WEIGHT
                 } else {
                     0.0
@@ -292,7 +293,7 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
                 + RANK_WEIGHT / (rank as f32 + 1.0);
             out.push(Sentence {
                 hit: rank,
-                text: sentence,
+                text: sentence.clone(),
                 span,
                 score,
             });
