@@ -271,6 +271,7 @@ mod tests {
         let dated = BackendCapabilities {
             date_range: true,
             most_recent: true,
+            access: false,
         };
         let both = toolbox(&[("docs", BackendCapabilities::default()), ("journal", dated)]);
         assert_eq!(
@@ -290,6 +291,7 @@ mod tests {
         let dated = BackendCapabilities {
             date_range: true,
             most_recent: true,
+            access: false,
         };
         let tools = toolbox(&[("docs", BackendCapabilities::default()), ("journal", dated)]);
         let none = Filters::default();
@@ -329,6 +331,7 @@ mod tests {
         let dated = BackendCapabilities {
             date_range: true,
             most_recent: false,
+            access: false,
         };
         let tools = toolbox(&[("journal", dated)]);
         let none = Filters::default();

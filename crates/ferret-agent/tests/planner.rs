@@ -62,6 +62,7 @@ fn library() -> ScriptedBackend {
         .capabilities(BackendCapabilities {
             date_range: true,
             most_recent: false,
+            access: false,
         })
 }
 

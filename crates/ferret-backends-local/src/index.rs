@@ -6,11 +6,12 @@ use async_trait::async_trait;
 use ferret_collection::{
     bm25_encoder, date_days, embedder_fit, payload, rank_hits, to_hit, Bm25Params, DenseMeta,
     Document, EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint, PointStore,
-    DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+    ACL_FIELD, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR,
+    TIE_MARGIN,
 };
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, DateRange, EmbedError, Embedder, Hit,
-    QueryForm, RetrievalMode, SearchBackend, SearchRequest,
+    Access, BackendCapabilities, BackendError, BackendErrorKind, EmbedError, Embedder, Filters,
+    Hit, QueryForm, RetrievalMode, SearchBackend, SearchRequest, Unlisted,
 };
 use qdrant_edge::bm25_embed::EdgeBm25;
 use qdrant_edge::external::ordered_float::OrderedFloat;
@@ -183,6 +184,8 @@ impl LocalIndex {
         // Checked before the shard is loaded: a mismatched embedder must not touch the index.
         check_embedder(dir, meta.dense.as_ref(), embedder.as_deref())?;
         let shard = EdgeShard::load(dir, None).map_err(|e| IndexError::unreadable(dir, e))?;
+        // An index made before a field was filtered on gets its index now.
+        ensure_payload_indexes(&shard)?;
         Self::with_shard(dir, shard, meta, embedder)
     }
 
@@ -217,20 +220,7 @@ impl LocalIndex {
         }
         let shard =
             EdgeShard::new(dir, config.build()).map_err(|e| IndexError::unreadable(dir, e))?;
-        for (name, schema) in [
-            (DATE_FIELD, PayloadSchemaType::Float),
-            (SOURCE_FIELD, PayloadSchemaType::Keyword),
-        ] {
-            shard
-                .update(UpdateOperation::FieldIndexOperation(
-                    FieldIndexOperations::CreateIndex(CreateIndex {
-                        field_name: field(name),
-                        field_schema: Some(PayloadFieldSchema::FieldType(schema)),
-                    }),
-                ))
-                .map_err(|e| IndexError::Engine(e.to_string()))?;
-        }
-        shard.flush();
+        ensure_payload_indexes(&shard)?;
         let defaults = Bm25Params::default();
         let meta = IndexMeta {
             format: FORMAT_VERSION,
@@ -482,7 +472,15 @@ impl LocalIndex {
         query_vector: Option<&[f32]>,
         backend_name: &str,
     ) -> Result<Vec<Hit>, IndexError> {
-        let filter = request.filters.date_range.map(date_filter);
+        if request
+            .filters
+            .access
+            .as_ref()
+            .is_some_and(Access::admits_nothing)
+        {
+            return Ok(Vec::new());
+        }
+        let filter = engine_filter(&request.filters);
         if let Some(n) = request.filters.most_recent {
             return self.most_recent(n.min(request.limit), filter, backend_name);
         }
@@ -652,16 +650,83 @@ fn check_embedder(
     })
 }
 
-fn date_filter(range: DateRange) -> Filter {
-    Filter::new_must(Condition::Field(FieldCondition::new_range(
-        field(DATE_FIELD),
-        Range {
-            lt: None,
-            gt: None,
-            gte: range.from.map(|d| OrderedFloat(date_days(d))),
-            lte: range.to.map(|d| OrderedFloat(date_days(d))),
-        },
-    )))
+/// Payload fields searches filter or order on, with their index types.
+const PAYLOAD_INDEXES: [(&str, PayloadSchemaType); 3] = [
+    (DATE_FIELD, PayloadSchemaType::Float),
+    (SOURCE_FIELD, PayloadSchemaType::Keyword),
+    (ACL_FIELD, PayloadSchemaType::Keyword),
+];
+
+/// Index the payload fields of [`PAYLOAD_INDEXES`] that `shard` does not index yet.
+fn ensure_payload_indexes(shard: &EdgeShard) -> Result<(), IndexError> {
+    let indexed = shard.info().payload_schema;
+    let mut created = false;
+    for (name, schema) in PAYLOAD_INDEXES {
+        if indexed.contains_key(&field(name)) {
+            continue;
+        }
+        shard
+            .update(UpdateOperation::FieldIndexOperation(
+                FieldIndexOperations::CreateIndex(CreateIndex {
+                    field_name: field(name),
+                    field_schema: Some(PayloadFieldSchema::FieldType(schema)),
+                }),
+            ))
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        created = true;
+    }
+    if created {
+        shard.flush();
+    }
+    Ok(())
+}
+
+/// The engine's filter for `filters`: the date range, and the documents the asker may read.
+fn engine_filter(filters: &Filters) -> Option<Filter> {
+    let mut must = Vec::new();
+    if let Some(range) = filters.date_range {
+        must.push(Condition::Field(FieldCondition::new_range(
+            field(DATE_FIELD),
+            Range {
+                lt: None,
+                gt: None,
+                gte: range.from.map(|d| OrderedFloat(date_days(d))),
+                lte: range.to.map(|d| OrderedFloat(date_days(d))),
+            },
+        )));
+    }
+    if let Some(access) = &filters.access {
+        // One of the asker's groups in the document's list, or (when unlisted documents are
+        // public) no list at all.
+        let mut readable: Vec<Condition> = access
+            .groups
+            .iter()
+            .map(|group| {
+                Condition::Field(FieldCondition::new_match(
+                    field(ACL_FIELD),
+                    group.clone().into(),
+                ))
+            })
+            .collect();
+        if access.unlisted == Unlisted::Public {
+            readable.push(Condition::Field(FieldCondition::new_is_empty(
+                field(ACL_FIELD),
+                true,
+            )));
+        }
+        must.push(Condition::Filter(Filter {
+            should: Some(readable),
+            min_should: None,
+            must: None,
+            must_not: None,
+        }));
+    }
+    (!must.is_empty()).then(|| Filter {
+        should: None,
+        min_should: None,
+        must: Some(must),
+        must_not: None,
+    })
 }
 
 /// The embedded index's own I/O for the shared ingest loop, while its ingest holds the writer.
@@ -832,6 +897,7 @@ impl SearchBackend for LocalBackend {
         BackendCapabilities {
             date_range: true,
             most_recent: true,
+            access: true,
         }
     }
 

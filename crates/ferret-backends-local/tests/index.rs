@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
-use ferret_core::{DateRange, Filters, RetrievalMode, SearchBackend, SearchRequest};
+use ferret_core::{
+    Access, DateRange, Filters, RetrievalMode, SearchBackend, SearchRequest, Unlisted,
+};
 use futures::executor::block_on;
 
 fn ingest(index: &mut LocalIndex, path: &Path) -> IngestReport {
@@ -69,6 +71,7 @@ fn date_range_and_most_recent_filters() {
             to: day("2024-05-31"),
         }),
         most_recent: None,
+        ..Default::default()
     };
     assert_eq!(ids(&index, "garden tomatoes", spring), ["j1"]);
     let recent = Filters {
@@ -86,6 +89,7 @@ fn date_range_and_most_recent_filters() {
             from: None,
             to: day("2024-05-31"),
         }),
+        ..Default::default()
     };
     assert_eq!(ids(&index, "", recent_in_range), ["j2", "j1"]);
     let hits = index
@@ -99,6 +103,87 @@ fn date_range_and_most_recent_filters() {
     let j1 = hits.iter().find(|h| h.id.0 == "j1").unwrap();
     assert_eq!(j1.date, day("2024-03-02"));
     assert_eq!(j1.title, "Garden");
+}
+
+const TEAMS: &str = r#"{"id":"pay","title":"Salaries","text":"The garden team's salaries for 2024.","acl":["finance"]}
+{"id":"plan","title":"Plan","text":"The garden plan: tomatoes by the wall.","acl":["garden","finance"]}
+{"id":"open","title":"Open day","text":"The garden is open to visitors on Sundays."}
+"#;
+
+/// The ids `groups` may read among the hits for "garden", sorted.
+fn readable(
+    index: &LocalIndex,
+    groups: &[&str],
+    unlisted: Unlisted,
+    recent: Option<usize>,
+) -> Vec<String> {
+    let filters = Filters {
+        access: Some(Access::new(groups.iter().copied(), unlisted)),
+        most_recent: recent,
+        ..Default::default()
+    };
+    let mut found = ids(index, "garden", filters);
+    found.sort();
+    found
+}
+
+#[test]
+fn an_asker_finds_only_what_their_groups_may_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("teams.jsonl");
+    std::fs::write(&file, TEAMS).unwrap();
+    let mut index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    let report = ingest(&mut index, &file);
+    assert_eq!((report.added, report.issues.len()), (3, 0));
+    assert_eq!(
+        readable(&index, &["garden"], Unlisted::Public, None),
+        ["open", "plan"]
+    );
+    assert_eq!(
+        readable(&index, &["finance"], Unlisted::Private, None),
+        ["pay", "plan"]
+    );
+    assert_eq!(readable(&index, &[], Unlisted::Public, None), ["open"]);
+    assert!(readable(&index, &[], Unlisted::Private, None).is_empty());
+    assert!(readable(&index, &["visitors"], Unlisted::Private, None).is_empty());
+    // Undated documents are not among the most recent, whoever asks.
+    assert!(readable(&index, &["finance"], Unlisted::Public, Some(5)).is_empty());
+    // No one's groups: no restriction at all.
+    assert_eq!(ids(&index, "garden", Filters::default()).len(), 3);
+
+    // The list is not handed to readers, and changing it rewrites the document.
+    let hits = index
+        .search_blocking(
+            &request("salaries", Filters::default()),
+            RetrievalMode::Bm25,
+            None,
+            "local",
+        )
+        .unwrap();
+    assert!(
+        hits.iter().all(|h| !h.payload.contains_key("acl")),
+        "{hits:?}"
+    );
+    std::fs::write(
+        &file,
+        TEAMS.replace(r#""acl":["finance"]"#, r#""acl":["garden"]"#),
+    )
+    .unwrap();
+    let changed = ingest(&mut index, &file);
+    assert_eq!((changed.updated, changed.unchanged), (1, 2));
+    assert_eq!(
+        readable(&index, &["garden"], Unlisted::Private, None),
+        ["pay", "plan"]
+    );
+
+    // An empty list would read as public: the record is refused, and said so.
+    std::fs::write(&file, r#"{"id":"x","text":"secret garden","acl":[]}"#).unwrap();
+    let refused = ingest(&mut index, &file);
+    assert_eq!(refused.added, 0);
+    assert!(
+        refused.issues[0].message.contains("`acl` is empty"),
+        "{refused:?}"
+    );
 }
 
 #[test]
@@ -350,6 +435,7 @@ async fn dense_and_hybrid_search_rank_by_meaning_and_both_signals() {
             to: None,
         }),
         most_recent: None,
+        ..Default::default()
     };
     let backend = LocalBackend::new("journal", index)
         .with_mode(RetrievalMode::Hybrid)

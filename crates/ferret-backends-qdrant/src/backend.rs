@@ -98,6 +98,7 @@ impl SearchBackend for QdrantBackend {
         BackendCapabilities {
             date_range: true,
             most_recent: true,
+            access: true,
         }
     }
 

@@ -7,7 +7,7 @@ use ferret_collection::{
     bm25_encoder, embedder_fit, Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions,
     IngestReport, PendingPoint, PointStore,
 };
-use ferret_core::{Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
+use ferret_core::{Access, Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
 use qdrant_client::qdrant::SparseVector;
 use qdrant_client::Qdrant;
 use qdrant_edge::bm25_embed::EdgeBm25;
@@ -297,7 +297,12 @@ impl QdrantIndex {
         backend_name: &str,
     ) -> Result<Vec<Hit>, QdrantError> {
         let (collection, timeout) = (&self.config.collection, self.config.timeout);
-        if request.limit == 0 {
+        let admits_nothing = request
+            .filters
+            .access
+            .as_ref()
+            .is_some_and(Access::admits_nothing);
+        if request.limit == 0 || admits_nothing {
             return Ok(Vec::new());
         }
         if let Some(n) = request.filters.most_recent {

@@ -4,10 +4,10 @@
 use std::collections::{HashMap, HashSet};
 
 use ferret_collection::{
-    date_days, payload, rank_hits, to_hit, Bm25Params, DenseMeta, Document, DATE_FIELD,
+    date_days, payload, rank_hits, to_hit, Bm25Params, DenseMeta, Document, ACL_FIELD, DATE_FIELD,
     DENSE_VECTOR, PREFETCH_LIMIT, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };
-use ferret_core::{DateRange, Hit, RetrievalMode, SearchRequest};
+use ferret_core::{Filters, Hit, RetrievalMode, SearchRequest, Unlisted};
 use qdrant_client::qdrant::point_id::PointIdOptions;
 use qdrant_client::qdrant::points_selector::PointsSelectorOneOf;
 use qdrant_client::qdrant::r#match::MatchValue;
@@ -35,9 +35,10 @@ pub(crate) const FORMAT_VERSION: u32 = 1;
 const SCROLL_PAGE: u32 = 1_000;
 
 /// The indexed payload fields: their index type, and the schema type the server reports for it.
-pub(crate) const PAYLOAD_INDEXES: [(&str, FieldType, PayloadSchemaType); 2] = [
+pub(crate) const PAYLOAD_INDEXES: [(&str, FieldType, PayloadSchemaType); 3] = [
     (DATE_FIELD, FieldType::Float, PayloadSchemaType::Float),
     (SOURCE_FIELD, FieldType::Keyword, PayloadSchemaType::Keyword),
+    (ACL_FIELD, FieldType::Keyword, PayloadSchemaType::Keyword),
 ];
 
 /// What stays fixed for the life of a collection, kept in its metadata: the BM25 parameters its
@@ -394,15 +395,34 @@ pub(crate) fn count_request(collection: &str) -> CountPoints {
     }
 }
 
-fn date_condition(range: DateRange) -> Condition {
-    Condition::range(
-        DATE_FIELD,
-        Range {
-            gte: range.from.map(date_days),
-            lte: range.to.map(date_days),
-            ..Default::default()
-        },
-    )
+/// The conditions `filters` put on every point returned: the date range, and the documents the
+/// asker may read.
+fn filter_conditions(filters: &Filters) -> Vec<Condition> {
+    let mut conditions = Vec::new();
+    if let Some(range) = filters.date_range {
+        conditions.push(Condition::range(
+            DATE_FIELD,
+            Range {
+                gte: range.from.map(date_days),
+                lte: range.to.map(date_days),
+                ..Default::default()
+            },
+        ));
+    }
+    if let Some(access) = &filters.access {
+        // One of the asker's groups in the document's list, or (when unlisted documents are
+        // public) no list at all.
+        let mut readable = Vec::new();
+        if !access.groups.is_empty() {
+            let groups: Vec<String> = access.groups.iter().cloned().collect();
+            readable.push(Condition::matches(ACL_FIELD, groups));
+        }
+        if access.unlisted == Unlisted::Public {
+            readable.push(Condition::is_empty(ACL_FIELD));
+        }
+        conditions.push(Filter::should(readable).into());
+    }
+    conditions
 }
 
 /// The search for `request` in `mode`. `sparse` is the query's BM25 vector (needed for BM25,
@@ -415,10 +435,8 @@ pub(crate) fn query_request(
     sparse: Option<SparseVector>,
     dense: Option<Vec<f32>>,
 ) -> Option<QueryPoints> {
-    let filter = request
-        .filters
-        .date_range
-        .map(|range| Filter::must([date_condition(range)]));
+    let conditions = filter_conditions(&request.filters);
+    let filter = (!conditions.is_empty()).then(|| Filter::must(conditions));
     // Extra candidates so that ties at the cut are broken by `rank_hits`, not by the server.
     let limit = request.limit + TIE_MARGIN;
     let sparse = sparse.filter(|v| !v.indices.is_empty());
@@ -475,10 +493,7 @@ pub(crate) fn most_recent_request(collection: &str, request: &SearchRequest) -> 
             ..Default::default()
         },
     );
-    let conditions = request
-        .filters
-        .date_range
-        .map(date_condition)
+    let conditions = filter_conditions(&request.filters)
         .into_iter()
         .chain([has_date]);
     ScrollPoints {
@@ -564,7 +579,7 @@ pub(crate) fn payload_json(
 mod tests {
     use chrono::NaiveDate;
     use ferret_collection::{bm25_encoder, point_id, RRF_K};
-    use ferret_core::Filters;
+    use ferret_core::{Access, DateRange};
     use qdrant_client::qdrant::{query, CollectionConfig, CollectionParams, PayloadSchemaInfo};
 
     use super::*;
@@ -588,7 +603,7 @@ mod tests {
                 from: Some(day("2024-03-01")),
                 to: Some(day("2024-05-31")),
             }),
-            most_recent: None,
+            ..Default::default()
         }
     }
 
@@ -689,6 +704,37 @@ mod tests {
         )
         .unwrap();
         assert!(built.prefetch.iter().all(|p| p.limit == Some(510)));
+    }
+
+    #[test]
+    fn an_askers_groups_filter_every_side_of_the_search() {
+        let filters = Filters {
+            access: Some(Access::new(["staff", "finance"], Unlisted::Public)),
+            ..spring()
+        };
+        let built = query_request(
+            "journal",
+            &request(3, filters),
+            RetrievalMode::Hybrid,
+            Some(sparse()),
+            Some(vec![0.5, 0.25]),
+        )
+        .unwrap();
+        for prefetch in &built.prefetch {
+            assert_eq!(prefetch.filter, built.filter, "no side escapes the groups");
+        }
+        insta::assert_debug_snapshot!("hybrid_query_with_access", built.filter);
+
+        // Documents private by default: only the groups' own documents, newest first too.
+        let filters = Filters {
+            most_recent: Some(5),
+            access: Some(Access::new(["staff"], Unlisted::Private)),
+            ..Default::default()
+        };
+        insta::assert_debug_snapshot!(
+            "most_recent_with_private_access",
+            most_recent_request("journal", &request(5, filters)).filter
+        );
     }
 
     #[test]
@@ -810,7 +856,7 @@ mod tests {
     #[test]
     fn payload_indexes_are_listed_when_missing_and_refused_when_of_another_type() {
         let mut info = info_of(collection_request("journal", &meta(false)));
-        assert_eq!(missing_indexes("journal", &info).unwrap().len(), 2);
+        assert_eq!(missing_indexes("journal", &info).unwrap().len(), 3);
         let schema = |t: PayloadSchemaType| PayloadSchemaInfo {
             data_type: t.into(),
             ..Default::default()
@@ -819,7 +865,10 @@ mod tests {
             .insert(DATE_FIELD.into(), schema(PayloadSchemaType::Float));
         assert_eq!(
             missing_indexes("journal", &info).unwrap(),
-            [(SOURCE_FIELD, FieldType::Keyword)]
+            [
+                (SOURCE_FIELD, FieldType::Keyword),
+                (ACL_FIELD, FieldType::Keyword)
+            ]
         );
         info.payload_schema
             .insert(SOURCE_FIELD.into(), schema(PayloadSchemaType::Text));
@@ -829,6 +878,7 @@ mod tests {
     fn doc(id: &str, date: Option<&str>) -> Document {
         Document {
             metadata: serde_json::Map::new(),
+            acl: None,
             id: id.into(),
             title: format!("Title {id}"),
             text: "Planted tomatoes in the garden.".into(),

@@ -215,6 +215,7 @@ async fn a_journal_is_searched_by_keywords_meaning_and_both_with_filters() {
             to: day("2024-05-31"),
         }),
         most_recent: None,
+        ..Default::default()
     };
     assert_eq!(
         ids(&index, RetrievalMode::Bm25, "garden tomatoes", spring).await,
@@ -226,6 +227,7 @@ async fn a_journal_is_searched_by_keywords_meaning_and_both_with_filters() {
             to: None,
         }),
         most_recent: None,
+        ..Default::default()
     };
     assert_eq!(
         ids(&index, RetrievalMode::Hybrid, "tomatoes garden", summer).await,
@@ -246,6 +248,7 @@ async fn a_journal_is_searched_by_keywords_meaning_and_both_with_filters() {
             from: None,
             to: day("2024-05-31"),
         }),
+        ..Default::default()
     };
     assert_eq!(
         ids(&index, RetrievalMode::Dense, "", recent_in_range).await,

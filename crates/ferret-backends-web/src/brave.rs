@@ -202,6 +202,8 @@ impl SearchBackend for BraveBackend {
         BackendCapabilities {
             date_range: true,
             most_recent: false,
+            // Web results are public: an asker's groups do not restrict them.
+            access: true,
         }
     }
 

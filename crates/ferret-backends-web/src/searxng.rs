@@ -179,7 +179,11 @@ impl SearchBackend for SearxngBackend {
 
     fn capabilities(&self) -> BackendCapabilities {
         // Its time ranges are "the past day/month/year", not dates: it cannot honour a range.
-        BackendCapabilities::default()
+        // Web results are public: an asker's groups do not restrict them.
+        BackendCapabilities {
+            access: true,
+            ..BackendCapabilities::default()
+        }
     }
 
     fn query_form(&self) -> QueryForm {

@@ -193,6 +193,8 @@ impl SearchBackend for TavilyBackend {
         BackendCapabilities {
             date_range: true,
             most_recent: false,
+            // Web results are public: an asker's groups do not restrict them.
+            access: true,
         }
     }
 

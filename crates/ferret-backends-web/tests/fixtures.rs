@@ -129,6 +129,7 @@ async fn run(dir: &Path) -> String {
         filters: Filters {
             date_range: case.date_range.map(|[from, to]| DateRange { from, to }),
             most_recent: None,
+            ..Default::default()
         },
         options: case.options.clone(),
     };

@@ -192,6 +192,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let filters = Filters {
                 date_range,
                 most_recent: recent,
+                ..Filters::default()
             };
             let query = question
                 .map(|q| {

@@ -24,9 +24,11 @@ pub struct Document {
     /// Date of the content, when known.
     pub date: Option<NaiveDate>,
     /// Further fields kept with the document and returned in each hit's payload under
-    /// `metadata` (a record's `metadata` object, e.g. the groups allowed to read it); empty for
-    /// most documents.
+    /// `metadata` (a record's `metadata` object); empty for most documents.
     pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// The groups that may read the document; `None` when it carries no list, and is then
+    /// readable by everyone unless the searcher treats such documents as private.
+    pub acl: Option<Vec<String>>,
 }
 
 impl Document {
@@ -60,6 +62,15 @@ impl Document {
                     .unwrap_or_default()
                     .as_bytes(),
             );
+        }
+        // Hashed only when present, for the same reason; a changed list is a changed document,
+        // so re-ingesting it rewrites who may read it.
+        if let Some(acl) = &self.acl {
+            h.update([1]);
+            for group in acl {
+                h.update(group.as_bytes());
+                h.update([0]);
+            }
         }
         format!("{:x}", h.finalize())
     }
@@ -99,6 +110,8 @@ struct Record {
     date: Option<String>,
     #[serde(default)]
     metadata: Option<serde_json::Value>,
+    #[serde(default)]
+    acl: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -183,6 +196,14 @@ pub fn read_jsonl_from(
                 serde_json::Map::new()
             }
         };
+        let acl = match record.acl.map(checked_acl).transpose() {
+            Ok(acl) => acl,
+            Err(e) => {
+                // Kept out rather than kept readable by everyone.
+                issues.push(issue(e));
+                continue;
+            }
+        };
         // A title is a plain-text label; one scraped from a web page may still carry its HTML
         // escapes ("Jekyll &amp; Hyde"), which no reader of the title wants and no text names.
         let title = record
@@ -198,9 +219,27 @@ pub fn read_jsonl_from(
             source: source.clone(),
             date,
             metadata,
+            acl,
         });
     }
     Ok(issues)
+}
+
+/// An access list as given: group names trimmed, none empty, at least one. An empty list would
+/// read as "no list" to the engines' filters and so as public: refused instead.
+pub fn checked_acl(groups: Vec<String>) -> Result<Vec<String>, String> {
+    let groups: Vec<String> = groups.into_iter().map(|g| g.trim().to_owned()).collect();
+    if groups.is_empty() {
+        return Err(
+            "`acl` is empty: list the groups that may read the document, or leave \
+                    `acl` out"
+                .into(),
+        );
+    }
+    if groups.iter().any(String::is_empty) {
+        return Err("`acl` holds an empty group name".into());
+    }
+    Ok(groups)
 }
 
 /// Split a Markdown or plain-text file into chunks on headings and paragraphs.
@@ -279,6 +318,7 @@ pub fn chunk_text_file(
         .enumerate()
         .map(|(i, (section, text))| Document {
             metadata: serde_json::Map::new(),
+            acl: None,
             id: format!("{source}#{i}"),
             title: if section.is_empty() || section == file_title {
                 file_title.clone()

@@ -236,6 +236,7 @@ mod tests {
     fn doc(id: &str, text: &str) -> Document {
         Document {
             metadata: serde_json::Map::new(),
+            acl: None,
             id: id.into(),
             title: String::new(),
             text: text.into(),

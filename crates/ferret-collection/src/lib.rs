@@ -11,12 +11,13 @@ mod ingest;
 mod schema;
 
 pub use documents::{
-    chunk_text_file, parse_date, read_jsonl, read_jsonl_from, Document, IngestIssue,
+    checked_acl, chunk_text_file, parse_date, read_jsonl, read_jsonl_from, Document, IngestIssue,
 };
 pub use ingest::{ingest_documents, ingest_path, ingest_read, PointStore};
 pub use schema::{
     bm25_encoder, changed_points, date_days, embedder_fit, embedding_text, mean_token_count,
     payload, point_id, rank_hits, read_path, to_hit, unique_by_id, Bm25Params, DenseMeta,
-    EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint, DATE_FIELD,
-    DENSE_VECTOR, METADATA_FIELD, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+    EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint, ACL_FIELD,
+    DATE_FIELD, DENSE_VECTOR, METADATA_FIELD, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR,
+    TIE_MARGIN,
 };

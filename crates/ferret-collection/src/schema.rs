@@ -62,6 +62,9 @@ pub const DENSE_VECTOR: &str = "dense";
 pub const DATE_FIELD: &str = "date_days";
 /// Payload field holding a document's [`Document::metadata`], when it has any.
 pub const METADATA_FIELD: &str = "metadata";
+/// Payload field with a document's [`Document::acl`], when it has one, indexed for exact match:
+/// searches on an asker's behalf filter on it.
+pub const ACL_FIELD: &str = "acl";
 /// Payload field with the file or corpus a document came from, indexed for exact match.
 pub const SOURCE_FIELD: &str = "source";
 /// Reciprocal-rank-fusion constant for hybrid search: Qdrant's server default, so the embedded
@@ -157,6 +160,9 @@ pub fn payload(doc: &Document, hash: &str) -> serde_json::Map<String, serde_json
     if !doc.metadata.is_empty() {
         payload.insert(METADATA_FIELD.into(), doc.metadata.clone().into());
     }
+    if let Some(acl) = &doc.acl {
+        payload.insert(ACL_FIELD.into(), acl.clone().into());
+    }
     payload
 }
 
@@ -177,6 +183,8 @@ pub fn to_hit(
     let date = take("date").and_then(|d| NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok());
     payload.remove("hash");
     payload.remove(DATE_FIELD);
+    // Who else may read a document is not the reader's business.
+    payload.remove(ACL_FIELD);
     let mut hit = Hit::new(id, title, text, score, backend);
     hit.url = url;
     hit.date = date;
@@ -335,6 +343,15 @@ pub struct PathDocuments {
 }
 
 impl PathDocuments {
+    /// Give `acl` to every document read that carries no list of its own (a folder's or an
+    /// ingest request's default); a record's own `acl` wins.
+    pub fn with_default_acl(mut self, acl: &[String]) -> Self {
+        for doc in self.documents.iter_mut().filter(|d| d.acl.is_none()) {
+            doc.acl = Some(acl.to_vec());
+        }
+        self
+    }
+
     /// Add a file sent rather than read from disk (an upload): `name`'s extension says how it
     /// is read, as for a file on disk, and `name` is the documents' source, so sending the same
     /// name again replaces what it yielded.

@@ -96,6 +96,10 @@ pub struct BackendCapabilities {
     pub date_range: bool,
     /// Honours [`Filters::most_recent`].
     pub most_recent: bool,
+    /// Honours [`Filters::access`]: an index returns only documents the asker may read; a web
+    /// or hub backend, whose results are public, says so by setting this.
+    #[serde(default)]
+    pub access: bool,
 }
 
 /// The one trait every search backend implements: the embedded index, a Qdrant server, web and

@@ -34,7 +34,9 @@ pub use llm::{
     LanguageModel, LlmError, RetrievalMode, TextSink, TokenUsage,
 };
 pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
-pub use query::{DateRange, Filters, OnRepeat, Query, QueryError, MAX_QUESTION_CHARS};
+pub use query::{
+    Access, DateRange, Filters, OnRepeat, Query, QueryError, Unlisted, MAX_QUESTION_CHARS,
+};
 pub use response::{
     BackendFailure, Citation, PaidUsage, RepeatMatch, RepeatOf, Report, ReportSection, Response,
     ResponseType, ShortAnswer, StopReason, Usage,

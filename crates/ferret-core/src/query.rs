@@ -64,12 +64,65 @@ pub struct Filters {
     /// Only the N most recent dated results, newest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub most_recent: Option<usize>,
+    /// Only results the asker may read. Set by whoever authenticated the asker (a server, a
+    /// service linking the library), never read from a request body, so a client cannot widen
+    /// it.
+    #[serde(skip)]
+    pub access: Option<Access>,
 }
 
 impl Filters {
     /// True when no restriction is set.
     pub fn is_empty(&self) -> bool {
-        self.date_range.is_none() && self.most_recent.is_none()
+        self.date_range.is_none() && self.most_recent.is_none() && self.access.is_none()
+    }
+}
+
+/// The documents of an index an asker may read: those whose access list (`acl`) names one of
+/// the asker's groups, and those with no list unless documents are private by default.
+///
+/// An index filters on it in its engine, so a document outside the groups never leaves the
+/// index; results from the web are public and pass.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Access {
+    /// The asker's groups.
+    pub groups: std::collections::BTreeSet<String>,
+    /// May the asker read documents that carry no access list?
+    pub unlisted: Unlisted,
+}
+
+/// Who may read a document that carries no access list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Unlisted {
+    /// Everyone: only documents with a list are restricted.
+    #[default]
+    Public,
+    /// No one: a document is read only through a group its list names.
+    Private,
+}
+
+impl Access {
+    /// An asker in `groups`, reading documents with no list as `unlisted` says.
+    pub fn new(groups: impl IntoIterator<Item = impl Into<String>>, unlisted: Unlisted) -> Self {
+        Self {
+            groups: groups.into_iter().map(Into::into).collect(),
+            unlisted,
+        }
+    }
+
+    /// May the asker read a document whose access list is `acl` (`None`: it has none)? The
+    /// engines apply the same rule as a filter; this is for what is checked outside them.
+    pub fn allows(&self, acl: Option<&[String]>) -> bool {
+        match acl {
+            None => self.unlisted == Unlisted::Public,
+            Some(acl) => acl.iter().any(|group| self.groups.contains(group)),
+        }
+    }
+
+    /// Can no document pass (no group, and unlisted documents private)? A backend then returns
+    /// nothing without asking its engine.
+    pub fn admits_nothing(&self) -> bool {
+        self.groups.is_empty() && self.unlisted == Unlisted::Private
     }
 }
 
@@ -255,8 +308,18 @@ impl Query {
                 reason: "asking for the 0 most recent entries returns nothing".into(),
             });
         }
-        self.filters = filters;
+        // The asker's access is not the caller's filter to replace.
+        self.filters = Filters {
+            access: self.filters.access.take(),
+            ..filters
+        };
         Ok(self)
+    }
+
+    /// Search only what `access` lets the asker read (see [`Access`]).
+    pub fn with_access(mut self, access: Access) -> Self {
+        self.filters.access = Some(access);
+        self
     }
 
     /// Set how many hits the response lists, between 1 and [`Query::MAX_LIMIT`].

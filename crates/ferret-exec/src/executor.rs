@@ -533,5 +533,10 @@ fn unsupported_filter(backend: &dyn SearchBackend, filters: &Filters) -> Option<
     if filters.most_recent.is_some() && !caps.most_recent {
         return Some("this backend cannot list the most recent entries".into());
     }
+    // Fail closed: a backend that cannot tell who may read what is not asked on an asker's
+    // behalf.
+    if filters.access.is_some() && !caps.access {
+        return Some("this backend cannot restrict results to what the asker may read".into());
+    }
     None
 }

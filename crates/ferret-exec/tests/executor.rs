@@ -300,6 +300,7 @@ async fn filters_reach_backends_that_support_them() {
     let filters = Filters {
         date_range: Some(DateRange { from, to: None }),
         most_recent: None,
+        ..Default::default()
     };
     let outcome = exec
         .execute(&["q".into()], &filters, 10, &budget(), DEADLINE)

@@ -142,6 +142,7 @@ fn dated() -> BackendCapabilities {
     BackendCapabilities {
         date_range: true,
         most_recent: true,
+        access: false,
     }
 }
 
@@ -461,6 +462,7 @@ mod tests {
         let filtered = Filters {
             date_range: Some(march),
             most_recent: None,
+            ..Default::default()
         };
         assert_eq!(
             ids(journal.search(&request("stress", filtered)).await.unwrap()),
@@ -469,6 +471,7 @@ mod tests {
         let newest = Filters {
             date_range: None,
             most_recent: Some(2),
+            ..Default::default()
         };
         assert_eq!(
             ids(journal

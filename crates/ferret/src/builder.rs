@@ -256,6 +256,7 @@ fn default_corpus_backend() -> LazyBackend {
     let capabilities = BackendCapabilities {
         date_range: true,
         most_recent: true,
+        access: true,
     };
     LazyBackend::new("local", capabilities, || async {
         let unavailable = |message: String| {
@@ -287,6 +288,7 @@ fn qdrant_backend(
     let capabilities = BackendCapabilities {
         date_range: true,
         most_recent: true,
+        access: true,
     };
     Ok(LazyBackend::new("qdrant", capabilities, move || {
         let (config, embedder) = (config.clone(), embedder.clone());
