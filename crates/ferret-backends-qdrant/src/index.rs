@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ferret_collection::{
     bm25_encoder, embedder_fit, Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions,
-    IngestReport, PendingPoint, PointStore,
+    IngestReport, PathDocuments, PendingPoint, PointStore,
 };
 use ferret_core::{Access, Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
 use qdrant_client::qdrant::SparseVector;
@@ -239,6 +239,17 @@ impl QdrantIndex {
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, QdrantError> {
         ferret_collection::ingest_path(self, path, options, progress).await
+    }
+
+    /// Ingest documents already read, from files or sent (see [`PathDocuments::add_upload`]);
+    /// the report carries what reading them found wrong.
+    pub async fn ingest_read(
+        &mut self,
+        found: PathDocuments,
+        options: IngestOptions,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> Result<IngestReport, QdrantError> {
+        ferret_collection::ingest_read(self, found, options, progress).await
     }
 
     /// Delete the documents of `source` whose ids are not in `kept`; returns how many.

@@ -45,6 +45,11 @@ enum Command {
         /// Dense vectors for dense and hybrid search.
         #[arg(long, value_enum, default_value = "auto")]
         embedder: EmbedderChoice,
+        /// The groups that may read the documents (comma-separated), for those that do not
+        /// list their own `acl`; without it such documents are readable by every principal
+        /// unless `[server] private_by_default` says otherwise.
+        #[arg(long, value_delimiter = ',')]
+        acl: Vec<String>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -168,8 +173,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             path,
             index,
             embedder,
+            acl,
             store,
-        } => ingest(&path, &index, embedder, &store),
+        } => ingest(&path, &index, embedder, &acl, &store),
         Command::Search {
             question,
             searcher,
@@ -270,7 +276,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     root.display()
                 );
             }
-            let tokens = bearer_tokens(&searcher.file_config()?)?;
+            let file = searcher.file_config()?;
+            let tokens = bearer_tokens(&file)?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
@@ -284,7 +291,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     listener.local_addr()?,
                     ferret.backend_names().join(", ")
                 );
-                let mut state = ferret_server::AppState::new(ferret, limits).with_tokens(tokens);
+                let unlisted = if file.server.private_by_default {
+                    ferret::Unlisted::Private
+                } else {
+                    ferret::Unlisted::Public
+                };
+                let mut state = ferret_server::AppState::new(ferret, limits)
+                    .with_tokens(tokens)
+                    .with_unlisted(unlisted);
                 if let Some(root) = ingest_root {
                     state = state.with_ingest_root(root);
                 }
@@ -311,16 +325,24 @@ fn bearer_tokens(file: &ferret::FileConfig) -> anyhow::Result<Vec<ferret_server:
             anyhow::anyhow!("the variable {variable}, holding {principal}'s token, is empty")
         })
     };
+    let quota = |own: Option<std::num::NonZeroU32>| own.or(file.server.requests_per_minute);
+    let with_quota = |token: ferret_server::BearerToken, own| match quota(own) {
+        Some(quota) => token.with_requests_per_minute(quota),
+        None => token,
+    };
     if !file.server.tokens.is_empty() {
         return file
             .server
             .tokens
             .iter()
-            .map(|t| read(&t.principal, &t.variable))
+            .map(|t| {
+                let token = read(&t.principal, &t.variable)?.with_groups(t.groups.iter().cloned());
+                Ok(with_quota(token, t.requests_per_minute))
+            })
             .collect();
     }
     match std::env::var_os(API_TOKEN_VARIABLE) {
-        Some(_) => Ok(vec![read("default", API_TOKEN_VARIABLE)?]),
+        Some(_) => Ok(vec![with_quota(read("default", API_TOKEN_VARIABLE)?, None)]),
         None => Ok(Vec::new()),
     }
 }
@@ -352,6 +374,7 @@ fn ingest(
     path: &std::path::Path,
     dir: &std::path::Path,
     embedder: EmbedderChoice,
+    acl: &[String],
     store: &StoreArgs,
 ) -> anyhow::Result<ExitCode> {
     // Checked first so a mistyped path does not leave an empty index behind.
@@ -371,6 +394,13 @@ fn ingest(
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     };
+    let options = IngestOptions::default();
+    let mut found = ferret::read_path(path, options.max_chunk_chars)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if !acl.is_empty() {
+        let acl = ferret::checked_acl(acl.to_vec()).map_err(|e| anyhow::anyhow!("--acl: {e}"))?;
+        found = found.with_default_acl(&acl);
+    }
     let started = std::time::Instant::now();
     let (report, documents, place): (IngestReport, usize, String) = match qdrant {
         Some(config) => {
@@ -379,20 +409,14 @@ fn ingest(
                 let mut index = QdrantIndex::connect_or_create(config, embedder)
                     .await
                     .with_context(|| format!("opening {place}"))?;
-                let report = index
-                    .ingest_path(path, IngestOptions::default(), &mut progress)
-                    .await?;
+                let report = index.ingest_read(found, options, &mut progress).await?;
                 anyhow::Ok((report, index.len().await?, place))
             })?
         }
         None => {
             let index = LocalIndex::open_or_create_with(dir, embedder)
                 .with_context(|| format!("opening the index at {}", dir.display()))?;
-            let report = runtime.block_on(index.ingest_path(
-                path,
-                IngestOptions::default(),
-                &mut progress,
-            ))?;
+            let report = runtime.block_on(index.ingest_read(found, options, &mut progress))?;
             (report, index.len(), dir.display().to_string())
         }
     };

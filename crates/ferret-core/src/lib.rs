@@ -35,7 +35,8 @@ pub use llm::{
 };
 pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
 pub use query::{
-    Access, DateRange, Filters, OnRepeat, Query, QueryError, Unlisted, MAX_QUESTION_CHARS,
+    Access, DateRange, Filters, OnRepeat, Principal, Query, QueryError, Unlisted,
+    MAX_QUESTION_CHARS,
 };
 pub use response::{
     BackendFailure, Citation, PaidUsage, RepeatMatch, RepeatOf, Report, ReportSection, Response,

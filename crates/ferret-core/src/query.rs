@@ -91,6 +91,16 @@ pub struct Access {
     pub unlisted: Unlisted,
 }
 
+/// Whom a search is run for, as a server authenticated them: a name (for logs, and the threads
+/// they own) and what they may read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The name their token stands for.
+    pub name: String,
+    /// The documents they may read.
+    pub access: Access,
+}
+
 /// Who may read a document that carries no access list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Unlisted {

@@ -12,10 +12,11 @@ mod seen;
 
 use std::sync::Arc;
 
-use ferret::{Ferret, Filters, Hit, Query, Response, ResponseType, Strategy};
+use ferret::{Ferret, Filters, Hit, Principal, Query, Response, ResponseType, Strategy};
 use ferret_core::text::{cut, CutMark};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::Extensions;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
@@ -159,10 +160,15 @@ impl FerretMcp {
     async fn search(
         &self,
         Parameters(args): Parameters<SearchArgs>,
+        request: Extensions,
     ) -> Result<Json<SearchResult>, String> {
-        let query = query_of(args).map_err(|e| e.to_string())?;
+        let asker = asker_of(&request);
+        let mut query = query_of(args).map_err(|e| e.to_string())?;
+        if let Some(asker) = &asker {
+            query = query.with_access(asker.access.clone());
+        }
         let response = self.ferret.search(query).await.map_err(|e| e.to_string())?;
-        self.seen.remember(&response.hits);
+        self.seen.remember(asker_name(&asker), &response.hits);
         Ok(Json(result_of(response)))
     }
 
@@ -172,8 +178,11 @@ impl FerretMcp {
     async fn fetch(
         &self,
         Parameters(args): Parameters<FetchArgs>,
+        request: Extensions,
     ) -> Result<Json<FetchedDocument>, String> {
-        let hit = self.seen.get(&args.id).ok_or_else(|| {
+        // Only what a search for the same principal returned: another's hits are not theirs.
+        let asker = asker_of(&request);
+        let hit = self.seen.get(asker_name(&asker), &args.id).ok_or_else(|| {
             format!(
                 "no search of this server returned a hit with id `{}`: search first, then fetch an id it returned",
                 args.id
@@ -190,6 +199,20 @@ impl FerretMcp {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for FerretMcp {}
+
+/// The principal the server authenticated for this call (HTTP with tokens); none over stdio or
+/// an open server.
+fn asker_of(request: &Extensions) -> Option<Principal> {
+    request
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<Principal>()
+        .cloned()
+}
+
+fn asker_name(asker: &Option<Principal>) -> &str {
+    asker.as_ref().map_or("", |a| a.name.as_str())
+}
 
 /// The query `args` ask for, checked as the library checks any query.
 fn query_of(args: SearchArgs) -> Result<Query, ferret::QueryError> {

@@ -1,5 +1,6 @@
-//! The hits this server's searches returned, by id, for `fetch`: the newest kept, the oldest
-//! forgotten past a bound, so memory stays level however long the server runs.
+//! The hits this server's searches returned, by principal and id, for `fetch`: the newest kept,
+//! the oldest forgotten past a bound, so memory stays level however long the server runs. A
+//! principal fetches only what their own searches returned.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -14,21 +15,24 @@ pub(crate) struct Seen {
     inner: Mutex<Kept>,
 }
 
+/// A principal's name and a hit's id.
+type Key = (String, String);
+
 #[derive(Debug, Default)]
 struct Kept {
-    by_id: HashMap<String, Hit>,
-    /// Ids, oldest first; an id seen again moves to the back.
-    order: VecDeque<String>,
+    by_id: HashMap<Key, Hit>,
+    /// Keys, oldest first; a key seen again moves to the back.
+    order: VecDeque<Key>,
 }
 
 impl Seen {
-    /// Keep `hits`, forgetting the oldest past the bound.
-    pub(crate) fn remember(&self, hits: &[Hit]) {
+    /// Keep the `hits` a search for `asker` returned, forgetting the oldest past the bound.
+    pub(crate) fn remember(&self, asker: &str, hits: &[Hit]) {
         let Ok(mut kept) = self.inner.lock() else {
             return;
         };
         for hit in hits {
-            let id = hit.id.0.clone();
+            let id = (asker.to_owned(), hit.id.0.clone());
             if kept.by_id.insert(id.clone(), hit.clone()).is_some() {
                 kept.order.retain(|seen| *seen != id);
             }
@@ -41,9 +45,10 @@ impl Seen {
         }
     }
 
-    /// The hit a search returned with `id`, if it is still kept.
-    pub(crate) fn get(&self, id: &str) -> Option<Hit> {
-        self.inner.lock().ok()?.by_id.get(id).cloned()
+    /// The hit with `id` a search for `asker` returned, if it is still kept.
+    pub(crate) fn get(&self, asker: &str, id: &str) -> Option<Hit> {
+        let key = (asker.to_owned(), id.to_owned());
+        self.inner.lock().ok()?.by_id.get(&key).cloned()
     }
 }
 
@@ -57,9 +62,14 @@ mod tests {
         let hits: Vec<Hit> = (0..KEPT + 5)
             .map(|i| Hit::new(format!("h{i}"), "t", "text", 1.0, "b"))
             .collect();
-        seen.remember(&hits);
-        assert!(seen.get("h0").is_none());
-        assert!(seen.get(&format!("h{}", KEPT + 4)).is_some());
+        seen.remember("alice", &hits);
+        assert!(seen.get("alice", "h0").is_none());
+        let newest = format!("h{}", KEPT + 4);
+        assert!(seen.get("alice", &newest).is_some());
+        assert!(
+            seen.get("bob", &newest).is_none(),
+            "bob's searches did not return it"
+        );
         assert_eq!(seen.inner.lock().unwrap().order.len(), KEPT);
     }
 }

@@ -13,22 +13,24 @@ use crate::config::BearerToken;
 use crate::state::AppState;
 use crate::ApiError;
 
-/// The principal whose token `presented` is, checking every token so that the time taken says
-/// nothing about which one came close.
-fn principal_of<'a>(tokens: &'a [BearerToken], presented: &[u8]) -> Option<&'a str> {
+/// The token `presented` is, checking every token so that the time taken says nothing about
+/// which one came close.
+fn token_of<'a>(tokens: &'a [BearerToken], presented: &[u8]) -> Option<&'a BearerToken> {
     let mut found = None;
     for token in tokens {
         if bool::from(token.secret().ct_eq(presented)) {
-            found = Some(token.principal());
+            found = Some(token);
         }
     }
     found
 }
 
-/// Let a request through when the server takes no tokens, or it carries one it takes.
+/// Let a request through when the server takes no tokens, or it carries one it takes and its
+/// principal's quota is not spent; the request then carries the [`ferret::Principal`] its
+/// searches run for.
 pub(crate) async fn require_token(
     State(state): State<AppState>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let tokens = state.tokens();
@@ -44,13 +46,18 @@ pub(crate) async fn require_token(
             (value.len() > 7 && value[..7].eq_ignore_ascii_case(b"bearer "))
                 .then(|| value[7..].trim_ascii())
         });
-    match presented.and_then(|presented| principal_of(tokens, presented)) {
-        Some(principal) => {
-            tracing::debug!(principal, "authenticated");
-            next.run(request).await
+    let Some(token) = presented.and_then(|presented| token_of(tokens, presented)) else {
+        return ApiError::Unauthorized.into_response();
+    };
+    tracing::debug!(principal = token.principal(), "authenticated");
+    if let Err(wait) = state.spend_quota(token.principal()) {
+        return ApiError::QuotaExceeded {
+            retry_after_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
         }
-        None => ApiError::Unauthorized.into_response(),
+        .into_response();
     }
+    request.extensions_mut().insert(state.principal(token));
+    next.run(request).await
 }
 
 #[cfg(test)]
@@ -63,9 +70,10 @@ mod tests {
             BearerToken::new("alice", "s3cret-alice").unwrap(),
             BearerToken::new("bob", "s3cret-bob").unwrap(),
         ];
-        assert_eq!(principal_of(&tokens, b"s3cret-bob"), Some("bob"));
-        assert_eq!(principal_of(&tokens, b"s3cret-bo"), None);
-        assert_eq!(principal_of(&tokens, b""), None);
+        let principal_of = |presented: &[u8]| token_of(&tokens, presented).map(|t| t.principal());
+        assert_eq!(principal_of(b"s3cret-bob"), Some("bob"));
+        assert_eq!(principal_of(b"s3cret-bo"), None);
+        assert_eq!(principal_of(b""), None);
         assert!(BearerToken::new("eve", "  ").is_none());
         assert!(!format!("{:?}", tokens[0]).contains("s3cret"));
     }

@@ -1,3 +1,4 @@
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 /// What one request may ask, and how many run at once.
@@ -33,11 +34,13 @@ impl Default for Limits {
     }
 }
 
-/// One accepted token and whom it stands for.
+/// One accepted token: whom it stands for, their groups, and their quota.
 #[derive(Clone)]
 pub struct BearerToken {
     principal: String,
     secret: Vec<u8>,
+    groups: Vec<String>,
+    requests_per_minute: Option<NonZeroU32>,
 }
 
 impl BearerToken {
@@ -48,12 +51,34 @@ impl BearerToken {
         (!secret.is_empty()).then(|| Self {
             principal: principal.into(),
             secret: secret.into_bytes(),
+            groups: Vec::new(),
+            requests_per_minute: None,
         })
+    }
+
+    /// The groups whose documents the principal may read (see [`ferret::Access`]).
+    pub fn with_groups(mut self, groups: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.groups = groups.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Hold the principal to `requests` a minute; past it they get 429 with `Retry-After`.
+    pub fn with_requests_per_minute(mut self, requests: NonZeroU32) -> Self {
+        self.requests_per_minute = Some(requests);
+        self
     }
 
     /// Whom the token stands for.
     pub fn principal(&self) -> &str {
         &self.principal
+    }
+
+    pub(crate) fn groups(&self) -> &[String] {
+        &self.groups
+    }
+
+    pub(crate) fn requests_per_minute(&self) -> Option<NonZeroU32> {
+        self.requests_per_minute
     }
 
     pub(crate) fn secret(&self) -> &[u8] {
@@ -66,6 +91,8 @@ impl std::fmt::Debug for BearerToken {
         f.debug_struct("BearerToken")
             .field("principal", &self.principal)
             .field("secret", &"REDACTED")
+            .field("groups", &self.groups)
+            .field("requests_per_minute", &self.requests_per_minute)
             .finish()
     }
 }

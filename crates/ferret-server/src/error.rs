@@ -28,6 +28,15 @@ pub enum ApiError {
     /// The request carries no token the server takes.
     #[error("a valid bearer token is needed: send `Authorization: Bearer <token>`")]
     Unauthorized,
+    /// The principal has made as many requests this minute as their quota allows.
+    #[error("the quota of requests a minute is spent; retry in {retry_after_secs} s")]
+    QuotaExceeded {
+        /// Seconds to wait before retrying.
+        retry_after_secs: u64,
+    },
+    /// The thread does not exist for this principal (another's thread is not theirs to see).
+    #[error("no such thread: start a new one by leaving `thread_id` out")]
+    ThreadNotFound,
     /// The body is larger than the server accepts.
     #[error("the request body is over {limit} bytes: send less")]
     BodyTooLarge {
@@ -95,6 +104,8 @@ impl ApiError {
         match self {
             Self::InvalidJson { .. } => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::QuotaExceeded { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::ThreadNotFound => StatusCode::NOT_FOUND,
             Self::InvalidQuery(QueryError::TooLong { .. })
             | Self::InvalidMessage(QueryError::TooLong { .. })
             | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -118,6 +129,8 @@ impl ApiError {
         match self {
             Self::InvalidJson { .. } => "invalid_json",
             Self::Unauthorized => "unauthorized",
+            Self::QuotaExceeded { .. } => "quota_exceeded",
+            Self::ThreadNotFound => "not_found",
             Self::InvalidQuery(QueryError::TooLong { .. })
             | Self::InvalidMessage(QueryError::TooLong { .. })
             | Self::BodyTooLarge { .. } => "too_large",
@@ -145,6 +158,7 @@ impl ApiError {
             }
             Self::InvalidMessage(_) => Some("message".to_owned()),
             Self::PathNotAllowed { .. } | Self::PathNotFound { .. } => Some("path".to_owned()),
+            Self::ThreadNotFound => Some("thread_id".to_owned()),
             _ => None,
         }
     }
@@ -181,7 +195,8 @@ impl IntoResponse for ApiError {
             Self::Overloaded {
                 retry_after_secs, ..
             }
-            | Self::IngestBusy { retry_after_secs } => Some(retry_after_secs),
+            | Self::IngestBusy { retry_after_secs }
+            | Self::QuotaExceeded { retry_after_secs } => Some(retry_after_secs),
             _ => None,
         };
         if status.is_server_error() && retry_after.is_none() {

@@ -16,7 +16,7 @@ use std::convert::Infallible;
 use std::path::{Component, Path, PathBuf};
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
@@ -113,6 +113,7 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
     if state.ferret().writable_index().is_none() {
         return Err(ApiError::Ingest(ferret::FerretError::NotWritable));
     }
+    let acl = default_acl(&request)?;
     let content_type = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -191,7 +192,28 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
             "the request holds no documents: send JSONL records, files, or a path".into(),
         ));
     }
-    Ok(found)
+    Ok(match acl {
+        Some(acl) => found.with_default_acl(&acl),
+        None => found,
+    })
+}
+
+/// `?acl=a,b`: the groups that may read what the request adds, when a document lists none.
+#[derive(serde::Deserialize)]
+struct IngestParams {
+    acl: Option<String>,
+}
+
+/// The default access list the request's query string gives, checked.
+fn default_acl(request: &Request) -> Result<Option<Vec<String>>, ApiError> {
+    let params = Query::<IngestParams>::try_from_uri(request.uri())
+        .map_err(|e| ApiError::InvalidIngest(e.body_text()))?;
+    params
+        .0
+        .acl
+        .map(|acl| ferret::checked_acl(acl.split(',').map(str::to_owned).collect()))
+        .transpose()
+        .map_err(|e| ApiError::InvalidIngest(format!("`acl` query parameter: {e}")))
 }
 
 /// The whole body of `request`, or why it cannot be read.

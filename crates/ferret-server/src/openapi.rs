@@ -87,11 +87,13 @@ pub fn openapi() -> Value {
             "/v1/ingest": {"post": {
                 "summary": "Add documents to the embedded index the server searches",
                 "description": "JSONL records (`application/x-ndjson`), files in a form (`multipart/form-data`: `.jsonl`, `.md`, `.txt`, each part named by its file name), or a path on the server under its ingest root (`application/json`). A bad line or an unsupported file is named in the report and the rest is written.",
+                "parameters": [acl_parameter()],
                 "requestBody": ingest_request(&ingest_path),
                 "responses": ingest_responses(json!({"200": {"description": "What the ingest did.", "content": {"application/json": {"schema": ingest_reply}}}}), &refusal),
             }},
             "/v1/ingest/stream": {"post": {
                 "summary": "Add documents, streaming progress",
+                "parameters": [acl_parameter()],
                 "requestBody": ingest_request(&ingest_path),
                 "responses": ingest_responses(json!({"200": {"description": "`progress` after each batch, then `done` with the report or `error`.", "content": {"text/event-stream": {"schema": {"type": "string"}, "x-event-schema": ingest_event}}}}), &refusal),
             }},
@@ -115,10 +117,16 @@ pub fn openapi() -> Value {
     })
 }
 
+/// The groups that may read what an ingest adds.
+fn acl_parameter() -> Value {
+    json!({"name": "acl", "in": "query", "required": false, "schema": {"type": "string"},
+        "description": "Groups (comma-separated) that may read the documents that do not list their own `acl`; without it they are readable by every principal unless the server keeps such documents private."})
+}
+
 /// The three forms an ingest body takes.
 fn ingest_request(path_body: &schemars::Schema) -> Value {
     json!({"required": true, "content": {
-        "application/x-ndjson": {"schema": {"type": "string", "description": "One JSON record per line: `id`, `title`, `text`, `url`, `date`, `metadata`."}},
+        "application/x-ndjson": {"schema": {"type": "string", "description": "One JSON record per line: `id`, `title`, `text`, `url`, `date`, `metadata`, `acl` (the groups that may read it)."}},
         "multipart/form-data": {"schema": {"type": "object", "additionalProperties": {"type": "string", "format": "binary"}}},
         "application/json": {"schema": path_body},
     }})

@@ -10,8 +10,8 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
-use axum::{Json, Router};
-use ferret::{Event, QueryError, Response};
+use axum::{Extension, Json, Router};
+use ferret::{Event, Principal, QueryError, Response};
 use futures::{Stream, StreamExt};
 use tokio::net::TcpListener;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -89,9 +89,10 @@ pub async fn serve(
 /// `POST /v1/search`: the whole response at once.
 async fn search(
     State(state): State<AppState>,
+    asker: Option<Extension<Principal>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Response>, ApiError> {
-    let query = state.query_from(body)?;
+    let query = state.for_asker(state.query_from(body)?, asker.as_deref())?;
     Ok(Json(state.run(query).await?))
 }
 
@@ -100,6 +101,7 @@ async fn search(
 /// back for the next message.
 async fn chat(
     State(state): State<AppState>,
+    asker: Option<Extension<Principal>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ChatReply>, ApiError> {
     let chat: ChatBody = state.read(body)?;
@@ -117,6 +119,7 @@ async fn chat(
             }
             other => other,
         })?;
+    let query = state.for_asker(query, asker.as_deref())?;
     let response = state.run(query).await?;
     Ok(Json(ChatReply {
         thread_id,
@@ -129,9 +132,10 @@ async fn chat(
 /// goes away stops the search.
 async fn search_stream(
     State(state): State<AppState>,
+    asker: Option<Extension<Principal>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let query = state.query_from(body)?;
+    let query = state.for_asker(state.query_from(body)?, asker.as_deref())?;
     let permit = state.permit()?;
     let metrics_of = state.clone();
     let events = state.ferret().search_stream(query).map(move |event| {

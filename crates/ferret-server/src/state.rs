@@ -1,6 +1,7 @@
 //! What every handler shares: the searcher, the limits, the permits of the concurrency limit,
 //! the metrics, and reading a request into the library's query.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
-use ferret::{Ferret, Query, QueryError, Response};
+use ferret::{Access, Ferret, Principal, Query, QueryError, RateLimit, Response, Unlisted};
 use serde::de::DeserializeOwned;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -17,6 +18,11 @@ use crate::config::BearerToken;
 use crate::metrics::Metrics;
 use crate::wire::SearchBody;
 use crate::{ApiError, Limits};
+
+/// Threads whose owner is remembered, at most.
+const THREADS_OWNED: u64 = 100_000;
+/// A thread unused this long is forgotten with its owner.
+const THREAD_IDLE: Duration = Duration::from_secs(24 * 3600);
 
 /// Time a search is given beyond its budget's wall time before the request gives up on it: the
 /// budget is checked between steps, and the step in flight may be a backend call.
@@ -30,6 +36,12 @@ pub struct AppState {
     ingest_root: Option<Arc<Path>>,
     /// The tokens a request must carry one of; none to take every request.
     tokens: Arc<[BearerToken]>,
+    /// Each principal's quota, for those that have one.
+    quotas: Arc<HashMap<String, RateLimit>>,
+    /// Who may read documents that carry no access list.
+    unlisted: Unlisted,
+    /// The principal that started each thread: only they may continue it.
+    thread_owners: moka::sync::Cache<String, Arc<str>>,
     /// Cancelled when the server shuts down, ending the MCP sessions.
     stopping: CancellationToken,
 }
@@ -56,15 +68,77 @@ impl AppState {
             }),
             ingest_root: None,
             tokens: Arc::from(Vec::new()),
+            quotas: Arc::new(HashMap::new()),
+            unlisted: Unlisted::Public,
+            thread_owners: moka::sync::Cache::builder()
+                .max_capacity(THREADS_OWNED)
+                .time_to_idle(THREAD_IDLE)
+                .build(),
             stopping: CancellationToken::new(),
         }
     }
 
     /// Take only requests carrying one of `tokens` (`Authorization: Bearer …`), on every route
-    /// but `/healthz` and `/readyz`; the others get 401.
+    /// but `/healthz` and `/readyz`; the others get 401. Each search is then run for the
+    /// token's principal: it finds only documents their groups may read, within their quota,
+    /// and a thread only they continue.
     pub fn with_tokens(mut self, tokens: Vec<BearerToken>) -> Self {
+        self.quotas = Arc::new(
+            tokens
+                .iter()
+                .filter_map(|t| {
+                    let quota = t.requests_per_minute()?;
+                    Some((t.principal().to_owned(), RateLimit::per_minute(quota)))
+                })
+                .collect(),
+        );
         self.tokens = Arc::from(tokens);
         self
+    }
+
+    /// Who may read documents that carry no access list: everyone (the default), or no one
+    /// but through a group (documents private by default).
+    pub fn with_unlisted(mut self, unlisted: Unlisted) -> Self {
+        self.unlisted = unlisted;
+        self
+    }
+
+    /// The principal `token` stands for, as searches see them.
+    pub(crate) fn principal(&self, token: &BearerToken) -> Principal {
+        Principal {
+            name: token.principal().to_owned(),
+            access: Access::new(token.groups().iter().cloned(), self.unlisted),
+        }
+    }
+
+    /// Count one request against `principal`'s quota; past it, how long until the next.
+    pub(crate) fn spend_quota(&self, principal: &str) -> Result<(), Duration> {
+        self.quotas
+            .get(principal)
+            .map_or(Ok(()), RateLimit::try_now)
+    }
+
+    /// `query` as run for `asker`: limited to what they may read, in a thread only they may
+    /// continue (another's thread is not found, whether it exists or not).
+    pub(crate) fn for_asker(
+        &self,
+        mut query: Query,
+        asker: Option<&Principal>,
+    ) -> Result<Query, ApiError> {
+        let Some(asker) = asker else {
+            return Ok(query);
+        };
+        if let Some(thread) = query.thread_id.take() {
+            let owner = self
+                .thread_owners
+                .get_with(thread.clone(), || Arc::from(asker.name.as_str()));
+            if *owner != *asker.name {
+                return Err(ApiError::ThreadNotFound);
+            }
+            // Turns are kept per principal too, so an owner forgotten here exposes nothing.
+            query.thread_id = Some(format!("{}\u{1f}{thread}", asker.name));
+        }
+        Ok(query.with_access(asker.access.clone()))
     }
 
     pub(crate) fn stopping(&self) -> &CancellationToken {

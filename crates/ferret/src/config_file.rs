@@ -65,6 +65,14 @@ pub struct ServerSection {
     /// `[[server.tokens]]`: the bearer tokens taken, each held in a variable, never in the file.
     #[serde(default)]
     pub tokens: Vec<TokenSection>,
+    /// Are documents that carry no `acl` readable only through a group (`true`), or by every
+    /// principal (`false`, the default)?
+    #[serde(default)]
+    pub private_by_default: bool,
+    /// Requests a minute each principal may make, unless their token says otherwise; none
+    /// means no quota.
+    #[serde(default)]
+    pub requests_per_minute: Option<std::num::NonZeroU32>,
 }
 
 /// One bearer token `ferret serve` takes.
@@ -75,6 +83,12 @@ pub struct TokenSection {
     pub principal: String,
     /// The variable holding the token.
     pub variable: String,
+    /// The groups whose documents the principal may read (documents list theirs in `acl`).
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// Requests a minute this principal may make, over `[server] requests_per_minute`.
+    #[serde(default)]
+    pub requests_per_minute: Option<std::num::NonZeroU32>,
 }
 
 /// `[local]`: the embedded index.

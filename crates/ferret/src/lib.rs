@@ -36,8 +36,8 @@ pub use ferret_agent::{
     SessionStore, Sessions, StageConfig, Strategy, StrategyReason, ToolLoopConfig, Turn,
 };
 pub use ferret_backends_local::{
-    read_path, IndexError, IngestIssue, IngestOptions, IngestReport, LocalBackend, LocalIndex,
-    PathDocuments,
+    checked_acl, read_path, IndexError, IngestIssue, IngestOptions, IngestReport, LocalBackend,
+    LocalIndex, PathDocuments,
 };
 pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
 pub use ferret_backends_web::{
@@ -45,14 +45,14 @@ pub use ferret_backends_web::{
     WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE,
 };
 pub use ferret_core::{
-    Actions, CommandAction, FileChange, OnRepeat, RepeatMatch, RepeatOf, VersionChange,
+    Access, BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange,
+    EmbedError, Embedder, Event, FerretError, Filters, Hit, HitId, Implementation, LanguageModel,
+    LlmCall, LlmCallOutcome, LlmError, Principal, Query, QueryError, Response, ResponseType,
+    RetrievalMode, RetryClass, SearchBackend, SearchRequest, StopReason, Trace, TraceStep,
+    UnknownStrategy, Unlisted, Usage, MAX_QUESTION_CHARS,
 };
 pub use ferret_core::{
-    BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange, EmbedError,
-    Embedder, Event, FerretError, Filters, Hit, HitId, Implementation, LanguageModel, LlmCall,
-    LlmCallOutcome, LlmError, Query, QueryError, Response, ResponseType, RetrievalMode, RetryClass,
-    SearchBackend, SearchRequest, StopReason, Trace, TraceStep, UnknownStrategy, Usage,
-    MAX_QUESTION_CHARS,
+    Actions, CommandAction, FileChange, OnRepeat, RepeatMatch, RepeatOf, VersionChange,
 };
 pub use ferret_core::{
     Freshness, PaidCost, PaidUnit, PaidUsage, QueryForm, SafeSearch, SearchDepth, SearchOptions,
@@ -62,7 +62,7 @@ pub use ferret_embed::{
     CachedEmbedder, EmbedderError, HubSource, LocalEmbedder, LocalEmbedderConfig, OpenAiEmbedder,
     MINILM_DIR,
 };
-pub use ferret_exec::{ExecutorConfig, RetryPolicy};
+pub use ferret_exec::{ExecutorConfig, RateLimit, RetryPolicy};
 pub use ferret_grading::GradingConfig;
 pub use ferret_llm::{
     Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig,
