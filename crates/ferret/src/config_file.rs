@@ -387,17 +387,30 @@ rate_per_second = 2
 url = "http://localhost:8080"
 safe_search = "strict"
 
+[server]
+private_by_default = true
+requests_per_minute = 60
+
 [[server.tokens]]
 principal = "alice"
 variable = "ALICE_TOKEN"
+groups = ["finance"]
+requests_per_minute = 600
 "#;
         let config = FileConfig::parse(text, Path::new("ferret.toml")).unwrap();
         assert_eq!(
             config.server.tokens,
             [TokenSection {
                 principal: "alice".into(),
-                variable: "ALICE_TOKEN".into()
+                variable: "ALICE_TOKEN".into(),
+                groups: vec!["finance".into()],
+                requests_per_minute: std::num::NonZeroU32::new(600),
             }]
+        );
+        assert!(config.server.private_by_default);
+        assert_eq!(
+            config.server.requests_per_minute,
+            std::num::NonZeroU32::new(60)
         );
         assert_eq!(
             config.local.as_ref().unwrap().mode,
