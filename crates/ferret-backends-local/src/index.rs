@@ -4,10 +4,10 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 
 use async_trait::async_trait;
 use ferret_collection::{
-    bm25_encoder, date_days, embedder_fit, payload, rank_hits, to_hit, Bm25Params, DenseMeta,
-    Document, EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint, PointStore,
-    ACL_FIELD, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR,
-    TIE_MARGIN,
+    bm25_encoder, date_days, embedder_fit, payload, point_id, rank_hits, to_hit, Bm25Params,
+    DenseMeta, Document, EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint,
+    PointStore, ACL_FIELD, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD,
+    SPARSE_VECTOR, TIE_MARGIN,
 };
 use ferret_core::{
     Access, BackendCapabilities, BackendError, BackendErrorKind, EmbedError, Embedder, Filters,
@@ -440,6 +440,43 @@ impl LocalIndex {
         let _writing = self.writer.lock().await;
         ferret_collection::ingest_documents(&mut Writer(self), documents, options, report, progress)
             .await
+    }
+
+    /// The stored document `id` as a hit of `backend_name`, when `access` (if any) lets the
+    /// asker read it: for reading a document whole by the id a search returned. A document the
+    /// asker may not read is not found, as one that does not exist.
+    pub fn document(
+        &self,
+        id: &str,
+        access: Option<&Access>,
+        backend_name: &str,
+    ) -> Result<Option<Hit>, IndexError> {
+        let records = self
+            .shard()
+            .retrieve(
+                &[PointId::NumId(point_id(id))],
+                Some(WithPayloadInterface::Bool(true)),
+                None,
+            )
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        let Some(payload) = records.into_iter().next().and_then(|r| r.payload) else {
+            return Ok(None);
+        };
+        let payload = payload.0;
+        if let Some(access) = access {
+            let acl = match payload.get(ACL_FIELD) {
+                None => None,
+                Some(list) => match serde_json::from_value::<Vec<String>>(list.clone()) {
+                    Ok(acl) => Some(acl),
+                    // A list that cannot be read admits no one.
+                    Err(_) => return Ok(None),
+                },
+            };
+            if !access.allows(acl.as_deref()) {
+                return Ok(None);
+            }
+        }
+        Ok(to_hit(1.0, payload, backend_name).filter(|hit| hit.id.0 == id))
     }
 
     fn stored_hashes(&self, ids: &[PointId]) -> Result<HashMap<u64, String>, IndexError> {

@@ -184,6 +184,16 @@ fn an_asker_finds_only_what_their_groups_may_read() {
         refused.issues[0].message.contains("`acl` is empty"),
         "{refused:?}"
     );
+    // A list that is not of strings: the line is named and skipped, the others kept.
+    std::fs::write(
+        &file,
+        "{\"id\":\"y\",\"text\":\"garden shed\",\"acl\":\"finance\"}\n{\"id\":\"z\",\"text\":\"garden gate\",\"acl\":[\"finance\", 7]}\n{\"id\":\"w\",\"text\":\"garden well\"}\n",
+    )
+    .unwrap();
+    let named = ingest(&mut index, &file);
+    assert_eq!(named.added, 1, "{named:?}");
+    let lines: Vec<Option<usize>> = named.issues.iter().map(|i| i.line).collect();
+    assert_eq!(lines, [Some(1), Some(2)], "{named:?}");
 }
 
 #[test]

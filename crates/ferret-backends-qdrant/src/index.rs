@@ -320,12 +320,12 @@ impl QdrantIndex {
             if n == 0 {
                 return Ok(Vec::new());
             }
-            let page = bounded(
-                timeout,
-                self.client.scroll(most_recent_request(collection, request)),
-            )
-            .await
-            .map_err(self.server_error())?;
+            let Some(scroll) = most_recent_request(collection, request) else {
+                return Ok(Vec::new());
+            };
+            let page = bounded(timeout, self.client.scroll(scroll))
+                .await
+                .map_err(self.server_error())?;
             return Ok(recent_hits(page.result, backend_name));
         }
         self.supports(mode)?;

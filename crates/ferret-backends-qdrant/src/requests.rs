@@ -396,8 +396,9 @@ pub(crate) fn count_request(collection: &str) -> CountPoints {
 }
 
 /// The conditions `filters` put on every point returned: the date range, and the documents the
-/// asker may read.
-fn filter_conditions(filters: &Filters) -> Vec<Condition> {
+/// asker may read. `None` when no point can pass (an asker with no group, unlisted documents
+/// private): the server would read an empty "should" as no condition at all.
+fn filter_conditions(filters: &Filters) -> Option<Vec<Condition>> {
     let mut conditions = Vec::new();
     if let Some(range) = filters.date_range {
         conditions.push(Condition::range(
@@ -420,9 +421,12 @@ fn filter_conditions(filters: &Filters) -> Vec<Condition> {
         if access.unlisted == Unlisted::Public {
             readable.push(Condition::is_empty(ACL_FIELD));
         }
+        if readable.is_empty() {
+            return None;
+        }
         conditions.push(Filter::should(readable).into());
     }
-    conditions
+    Some(conditions)
 }
 
 /// The search for `request` in `mode`. `sparse` is the query's BM25 vector (needed for BM25,
@@ -435,7 +439,7 @@ pub(crate) fn query_request(
     sparse: Option<SparseVector>,
     dense: Option<Vec<f32>>,
 ) -> Option<QueryPoints> {
-    let conditions = filter_conditions(&request.filters);
+    let conditions = filter_conditions(&request.filters)?;
     let filter = (!conditions.is_empty()).then(|| Filter::must(conditions));
     // Extra candidates so that ties at the cut are broken by `rank_hits`, not by the server.
     let limit = request.limit + TIE_MARGIN;
@@ -482,8 +486,12 @@ pub(crate) fn query_request(
     })
 }
 
-/// The newest `most_recent` dated documents (at most `limit`), in the date range if there is one.
-pub(crate) fn most_recent_request(collection: &str, request: &SearchRequest) -> ScrollPoints {
+/// The newest `most_recent` dated documents (at most `limit`), in the date range if there is one;
+/// `None` when the asker can read nothing.
+pub(crate) fn most_recent_request(
+    collection: &str,
+    request: &SearchRequest,
+) -> Option<ScrollPoints> {
     let n = request.filters.most_recent.unwrap_or(0).min(request.limit);
     // Only dated points: ordering alone would not say what an undated point's place is.
     let has_date = Condition::range(
@@ -493,10 +501,10 @@ pub(crate) fn most_recent_request(collection: &str, request: &SearchRequest) -> 
             ..Default::default()
         },
     );
-    let conditions = filter_conditions(&request.filters)
+    let conditions = filter_conditions(&request.filters)?
         .into_iter()
         .chain([has_date]);
-    ScrollPoints {
+    Some(ScrollPoints {
         collection_name: collection.to_owned(),
         filter: Some(Filter::must(conditions)),
         limit: Some(u32::try_from(n).unwrap_or(u32::MAX)),
@@ -508,7 +516,7 @@ pub(crate) fn most_recent_request(collection: &str, request: &SearchRequest) -> 
             start_from: None,
         }),
         ..Default::default()
-    }
+    })
 }
 
 /// The hits of a search: points that are not Ferret documents (no `doc_id`) are skipped, the rest
@@ -733,8 +741,24 @@ mod tests {
         };
         insta::assert_debug_snapshot!(
             "most_recent_with_private_access",
-            most_recent_request("journal", &request(5, filters)).filter
+            most_recent_request("journal", &request(5, filters))
+                .unwrap()
+                .filter
         );
+        // No group, and nothing unlisted to read: no request is built that could match all.
+        let nothing = Filters {
+            access: Some(Access::new(Vec::<String>::new(), Unlisted::Private)),
+            ..Default::default()
+        };
+        assert!(most_recent_request("journal", &request(5, nothing.clone())).is_none());
+        let query = query_request(
+            "journal",
+            &request(5, nothing),
+            RetrievalMode::Bm25,
+            Some(sparse()),
+            None,
+        );
+        assert!(query.is_none());
     }
 
     #[test]
@@ -749,7 +773,7 @@ mod tests {
             most_recent: Some(20),
             ..spring()
         };
-        let built = most_recent_request("journal", &request(4, filters));
+        let built = most_recent_request("journal", &request(4, filters)).unwrap();
         assert_eq!(built.limit, Some(4), "never more than the request's limit");
         insta::assert_debug_snapshot!("most_recent_scroll", built);
         let undated = most_recent_request(
@@ -761,7 +785,8 @@ mod tests {
                     ..Default::default()
                 },
             ),
-        );
+        )
+        .unwrap();
         assert_eq!(
             undated.filter.map(|f| f.must.len()),
             Some(1),

@@ -128,6 +128,10 @@ enum Command {
         /// only taken from request bodies.
         #[arg(long)]
         ingest_root: Option<PathBuf>,
+        /// A host name (or host:port) /mcp answers beside localhost, 127.0.0.1 and ::1, for
+        /// clients that reach the server by that name; repeat for several.
+        #[arg(long = "mcp-host")]
+        mcp_hosts: Vec<String>,
     },
 }
 
@@ -261,6 +265,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             max_body_bytes,
             max_ingest_bytes,
             ingest_root,
+            mcp_hosts,
         } => {
             let limits = ferret_server::Limits {
                 max_concurrent,
@@ -278,6 +283,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let file = searcher.file_config()?;
             let tokens = bearer_tokens(&file)?;
+            if tokens.is_empty() {
+                eprintln!(
+                    "ferret: no bearer tokens ([[server.tokens]] or {API_TOKEN_VARIABLE}): every request is answered and documents' access lists are not applied"
+                );
+            }
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
@@ -298,7 +308,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 };
                 let mut state = ferret_server::AppState::new(ferret, limits)
                     .with_tokens(tokens)
-                    .with_unlisted(unlisted);
+                    .with_unlisted(unlisted)
+                    .with_mcp_hosts(mcp_hosts);
                 if let Some(root) = ingest_root {
                     state = state.with_ingest_root(root);
                 }
@@ -336,13 +347,21 @@ fn bearer_tokens(file: &ferret::FileConfig) -> anyhow::Result<Vec<ferret_server:
             .tokens
             .iter()
             .map(|t| {
-                let token = read(&t.principal, &t.variable)?.with_groups(t.groups.iter().cloned());
+                let mut token =
+                    read(&t.principal, &t.variable)?.with_groups(t.groups.iter().cloned());
+                if t.ingest {
+                    token = token.allowing_ingest();
+                }
                 Ok(with_quota(token, t.requests_per_minute))
             })
             .collect();
     }
     match std::env::var_os(API_TOKEN_VARIABLE) {
-        Some(_) => Ok(vec![with_quota(read("default", API_TOKEN_VARIABLE)?, None)]),
+        // The one token of a server is its operator's: it may ingest.
+        Some(_) => Ok(vec![with_quota(
+            read("default", API_TOKEN_VARIABLE)?.allowing_ingest(),
+            None,
+        )]),
         None => Ok(Vec::new()),
     }
 }

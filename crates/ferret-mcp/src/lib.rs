@@ -1,7 +1,9 @@
 //! `ferret-mcp` offers Ferret's search to coding agents and assistants as MCP tools (the
 //! official Rust SDK, `rmcp`): `search` answers a question with its short answer, citations
 //! and hits as structured content, and `fetch` gives the whole text of a hit a search returned,
-//! by its id (it never fetches a URL). [`FerretMcp`] is the server; [`serve_stdio`] runs it over
+//! or of a document of the index, by its id (it never fetches a URL). Over HTTP behind a
+//! server that authenticates, both act for the request's [`ferret::Principal`]: searches are
+//! limited to what they may read, and `fetch` gives only what they may read. [`FerretMcp`] is the server; [`serve_stdio`] runs it over
 //! standard input and output, [`http_service`] gives the streamable HTTP service that
 //! `ferret serve` mounts under `/mcp`.
 //!
@@ -10,6 +12,8 @@
 
 mod seen;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use ferret::{Ferret, Filters, Hit, Principal, Query, Response, ResponseType, Strategy};
@@ -123,12 +127,31 @@ pub struct FetchedDocument {
     pub text: String,
 }
 
+/// How the `search` tool runs a query: by default [`Ferret::search`]; a server passes its own,
+/// so that tool calls hold its concurrency limit, deadline and metrics like its other routes.
+pub type SearchRunner = Arc<
+    dyn Fn(Query) -> Pin<Box<dyn Future<Output = Result<Response, String>> + Send>> + Send + Sync,
+>;
+
+/// What the streamable HTTP service takes beside the searcher.
+#[derive(Clone, Default)]
+pub struct HttpOptions {
+    /// Cancelled when the server shuts down: it ends the sessions and their open streams.
+    pub stop: CancellationToken,
+    /// `Host` values accepted beside `localhost`, `127.0.0.1` and `::1` (the SDK's guard
+    /// against DNS rebinding), for a server its clients reach by another name.
+    pub extra_hosts: Vec<String>,
+    /// Runs each search; `None` runs [`Ferret::search`].
+    pub run: Option<SearchRunner>,
+}
+
 /// Ferret as an MCP server. Cheap to clone; clones share the searcher and the hits searches
 /// returned.
 #[derive(Clone)]
 pub struct FerretMcp {
     ferret: Ferret,
     seen: Arc<Seen>,
+    run: SearchRunner,
     tool_router: ToolRouter<Self>,
 }
 
@@ -144,11 +167,23 @@ impl std::fmt::Debug for FerretMcp {
 impl FerretMcp {
     /// Serve `ferret`'s searches.
     pub fn new(ferret: Ferret) -> Self {
+        let searcher = ferret.clone();
+        let run: SearchRunner = Arc::new(move |query| {
+            let searcher = searcher.clone();
+            Box::pin(async move { searcher.search(query).await.map_err(|e| e.to_string()) })
+        });
         Self {
             ferret,
             seen: Arc::new(Seen::default()),
+            run,
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// Run searches with `run` rather than [`Ferret::search`].
+    pub fn with_runner(mut self, run: SearchRunner) -> Self {
+        self.run = run;
+        self
     }
 
     /// Search the configured sources for an answer to a question, with citations. Use it for
@@ -167,26 +202,31 @@ impl FerretMcp {
         if let Some(asker) = &asker {
             query = query.with_access(asker.access.clone());
         }
-        let response = self.ferret.search(query).await.map_err(|e| e.to_string())?;
+        let response = (self.run)(query).await?;
         self.seen.remember(asker_name(&asker), &response.hits);
         Ok(Json(result_of(response)))
     }
 
-    /// Read the whole text of a hit or cited source that `search` returned, by its id. Use it
-    /// when a snippet is not enough to answer; it does not fetch URLs.
+    /// Read the whole text of a hit or cited source that `search` returned, or of a document
+    /// of the index, by its id. Use it when a snippet is not enough to answer; it does not
+    /// fetch URLs.
     #[tool(name = "fetch")]
     async fn fetch(
         &self,
         Parameters(args): Parameters<FetchArgs>,
         request: Extensions,
     ) -> Result<Json<FetchedDocument>, String> {
-        // Only what a search for the same principal returned: another's hits are not theirs.
+        // What a search for the same principal returned (another's hits are not theirs), else
+        // the index's document, if the principal may read it.
         let asker = asker_of(&request);
-        let hit = self.seen.get(asker_name(&asker), &args.id).ok_or_else(|| {
-            format!(
-                "no search of this server returned a hit with id `{}`: search first, then fetch an id it returned",
-                args.id
-            )
+        let hit = match self.seen.get(asker_name(&asker), &args.id) {
+            Some(hit) => Some(hit),
+            None => self.from_index(&args.id, asker.as_ref()).await?,
+        };
+        // The id is not repeated: whether a document exists is not the asker's to learn.
+        let hit = hit.ok_or_else(|| {
+            "no document with this id is here: search first, then fetch an id it returned"
+                .to_owned()
         })?;
         Ok(Json(FetchedDocument {
             id: hit.id.0,
@@ -194,6 +234,21 @@ impl FerretMcp {
             url: hit.url,
             text: hit.text,
         }))
+    }
+}
+
+impl FerretMcp {
+    /// Document `id` of the searcher's own index, read off the async threads (the engine
+    /// blocks), when `asker` may read it.
+    async fn from_index(&self, id: &str, asker: Option<&Principal>) -> Result<Option<Hit>, String> {
+        let Some(index) = self.ferret.writable_index().cloned() else {
+            return Ok(None);
+        };
+        let (id, access) = (id.to_owned(), asker.map(|a| a.access.clone()));
+        tokio::task::spawn_blocking(move || index.document(&id, access.as_ref(), "local"))
+            .await
+            .map_err(|e| format!("reading the index stopped: {e}"))?
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -274,16 +329,28 @@ pub async fn serve_stdio(ferret: Ferret) -> std::io::Result<()> {
 }
 
 /// The streamable HTTP service of `ferret`'s MCP server, to mount under `/mcp`. Its sessions
-/// share the searcher and the hits searches returned; cancelling `stop` ends them, and their
-/// open streams, so that a server shutting down is not held by a connected client.
+/// share the searcher and the hits searches returned; cancelling `options.stop` ends them, and
+/// their open streams, so that a server shutting down is not held by a connected client.
 pub fn http_service(
     ferret: Ferret,
-    stop: CancellationToken,
+    options: HttpOptions,
 ) -> StreamableHttpService<FerretMcp, LocalSessionManager> {
-    let server = FerretMcp::new(ferret);
+    let mut server = FerretMcp::new(ferret);
+    if let Some(run) = options.run {
+        server = server.with_runner(run);
+    }
+    let config = StreamableHttpServerConfig::default();
+    let hosts: Vec<String> = config
+        .allowed_hosts
+        .iter()
+        .cloned()
+        .chain(options.extra_hosts)
+        .collect();
     StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().with_cancellation_token(stop),
+        config
+            .with_allowed_hosts(hosts)
+            .with_cancellation_token(options.stop),
     )
 }

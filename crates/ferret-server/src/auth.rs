@@ -13,6 +13,10 @@ use crate::config::BearerToken;
 use crate::state::AppState;
 use crate::ApiError;
 
+/// Marks a request whose token may add documents.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MayIngest;
+
 /// The token `presented` is, checking every token so that the time taken says nothing about
 /// which one came close.
 fn token_of<'a>(tokens: &'a [BearerToken], presented: &[u8]) -> Option<&'a BearerToken> {
@@ -57,6 +61,9 @@ pub(crate) async fn require_token(
         .into_response();
     }
     request.extensions_mut().insert(state.principal(token));
+    if token.may_ingest() {
+        request.extensions_mut().insert(MayIngest);
+    }
     next.run(request).await
 }
 

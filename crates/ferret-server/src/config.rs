@@ -41,6 +41,7 @@ pub struct BearerToken {
     secret: Vec<u8>,
     groups: Vec<String>,
     requests_per_minute: Option<NonZeroU32>,
+    may_ingest: bool,
 }
 
 impl BearerToken {
@@ -53,12 +54,24 @@ impl BearerToken {
             secret: secret.into_bytes(),
             groups: Vec::new(),
             requests_per_minute: None,
+            may_ingest: false,
         })
     }
 
     /// The groups whose documents the principal may read (see [`ferret::Access`]).
     pub fn with_groups(mut self, groups: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.groups = groups.into_iter().map(Into::into).collect();
+        self.groups = groups
+            .into_iter()
+            .map(|g| g.into().trim().to_owned())
+            .filter(|g| !g.is_empty())
+            .collect();
+        self
+    }
+
+    /// Let the principal add documents (`POST /v1/ingest`): an ingest says who may read what it
+    /// adds, so only trusted principals may. Without it they get 403.
+    pub fn allowing_ingest(mut self) -> Self {
+        self.may_ingest = true;
         self
     }
 
@@ -81,6 +94,10 @@ impl BearerToken {
         self.requests_per_minute
     }
 
+    pub(crate) fn may_ingest(&self) -> bool {
+        self.may_ingest
+    }
+
     pub(crate) fn secret(&self) -> &[u8] {
         &self.secret
     }
@@ -93,6 +110,7 @@ impl std::fmt::Debug for BearerToken {
             .field("secret", &"REDACTED")
             .field("groups", &self.groups)
             .field("requests_per_minute", &self.requests_per_minute)
+            .field("may_ingest", &self.may_ingest)
             .finish()
     }
 }

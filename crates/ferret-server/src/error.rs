@@ -34,9 +34,16 @@ pub enum ApiError {
         /// Seconds to wait before retrying.
         retry_after_secs: u64,
     },
-    /// The thread does not exist for this principal (another's thread is not theirs to see).
-    #[error("no such thread: start a new one by leaving `thread_id` out")]
+    /// The thread does not exist for this principal: with tokens, a thread is one the server
+    /// started for them (another's, or an id made up, is not theirs to see).
+    #[error("no such thread: start one with `POST /v1/chat` without `thread_id`")]
     ThreadNotFound,
+    /// The principal's token does not allow this route.
+    #[error("this token may not {what}")]
+    NotPermitted {
+        /// What it may not do.
+        what: &'static str,
+    },
     /// The body is larger than the server accepts.
     #[error("the request body is over {limit} bytes: send less")]
     BodyTooLarge {
@@ -106,6 +113,7 @@ impl ApiError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::QuotaExceeded { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::ThreadNotFound => StatusCode::NOT_FOUND,
+            Self::NotPermitted { .. } => StatusCode::FORBIDDEN,
             Self::InvalidQuery(QueryError::TooLong { .. })
             | Self::InvalidMessage(QueryError::TooLong { .. })
             | Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -131,6 +139,7 @@ impl ApiError {
             Self::Unauthorized => "unauthorized",
             Self::QuotaExceeded { .. } => "quota_exceeded",
             Self::ThreadNotFound => "not_found",
+            Self::NotPermitted { .. } => "forbidden",
             Self::InvalidQuery(QueryError::TooLong { .. })
             | Self::InvalidMessage(QueryError::TooLong { .. })
             | Self::BodyTooLarge { .. } => "too_large",

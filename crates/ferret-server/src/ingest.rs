@@ -25,6 +25,7 @@ use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
+use crate::auth::MayIngest;
 use crate::state::{parse, AppState};
 use crate::wire::{IngestEvent, IngestPathBody, IngestReply};
 use crate::ApiError;
@@ -110,6 +111,12 @@ async fn write(
 
 /// The documents the request sends or names, read by its content type.
 async fn read_documents(state: &AppState, request: Request) -> Result<PathDocuments, ApiError> {
+    // With tokens, only those allowed to: an ingest decides who may read what it adds.
+    if !state.tokens().is_empty() && request.extensions().get::<MayIngest>().is_none() {
+        return Err(ApiError::NotPermitted {
+            what: "add documents",
+        });
+    }
     if state.ferret().writable_index().is_none() {
         return Err(ApiError::Ingest(ferret::FerretError::NotWritable));
     }

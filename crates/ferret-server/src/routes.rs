@@ -1,5 +1,6 @@
 use std::convert::Infallible;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::Bytes;
@@ -26,6 +27,7 @@ use crate::ApiError;
 /// a new one), every request traced in a span holding it.
 pub fn router(state: AppState) -> Router {
     let body_limit = state.limits().max_body_bytes;
+    let mcp = ferret_mcp::http_service(state.ferret().clone(), mcp_options(&state));
     let ingest_limit = DefaultBodyLimit::max(state.limits().max_ingest_bytes);
     Router::new()
         .route("/v1/search", post(search))
@@ -39,10 +41,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .nest_service(
-            "/mcp",
-            ferret_mcp::http_service(state.ferret().clone(), state.stopping().child_token()),
-        )
+        .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::auth::require_token,
@@ -67,6 +66,21 @@ pub fn router(state: AppState) -> Router {
         )
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .with_state(state)
+}
+
+/// The MCP service's options: its sessions end when the server stops, and its searches run as
+/// the other routes' do (the concurrency limit, the deadline, the metrics).
+fn mcp_options(state: &AppState) -> ferret_mcp::HttpOptions {
+    let searches = state.clone();
+    let run: ferret_mcp::SearchRunner = Arc::new(move |query| {
+        let state = searches.clone();
+        Box::pin(async move { state.run(query).await.map_err(|e| e.to_string()) })
+    });
+    ferret_mcp::HttpOptions {
+        stop: state.stopping().child_token(),
+        extra_hosts: state.mcp_hosts().to_vec(),
+        run: Some(run),
+    }
 }
 
 /// Serve the API on `listener` until `shutdown` completes, then finish the requests in flight
@@ -109,7 +123,7 @@ async fn chat(
         .thread_id
         .clone()
         .filter(|id| !id.trim().is_empty())
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        .unwrap_or_else(|| state.new_thread(asker.as_deref()));
     let query = state
         .query_of(chat.into_search(thread_id.clone()))
         .map_err(|error| match error {

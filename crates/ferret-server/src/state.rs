@@ -40,6 +40,8 @@ pub struct AppState {
     quotas: Arc<HashMap<String, RateLimit>>,
     /// Who may read documents that carry no access list.
     unlisted: Unlisted,
+    /// `Host` values `/mcp` takes beside the loopback ones.
+    mcp_hosts: Arc<[String]>,
     /// The principal that started each thread: only they may continue it.
     thread_owners: moka::sync::Cache<String, Arc<str>>,
     /// Cancelled when the server shuts down, ending the MCP sessions.
@@ -70,6 +72,7 @@ impl AppState {
             tokens: Arc::from(Vec::new()),
             quotas: Arc::new(HashMap::new()),
             unlisted: Unlisted::Public,
+            mcp_hosts: Arc::from(Vec::new()),
             thread_owners: moka::sync::Cache::builder()
                 .max_capacity(THREADS_OWNED)
                 .time_to_idle(THREAD_IDLE)
@@ -103,6 +106,18 @@ impl AppState {
         self
     }
 
+    /// Let `/mcp` take requests whose `Host` is one of `hosts`, beside `localhost`,
+    /// `127.0.0.1` and `::1` (the MCP SDK refuses other hosts, against DNS rebinding): for a
+    /// server its clients reach by name.
+    pub fn with_mcp_hosts(mut self, hosts: Vec<String>) -> Self {
+        self.mcp_hosts = Arc::from(hosts);
+        self
+    }
+
+    pub(crate) fn mcp_hosts(&self) -> &[String] {
+        &self.mcp_hosts
+    }
+
     /// The principal `token` stands for, as searches see them.
     pub(crate) fn principal(&self, token: &BearerToken) -> Principal {
         Principal {
@@ -119,26 +134,37 @@ impl AppState {
     }
 
     /// `query` as run for `asker`: limited to what they may read, in a thread only they may
-    /// continue (another's thread is not found, whether it exists or not).
+    /// continue. With tokens, a thread is one this server started for the asker: any other id,
+    /// another principal's or made up, is not found, so an id can be neither claimed first nor
+    /// probed.
     pub(crate) fn for_asker(
         &self,
-        mut query: Query,
+        query: Query,
         asker: Option<&Principal>,
     ) -> Result<Query, ApiError> {
         let Some(asker) = asker else {
             return Ok(query);
         };
-        if let Some(thread) = query.thread_id.take() {
-            let owner = self
+        if let Some(thread) = &query.thread_id {
+            let owned = self
                 .thread_owners
-                .get_with(thread.clone(), || Arc::from(asker.name.as_str()));
-            if *owner != *asker.name {
+                .get(thread)
+                .is_some_and(|owner| *owner == *asker.name);
+            if !owned {
                 return Err(ApiError::ThreadNotFound);
             }
-            // Turns are kept per principal too, so an owner forgotten here exposes nothing.
-            query.thread_id = Some(format!("{}\u{1f}{thread}", asker.name));
         }
         Ok(query.with_access(asker.access.clone()))
+    }
+
+    /// A new thread's id, unguessable, owned by `asker` when there is one.
+    pub(crate) fn new_thread(&self, asker: Option<&Principal>) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        if let Some(asker) = asker {
+            self.thread_owners
+                .insert(id.clone(), Arc::from(asker.name.as_str()));
+        }
+        id
     }
 
     pub(crate) fn stopping(&self) -> &CancellationToken {

@@ -21,7 +21,23 @@ struct Case {
     description: String,
     #[serde(default)]
     private_by_default: bool,
-    steps: Vec<Step>,
+    steps: Vec<Entry>,
+}
+
+/// One step, or steps sent at once (so that identical searches are in flight together).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    Together { together: Vec<Step> },
+    One(Step),
+}
+
+/// A call of an MCP tool over `/mcp`, in a session of its own.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpCall {
+    tool: String,
+    arguments: Value,
 }
 
 #[derive(Deserialize)]
@@ -36,6 +52,17 @@ struct Step {
     raw: Option<String>,
     #[serde(default)]
     content_type: Option<String>,
+    #[serde(default)]
+    mcp: Option<McpCall>,
+    /// For an MCP call: is the tool's result an error?
+    #[serde(default)]
+    tool_error: Option<bool>,
+    /// A name for the thread the reply starts.
+    #[serde(default)]
+    start_thread: Option<String>,
+    /// The thread (by the name a step gave it) the request is sent in.
+    #[serde(default)]
+    in_thread: Option<String>,
     status: u16,
     #[serde(default)]
     kind: Option<String>,
@@ -57,16 +84,19 @@ fn tokens() -> Vec<BearerToken> {
             .with_groups(groups.iter().copied())
     };
     vec![
-        token("alice", &["finance"]),
+        token("alice", &["finance"]).allowing_ingest(),
         token("bob", &["legal", "research"]),
         token("carol", &[]),
         token("dave", &[]).with_requests_per_minute(NonZeroU32::new(2).unwrap()),
     ]
 }
 
-/// What of `document` may not appear: its id and each of its sentences.
+/// What of `document` may not appear: its id, title, URL and each of its sentences.
 fn traces_of(document: &Value) -> Vec<String> {
-    let mut traces = vec![document["id"].as_str().unwrap().to_owned()];
+    let mut traces: Vec<String> = ["id", "title", "url"]
+        .iter()
+        .filter_map(|field| document[field].as_str().map(str::to_owned))
+        .collect();
     traces.extend(
         document["text"]
             .as_str()
@@ -105,13 +135,25 @@ async fn served(case: &Case, corpus: &str) -> (tempfile::TempDir, axum::Router) 
     (dir, router(state))
 }
 
-fn request_of(step: &Step) -> Request<Body> {
-    let mut request = Request::post(step.route.as_str());
-    if let Some(asker) = &step.asker {
-        request = request.header(header::AUTHORIZATION, format!("Bearer token-{asker}"));
+fn authorized(route: &str, asker: Option<&str>) -> axum::http::request::Builder {
+    let request = Request::post(route);
+    match asker {
+        Some(asker) => request.header(header::AUTHORIZATION, format!("Bearer token-{asker}")),
+        None => request,
     }
+}
+
+fn request_of(step: &Step, threads: &HashMap<String, String>) -> Request<Body> {
+    let request = authorized(&step.route, step.asker.as_deref());
     let (content_type, body) = match (&step.body, &step.raw) {
-        (Some(body), None) => ("application/json".to_owned(), body.to_string()),
+        (Some(body), None) => {
+            let mut body = body.clone();
+            if let Some(name) = &step.in_thread {
+                let id = threads.get(name).expect("a step started the thread");
+                body["thread_id"] = Value::String(id.clone());
+            }
+            ("application/json".to_owned(), body.to_string())
+        }
         (None, Some(raw)) => (
             step.content_type
                 .clone()
@@ -126,10 +168,181 @@ fn request_of(step: &Step) -> Request<Body> {
         .unwrap()
 }
 
-#[tokio::test]
-async fn no_document_reaches_a_principal_outside_its_groups() {
+/// The status and the bytes of one response.
+async fn sent(app: &axum::Router, request: Request<Body>) -> (StatusCode, Option<String>, String) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let header_text = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v: &axum::http::HeaderValue| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let retry_after = header_text(header::RETRY_AFTER.as_str());
+    let session = header_text("mcp-session-id");
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let kept = if status == StatusCode::TOO_MANY_REQUESTS {
+        retry_after
+    } else {
+        session
+    };
+    (status, kept, text)
+}
+
+/// One JSON-RPC message to `/mcp`, as a streamable HTTP client sends it.
+fn mcp_request(asker: Option<&str>, session: Option<&str>, message: Value) -> Request<Body> {
+    let mut request = authorized("/mcp", asker)
+        .header(header::HOST, "localhost")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-03-26");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    request.body(Body::from(message.to_string())).unwrap()
+}
+
+/// Open an MCP session for `asker` and call `call.tool`; the status and bytes of the call (or
+/// of the refused opening).
+async fn mcp_call(app: &axum::Router, asker: Option<&str>, call: &McpCall) -> (StatusCode, String) {
+    let opening = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                   "clientInfo": {"name": "leak-test", "version": "1"}},
+    });
+    let (status, session, text) = sent(app, mcp_request(asker, None, opening)).await;
+    if status != StatusCode::OK {
+        return (status, text);
+    }
+    let session = session.expect("an MCP session id");
+    let ready = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, text) = sent(app, mcp_request(asker, Some(&session), ready)).await;
+    assert!(status.is_success(), "initialized: {status} {text}");
+    let message = serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": call.tool, "arguments": call.arguments},
+    });
+    let (status, _, text) = sent(app, mcp_request(asker, Some(&session), message)).await;
+    (status, text)
+}
+
+/// Run `step` and check what came back: the ids of the corpus it shows, and the thread the
+/// reply started, if any.
+async fn check(
+    app: &axum::Router,
+    at: &str,
+    step: &Step,
+    documents: &HashMap<String, Value>,
+    threads: &HashMap<String, String>,
+) -> (Vec<String>, Option<String>) {
+    let (status, text) = match &step.mcp {
+        Some(call) => mcp_call(app, step.asker.as_deref(), call).await,
+        None => {
+            let (status, retry_after, text) = sent(app, request_of(step, threads)).await;
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                assert!(retry_after.is_some(), "{at}: a refusal says when to retry");
+            }
+            (status, text)
+        }
+    };
+    assert_eq!(
+        status,
+        StatusCode::from_u16(step.status).unwrap(),
+        "{at}: {text}"
+    );
+    if let Some(kind) = &step.kind {
+        let body: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(body["error"]["kind"], kind.as_str(), "{at}: {text}");
+    }
+    if let Some(error) = step.tool_error {
+        assert_eq!(text.contains("\"isError\":true"), error, "{at}: {text}");
+    }
+    for expected in &step.expect {
+        assert!(
+            text.contains(expected.as_str()),
+            "{at}: {expected} is missing from {text}"
+        );
+    }
+    for id in &step.forbidden {
+        let document = documents
+            .get(id)
+            .unwrap_or_else(|| panic!("{at}: no document {id}"));
+        for trace in traces_of(document) {
+            assert!(!text.contains(&trace), "{at}: `{trace}` leaked into {text}");
+        }
+    }
+    let mut shown: Vec<String> = documents
+        .keys()
+        .filter(|id| text.contains(id.as_str()))
+        .cloned()
+        .collect();
+    shown.sort();
+    let started = step.start_thread.as_ref().map(|_| {
+        let reply: Value = serde_json::from_str(&text).unwrap();
+        reply["thread_id"]
+            .as_str()
+            .expect("a chat reply names its thread")
+            .to_owned()
+    });
+    (shown, started)
+}
+
+/// Run `case`'s steps against `app`; a table row per step (case, path, principal, the ids of
+/// the corpus the response shows).
+async fn run_case(
+    name: &str,
+    case: &Case,
+    app: &axum::Router,
+    mut documents: HashMap<String, Value>,
+) -> Vec<String> {
+    let mut table = Vec::new();
+    let mut threads: HashMap<String, String> = HashMap::new();
+    for (n, entry) in case.steps.iter().enumerate() {
+        let steps: Vec<&Step> = match entry {
+            Entry::One(step) => vec![step],
+            Entry::Together { together } => together.iter().collect(),
+        };
+        // Documents a step ingests can be forbidden to later steps.
+        for raw in steps.iter().filter_map(|s| s.raw.as_deref()) {
+            for doc in raw
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            {
+                if let Some(id) = doc["id"].as_str() {
+                    documents.insert(id.to_owned(), doc.clone());
+                }
+            }
+        }
+        let checks = steps.iter().enumerate().map(|(k, step)| {
+            let at = format!("{name} step {}.{}", n + 1, k + 1);
+            let (documents, threads) = (&documents, &threads);
+            async move {
+                let (shown, started) = check(app, &at, step, documents, threads).await;
+                let asker = step.asker.as_deref().unwrap_or("(no token)");
+                let path = match &step.mcp {
+                    Some(call) => format!("/mcp {}", call.tool),
+                    None => step.route.clone(),
+                };
+                let row = format!("| {name} | {path} | {asker} | {} |", shown.join(", "));
+                (row, step.start_thread.clone().zip(started))
+            }
+        });
+        for (row, started) in futures::future::join_all(checks).await {
+            table.push(row);
+            threads.extend(started);
+        }
+    }
+    table
+}
+
+#[test]
+fn no_document_reaches_a_principal_outside_its_groups() {
     let corpus = std::fs::read_to_string(fixtures().join("corpus.jsonl")).unwrap();
-    let mut documents: HashMap<String, Value> = corpus
+    let documents: HashMap<String, Value> = corpus
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
         .map(|doc| (doc["id"].as_str().unwrap().to_owned(), doc))
@@ -141,57 +354,23 @@ async fn no_document_reaches_a_principal_outside_its_groups() {
         .collect();
     cases.sort();
     assert!(cases.len() >= 8, "the cases are there: {cases:?}");
+    let mut table = Vec::new();
     for dir in cases {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let case: Case =
             serde_json::from_str(&std::fs::read_to_string(dir.join("case.json")).unwrap())
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let (_index, app) = served(&case, &corpus).await;
-        for (n, step) in case.steps.iter().enumerate() {
-            let at = format!("{name} step {}", n + 1);
-            // Documents a step ingests can be forbidden to later steps.
-            if let Some(raw) = &step.raw {
-                for line in raw.lines().filter(|l| !l.trim().is_empty()) {
-                    if let Ok(doc) = serde_json::from_str::<Value>(line) {
-                        if let Some(id) = doc["id"].as_str() {
-                            documents.insert(id.to_owned(), doc.clone());
-                        }
-                    }
-                }
-            }
-            let response = app.clone().oneshot(request_of(step)).await.unwrap();
-            let status = response.status();
-            let retry_after = response.headers().get(header::RETRY_AFTER).cloned();
-            let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-                .await
-                .unwrap();
-            let text = String::from_utf8_lossy(&bytes);
-            assert_eq!(
-                status,
-                StatusCode::from_u16(step.status).unwrap(),
-                "{at}: {text}"
-            );
-            if status == StatusCode::TOO_MANY_REQUESTS {
-                assert!(retry_after.is_some(), "{at}: a refusal says when to retry");
-            }
-            if let Some(kind) = &step.kind {
-                let body: Value = serde_json::from_slice(&bytes).unwrap();
-                assert_eq!(body["error"]["kind"], kind.as_str(), "{at}: {text}");
-            }
-            for id in &step.expect {
-                assert!(
-                    text.contains(id.as_str()),
-                    "{at}: {id} is missing from {text}"
-                );
-            }
-            for id in &step.forbidden {
-                let document = documents
-                    .get(id)
-                    .unwrap_or_else(|| panic!("{at}: no document {id}"));
-                for trace in traces_of(document) {
-                    assert!(!text.contains(&trace), "{at}: `{trace}` leaked into {text}");
-                }
-            }
-        }
+        // A runtime per case: dropping it ends the case's MCP sessions, which hold the index,
+        // before its folder is removed.
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let (index, app) = runtime.block_on(served(&case, &corpus));
+        table.extend(runtime.block_on(run_case(&name, &case, &app, documents.clone())));
+        drop(app);
+        drop(runtime);
+        drop(index);
+    }
+    println!("| case | path | principal | documents shown |\n|---|---|---|---|");
+    for row in table {
+        println!("{row}");
     }
 }

@@ -89,6 +89,10 @@ pub struct TokenSection {
     /// Requests a minute this principal may make, over `[server] requests_per_minute`.
     #[serde(default)]
     pub requests_per_minute: Option<std::num::NonZeroU32>,
+    /// May the principal add documents (`POST /v1/ingest`)? An ingest says who may read what
+    /// it adds, so this is off unless set.
+    #[serde(default)]
+    pub ingest: bool,
 }
 
 /// `[local]`: the embedded index.
@@ -396,6 +400,7 @@ principal = "alice"
 variable = "ALICE_TOKEN"
 groups = ["finance"]
 requests_per_minute = 600
+ingest = true
 "#;
         let config = FileConfig::parse(text, Path::new("ferret.toml")).unwrap();
         assert_eq!(
@@ -405,6 +410,7 @@ requests_per_minute = 600
                 variable: "ALICE_TOKEN".into(),
                 groups: vec!["finance".into()],
                 requests_per_minute: std::num::NonZeroU32::new(600),
+                ingest: true,
             }]
         );
         assert!(config.server.private_by_default);
