@@ -283,11 +283,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let file = searcher.file_config()?;
             let tokens = bearer_tokens(&file)?;
-            if tokens.is_empty() {
-                eprintln!(
-                    "ferret: no bearer tokens ([[server.tokens]] or {API_TOKEN_VARIABLE}): every request is answered and documents' access lists are not applied"
-                );
-            }
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
@@ -301,6 +296,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     listener.local_addr()?,
                     ferret.backend_names().join(", ")
                 );
+                if tokens.is_empty() {
+                    eprintln!(
+                        "ferret: no bearer tokens ([[server.tokens]] or {API_TOKEN_VARIABLE}): every request is answered and documents' access lists are not applied"
+                    );
+                }
                 let unlisted = if file.server.private_by_default {
                     ferret::Unlisted::Private
                 } else {

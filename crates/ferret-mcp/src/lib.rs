@@ -221,7 +221,7 @@ impl FerretMcp {
         let asker = asker_of(&request);
         let hit = match self.seen.get(asker_name(&asker), &args.id) {
             Some(hit) => Some(hit),
-            None => self.from_index(&args.id, asker.as_ref()).await?,
+            None => self.index_document(&args.id, asker.as_ref()).await?,
         };
         // The id is not repeated: whether a document exists is not the asker's to learn.
         let hit = hit.ok_or_else(|| {
@@ -240,7 +240,11 @@ impl FerretMcp {
 impl FerretMcp {
     /// Document `id` of the searcher's own index, read off the async threads (the engine
     /// blocks), when `asker` may read it.
-    async fn from_index(&self, id: &str, asker: Option<&Principal>) -> Result<Option<Hit>, String> {
+    async fn index_document(
+        &self,
+        id: &str,
+        asker: Option<&Principal>,
+    ) -> Result<Option<Hit>, String> {
         let Some(index) = self.ferret.writable_index().cloned() else {
             return Ok(None);
         };
