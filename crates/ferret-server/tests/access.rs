@@ -29,7 +29,7 @@ struct Case {
 #[serde(untagged)]
 enum Entry {
     Together { together: Vec<Step> },
-    One(Step),
+    One(Box<Step>),
 }
 
 /// A call of an MCP tool over `/mcp`, in a session of its own.
@@ -303,7 +303,7 @@ async fn run_case(
     let mut threads: HashMap<String, String> = HashMap::new();
     for (n, entry) in case.steps.iter().enumerate() {
         let steps: Vec<&Step> = match entry {
-            Entry::One(step) => vec![step],
+            Entry::One(step) => vec![step.as_ref()],
             Entry::Together { together } => together.iter().collect(),
         };
         // Documents a step ingests can be forbidden to later steps.
