@@ -413,7 +413,7 @@ fn serve_answers_over_http_takes_documents_and_stops_on_sigterm_after_the_reques
         .unwrap();
     assert_success(&out);
 
-    let (mut server, addr, mut stderr) = serve_on_any_port(dir.path(), &index);
+    let (mut server, addr, mut stderr) = serve_on_any_port(dir.path(), &index, None);
 
     let reply = http_post(
         &addr,
@@ -477,6 +477,9 @@ const MCP_PYTHON_VAR: &str = "FERRET_MCP_PYTHON";
 /// `ferret`'s MCP server over stdio (`ferret mcp`) and over streamable HTTP (`/mcp` of
 /// `ferret serve`), driven by the official MCP Python SDK: tools listed, a search answered and
 /// its cited hit fetched, bad calls refused while the server keeps serving.
+/// The token the HTTP MCP server takes in the client test.
+const MCP_TOKEN: &str = "mcp-test-token";
+
 #[test]
 fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
     let Some(python) = std::env::var_os(MCP_PYTHON_VAR) else {
@@ -501,6 +504,7 @@ fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
             .arg(client)
             .args(args)
             .env("FERRET_HOME", dir.path())
+            .env("FERRET_MCP_TOKEN", MCP_TOKEN)
             .output()
             .unwrap();
         let said = format!(
@@ -519,7 +523,8 @@ fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
         index.as_os_str(),
     ]);
 
-    let (mut server, addr, _stderr) = serve_on_any_port(dir.path(), &index);
+    // Behind a token, as a deployed server is: the client is refused without it.
+    let (mut server, addr, _stderr) = serve_on_any_port(dir.path(), &index, Some(MCP_TOKEN));
     let url = format!("http://{addr}/mcp");
     run_client(&["http".as_ref(), url.as_ref()]);
     server.kill().unwrap();
@@ -531,6 +536,7 @@ fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
 fn serve_on_any_port(
     home: &std::path::Path,
     index: &std::path::Path,
+    token: Option<&str>,
 ) -> (
     std::process::Child,
     String,
@@ -538,12 +544,15 @@ fn serve_on_any_port(
 ) {
     use std::io::BufRead;
 
-    let mut server = ferret(home)
+    let mut command = ferret(home);
+    command
         .args(["serve", "--addr", "127.0.0.1:0", "--index"])
         .arg(index)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::piped());
+    if let Some(token) = token {
+        command.env("FERRET_API_TOKEN", token);
+    }
+    let mut server = command.spawn().unwrap();
     let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();

@@ -3,6 +3,9 @@
 Usage: client.py stdio FERRET_BINARY ARG...   (starts `FERRET_BINARY ARG...` as a stdio server)
        client.py http URL                      (a streamable HTTP server, e.g. http://127.0.0.1:8080/mcp)
 
+Over HTTP, with FERRET_MCP_TOKEN set, it first checks that a request without the token is
+refused (401), then sends it as `Authorization: Bearer <token>`.
+
 Initialises, lists the tools, searches, fetches a cited hit, and checks that a call with a wrong
 argument type, an unknown tool and missing arguments are errors the server survives. Prints
 `ok` and exits 0, or says what failed and exits 1.
@@ -11,6 +14,8 @@ argument type, an unknown tool and missing arguments are errors the server survi
 import asyncio
 import os
 import sys
+
+import httpx2
 
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -70,9 +75,18 @@ async def main(argv):
             async with ClientSession(read, write) as session:
                 await exercise(session)
     elif argv[1] == "http":
-        async with streamable_http_client(argv[2]) as (read, write):
-            async with ClientSession(read, write) as session:
-                await exercise(session)
+        headers = {}
+        token = os.environ.get("FERRET_MCP_TOKEN")
+        if token:
+            async with httpx2.AsyncClient() as bare:
+                refused = await bare.post(argv[2], json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            check(refused.status_code == 401, f"a request without the token is refused: {refused.status_code}")
+            headers["Authorization"] = f"Bearer {token}"
+        timeout = httpx2.Timeout(30.0, read=300.0)
+        async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
+            async with streamable_http_client(argv[2], http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await exercise(session)
     else:
         raise SystemExit(f"unknown transport {argv[1]!r}")
 
