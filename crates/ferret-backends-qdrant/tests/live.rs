@@ -11,7 +11,9 @@ use chrono::NaiveDate;
 use ferret_backends_qdrant::{
     IngestOptions, IngestReport, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
 };
-use ferret_core::{DateRange, Embedder, Filters, RetrievalMode, SearchBackend, SearchRequest};
+use ferret_core::{
+    Access, DateRange, Embedder, Filters, RetrievalMode, SearchBackend, SearchRequest, Unlisted,
+};
 
 const JOURNAL: &str = r#"{"id":"j1","title":"Garden","text":"Planted tomatoes and basil in the garden.","date":"2024-03-02"}
 {"id":"j2","title":"Run","text":"Ran ten kilometres along the river, legs tired.","date":"2024-05-10"}
@@ -373,6 +375,48 @@ async fn an_embedder_that_does_not_fit_is_refused_and_the_collection_is_untouche
         matches!(error, QdrantError::EmbedderNeeded { .. }),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn an_asker_finds_only_what_their_groups_may_read() {
+    let Some(scratch) = Scratch::new("access") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("teams.jsonl");
+    std::fs::write(
+        &file,
+        r#"{"id":"pay","title":"Salaries","text":"The garden team's salaries.","acl":["finance"]}
+{"id":"plan","title":"Plan","text":"The garden plan.","acl":["garden","finance"]}
+{"id":"open","title":"Open day","text":"The garden is open on Sundays."}
+"#,
+    )
+    .unwrap();
+    let mut index = QdrantIndex::connect_or_create(scratch.config(), None)
+        .await
+        .unwrap();
+    assert_eq!(ingest(&mut index, &file).await.added, 3);
+    let readable = |groups: &[&str], unlisted: Unlisted| Filters {
+        access: Some(Access::new(groups.iter().copied(), unlisted)),
+        ..Default::default()
+    };
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort();
+        ids
+    };
+    let bm25 = RetrievalMode::Bm25;
+    let garden = |filters| ids(&index, bm25, "garden", filters);
+    assert_eq!(
+        sorted(garden(readable(&["garden"], Unlisted::Public)).await),
+        ["open", "plan"]
+    );
+    assert_eq!(
+        sorted(garden(readable(&["finance"], Unlisted::Private)).await),
+        ["pay", "plan"]
+    );
+    assert_eq!(garden(readable(&[], Unlisted::Public)).await, ["open"]);
+    assert!(garden(readable(&[], Unlisted::Private)).await.is_empty());
+    assert_eq!(garden(Filters::default()).await.len(), 3);
 }
 
 #[tokio::test]
