@@ -18,7 +18,8 @@ pub struct SearchBody {
     /// The question.
     pub query: String,
     /// The conversation the question belongs to: a question the thread already asked is
-    /// answered again without a search (unless `options.on_repeat` says `search_again`).
+    /// answered again without a search (unless `options.on_repeat` says `search_again`). On a
+    /// server with tokens, an id `POST /v1/chat` gave this principal; any other is 404.
     #[serde(default)]
     pub thread_id: Option<String>,
     /// The asker's situation as key/value pairs (`java_version` = `17`).
@@ -85,7 +86,8 @@ impl SearchBody {
 pub struct ChatBody {
     /// The message: a question, or a follow-up to the thread's last one ("and in 2019?").
     pub message: String,
-    /// The conversation; left out, a new one starts and its id comes back.
+    /// The conversation; left out, a new one starts and its id comes back. On a server with
+    /// tokens, only an id it gave this principal is taken; any other is 404.
     #[serde(default)]
     pub thread_id: Option<String>,
     /// The asker's situation as key/value pairs.
