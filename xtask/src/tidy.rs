@@ -194,6 +194,20 @@ pub const RULES: &[Rule] = &[
         ],
         why: "a backend stands alone",
     },
+    Rule {
+        krate: "ferret-http",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+            "ferret-exec",
+            "ferret-llm",
+            "ferret-embed",
+            "ferret-agent",
+        ],
+        why: "the shared HTTP side knows HTTP, not providers or what calls it",
+    },
 ];
 
 /// Libraries report typed errors; `anyhow` belongs to binaries and xtask.

@@ -13,9 +13,8 @@ use reqwest::header::HeaderName;
 use serde::Deserialize;
 
 use crate::hits::{self, Found};
-use crate::http::{Http, KeyForm};
-use crate::key::ApiKey;
 use crate::{base_url, endpoint, WebError};
+use ferret_http::{ApiKey, Http, KeyForm};
 
 /// The variable Brave's key is read from.
 pub const BRAVE_KEY_VARIABLE: &str = "BRAVE_API_KEY";

@@ -7,13 +7,14 @@
 //! appear in no log, error or trace. Each backend states the provider's documented rate limit,
 //! which the executor applies.
 //!
+//! The HTTP exchange itself (the secret key, the capped body, the failure classes) is
+//! `ferret-http`'s, shared with the other remote backends.
+//!
 //! It must not depend on the executor, the agent, another backend or the model layer: retries,
 //! caching, deadlines and rate limits are the executor's layers.
 
 mod brave;
 mod hits;
-mod http;
-mod key;
 mod searxng;
 mod tavily;
 
@@ -21,8 +22,8 @@ pub use brave::{BraveBackend, BraveConfig, BRAVE_KEY_VARIABLE};
 pub use ferret_core::{
     Freshness, Hit, SafeSearch, SearchBackend, SearchDepth, SearchOptions, Topic,
 };
+pub use ferret_http::ApiKey;
 pub use hits::{PROVIDER_ANSWER_FIELD, PROVIDER_FIELD, SOURCES_FIELD};
-pub use key::ApiKey;
 pub use searxng::{SearxngBackend, SearxngConfig, SEARXNG_URL_VARIABLE};
 pub use tavily::{TavilyBackend, TavilyConfig, TAVILY_KEY_VARIABLE};
 
@@ -47,6 +48,16 @@ pub enum WebError {
     /// The HTTP client could not be built (no TLS backend, bad proxy settings).
     #[error("the HTTP client could not be built: {0}")]
     Client(String),
+}
+
+impl From<ferret_http::HttpSetupError> for WebError {
+    fn from(error: ferret_http::HttpSetupError) -> Self {
+        match error {
+            ferret_http::HttpSetupError::MissingKey { variable } => Self::MissingKey { variable },
+            ferret_http::HttpSetupError::Client(reason) => Self::Client(reason),
+            other => Self::Client(other.to_string()),
+        }
+    }
 }
 
 /// A base URL as configured: parsed, and http or https.

@@ -13,8 +13,8 @@ use ferret_core::{
 use serde::Deserialize;
 
 use crate::hits::{self, Found};
-use crate::http::Http;
 use crate::{base_url, endpoint, WebError};
+use ferret_http::Http;
 
 /// The variable a SearXNG instance's address is read from.
 pub const SEARXNG_URL_VARIABLE: &str = "SEARXNG_URL";

@@ -13,9 +13,8 @@ use reqwest::header::AUTHORIZATION;
 use serde::{Deserialize, Serialize};
 
 use crate::hits::{self, Found};
-use crate::http::{Http, KeyForm};
-use crate::key::ApiKey;
 use crate::{base_url, endpoint, WebError};
+use ferret_http::{ApiKey, Http, KeyForm};
 
 /// The variable Tavily's key is read from.
 pub const TAVILY_KEY_VARIABLE: &str = "TAVILY_API_KEY";

@@ -3,7 +3,7 @@
 
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::WebError;
+use crate::HttpSetupError;
 
 /// A provider's API key and the variable it is read from, which errors name.
 #[derive(Clone)]
@@ -23,10 +23,10 @@ impl ApiKey {
     }
 
     /// The key held in the environment variable `variable`.
-    pub fn from_env(variable: &str) -> Result<Self, WebError> {
+    pub fn from_env(variable: &str) -> Result<Self, HttpSetupError> {
         match std::env::var(variable) {
             Ok(value) if !value.trim().is_empty() => Ok(Self::new(value.trim(), variable)),
-            _ => Err(WebError::MissingKey {
+            _ => Err(HttpSetupError::MissingKey {
                 variable: variable.to_owned(),
             }),
         }

@@ -1,4 +1,4 @@
-//! The one HTTP exchange every web backend makes: send, read a capped body, classify a failure
+//! The one HTTP exchange every remote backend makes: send, read a capped body, classify a failure
 //! by its retry class, parse the documented JSON.
 
 use std::time::Duration;
@@ -16,8 +16,9 @@ const QUOTED_BODY_CHARS: usize = 200;
 
 /// A backend's HTTP side: its name (for errors), its client and how it authenticates.
 #[derive(Debug, Clone)]
-pub(crate) struct Http {
-    pub(crate) backend: String,
+pub struct Http {
+    /// The backend's name, written into its errors.
+    pub backend: String,
     client: reqwest::Client,
     key: Option<(HeaderName, ApiKey, KeyForm)>,
     /// What a 401/403 most likely means for a backend with no key.
@@ -26,7 +27,7 @@ pub(crate) struct Http {
 
 /// How a key is written into its header.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum KeyForm {
+pub enum KeyForm {
     /// `Authorization: Bearer <key>`.
     Bearer,
     /// The key alone, in a header of the provider's own.
@@ -34,12 +35,14 @@ pub(crate) enum KeyForm {
 }
 
 impl Http {
-    pub(crate) fn new(backend: &str, timeout: Duration) -> Result<Self, crate::WebError> {
+    /// A client for `backend`, each request bounded by `timeout`, with a user agent naming
+    /// Ferret.
+    pub fn new(backend: &str, timeout: Duration) -> Result<Self, crate::HttpSetupError> {
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .user_agent(concat!("ferret/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| crate::WebError::Client(e.to_string()))?;
+            .map_err(|e| crate::HttpSetupError::Client(e.to_string()))?;
         Ok(Self {
             backend: backend.to_owned(),
             client,
@@ -48,21 +51,25 @@ impl Http {
         })
     }
 
-    pub(crate) fn with_key(mut self, header: HeaderName, key: ApiKey, form: KeyForm) -> Self {
+    /// Send `key` in `header`, written as `form`, with every request.
+    pub fn with_key(mut self, header: HeaderName, key: ApiKey, form: KeyForm) -> Self {
         self.key = Some((header, key, form));
         self
     }
 
-    pub(crate) fn with_refusal_hint(mut self, hint: &'static str) -> Self {
+    /// What a 401/403 most likely means when no key is sent (said in the failure).
+    pub fn with_refusal_hint(mut self, hint: &'static str) -> Self {
         self.refusal_hint = Some(hint);
         self
     }
 
-    pub(crate) fn get(&self, url: url::Url) -> reqwest::RequestBuilder {
+    /// A GET of `url`, with the key.
+    pub fn get(&self, url: url::Url) -> reqwest::RequestBuilder {
         self.authorised(self.client.get(url))
     }
 
-    pub(crate) fn post(&self, url: url::Url) -> reqwest::RequestBuilder {
+    /// A POST to `url`, with the key.
+    pub fn post(&self, url: url::Url) -> reqwest::RequestBuilder {
         self.authorised(self.client.post(url))
     }
 
@@ -88,7 +95,7 @@ impl Http {
 
     /// Send `request` and read its body as `T`. A failure says what failed and whether a retry
     /// can help; a refused key names the variable it came from, never the key.
-    pub(crate) async fn json<T: DeserializeOwned>(
+    pub async fn json<T: DeserializeOwned>(
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, BackendError> {
