@@ -202,6 +202,7 @@ pub const RULES: &[Rule] = &[
             "ferret-backends-web",
             "ferret-backends-hub",
             "ferret-exec",
+            "ferret-layers",
             "ferret-llm",
             "ferret-embed",
             "ferret-agent",

@@ -443,40 +443,50 @@ impl LocalIndex {
     }
 
     /// The stored document `id` as a hit of `backend_name`, when `access` (if any) lets the
-    /// asker read it: for reading a document whole by the id a search returned. A document the
-    /// asker may not read is not found, as one that does not exist.
+    /// asker read it: for reading a document whole by the id a search returned. The engine
+    /// applies the same filter as a search, so a document the asker may not read is not found,
+    /// as one that does not exist.
     pub fn document(
         &self,
         id: &str,
         access: Option<&Access>,
         backend_name: &str,
     ) -> Result<Option<Hit>, IndexError> {
-        let records = self
-            .shard()
-            .retrieve(
-                &[PointId::NumId(point_id(id))],
-                Some(WithPayloadInterface::Bool(true)),
-                None,
-            )
-            .map_err(|e| IndexError::Engine(e.to_string()))?;
-        let Some(payload) = records.into_iter().next().and_then(|r| r.payload) else {
+        if access.is_some_and(Access::admits_nothing) {
             return Ok(None);
-        };
-        let payload = payload.0;
-        if let Some(access) = access {
-            let acl = match payload.get(ACL_FIELD) {
-                None => None,
-                Some(list) => match serde_json::from_value::<Vec<String>>(list.clone()) {
-                    Ok(acl) => Some(acl),
-                    // A list that cannot be read admits no one.
-                    Err(_) => return Ok(None),
-                },
-            };
-            if !access.allows(acl.as_deref()) {
-                return Ok(None);
-            }
         }
-        Ok(to_hit(1.0, payload, backend_name).filter(|hit| hit.id.0 == id))
+        let the_id = Condition::HasId(std::iter::once(PointId::NumId(point_id(id))).collect());
+        let readable = engine_filter(&Filters {
+            access: access.cloned(),
+            ..Filters::default()
+        });
+        let filter = Filter {
+            should: None,
+            min_should: None,
+            must: Some(
+                std::iter::once(the_id)
+                    .chain(readable.map(Condition::Filter))
+                    .collect(),
+            ),
+            must_not: None,
+        };
+        let (records, _) = self
+            .shard()
+            .scroll(ScrollRequest {
+                offset: None,
+                limit: Some(1),
+                filter: Some(filter),
+                with_payload: Some(WithPayloadInterface::Bool(true)),
+                with_vector: WithVector::Bool(false),
+                order_by: None,
+            })
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        Ok(records
+            .into_iter()
+            .next()
+            .and_then(|r| r.payload)
+            .and_then(|payload| to_hit(1.0, payload.0, backend_name))
+            .filter(|hit| hit.id.0 == id))
     }
 
     fn stored_hashes(&self, ids: &[PointId]) -> Result<HashMap<u64, String>, IndexError> {

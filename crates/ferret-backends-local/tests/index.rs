@@ -148,6 +148,18 @@ fn an_asker_finds_only_what_their_groups_may_read() {
     assert!(readable(&index, &["visitors"], Unlisted::Private, None).is_empty());
     // Undated documents are not among the most recent, whoever asks.
     assert!(readable(&index, &["finance"], Unlisted::Public, Some(5)).is_empty());
+    // Read whole by id, under the same rule.
+    let read = |id: &str, groups: &[&str]| {
+        let access = Access::new(groups.iter().copied(), Unlisted::Public);
+        index
+            .document(id, Some(&access), "local")
+            .unwrap()
+            .map(|h| h.id.0)
+    };
+    assert_eq!(read("pay", &["finance"]).as_deref(), Some("pay"));
+    assert_eq!(read("pay", &["garden"]), None);
+    assert_eq!(read("open", &[]).as_deref(), Some("open"));
+    assert_eq!(read("missing", &["finance"]), None);
     // No one's groups: no restriction at all.
     assert_eq!(ids(&index, "garden", Filters::default()).len(), 3);
 

@@ -430,8 +430,9 @@ fn filter_conditions(filters: &Filters) -> Option<Vec<Condition>> {
 }
 
 /// The search for `request` in `mode`. `sparse` is the query's BM25 vector (needed for BM25,
-/// optional for hybrid), `dense` its embedding (needed for dense and hybrid). `None` when there is
-/// nothing to search with, such as a BM25 query of stop words only: then nothing matches.
+/// optional for hybrid), `dense` its embedding (needed for dense and hybrid). `None` when nothing
+/// can match: nothing to search with (a BM25 query of stop words only), or nothing the asker
+/// may read.
 pub(crate) fn query_request(
     collection: &str,
     request: &SearchRequest,

@@ -22,7 +22,7 @@ pub use brave::{BraveBackend, BraveConfig, BRAVE_KEY_VARIABLE};
 pub use ferret_core::{
     Freshness, Hit, SafeSearch, SearchBackend, SearchDepth, SearchOptions, Topic,
 };
-pub use ferret_http::ApiKey;
+pub use ferret_http::{ApiKey, HttpSetupError};
 pub use hits::{PROVIDER_ANSWER_FIELD, PROVIDER_FIELD, SOURCES_FIELD};
 pub use searxng::{SearxngBackend, SearxngConfig, SEARXNG_URL_VARIABLE};
 pub use tavily::{TavilyBackend, TavilyConfig, TAVILY_KEY_VARIABLE};

@@ -342,6 +342,20 @@ fn bearer_tokens(file: &ferret::FileConfig) -> anyhow::Result<Vec<ferret_server:
         None => token,
     };
     if !file.server.tokens.is_empty() {
+        // Threads, quotas and what `fetch` remembers belong to a principal by name: two tokens
+        // under one name with different groups would share them.
+        let mut names = std::collections::HashSet::new();
+        if let Some(twice) = file
+            .server
+            .tokens
+            .iter()
+            .find(|t| !names.insert(t.principal.as_str()))
+        {
+            anyhow::bail!(
+                "[[server.tokens]] names principal `{}` twice: give each token its own principal",
+                twice.principal
+            );
+        }
         return file
             .server
             .tokens

@@ -474,11 +474,12 @@ fn http_post(addr: &str, path: &str, content_type: &str, body: &str) -> String {
 /// (`.ci/run` installs the SDK into a virtual environment).
 const MCP_PYTHON_VAR: &str = "FERRET_MCP_PYTHON";
 
-/// `ferret`'s MCP server over stdio (`ferret mcp`) and over streamable HTTP (`/mcp` of
-/// `ferret serve`), driven by the official MCP Python SDK: tools listed, a search answered and
-/// its cited hit fetched, bad calls refused while the server keeps serving.
 /// The token the HTTP MCP server takes in the client test.
 const MCP_TOKEN: &str = "mcp-test-token";
+
+/// `ferret`'s MCP server over stdio (`ferret mcp`) and over streamable HTTP (`/mcp` of
+/// `ferret serve`, behind a token), driven by the official MCP Python SDK: tools listed, a
+/// search answered and its cited hit fetched, bad calls refused while the server keeps serving.
 
 #[test]
 fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
@@ -563,4 +564,28 @@ fn serve_on_any_port(
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
     (server, addr, stderr)
+}
+
+/// Threads, quotas and `fetch`'s memory belong to a principal by name: a configuration giving
+/// two tokens one name is refused before the server starts.
+#[test]
+fn serve_refuses_two_tokens_for_one_principal() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ferret.toml");
+    std::fs::write(
+        &config,
+        "[[server.tokens]]\nprincipal = \"alice\"\nvariable = \"ALICE_ONE\"\ngroups = [\"finance\"]\n\n\
+         [[server.tokens]]\nprincipal = \"alice\"\nvariable = \"ALICE_TWO\"\ngroups = [\"legal\"]\n",
+    )
+    .unwrap();
+    let out = ferret(dir.path())
+        .args(["serve", "--addr", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env("ALICE_ONE", "one")
+        .env("ALICE_TWO", "two")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("names principal `alice` twice"), "{said}");
 }

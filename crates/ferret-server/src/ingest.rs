@@ -35,6 +35,7 @@ pub(crate) async fn ingest(
     State(state): State<AppState>,
     request: Request,
 ) -> Result<Json<IngestReply>, ApiError> {
+    may_ingest(&state, &request)?;
     let permit = state.ingest_permit()?;
     let documents = read_documents(&state, request).await?;
     let task = tokio::spawn(async move {
@@ -53,6 +54,7 @@ pub(crate) async fn ingest_stream(
     State(state): State<AppState>,
     request: Request,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    may_ingest(&state, &request)?;
     let permit = state.ingest_permit()?;
     let documents = read_documents(&state, request).await?;
     let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
@@ -74,6 +76,17 @@ pub(crate) async fn ingest_stream(
         Ok(sse_event(&event))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// With tokens, only those allowed to may ingest (an ingest decides who may read what it
+/// adds); checked before the one ingest permit is taken, so a refused request never holds it.
+fn may_ingest(state: &AppState, request: &Request) -> Result<(), ApiError> {
+    if !state.tokens().is_empty() && request.extensions().get::<MayIngest>().is_none() {
+        return Err(ApiError::NotPermitted {
+            what: "add documents",
+        });
+    }
+    Ok(())
 }
 
 fn send_final(sender: &UnboundedSender<IngestEvent>, event: IngestEvent) {
@@ -111,12 +124,6 @@ async fn write(
 
 /// The documents the request sends or names, read by its content type.
 async fn read_documents(state: &AppState, request: Request) -> Result<PathDocuments, ApiError> {
-    // With tokens, only those allowed to: an ingest decides who may read what it adds.
-    if !state.tokens().is_empty() && request.extensions().get::<MayIngest>().is_none() {
-        return Err(ApiError::NotPermitted {
-            what: "add documents",
-        });
-    }
     if state.ferret().writable_index().is_none() {
         return Err(ApiError::Ingest(ferret::FerretError::NotWritable));
     }

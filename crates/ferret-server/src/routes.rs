@@ -69,12 +69,16 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The MCP service's options: its sessions end when the server stops, and its searches run as
-/// the other routes' do (the concurrency limit, the deadline, the metrics).
+/// the other routes' do (the question's length, the deadline, the concurrency limit, the
+/// metrics).
 fn mcp_options(state: &AppState) -> ferret_mcp::HttpOptions {
     let searches = state.clone();
     let run: ferret_mcp::SearchRunner = Arc::new(move |query| {
         let state = searches.clone();
-        Box::pin(async move { state.run(query).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            let query = state.within_limits(query).map_err(|e| e.to_string())?;
+            state.run(query).await.map_err(|e| e.to_string())
+        })
     });
     ferret_mcp::HttpOptions {
         stop: state.stopping().child_token(),

@@ -73,7 +73,9 @@ impl AppState {
             quotas: Arc::new(HashMap::new()),
             unlisted: Unlisted::Public,
             mcp_hosts: Arc::from(Vec::new()),
+            // Least recently used first: a thread just started is never the one refused.
             thread_owners: moka::sync::Cache::builder()
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .max_capacity(THREADS_OWNED)
                 .time_to_idle(THREAD_IDLE)
                 .build(),
@@ -234,6 +236,22 @@ impl AppState {
             .into());
         }
         Ok(body.into_query(limits.request_deadline)?)
+    }
+
+    /// `query`, built elsewhere (an MCP tool call), held to the limits a request body is: the
+    /// question's length, and a wall time no longer than the deadline.
+    pub(crate) fn within_limits(&self, mut query: Query) -> Result<Query, ApiError> {
+        let limits = self.inner.limits;
+        let chars = query.text().chars().count();
+        if chars > limits.max_question_chars {
+            return Err(QueryError::TooLong {
+                chars,
+                limit: limits.max_question_chars,
+            }
+            .into());
+        }
+        query.budget.wall_time = query.budget.wall_time.min(limits.request_deadline);
+        Ok(query)
     }
 
     /// The permit to run the one ingest, or a refusal saying when to come back.

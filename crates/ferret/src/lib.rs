@@ -41,8 +41,9 @@ pub use ferret_backends_local::{
 };
 pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
 pub use ferret_backends_web::{
-    ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
-    WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE,
+    ApiKey, BraveBackend, BraveConfig, HttpSetupError, SearxngBackend, SearxngConfig,
+    TavilyBackend, TavilyConfig, WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE,
+    TAVILY_KEY_VARIABLE,
 };
 pub use ferret_core::{
     Access, BackendError, BackendErrorKind, BackendFailure, Budget, Citation, DateRange,
