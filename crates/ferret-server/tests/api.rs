@@ -586,3 +586,41 @@ async fn with_tokens_a_request_without_one_learns_nothing() {
         assert_eq!(response.status(), status, "{path}");
     }
 }
+
+/// `/mcp` answers the loopback hosts and those `with_mcp_hosts` names, and refuses any other
+/// `Host` (the MCP SDK's guard against DNS rebinding).
+#[tokio::test]
+async fn mcp_answers_only_the_hosts_it_is_told() {
+    let app = router(
+        state(Arc::new(wiki()), Limits::default())
+            .with_mcp_hosts(vec!["search.example.org".to_owned()]),
+    );
+    let opening = |host: &str| {
+        Request::post("/mcp")
+            .header(header::HOST, host)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(Body::from(
+                json!({
+                    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                               "clientInfo": {"name": "host-test", "version": "1"}},
+                })
+                .to_string(),
+            ))
+            .unwrap()
+    };
+    for (host, answered) in [
+        ("localhost", true),
+        ("search.example.org", true),
+        ("elsewhere.example.org", false),
+    ] {
+        let response = app.clone().oneshot(opening(host)).await.unwrap();
+        assert_eq!(
+            response.status().is_success(),
+            answered,
+            "{host}: {}",
+            response.status()
+        );
+    }
+}
