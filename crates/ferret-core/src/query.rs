@@ -120,15 +120,6 @@ impl Access {
         }
     }
 
-    /// May the asker read a document whose access list is `acl` (`None`: it has none)? The
-    /// engines apply the same rule as a filter; this is for what is checked outside them.
-    pub fn allows(&self, acl: Option<&[String]>) -> bool {
-        match acl {
-            None => self.unlisted == Unlisted::Public,
-            Some(acl) => acl.iter().any(|group| self.groups.contains(group)),
-        }
-    }
-
     /// Can no document pass (no group, and unlisted documents private)? A backend then returns
     /// nothing without asking its engine.
     pub fn admits_nothing(&self) -> bool {

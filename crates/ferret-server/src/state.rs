@@ -226,32 +226,30 @@ impl AppState {
 
     /// The query `body` asks for, within the limits.
     pub(crate) fn query_of(&self, body: SearchBody) -> Result<Query, ApiError> {
-        let limits = self.inner.limits;
-        let chars = body.query.chars().count();
-        if chars > limits.max_question_chars {
-            return Err(QueryError::TooLong {
-                chars,
-                limit: limits.max_question_chars,
-            }
-            .into());
-        }
-        Ok(body.into_query(limits.request_deadline)?)
+        // Checked before the library's own, longer limit can answer with its figure.
+        self.question_fits(&body.query)?;
+        Ok(body.into_query(self.inner.limits.request_deadline)?)
     }
 
     /// `query`, built elsewhere (an MCP tool call), held to the limits a request body is: the
     /// question's length, and a wall time no longer than the deadline.
     pub(crate) fn within_limits(&self, mut query: Query) -> Result<Query, ApiError> {
-        let limits = self.inner.limits;
-        let chars = query.text().chars().count();
-        if chars > limits.max_question_chars {
-            return Err(QueryError::TooLong {
-                chars,
-                limit: limits.max_question_chars,
-            }
-            .into());
-        }
-        query.budget.wall_time = query.budget.wall_time.min(limits.request_deadline);
+        self.question_fits(query.text())?;
+        query.budget.wall_time = query
+            .budget
+            .wall_time
+            .min(self.inner.limits.request_deadline);
         Ok(query)
+    }
+
+    /// Refuse a question longer than the server takes.
+    fn question_fits(&self, question: &str) -> Result<(), ApiError> {
+        let limit = self.inner.limits.max_question_chars;
+        let chars = question.chars().count();
+        if chars > limit {
+            return Err(QueryError::TooLong { chars, limit }.into());
+        }
+        Ok(())
     }
 
     /// The permit to run the one ingest, or a refusal saying when to come back.
