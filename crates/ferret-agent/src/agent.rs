@@ -76,6 +76,10 @@ impl Agent {
         events: Option<UnboundedSender<Event>>,
     ) -> Result<Response, FerretError> {
         let strategy = query.strategy.unwrap_or(self.config.strategy);
+        if strategy == Strategy::FindModel {
+            // A file name is a job, not a question: the guardrail and threads are for questions.
+            return self.run_job(query, strategy, events).await;
+        }
         let span = tracing::info_span!("search", question = %query.text(), %strategy);
         async {
             query.budget.validate()?;

@@ -3,8 +3,10 @@
 //! (search, grade, and while results are weak search again with a broadened or narrowed query);
 //! multi-hop search (follow the bridge the results name, or the compared name they lack); the
 //! tool-selection loop (a selector picks each tool call or DONE); the ReWOO planner (a plan of
-//! `#En = Tool[args]` steps run as a dependency graph, then a report with references); and
-//! `Auto`, which chooses per question. Every strategy works on one `SearchRun` that owns the
+//! `#En = Tool[args]` steps run as a dependency graph, then a report with references); the
+//! model-file finder (plan hub searches for a file's name, rank the files found by rules and a
+//! model's judgement, answer FOUND or UNCERTAIN with candidates); and `Auto`, which chooses per
+//! question. Every strategy works on one `SearchRun` that owns the
 //! query, its [`Budget`](ferret_core::Budget), the hits gathered, the trace and the clock; every
 //! step is recorded in the trace and streamed as an [`Event`](ferret_core::Event).
 //!
@@ -12,6 +14,7 @@
 
 mod agent;
 mod config;
+mod find_model;
 mod gathered;
 mod planner;
 mod prompts;
@@ -26,6 +29,10 @@ mod tools;
 pub use agent::Agent;
 pub use config::{AgentConfig, PlanConfig, ToolLoopConfig};
 pub use ferret_core::{Strategy, StrategyReason};
+pub use find_model::{
+    tool_name, CandidateValidator, FindStep, HeuristicModelSearchPlanner, LlmCandidateValidator,
+    LlmModelSearchPlanner, ModelSearchPlanner, NameMatch, RuleValidator, Scored, MAX_FIND_STEPS,
+};
 pub use planner::{
     substitute, HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner,
     LlmReportEvaluator, LlmReportWriter, Plan, PlanError, PlanEvaluator, PlanRecord,
@@ -33,8 +40,10 @@ pub use planner::{
     ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
 };
 pub use prompts::{
-    PlanEvaluationContext, PlanReply, PlanningContext, ReportEvaluationContext, ReportReply,
-    ReportSectionReply, ReportWritingContext, ToolChoiceReply, ToolDescription,
+    CandidateJudgement, CandidateValidationContext, CandidateValidationReply, FileCandidate,
+    ModelSearchPlanReply, ModelSearchPlanningContext, ModelSearchStepReply, PlanEvaluationContext,
+    PlanReply, PlanningContext, ReportEvaluationContext, ReportReply, ReportSectionReply,
+    ReportWritingContext, SearchToolDescription, ToolChoiceReply, ToolDescription,
     ToolSelectionContext, Verdict, DONE_TOOL,
 };
 pub use session::{InMemorySessions, SessionLimits, SessionStore, Sessions, Turn};

@@ -274,3 +274,110 @@ mod tests {
         assert!(reply.is_done());
     }
 }
+
+/// A search tool the model-search planning prompt offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchToolDescription {
+    /// The name a step must use, e.g. "civitai_search".
+    pub name: String,
+    /// What it searches, in one sentence.
+    pub description: String,
+}
+
+/// Context of planning the searches for a missing model file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSearchPlanningContext {
+    /// The file's name, as the workflow writes it.
+    pub model_name: String,
+    /// What the workflow says of it (type, loader node, base model, preferred source).
+    pub context: std::collections::BTreeMap<String, String>,
+    /// The search tools configured.
+    pub tools: Vec<SearchToolDescription>,
+    /// Most steps the plan may have.
+    pub max_steps: usize,
+}
+
+/// One planned search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelSearchStepReply {
+    /// The tool's name, as listed.
+    pub tool: String,
+    /// The query to search with.
+    pub query: String,
+}
+
+/// The planned searches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelSearchPlanReply {
+    /// The searches, most promising first.
+    #[serde(default)]
+    pub steps: Vec<ModelSearchStepReply>,
+}
+
+impl PromptContext for ModelSearchPlanningContext {
+    const STAGE: Stage = Stage::ModelSearchPlanning;
+    const TEMPLATE: &'static str = include_str!("../templates/model_search_planning.j2");
+    type Reply = ModelSearchPlanReply;
+}
+
+/// One found file offered for validation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileCandidate {
+    /// The number the reply refers to it by.
+    pub number: usize,
+    /// The model's name at its source.
+    pub name: String,
+    /// The file's name.
+    pub file_name: String,
+    /// The model type the source states, when it does.
+    pub model_type: Option<String>,
+    /// The base model the source states, when it does.
+    pub base_model: Option<String>,
+    /// Where it was found, e.g. "huggingface".
+    pub source: String,
+    /// Its size in megabytes, when known.
+    pub size_mb: Option<u64>,
+    /// What the rules found, e.g. "exact file name; type agrees".
+    pub rules: String,
+}
+
+/// Context of candidate validation: the file wanted and what the searches found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateValidationContext {
+    /// The file's name, as the workflow writes it.
+    pub model_name: String,
+    /// What the workflow says of it (type, loader node, base model, preferred source).
+    pub context: std::collections::BTreeMap<String, String>,
+    /// What was found; may be empty.
+    pub candidates: Vec<FileCandidate>,
+}
+
+/// The judgement of one candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CandidateJudgement {
+    /// The candidate's number.
+    pub number: usize,
+    /// How sure the model is that this is the file wanted, from 0 to 100.
+    #[schemars(range(min = 0, max = 100))]
+    pub confidence: u8,
+    /// Why, in a few words.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// The ranked judgement of the candidates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CandidateValidationReply {
+    /// `FOUND` when one candidate is the file, else `UNCERTAIN`.
+    #[serde(default)]
+    pub status: String,
+    /// The candidates judged, best first.
+    #[serde(default)]
+    pub candidates: Vec<CandidateJudgement>,
+}
+
+impl PromptContext for CandidateValidationContext {
+    const STAGE: Stage = Stage::CandidateValidation;
+    const TEMPLATE: &'static str = include_str!("../templates/candidate_validation.j2");
+    type Reply = CandidateValidationReply;
+}

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use ferret_core::{
-    Actions, Event, Hit, Implementation, Query, RepeatMatch, RepeatOf, Report, Response,
+    Actions, Event, Hit, Implementation, ModelFind, Query, RepeatMatch, RepeatOf, Report, Response,
     ResponseType, SearchQuery, StopReason, TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
@@ -33,6 +33,25 @@ pub(crate) struct Ending {
     pub(crate) answer: Option<Answer>,
     /// The report the answer renders, for the planner strategy.
     pub(crate) report: Option<Report>,
+    /// The model-file finder's status and candidates.
+    pub(crate) model_file: Option<ModelFind>,
+    /// What to say when there is no answer, when the strategy knows better than "nothing
+    /// found".
+    pub(crate) message: Option<String>,
+}
+
+impl Ending {
+    /// No answer, for `reason`, saying `message`.
+    pub(crate) fn message(stop_reason: StopReason, message: impl Into<String>) -> Self {
+        Self {
+            stop_reason,
+            hits: Vec::new(),
+            answer: None,
+            report: None,
+            model_file: None,
+            message: Some(message.into()),
+        }
+    }
 }
 
 /// What one search round brought.
@@ -305,6 +324,8 @@ impl<'a> SearchRun<'a> {
             hits,
             answer,
             report,
+            model_file,
+            message: said,
         } = ending;
         let Gathered {
             mut usage,
@@ -317,6 +338,7 @@ impl<'a> SearchRun<'a> {
         let mut response = match answer {
             None => {
                 let message = match (failures.first(), skipped.first()) {
+                    _ if said.is_some() => said.unwrap_or_default(),
                     _ if any_call_answered => NOTHING_FOUND.to_owned(),
                     (Some(failure), _) => format!(
                         "No search backend could be reached, so there is nothing to answer from: {}",
@@ -333,6 +355,7 @@ impl<'a> SearchRun<'a> {
                 // What was found stays listed, though none of it answers.
                 Response {
                     hits,
+                    model_file,
                     ..Response::message(message, stop_reason, rec.trace.clone())
                 }
             }
@@ -355,6 +378,7 @@ impl<'a> SearchRun<'a> {
                     citations: answer.citations,
                     report,
                     actions: self.actions,
+                    model_file,
                     repeat_of: None,
                     hits,
                     failures: Vec::new(),

@@ -18,6 +18,10 @@ use ferret_synthesis::{
     LlmActionExtractor, LlmSynthesizer,
 };
 
+use crate::find_model::{
+    CandidateValidator, HeuristicModelSearchPlanner, LlmCandidateValidator, LlmModelSearchPlanner,
+    ModelSearchPlanner, RuleValidator,
+};
 use crate::planner::PlanStages;
 use crate::tool_selection::{HeuristicToolSelector, LlmToolSelector, ToolSelector};
 
@@ -76,6 +80,10 @@ pub struct Stages {
     pub tool_selector: Arc<dyn ToolSelector>,
     /// The planner strategy's planner, writer and optional evaluators.
     pub plan: PlanStages,
+    /// Plans the hub searches for a missing model file.
+    pub model_search: Arc<dyn ModelSearchPlanner>,
+    /// Judges the model files found.
+    pub validator: Arc<dyn CandidateValidator>,
     /// The guardrail's replies for questions that are not searched.
     pub guardrail: GuardrailConfig,
 }
@@ -109,6 +117,8 @@ impl Stages {
             actions: Arc::new(HeuristicActionExtractor),
             tool_selector: Arc::new(HeuristicToolSelector::new(bridge)),
             plan: PlanStages::heuristic(grading, bridge),
+            model_search: Arc::new(HeuristicModelSearchPlanner),
+            validator: Arc::new(RuleValidator),
             guardrail,
         }
     }
@@ -133,6 +143,8 @@ impl Stages {
             hop_finder: Arc::new(LlmHopFinder::new(model.clone(), bridge)),
             tool_selector: Arc::new(LlmToolSelector::new(model.clone())),
             plan: PlanStages::with_model(model.clone(), grading, bridge),
+            model_search: Arc::new(LlmModelSearchPlanner::new(model.clone())),
+            validator: Arc::new(LlmCandidateValidator::new(model.clone())),
             actions: Arc::new(LlmActionExtractor::new(model.clone())),
             synthesizer: Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default())),
             guardrail,

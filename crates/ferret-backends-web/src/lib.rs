@@ -55,34 +55,15 @@ impl From<ferret_http::HttpSetupError> for WebError {
         match error {
             ferret_http::HttpSetupError::MissingKey { variable } => Self::MissingKey { variable },
             ferret_http::HttpSetupError::Client(reason) => Self::Client(reason),
+            ferret_http::HttpSetupError::InvalidUrl { url, reason } => {
+                Self::InvalidUrl { url, reason }
+            }
             other => Self::Client(other.to_string()),
         }
     }
 }
 
-/// A base URL as configured: parsed, and http or https.
-fn base_url(raw: &str) -> Result<url::Url, WebError> {
-    let invalid = |reason: &str| WebError::InvalidUrl {
-        url: raw.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let url = url::Url::parse(raw.trim()).map_err(|e| invalid(&e.to_string()))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(invalid("only http and https are supported"));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(invalid("it has no host"));
-    }
-    Ok(url)
-}
-
-/// `base` with `path` appended to its own path ("https://host/searx" + "search").
-fn endpoint(base: &url::Url, path: &str) -> url::Url {
-    let mut url = base.clone();
-    let joined = format!("{}/{}", url.path().trim_end_matches('/'), path);
-    url.set_path(&joined);
-    url
-}
+use ferret_http::{base_url, endpoint};
 
 /// The query's own domain list when it gives one, else the configured one.
 fn domains<'a>(own: &'a [String], configured: &'a [String]) -> &'a [String] {

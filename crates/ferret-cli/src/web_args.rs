@@ -49,6 +49,7 @@ impl WebOptionArgs {
             country: self.country.clone(),
             language: self.language.clone(),
             safe_search: self.safe_search,
+            model_type: None,
         }
     }
 }

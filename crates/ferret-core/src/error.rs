@@ -137,6 +137,10 @@ pub enum FerretError {
     /// The budget allows no search at all.
     #[error(transparent)]
     Budget(#[from] BudgetError),
+    /// A model file to find was refused before any search ran (an empty or path-like name, a
+    /// malformed hash).
+    #[error(transparent)]
+    FileRequest(#[from] crate::FileRequestError),
     /// The configuration is incomplete or contradictory.
     #[error("invalid configuration: {0}")]
     Config(String),

@@ -14,6 +14,7 @@ mod error;
 mod event;
 mod hit;
 mod llm;
+mod model_file;
 mod options;
 mod query;
 mod response;
@@ -32,6 +33,11 @@ pub use hit::{Hit, HitId};
 pub use llm::{
     cosine, ChatMessage, ChatRole, Completion, CompletionRequest, EmbedError, Embedder,
     LanguageModel, LlmError, RetrievalMode, TextSink, TokenUsage,
+};
+pub use model_file::{
+    hash_in_query, hash_query, FileRequest, FileRequestError, FindStatus, Gate, ModelCandidate,
+    ModelFile, ModelFind, ModelSource, ModelType, RankedCandidate, RuleEffect, UnknownModelSource,
+    UnknownModelType,
 };
 pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
 pub use query::{

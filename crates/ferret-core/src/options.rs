@@ -101,6 +101,9 @@ pub struct SearchOptions {
     /// The adult-content filter.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub safe_search: Option<SafeSearch>,
+    /// The kind of model file wanted, for the model hubs (Civitai's `types`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_type: Option<crate::ModelType>,
 }
 
 impl SearchOptions {

@@ -210,6 +210,9 @@ pub struct Response {
     /// present for technical questions whose sources state an action.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Actions>,
+    /// For a model-file search: the status and the ranked candidates, each naming its hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_file: Option<crate::ModelFind>,
     /// Set when the question repeats an earlier one of its thread: which, and how it was
     /// recognised. The rest of the response is that question's, and no backend was called.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -236,6 +239,7 @@ impl Response {
             short_answer: None,
             report: None,
             actions: None,
+            model_file: None,
             repeat_of: None,
             citations: Vec::new(),
             hits: Vec::new(),

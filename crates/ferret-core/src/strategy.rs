@@ -23,21 +23,26 @@ pub enum Strategy {
     /// multi-hop, a request for a report or overview of a complex subject a plan.
     #[default]
     Auto,
+    /// Find a model file a workflow needs: plan searches of the model hubs for its name, run
+    /// them, rank the files found by rules (and a model's judgement when one is configured).
+    /// The query's text is the file's name; `Auto` never chooses it.
+    FindModel,
 }
 
 impl Strategy {
     /// Every strategy, in the order they are documented.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Self::SinglePass,
         Self::Refine,
         Self::MultiHop,
         Self::ToolLoop,
         Self::Plan,
         Self::Auto,
+        Self::FindModel,
     ];
 
     /// The name used in traces, on the command line and in configuration: `single_pass`,
-    /// `refine`, `multi_hop`, `tool_loop`, `plan` or `auto`.
+    /// `refine`, `multi_hop`, `tool_loop`, `plan`, `auto` or `find_model`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::SinglePass => "single_pass",
@@ -46,6 +51,7 @@ impl Strategy {
             Self::ToolLoop => "tool_loop",
             Self::Plan => "plan",
             Self::Auto => "auto",
+            Self::FindModel => "find_model",
         }
     }
 }
@@ -58,7 +64,7 @@ impl std::fmt::Display for Strategy {
 
 /// A name that is not a strategy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not a strategy; the strategies are single_pass, refine, multi_hop, tool_loop, plan and auto")]
+#[error("`{0}` is not a strategy; the strategies are single_pass, refine, multi_hop, tool_loop, plan, auto and find_model")]
 pub struct UnknownStrategy(pub String);
 
 impl std::str::FromStr for Strategy {

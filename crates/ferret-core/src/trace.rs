@@ -217,6 +217,15 @@ pub enum TraceStep {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// The model-file finder ranked the files the hubs returned.
+    Ranking {
+        /// Found or uncertain.
+        status: crate::FindStatus,
+        /// The candidates, best first, each with what every rule did to its confidence.
+        candidates: Vec<crate::RankedCandidate>,
+        /// Which validator judged: the rules alone, or a model with them.
+        implementation: Implementation,
+    },
     /// An evaluator judged a plan or a report.
     Verdict {
         /// `plan` or `report`.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use ferret_core::{BackendError, BackendErrorKind, RetryClass};
-use reqwest::header::{HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LINK, RETRY_AFTER};
 use serde::de::DeserializeOwned;
 
 use crate::key::ApiKey;
@@ -13,6 +13,15 @@ use crate::key::ApiKey;
 const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Characters of an error body quoted in a failure message.
 const QUOTED_BODY_CHARS: usize = 200;
+
+/// One answer of a paged API: its body, and where the next page is when there is one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    /// The answer.
+    pub body: T,
+    /// The next page's address, from the answer's `Link` header.
+    pub next: Option<url::Url>,
+}
 
 /// A backend's HTTP side: its name (for errors), its client and how it authenticates.
 #[derive(Debug, Clone)]
@@ -99,24 +108,62 @@ impl Http {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, BackendError> {
+        Ok(self.page(request).await?.body)
+    }
+
+    /// Like [`Http::json`], with the address of the next page when the answer's `Link` header
+    /// names one (`rel="next"`).
+    pub async fn page<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Page<T>, BackendError> {
+        // Absence is only read from a 404 when asked for, so `None` cannot come back here.
+        self.exchange(request, false)
+            .await?
+            .ok_or_else(|| self.malformed("no answer"))
+    }
+
+    /// Like [`Http::json`], but a 404 is an answer: nothing is there (a lookup by hash that
+    /// matches no file).
+    pub async fn json_or_absent<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Option<T>, BackendError> {
+        Ok(self.exchange(request, true).await?.map(|page| page.body))
+    }
+
+    async fn exchange<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+        absent_on_404: bool,
+    ) -> Result<Option<Page<T>>, BackendError> {
         let response = request.send().await.map_err(|e| self.transport(&e))?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
+        let headers = response.headers();
+        let retry_after = headers
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+            .map(str::to_owned)
+            .or_else(|| rate_limit_reset(headers));
+        let next = headers
+            .get(LINK)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|link| next_link(link, response.url()));
         let body = read_capped(response)
             .await
             .map_err(|e| self.malformed(&format!("the body was cut short ({e})")))?;
+        if status == 404 && absent_on_404 {
+            return Ok(None);
+        }
         if !(200..300).contains(&status) {
             return Err(self.refused(status, retry_after.as_deref(), &body));
         }
-        serde_json::from_slice(&body).map_err(|e| {
+        let body = serde_json::from_slice(&body).map_err(|e| {
             self.malformed(&format!(
                 "the body is not the JSON the provider documents ({e})"
             ))
-        })
+        })?;
+        Ok(Some(Page { body, next }))
     }
 
     fn transport(&self, error: &reqwest::Error) -> BackendError {
@@ -203,6 +250,30 @@ impl Http {
             retry,
         }
     }
+}
+
+/// Seconds until a rate limit resets, from the `RateLimit` header some providers send instead of
+/// `Retry-After` (`"api";r=0;t=120`: `t` is the wait).
+fn rate_limit_reset(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get("ratelimit")?.to_str().ok()?;
+    value
+        .split(';')
+        .filter_map(|part| part.trim().strip_prefix("t="))
+        .find_map(|seconds| seconds.trim().parse::<u64>().ok())
+        .map(|seconds| seconds.to_string())
+}
+
+/// The `rel="next"` address of a `Link` header, resolved against the answer's own address.
+fn next_link(header: &str, base: &url::Url) -> Option<url::Url> {
+    header.split(',').find_map(|entry| {
+        let (target, params) = entry.split_once(';')?;
+        let is_next = params.split(';').any(|param| {
+            let param = param.trim().replace(' ', "");
+            param.eq_ignore_ascii_case("rel=\"next\"") || param.eq_ignore_ascii_case("rel=next")
+        });
+        let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        is_next.then(|| base.join(target).ok()).flatten()
+    })
 }
 
 async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, String> {

@@ -10,7 +10,7 @@
 mod http;
 mod key;
 
-pub use http::{Http, KeyForm};
+pub use http::{Http, KeyForm, Page};
 pub use key::ApiKey;
 
 /// An HTTP side could not be set up.
@@ -26,4 +26,36 @@ pub enum HttpSetupError {
     /// The HTTP client could not be built (no TLS backend, bad proxy settings).
     #[error("the HTTP client could not be built: {0}")]
     Client(String),
+    /// A configured address is not an http(s) URL.
+    #[error("`{url}` is not a usable base URL: {reason}")]
+    InvalidUrl {
+        /// The address as configured.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// A base URL as configured: parsed, and http or https with a host.
+pub fn base_url(raw: &str) -> Result<url::Url, HttpSetupError> {
+    let invalid = |reason: &str| HttpSetupError::InvalidUrl {
+        url: raw.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let url = url::Url::parse(raw.trim()).map_err(|e| invalid(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("only http and https are supported"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("it has no host"));
+    }
+    Ok(url)
+}
+
+/// `base` with `path` appended to its own path ("https://host/searx" + "search").
+pub fn endpoint(base: &url::Url, path: &str) -> url::Url {
+    let mut url = base.clone();
+    let joined = format!("{}/{}", url.path().trim_end_matches('/'), path);
+    url.set_path(&joined);
+    url
 }

@@ -4,8 +4,8 @@
 //! quotes, truncated output), sends at most one repair request carrying the parse error, and
 //! otherwise fails with a typed [`StructuredError`] on which a stage falls back to its heuristic.
 //! [`Prompts`] renders a stage's template; each stage's context, reply and template live in the
-//! crate of the stage that uses them (the action-extraction and candidate-validation prompts wait
-//! here for the stages that will use them).
+//! crate of the stage that uses them (the action-extraction prompt stays here, beside the tests
+//! of the fence and of template overrides).
 //! [`ScriptedModel`] replays recorded exchanges for deterministic tests. With the `openai`
 //! feature, `OpenAiModel` reaches OpenAI-compatible servers through `ferret-openai`.
 //!
@@ -30,10 +30,9 @@ pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;
 pub use prompts::{
-    transcript, ActionExtractionContext, ActionsReply, CandidateValidationContext,
-    CandidateValidationReply, CandidateVerdict, CommandReply, FileCandidate, FileChangeReply,
-    PromptContext, PromptError, PromptSource, Prompts, RequestedFile, Stage, VersionChangeReply,
-    DATA_WARNING, DEFAULT_MAX_SOURCE_CHARS,
+    transcript, ActionExtractionContext, ActionsReply, CommandReply, FileChangeReply,
+    PromptContext, PromptError, PromptSource, Prompts, Stage, VersionChangeReply, DATA_WARNING,
+    DEFAULT_MAX_SOURCE_CHARS,
 };
 pub use scripted::{Exchange, ScriptedModel};
 pub use stage::{ModelPrice, StageModel, StageModelConfig};

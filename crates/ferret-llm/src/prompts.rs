@@ -44,6 +44,8 @@ pub enum Stage {
     ActionExtraction,
     /// The next tool of a tool-selection loop, or DONE.
     ToolSelection,
+    /// The searches that may find a model file, as `{tool, query}` steps.
+    ModelSearchPlanning,
     /// Whether found files are the requested file.
     CandidateValidation,
     /// A ReWOO plan: numbered tool calls that may use earlier steps' results.
@@ -60,7 +62,7 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 15] = [
+    pub const ALL: [Stage; 16] = [
         Stage::FollowUp,
         Stage::Intent,
         Stage::Analysis,
@@ -70,6 +72,7 @@ impl Stage {
         Stage::Synthesis,
         Stage::ActionExtraction,
         Stage::ToolSelection,
+        Stage::ModelSearchPlanning,
         Stage::CandidateValidation,
         Stage::Planning,
         Stage::PlanEvaluation,
@@ -90,6 +93,7 @@ impl Stage {
             Stage::Synthesis => "synthesis",
             Stage::ActionExtraction => "action_extraction",
             Stage::ToolSelection => "tool_selection",
+            Stage::ModelSearchPlanning => "model_search_planning",
             Stage::CandidateValidation => "candidate_validation",
             Stage::Planning => "planning",
             Stage::PlanEvaluation => "plan_evaluation",
@@ -265,75 +269,6 @@ impl PromptContext for ActionExtractionContext {
     const STAGE: Stage = Stage::ActionExtraction;
     const TEMPLATE: &'static str = include_str!("../templates/action_extraction.j2");
     type Reply = ActionsReply;
-}
-
-/// The file a candidate search looks for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestedFile {
-    /// The exact file name wanted, e.g. "sd_xl_base_1.0.safetensors".
-    pub filename: String,
-    /// The model type wanted, e.g. "checkpoint" or "lora", when known.
-    pub model_type: Option<String>,
-    /// A source to prefer when candidates are otherwise equal, e.g. "civitai".
-    pub preferred_source: Option<String>,
-    /// Where the file is used, e.g. "loaded by a LoraLoader node in a ComfyUI workflow".
-    pub context: Option<String>,
-}
-
-/// One found file offered for validation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileCandidate {
-    /// The number verdicts refer to.
-    pub number: usize,
-    /// The model's name at its source.
-    pub name: String,
-    /// The file's name, when the source gives one.
-    pub filename: Option<String>,
-    /// The model type the source states, when it does.
-    pub model_type: Option<String>,
-    /// Where it was found, e.g. "huggingface".
-    pub source: String,
-    /// Where it can be fetched or seen.
-    pub url: Option<String>,
-}
-
-/// Context of candidate validation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CandidateValidationContext {
-    /// What is being looked for.
-    pub requested: RequestedFile,
-    /// What was found; may be empty.
-    pub candidates: Vec<FileCandidate>,
-}
-
-/// The verdict on one candidate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CandidateVerdict {
-    /// The number of the candidate judged.
-    pub number: usize,
-    /// Whether the candidate is the requested file.
-    pub matches: bool,
-    /// From 0 (surely not the requested file) to 1 (surely it).
-    #[schemars(range(min = 0.0, max = 1.0))]
-    #[serde(default)]
-    pub confidence: f64,
-    /// Why, in a few words.
-    #[serde(default)]
-    pub reason: String,
-}
-
-/// Verdicts on all candidates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CandidateValidationReply {
-    /// One verdict per candidate.
-    #[serde(default)]
-    pub verdicts: Vec<CandidateVerdict>,
-}
-
-impl PromptContext for CandidateValidationContext {
-    const STAGE: Stage = Stage::CandidateValidation;
-    const TEMPLATE: &'static str = include_str!("../templates/candidate_validation.j2");
-    type Reply = CandidateValidationReply;
 }
 
 /// The template engine every model stage renders its prompt with.
@@ -586,31 +521,17 @@ mod tests {
     }
 
     #[test]
-    fn the_prompts_kept_here_render_a_system_and_a_user_message() {
-        let prompts = Prompts::new();
-        let actions = prompts
+    fn the_prompt_kept_here_renders_a_system_and_a_user_message() {
+        let messages = Prompts::new()
             .render_context(&actions_for(vec![source(
                 1,
                 "Run `mvn versions:update-parent`.",
             )]))
             .unwrap_or_else(|e| panic!("{e}"));
-        let candidates = prompts
-            .render_context(&CandidateValidationContext {
-                requested: RequestedFile {
-                    filename: "model.safetensors".into(),
-                    model_type: None,
-                    preferred_source: None,
-                    context: None,
-                },
-                candidates: vec![],
-            })
-            .unwrap_or_else(|e| panic!("{e}"));
-        for messages in [actions, candidates] {
-            assert_eq!(messages.len(), 2);
-            assert_eq!(messages[0].role, ChatRole::System);
-            assert_eq!(messages[1].role, ChatRole::User);
-            assert!(!messages[0].content.contains("{{") && !messages[1].content.contains("{%"));
-        }
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[0].role, ChatRole::System);
+        assert_eq!(messages[1].role, ChatRole::User);
+        assert!(!messages[0].content.contains("{{") && !messages[1].content.contains("{%"));
     }
 
     #[test]

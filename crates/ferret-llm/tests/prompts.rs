@@ -1,9 +1,7 @@
 //! The rendered prompts of the prompts that wait here for their stages, for realistic contexts, pinned as snapshots: these
 //! are the words a model reads, so any change to them should be seen and reviewed.
 
-use ferret_llm::{
-    ActionExtractionContext, CandidateValidationContext, FileCandidate, RequestedFile,
-};
+use ferret_llm::ActionExtractionContext;
 use ferret_llm::{PromptContext, PromptSource, Prompts, Stage};
 
 /// The rendered prompt as a reviewer reads it. Rendering also checks the engine's rules: both
@@ -31,45 +29,4 @@ fn action_extraction_prompt() {
         spring_sources().into_iter().take(2).collect(),
     );
     insta::assert_snapshot!(Stage::ActionExtraction.name(), render(&context));
-}
-
-#[test]
-fn candidate_validation_prompt() {
-    let context = CandidateValidationContext {
-        requested: RequestedFile {
-            filename: "add-detail-xl.safetensors".into(),
-            model_type: Some("lora".into()),
-            preferred_source: Some("civitai".into()),
-            context: Some(
-                "loaded by a LoraLoader node of a ComfyUI workflow, with an SDXL checkpoint".into(),
-            ),
-        },
-        candidates: vec![
-            FileCandidate {
-                number: 1,
-                name: "Detail Tweaker XL".into(),
-                filename: Some("add-detail-xl.safetensors".into()),
-                model_type: Some("lora".into()),
-                source: "civitai".into(),
-                url: Some("https://civitai.com/models/122359".into()),
-            },
-            FileCandidate {
-                number: 2,
-                name: "Detail Tweaker LoRA (SD 1.5)".into(),
-                filename: Some("add_detail.safetensors".into()),
-                model_type: Some("lora".into()),
-                source: "civitai".into(),
-                url: Some("https://civitai.com/models/58390".into()),
-            },
-            FileCandidate {
-                number: 3,
-                name: "someone/add-detail-xl".into(),
-                filename: None,
-                model_type: None,
-                source: "huggingface".into(),
-                url: Some("https://huggingface.co/someone/add-detail-xl".into()),
-            },
-        ],
-    };
-    insta::assert_snapshot!(Stage::CandidateValidation.name(), render(&context));
 }

@@ -10,7 +10,7 @@ use ferret_backends_qdrant::{
     backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
 };
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError,
+    BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError, FileRequest,
     LanguageModel, Query, QueryForm, Response, RetrievalMode, SearchBackend, StopReason, Trace,
 };
 use ferret_exec::{Executor, ExecutorConfig};
@@ -355,6 +355,15 @@ impl Ferret {
     /// cannot be searched at all (an unusable budget) is an error.
     pub async fn search(&self, query: Query) -> Result<Response, FerretError> {
         self.agent.run(&query, None).await
+    }
+
+    /// Find the model file `request` names on the configured model hubs (the backends named
+    /// `civitai` and `huggingface`): the response's `model_file` holds the status (FOUND or
+    /// UNCERTAIN) and the ranked candidates, its answer the best one, its trace the plan, each
+    /// call and the ranking with every rule's effect. A hub that fails is listed in
+    /// `failures`, and the finder answers from the others.
+    pub async fn find_model(&self, request: &FileRequest) -> Result<Response, FerretError> {
+        self.agent.run(&request.to_query()?, None).await
     }
 
     /// The session of thread `thread`: its searches remember what the thread asked, and a

@@ -7,11 +7,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ferret_backends_hub::{
+    CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig, CIVITAI_KEY_VARIABLE,
+    HF_TOKEN_VARIABLE,
+};
+use ferret_backends_web::HttpSetupError;
 use ferret_backends_web::{
     ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
     WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE,
 };
-use ferret_core::{Freshness, RetrievalMode, SafeSearch, SearchBackend, SearchDepth, Topic};
+use ferret_core::{
+    Freshness, ModelSource, RetrievalMode, SafeSearch, SearchBackend, SearchDepth, Topic,
+};
 use serde::Deserialize;
 
 use crate::FerretBuilder;
@@ -53,9 +60,62 @@ pub struct FileConfig {
     /// The web search providers.
     #[serde(default)]
     pub web: WebSection,
+    /// The model hubs the model-file finder searches.
+    #[serde(default)]
+    pub hub: HubSection,
     /// `[server]`: what `ferret serve` asks of a request.
     #[serde(default)]
     pub server: ServerSection,
+}
+
+/// `[hub.*]`: one table per model hub; a hub without a table keeps its defaults.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HubSection {
+    /// `[hub.civitai]`.
+    pub civitai: Option<CivitaiSection>,
+    /// `[hub.huggingface]`.
+    pub huggingface: Option<HuggingFaceSection>,
+}
+
+/// `[hub.civitai]`; anything left out keeps the backend's default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CivitaiSection {
+    /// The variable holding the optional key (default `CIVITAI_API_KEY`).
+    pub key_variable: Option<String>,
+    /// Where the API lives (default `https://civitai.com`).
+    pub base_url: Option<String>,
+    /// Calls a second.
+    pub rate_per_second: Option<NonZeroU32>,
+    /// Seconds a call may take.
+    pub timeout_seconds: Option<u64>,
+    /// Pages of results read at most per search.
+    pub max_pages: Option<usize>,
+}
+
+/// `[hub.huggingface]`; anything left out keeps the backend's default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HuggingFaceSection {
+    /// The variable holding the optional token (default `HF_TOKEN`).
+    pub key_variable: Option<String>,
+    /// Where the Hub lives (default `https://huggingface.co`).
+    pub base_url: Option<String>,
+    /// Calls a second.
+    pub rate_per_second: Option<NonZeroU32>,
+    /// Seconds a call may take.
+    pub timeout_seconds: Option<u64>,
+    /// Pages read at most, of a search and of each file list.
+    pub max_pages: Option<usize>,
+    /// Only repositories of this author or organisation.
+    pub author: Option<String>,
+    /// Only repositories with all these tags.
+    pub filter: Option<Vec<String>>,
+    /// The order of results: downloads, likes, lastModified.
+    pub sort: Option<String>,
+    /// Repositories whose file list (sizes, hashes) is read per search.
+    pub file_lists: Option<usize>,
 }
 
 /// `[server]`: what `ferret serve` asks of a request.
@@ -344,6 +404,70 @@ impl FileConfig {
                 Ok((Arc::new(backend) as Arc<dyn SearchBackend>, backend_rate))
             }
         }
+    }
+
+    /// The model hub `source` as the file configures it (its defaults when the file has no
+    /// table for it), with its rate limit. Keys are optional: a hub without one searches public
+    /// models.
+    pub fn hub_backend(
+        &self,
+        source: ModelSource,
+    ) -> Result<(Arc<dyn SearchBackend>, NonZeroU32), HttpSetupError> {
+        let seconds = |s: Option<u64>, default: Duration| s.map_or(default, Duration::from_secs);
+        let key = |variable: Option<&String>, default: &str| {
+            ApiKey::from_env(variable.map_or(default, String::as_str)).ok()
+        };
+        match source {
+            ModelSource::Civitai => {
+                let section = self.hub.civitai.clone().unwrap_or_default();
+                let mut config = CivitaiConfig::with_key(key(
+                    section.key_variable.as_ref(),
+                    CIVITAI_KEY_VARIABLE,
+                ));
+                set(&mut config.base_url, section.base_url);
+                config.timeout = seconds(section.timeout_seconds, config.timeout);
+                set(&mut config.rate_per_second, section.rate_per_second);
+                set(&mut config.max_pages, section.max_pages);
+                let backend = CivitaiBackend::new(config)?;
+                let rate = backend.rate_per_second();
+                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, rate))
+            }
+            ModelSource::HuggingFace => {
+                let section = self.hub.huggingface.clone().unwrap_or_default();
+                let mut config = HuggingFaceConfig::with_token(key(
+                    section.key_variable.as_ref(),
+                    HF_TOKEN_VARIABLE,
+                ));
+                set(&mut config.base_url, section.base_url);
+                config.timeout = seconds(section.timeout_seconds, config.timeout);
+                set(&mut config.rate_per_second, section.rate_per_second);
+                set(&mut config.max_pages, section.max_pages);
+                config.author = section.author.or(config.author);
+                set(&mut config.filter, section.filter);
+                set(&mut config.sort, section.sort);
+                set(&mut config.file_lists, section.file_lists);
+                let backend = HuggingFaceBackend::new(config)?;
+                let rate = backend.rate_per_second();
+                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, rate))
+            }
+        }
+    }
+
+    /// `builder` with the model hubs `sources` added as this file configures them, each at its
+    /// rate limit; one that cannot be set up is named in the returned warnings.
+    pub fn add_hubs(
+        &self,
+        mut builder: FerretBuilder,
+        sources: &[ModelSource],
+    ) -> (FerretBuilder, Vec<String>) {
+        let mut warnings = Vec::new();
+        for &source in sources {
+            match self.hub_backend(source) {
+                Ok((backend, rate)) => builder = builder.rate_limited_backend(backend, rate),
+                Err(error) => warnings.push(format!("{source} is left out: {error}")),
+            }
+        }
+        (builder, warnings)
     }
 
     /// `builder` with `providers` added as this file configures them, each at its rate limit. A

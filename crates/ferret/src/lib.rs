@@ -24,8 +24,9 @@ mod lazy;
 
 pub use builder::{Ferret, FerretBuilder, Session, QDRANT_API_KEY_VAR};
 pub use config_file::{
-    BraveSection, ConfigFileError, FileConfig, LocalSection, SearxngSection, ServerSection,
-    TavilySection, TokenSection, WebProvider, WebSection, CONFIG_VARIABLE,
+    BraveSection, CivitaiSection, ConfigFileError, FileConfig, HubSection, HuggingFaceSection,
+    LocalSection, SearxngSection, ServerSection, TavilySection, TokenSection, WebProvider,
+    WebSection, CONFIG_VARIABLE,
 };
 pub use default_corpus::{
     default_embedder, default_index_dir, default_models_dir, open_default_index,
@@ -34,6 +35,13 @@ pub use default_corpus::{
 pub use ferret_agent::{
     AgentConfig, InMemorySessions, PlanConfig, PlanRecord, PlanRecordError, SessionLimits,
     SessionStore, Sessions, StageConfig, Strategy, StrategyReason, ToolLoopConfig, Turn,
+};
+/// Reading ComfyUI workflows: the model files their loader nodes reference, and which of them
+/// a models folder already holds.
+pub use ferret_workflow as workflow;
+pub use ferret_backends_hub::{
+    CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig, CIVITAI_KEY_VARIABLE,
+    HF_TOKEN_VARIABLE,
 };
 pub use ferret_backends_local::{
     checked_acl, read_path, IndexError, IngestIssue, IngestOptions, IngestReport, LocalBackend,
@@ -54,6 +62,10 @@ pub use ferret_core::{
 };
 pub use ferret_core::{
     Actions, CommandAction, FileChange, OnRepeat, RepeatMatch, RepeatOf, VersionChange,
+};
+pub use ferret_core::{
+    FileRequest, FileRequestError, FindStatus, Gate, ModelCandidate, ModelFile, ModelFind,
+    ModelSource, ModelType, RankedCandidate, RuleEffect, UnknownModelSource, UnknownModelType,
 };
 pub use ferret_core::{
     Freshness, PaidCost, PaidUnit, PaidUsage, QueryForm, SafeSearch, SearchDepth, SearchOptions,

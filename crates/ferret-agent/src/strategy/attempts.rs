@@ -247,6 +247,8 @@ impl Attempts {
             hits,
             answer,
             report: None,
+            model_file: None,
+            message: None,
         }
     }
 }

@@ -7,6 +7,7 @@
 
 mod attempts;
 mod auto;
+mod find_model;
 mod linking;
 mod multi_hop;
 mod plan;
@@ -39,5 +40,6 @@ pub(crate) fn implementation(strategy: Strategy) -> &'static dyn SearchStrategy 
         Strategy::ToolLoop => &tool_loop::ToolLoop,
         Strategy::Plan => &plan::PlanStrategy,
         Strategy::Auto => &auto::Auto,
+        Strategy::FindModel => &find_model::FindModel,
     }
 }

@@ -428,6 +428,8 @@ async fn conclude(run: &mut SearchRun<'_>, max_tokens: u64, record: &mut PlanRec
         hits,
         answer,
         report,
+        model_file: None,
+        message: None,
     }
 }
 

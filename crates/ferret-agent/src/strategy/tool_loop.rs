@@ -195,6 +195,8 @@ impl SearchStrategy for ToolLoop {
             hits: shown,
             answer,
             report: None,
+            model_file: None,
+            message: None,
         }
     }
 }

@@ -1,0 +1,264 @@
+//! Planning the searches for a model file: which hub to ask, with which query. The heuristic
+//! plan searches every configured hub for the name's variants; the model's plan follows the
+//! strategy prompt's `{tool, query}` steps, checked before anything runs.
+
+use async_trait::async_trait;
+use ferret_core::{FileRequest, ModelSource, StageOutput};
+use ferret_llm::StageModel;
+
+use super::names::query_variants;
+use crate::prompts::{ModelSearchPlanningContext, SearchToolDescription};
+
+/// Most searches one file's plan runs.
+pub const MAX_FIND_STEPS: usize = 6;
+/// Longest query a plan step may send.
+const MAX_QUERY_CHARS: usize = 100;
+
+/// One planned search: a hub and a query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindStep {
+    /// The hub searched.
+    pub source: ModelSource,
+    /// What is searched for: a name, or `sha256:<hex>` for a lookup by hash.
+    pub query: String,
+}
+
+impl FindStep {
+    /// The step as the plan prompt writes it: `civitai_search: query`.
+    pub fn line(&self) -> String {
+        format!("{}: {}", tool_name(self.source), self.query)
+    }
+}
+
+/// The name the plan prompt gives the tool searching `source`.
+pub fn tool_name(source: ModelSource) -> String {
+    format!("{}_search", source.as_str())
+}
+
+/// Plans the searches for a file, given the hubs that are configured.
+#[async_trait]
+pub trait ModelSearchPlanner: Send + Sync {
+    /// The steps, most promising first; only for `sources`.
+    async fn plan(
+        &self,
+        request: &FileRequest,
+        sources: &[ModelSource],
+    ) -> StageOutput<Vec<FindStep>>;
+}
+
+/// Every configured hub searched for the name as written, then for its words without version
+/// and variant suffixes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeuristicModelSearchPlanner;
+
+impl HeuristicModelSearchPlanner {
+    /// The plan, with the preferred hub's steps first.
+    pub fn steps(request: &FileRequest, sources: &[ModelSource]) -> Vec<FindStep> {
+        let mut ordered = sources.to_vec();
+        ordered.sort_by_key(|s| Some(*s) != request.prefer);
+        let variants = query_variants(&request.file_name);
+        let mut steps = Vec::new();
+        for query in &variants {
+            for &source in &ordered {
+                steps.push(FindStep {
+                    source,
+                    query: query.clone(),
+                });
+            }
+        }
+        steps.truncate(MAX_FIND_STEPS);
+        steps
+    }
+}
+
+#[async_trait]
+impl ModelSearchPlanner for HeuristicModelSearchPlanner {
+    async fn plan(
+        &self,
+        request: &FileRequest,
+        sources: &[ModelSource],
+    ) -> StageOutput<Vec<FindStep>> {
+        StageOutput::heuristic(Self::steps(request, sources))
+    }
+}
+
+/// The plan a model writes with the strategy prompt; a plan naming no configured hub, or with
+/// an empty, overlong or address-like query, falls back to the heuristic plan.
+#[derive(Debug, Clone)]
+pub struct LlmModelSearchPlanner {
+    model: StageModel,
+}
+
+impl LlmModelSearchPlanner {
+    /// A planner asking `model`.
+    pub fn new(model: StageModel) -> Self {
+        Self { model }
+    }
+}
+
+#[async_trait]
+impl ModelSearchPlanner for LlmModelSearchPlanner {
+    async fn plan(
+        &self,
+        request: &FileRequest,
+        sources: &[ModelSource],
+    ) -> StageOutput<Vec<FindStep>> {
+        let context = ModelSearchPlanningContext {
+            model_name: request.file_name.clone(),
+            context: request_context(request),
+            tools: sources
+                .iter()
+                .map(|&source| SearchToolDescription {
+                    name: tool_name(source),
+                    description: match source {
+                        ModelSource::Civitai => {
+                            "searches Civitai's models (checkpoints, LoRAs, VAEs, ControlNets, embeddings, upscalers) by name".into()
+                        }
+                        ModelSource::HuggingFace => {
+                            "searches HuggingFace Hub repositories by name or owner/name".into()
+                        }
+                    },
+                })
+                .collect(),
+            max_steps: MAX_FIND_STEPS,
+        };
+        let accept = |reply: crate::prompts::ModelSearchPlanReply| {
+            let mut steps: Vec<FindStep> = Vec::new();
+            for step in reply.steps {
+                let tool = step.tool.trim().to_ascii_lowercase();
+                // Tools the plan names that are not configured are skipped, as the seed's
+                // executor does; a plan left empty is refused below.
+                let Some(&source) = sources.iter().find(|&&s| tool == tool_name(s)) else {
+                    continue;
+                };
+                let query = step.query.trim();
+                if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
+                    return Err(format!("the query `{query}` is empty or too long"));
+                }
+                if query.contains("://") {
+                    return Err(format!("`{query}` holds an address: steps take names"));
+                }
+                let step = FindStep {
+                    source,
+                    query: query.to_owned(),
+                };
+                if !steps.contains(&step) {
+                    steps.push(step);
+                }
+            }
+            if steps.is_empty() {
+                return Err("the plan names none of the tools".into());
+            }
+            steps.truncate(MAX_FIND_STEPS);
+            Ok(steps)
+        };
+        let fallback =
+            async { StageOutput::heuristic(HeuristicModelSearchPlanner::steps(request, sources)) };
+        self.model.run(&context, 300, accept, fallback).await
+    }
+}
+
+/// Steps the request's own evidence calls for, whatever the planner wrote: a lookup by the
+/// recorded SHA-256 on Civitai, and the repository of a recorded Hub address.
+pub(crate) fn recorded_steps(request: &FileRequest, sources: &[ModelSource]) -> Vec<FindStep> {
+    let mut steps = Vec::new();
+    if let Some(hash) = &request.sha256 {
+        if sources.contains(&ModelSource::Civitai) {
+            steps.push(FindStep {
+                source: ModelSource::Civitai,
+                query: ferret_core::hash_query(hash),
+            });
+        }
+    }
+    if let Some(repo) = request.url.as_deref().and_then(hub_repository) {
+        if sources.contains(&ModelSource::HuggingFace) {
+            steps.push(FindStep {
+                source: ModelSource::HuggingFace,
+                query: repo,
+            });
+        }
+    }
+    steps
+}
+
+/// The repository of a Hub file address (`https://huggingface.co/{owner}/{name}/resolve/…`).
+fn hub_repository(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://huggingface.co/")
+        .or_else(|| url.strip_prefix("http://huggingface.co/"))?;
+    let mut parts = rest.split('/');
+    let (owner, name, kind) = (parts.next()?, parts.next()?, parts.next()?);
+    let valid = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    (valid(owner) && valid(name) && matches!(kind, "resolve" | "blob"))
+        .then(|| format!("{owner}/{name}"))
+}
+
+/// What the workflow says of a file, as the prompts show it.
+pub(crate) fn request_context(request: &FileRequest) -> std::collections::BTreeMap<String, String> {
+    let mut context = std::collections::BTreeMap::new();
+    let mut put = |key: &str, value: Option<String>| {
+        if let Some(value) = value {
+            context.insert(key.to_owned(), value);
+        }
+    };
+    put(
+        "model_type",
+        request.model_type.map(|t| t.as_str().to_owned()),
+    );
+    put("base_model", request.base_model.clone());
+    put("node", request.node.clone());
+    put("prefer", request.prefer.map(|s| s.as_str().to_owned()));
+    context
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_heuristic_plan_asks_the_preferred_hub_first_for_each_variant() {
+        let request = FileRequest::new("sd_xl_base_1.0_fp16.safetensors")
+            .unwrap()
+            .preferring(ModelSource::HuggingFace);
+        let steps = HeuristicModelSearchPlanner::steps(&request, &ModelSource::ALL);
+        let lines: Vec<String> = steps.iter().map(FindStep::line).collect();
+        assert_eq!(
+            lines,
+            [
+                "huggingface_search: sd_xl_base_1.0_fp16",
+                "civitai_search: sd_xl_base_1.0_fp16",
+                "huggingface_search: sdxl base",
+                "civitai_search: sdxl base",
+            ]
+        );
+        let only_civitai = HeuristicModelSearchPlanner::steps(&request, &[ModelSource::Civitai]);
+        assert!(recorded_steps(&request, &ModelSource::ALL).is_empty());
+        assert!(only_civitai
+            .iter()
+            .all(|s| s.source == ModelSource::Civitai));
+    }
+
+    #[test]
+    fn a_recorded_hash_and_hub_address_add_their_steps() {
+        let mut request = FileRequest::by_hash(&"c".repeat(64), Some("x.safetensors")).unwrap();
+        request.url = Some("https://huggingface.co/org/repo-1.0/resolve/main/x.safetensors".into());
+        let lines: Vec<String> = recorded_steps(&request, &ModelSource::ALL)
+            .iter()
+            .map(FindStep::line)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                format!("civitai_search: sha256:{}", "c".repeat(64)),
+                "huggingface_search: org/repo-1.0".to_owned()
+            ]
+        );
+        request.url = Some("https://example.com/org/repo/resolve/main/x".into());
+        assert_eq!(recorded_steps(&request, &[ModelSource::HuggingFace]).len(), 0);
+    }
+}

@@ -1,0 +1,206 @@
+//! The model-file finder: plan the searches for a file's name, run them on the model hubs at
+//! once through the executor, rank what comes back by the rules (and a model's judgement), and
+//! answer with the status and the candidates.
+
+use std::collections::HashSet;
+
+use async_trait::async_trait;
+use ferret_core::{
+    Citation, FileRequest, FindStatus, Hit, ModelFile, ModelFind, ModelSource,
+    SearchOptions, SearchQuery, StopReason, TraceStep,
+};
+use ferret_exec::ExecRequest;
+use ferret_synthesis::Answer;
+use tracing::Instrument;
+
+use super::SearchStrategy;
+use crate::find_model::{rank, recorded_steps, score, status, FindStep};
+use crate::run::{Ending, SearchRun};
+
+/// Files asked of each hub per search: enough for a model's versions and formats.
+const FILES_PER_CALL: usize = 20;
+/// Candidates the response lists at most, whatever the query's limit.
+const MAX_CANDIDATES: usize = 10;
+
+/// Find the model file the query names.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FindModel;
+
+#[async_trait]
+impl SearchStrategy for FindModel {
+    async fn run(&self, run: &mut SearchRun<'_>) -> Ending {
+        let request = match FileRequest::from_query(run.query) {
+            Ok(request) => request,
+            Err(error) => {
+                return Ending::message(
+                    StopReason::Refused,
+                    format!("There is no model file to find: {error}"),
+                )
+            }
+        };
+        let names = run.executor.backend_names();
+        let sources: Vec<ModelSource> = ModelSource::ALL
+            .into_iter()
+            .filter(|source| names.contains(&source.as_str()))
+            .collect();
+        if sources.is_empty() {
+            return Ending::message(
+                StopReason::Refused,
+                "No model hub is configured: the finder searches the backends named `civitai` and `huggingface`.",
+            );
+        }
+        let (mut steps, implementation) = run
+            .rec
+            .stage(run.stages.model_search.plan(&request, &sources).await);
+        // The workflow's own evidence (a hash, a recorded address) is searched first.
+        let recorded = recorded_steps(&request, &sources);
+        steps.retain(|step| !recorded.contains(step));
+        steps.splice(0..0, recorded);
+        run.rec.step(TraceStep::Plan {
+            plan: steps
+                .iter()
+                .map(FindStep::line)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            problems: Vec::new(),
+            implementation,
+        });
+        let hits = search(run, &steps, &request).await;
+        let planned: HashSet<&str> = steps.iter().map(|s| s.source.as_str()).collect();
+        let every_hub_answered = !run
+            .gathered
+            .failures
+            .iter()
+            .any(|f| planned.contains(f.error.backend.as_str()));
+        let scored: Vec<_> = hits
+            .iter()
+            .filter_map(|hit| {
+                let file = ModelFile::from_hit(hit)?;
+                Some(score(&request, file, hit.id.clone()))
+            })
+            .collect();
+        let (ranked, implementation) = run
+            .rec
+            .stage(run.stages.validator.validate(&request, rank(scored)).await);
+        let status = status(&ranked, every_hub_answered);
+        let shown = &ranked[..ranked.len().min(MAX_CANDIDATES)];
+        run.rec.step(TraceStep::Ranking {
+            status,
+            candidates: shown.iter().map(|s| s.ranked()).collect(),
+            implementation,
+        });
+        let find = ModelFind {
+            requested: request.clone(),
+            status,
+            candidates: shown.iter().map(|s| s.candidate(&request)).collect(),
+        };
+        // The candidates' hits first, in their order, then whatever else was found.
+        let order: Vec<&str> = find
+            .candidates
+            .iter()
+            .map(|c| c.hit_id.0.as_str())
+            .collect();
+        let mut hits = hits;
+        hits.sort_by_key(|hit| {
+            order
+                .iter()
+                .position(|id| *id == hit.id.0)
+                .unwrap_or(usize::MAX)
+        });
+        let answer = find.best().and_then(|best| {
+            // Every candidate is read from a hit the response lists.
+            let cited = hits.iter().find(|h| h.id == best.hit_id)?;
+            let verdict = match status {
+                FindStatus::Found => "Found",
+                FindStatus::Uncertain => "Not certain; the closest is",
+            };
+            let folder = best
+                .folder
+                .as_deref()
+                .map(|f| format!(" It belongs in `{f}`."))
+                .unwrap_or_default();
+            Some(Answer {
+                text: format!(
+                    "{verdict} `{}` in {} on {} [1], confidence {}: {}{folder}",
+                    best.file_name, best.name, best.source, best.confidence, best.reason
+                ),
+                citations: vec![Citation {
+                    marker: 1,
+                    hit_id: cited.id.clone(),
+                    title: cited.title.clone(),
+                    url: cited.url.clone(),
+                }],
+                short: None,
+                sentences: 1,
+                dropped_markers: 0,
+            })
+        });
+        let message = answer.is_none().then(|| {
+            let hubs: Vec<&str> = sources.iter().map(|s| hub_name(*s)).collect();
+            format!(
+                "No file like `{}` was found on {}.",
+                request.file_name,
+                hubs.join(" or ")
+            )
+        });
+        Ending {
+            stop_reason: if answer.is_some() {
+                StopReason::Answered
+            } else {
+                StopReason::NoProgress
+            },
+            hits,
+            answer,
+            report: None,
+            model_file: Some(find),
+            message,
+        }
+    }
+}
+
+/// Run every step at once, each on its hub, and gather the hits (each once).
+async fn search(run: &mut SearchRun<'_>, steps: &[FindStep], request: &FileRequest) -> Vec<Hit> {
+    let options = SearchOptions {
+        model_type: request.model_type,
+        ..run.query.options.clone()
+    };
+    let queries: Vec<[SearchQuery; 1]> = steps
+        .iter()
+        .map(|step| [SearchQuery::plain(step.query.clone())])
+        .collect();
+    let (executor, calls, filters) = (run.executor, &run.calls, &run.query.filters);
+    let deadline = run.query.budget.call_deadline;
+    let outcomes = futures::future::join_all(steps.iter().zip(&queries).map(|(step, query)| {
+        let options = &options;
+        async move {
+            let request = ExecRequest {
+                queries: query,
+                filters,
+                options,
+                limit: FILES_PER_CALL,
+                call_deadline: deadline,
+                backend: Some(step.source.as_str()),
+            };
+            executor.execute_on(&request, calls).await
+        }
+    }))
+    .instrument(tracing::info_span!("exec", round = 1))
+    .await;
+    let mut seen = HashSet::new();
+    let mut hits = Vec::new();
+    for outcome in outcomes {
+        for hit in run.absorb(outcome, 1).hits {
+            if seen.insert(hit.id.clone()) {
+                hits.push(hit);
+            }
+        }
+    }
+    hits
+}
+
+fn hub_name(source: ModelSource) -> &'static str {
+    match source {
+        ModelSource::Civitai => "Civitai",
+        ModelSource::HuggingFace => "the HuggingFace Hub",
+    }
+}

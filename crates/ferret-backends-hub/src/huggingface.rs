@@ -1,0 +1,377 @@
+//! The HuggingFace Hub's API: `GET /api/models` (search, author, filter, sort; paged by a
+//! `Link` header) and `GET /api/models/{repo}/tree/{revision}?recursive=true` (a repository's
+//! files with sizes and, for large files, their SHA-256); a token, when given, goes in
+//! `Authorization: Bearer`.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ferret_core::{
+    hash_in_query, BackendCapabilities, BackendError, Gate, Hit, ModelFile, ModelSource, ModelType,
+    QueryForm, SearchBackend, SearchRequest,
+};
+use ferret_http::{base_url, endpoint, ApiKey, Http, HttpSetupError, KeyForm};
+use reqwest::header::AUTHORIZATION;
+use serde::Deserialize;
+
+use crate::files::{file_name, is_model_file, rank_score};
+
+/// The variable the Hub's token is read from.
+pub const HF_TOKEN_VARIABLE: &str = "HF_TOKEN";
+
+/// Models the Hub returns per page at most, as the search asks.
+const MAX_PAGE_SIZE: usize = 100;
+
+/// How a [`HuggingFaceBackend`] searches.
+#[derive(Debug, Clone)]
+pub struct HuggingFaceConfig {
+    /// The token, when there is one: public repositories need none.
+    pub token: Option<ApiKey>,
+    /// Where the Hub lives (API, repository pages and downloads); a mock server's address in
+    /// tests.
+    pub base_url: String,
+    /// The backend's name in traces and failures.
+    pub name: String,
+    /// Only repositories of this author or organisation, when set.
+    pub author: Option<String>,
+    /// Only repositories with all these tags (`filter`), when set.
+    pub filter: Vec<String>,
+    /// The order of search results (`downloads`, `likes`, `lastModified`), descending.
+    pub sort: String,
+    /// The revision downloads and file lists are read at.
+    pub revision: String,
+    /// Pages read at most, of the search and of each file list.
+    pub max_pages: usize,
+    /// Repositories whose full file list (with sizes and hashes) is read per call; the others
+    /// give only their file names.
+    pub file_lists: usize,
+    /// Longest wait for one answer.
+    pub timeout: Duration,
+    /// Calls per second at most. The Hub allows 500 API requests per 5 minutes without a token
+    /// and 1,000 with one: one a second stays under the first, three under the second.
+    pub rate_per_second: NonZeroU32,
+}
+
+impl Default for HuggingFaceConfig {
+    /// The public Hub, with the token from `HF_TOKEN` when it is set.
+    fn default() -> Self {
+        Self::with_token(crate::optional_key(HF_TOKEN_VARIABLE))
+    }
+}
+
+impl HuggingFaceConfig {
+    /// The public Hub with `token`, if any, at the rate the Hub allows it.
+    pub fn with_token(token: Option<ApiKey>) -> Self {
+        let rate = if token.is_some() { 3 } else { 1 };
+        Self {
+            token,
+            base_url: "https://huggingface.co".into(),
+            name: ModelSource::HuggingFace.as_str().into(),
+            author: None,
+            filter: Vec::new(),
+            sort: "downloads".into(),
+            revision: "main".into(),
+            max_pages: 2,
+            file_lists: 3,
+            timeout: Duration::from_secs(20),
+            rate_per_second: NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN),
+        }
+    }
+}
+
+/// HuggingFace Hub model search as a [`SearchBackend`]: one hit per model file of each
+/// repository found.
+#[derive(Debug, Clone)]
+pub struct HuggingFaceBackend {
+    config: HuggingFaceConfig,
+    base: url::Url,
+    http: Http,
+}
+
+impl HuggingFaceBackend {
+    /// The backend `config` describes.
+    pub fn new(config: HuggingFaceConfig) -> Result<Self, HttpSetupError> {
+        let base = base_url(&config.base_url)?;
+        let mut http = Http::new(&config.name, config.timeout)?.with_refusal_hint(
+            "the repository may be gated or private: accept its terms and set HF_TOKEN",
+        );
+        if let Some(token) = &config.token {
+            http = http.with_key(AUTHORIZATION, token.clone(), KeyForm::Bearer);
+        }
+        Ok(Self { config, base, http })
+    }
+
+    /// Calls per second the provider allows, for the executor's rate limit.
+    pub fn rate_per_second(&self) -> NonZeroU32 {
+        self.config.rate_per_second
+    }
+
+    fn search_url(&self, request: &SearchRequest) -> url::Url {
+        let mut url = endpoint(&self.base, "api/models");
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("search", request.query.trim())
+                .append_pair("sort", &self.config.sort)
+                .append_pair("direction", "-1")
+                .append_pair("limit", &request.limit.clamp(1, MAX_PAGE_SIZE).to_string())
+                // `full` adds each repository's file names (`siblings`), tags and gating.
+                .append_pair("full", "true");
+            if let Some(author) = &self.config.author {
+                query.append_pair("author", author);
+            }
+            for tag in &self.config.filter {
+                query.append_pair("filter", tag);
+            }
+        }
+        url
+    }
+
+    /// The repositories matching `request`, following `Link` pages up to the bound.
+    async fn repositories(&self, request: &SearchRequest) -> Result<Vec<Repo>, BackendError> {
+        let mut repos: Vec<Repo> = Vec::new();
+        let mut next = Some(self.search_url(request));
+        for _ in 0..self.config.max_pages.max(1) {
+            let Some(url) = next.take() else { break };
+            let page = self.http.page::<Vec<Repo>>(self.http.get(url)).await?;
+            repos.extend(page.body);
+            next = page.next.filter(|_| repos.len() < request.limit);
+        }
+        Ok(repos)
+    }
+
+    /// A repository's files with sizes and hashes, following `Link` pages up to the bound.
+    async fn tree(&self, repo: &str) -> Result<Vec<TreeEntry>, BackendError> {
+        let mut url = endpoint(
+            &self.base,
+            &format!("api/models/{repo}/tree/{}", self.config.revision),
+        );
+        url.query_pairs_mut().append_pair("recursive", "true");
+        let mut entries = Vec::new();
+        let mut next = Some(url);
+        for _ in 0..self.config.max_pages.max(1) {
+            let Some(url) = next.take() else { break };
+            let page = self.http.page::<Vec<TreeEntry>>(self.http.get(url)).await?;
+            entries.extend(page.body);
+            next = page.next;
+        }
+        Ok(entries)
+    }
+
+    /// The model files of `repo`: from its file list when `entries` holds it, else from the
+    /// names the search gave.
+    fn files_of(&self, repo: &Repo, entries: Option<Vec<TreeEntry>>) -> Vec<ModelFile> {
+        let listed: Vec<(String, Option<u64>, Option<String>)> = match entries {
+            Some(entries) => entries
+                .into_iter()
+                .filter(|e| e.kind == "file")
+                .map(|e| {
+                    let sha256 = e.lfs.as_ref().and_then(|lfs| lfs.oid.clone());
+                    let size = e.lfs.as_ref().and_then(|lfs| lfs.size).or(e.size);
+                    (e.path, size, sha256)
+                })
+                .collect(),
+            None => repo
+                .siblings
+                .iter()
+                .map(|s| (s.rfilename.clone(), None, None))
+                .collect(),
+        };
+        let gate = repo.gate();
+        let base_model = repo.base_model();
+        listed
+            .into_iter()
+            .filter(|(path, _, _)| is_model_file(path))
+            .map(|(path, size_bytes, sha256)| ModelFile {
+                file_name: file_name(&path).to_owned(),
+                model_type: repo.model_type(&path),
+                download_url: Some(
+                    endpoint(
+                        &self.base,
+                        &format!("{}/resolve/{}/{path}", repo.id, self.config.revision),
+                    )
+                    .to_string(),
+                ),
+                page_url: Some(endpoint(&self.base, &repo.id).to_string()),
+                path: path.contains('/').then_some(path),
+                model_name: repo.id.clone(),
+                source: ModelSource::HuggingFace,
+                base_model: base_model.clone(),
+                size_bytes,
+                sha256: sha256
+                    .filter(|h| h.len() == 64 && h.chars().all(|c| c.is_ascii_hexdigit()))
+                    .map(|h| h.to_ascii_lowercase()),
+                gate,
+            })
+            .collect()
+    }
+}
+
+#[derive(Deserialize)]
+struct Repo {
+    id: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    pipeline_tag: Option<String>,
+    #[serde(default)]
+    siblings: Vec<Sibling>,
+    /// `false`, `"auto"` or `"manual"`.
+    #[serde(default)]
+    gated: serde_json::Value,
+}
+
+impl Repo {
+    fn gate(&self) -> Option<Gate> {
+        match self.gated.as_str() {
+            Some("manual") => Some(Gate::OwnerApproval),
+            Some(_) => Some(Gate::AcceptLicence),
+            None if self.gated.as_bool() == Some(true) => Some(Gate::AcceptLicence),
+            None => None,
+        }
+    }
+
+    /// The base model the repository's tags name (`base_model:…`, with or without the
+    /// relation: `base_model:adapter:…`, `base_model:finetune:…`); a text-to-image repository
+    /// that names none is its own base.
+    fn base_model(&self) -> Option<String> {
+        let named = self.tags.iter().find_map(|tag| {
+            let rest = tag.strip_prefix("base_model:")?;
+            let rest = ["adapter:", "finetune:", "merge:", "quantized:"]
+                .iter()
+                .find_map(|relation| rest.strip_prefix(relation))
+                .unwrap_or(rest);
+            Some(rest.to_owned())
+        });
+        named.or_else(|| {
+            (self.pipeline_tag.as_deref() == Some("text-to-image")).then(|| self.id.clone())
+        })
+    }
+
+    /// The type of the file at `path`, read from the repository's tags, its name and the file's
+    /// folder; `None` when none of them says.
+    fn model_type(&self, path: &str) -> Option<ModelType> {
+        let tagged = |tag: &str| self.tags.iter().any(|t| t.eq_ignore_ascii_case(tag));
+        let folder = path
+            .rsplit_once('/')
+            .map(|(folder, _)| folder.to_ascii_lowercase());
+        let in_folder = |name: &str| {
+            folder
+                .as_deref()
+                .is_some_and(|f| f.split('/').any(|part| part == name))
+        };
+        if in_folder("vae") {
+            Some(ModelType::Vae)
+        } else if in_folder("text_encoder")
+            || in_folder("text_encoder_2")
+            || in_folder("text_encoders")
+        {
+            Some(ModelType::TextEncoder)
+        } else if in_folder("unet") || in_folder("transformer") || in_folder("diffusion_models") {
+            Some(ModelType::DiffusionModel)
+        } else if tagged("lora") {
+            Some(ModelType::Lora)
+        } else if tagged("controlnet") {
+            Some(ModelType::ControlNet)
+        } else if self.id.to_ascii_lowercase().contains("vae") {
+            Some(ModelType::Vae)
+        } else {
+            // A file at a text-to-image repository's root may be a whole checkpoint or a
+            // diffusion model alone (FLUX.1-dev's): guessing would invent a conflict.
+            None
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Sibling {
+    rfilename: String,
+}
+
+#[derive(Deserialize)]
+struct TreeEntry {
+    #[serde(rename = "type", default)]
+    kind: String,
+    path: String,
+    #[serde(default)]
+    size: Option<u64>,
+    #[serde(default)]
+    lfs: Option<Lfs>,
+}
+
+#[derive(Deserialize)]
+struct Lfs {
+    /// The SHA-256 of the file's content.
+    #[serde(default)]
+    oid: Option<String>,
+    #[serde(default)]
+    size: Option<u64>,
+}
+
+#[async_trait]
+impl SearchBackend for HuggingFaceBackend {
+    fn name(&self) -> &str {
+        &self.http.backend
+    }
+
+    fn capabilities(&self) -> BackendCapabilities {
+        BackendCapabilities {
+            // Public repositories: an asker's groups do not restrict them.
+            access: true,
+            ..BackendCapabilities::default()
+        }
+    }
+
+    fn query_form(&self) -> QueryForm {
+        QueryForm::Keywords
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        // The Hub has no lookup by file hash: a hash query finds nothing here.
+        if hash_in_query(&request.query).is_some() {
+            return Ok(Vec::new());
+        }
+        let repos = self.repositories(request).await?;
+        let mut lists: HashMap<String, Result<Vec<TreeEntry>, BackendError>> =
+            futures::future::join_all(
+                repos
+                    .iter()
+                    .filter(|repo| repo.siblings.iter().any(|s| is_model_file(&s.rfilename)))
+                    .take(self.config.file_lists)
+                    .map(|repo| async move { (repo.id.clone(), self.tree(&repo.id).await) }),
+            )
+            .await
+            .into_iter()
+            .collect();
+        let mut files = Vec::new();
+        for repo in &repos {
+            let entries = match lists.remove(&repo.id) {
+                Some(Ok(entries)) => Some(entries),
+                Some(Err(error)) => {
+                    // The names the search gave still stand; only sizes and hashes are lost.
+                    tracing::warn!(repo = %repo.id, %error, "file list unavailable");
+                    None
+                }
+                None => None,
+            };
+            files.extend(self.files_of(repo, entries));
+        }
+        Ok(files
+            .into_iter()
+            .enumerate()
+            .map(|(rank, file)| {
+                let path = file.path.as_deref().unwrap_or(&file.file_name);
+                let id = format!("huggingface:{}/{path}", file.model_name);
+                // The file's own page: hits with one address are one result.
+                let address = endpoint(
+                    &self.base,
+                    &format!("{}/blob/{}/{path}", file.model_name, self.config.revision),
+                )
+                .to_string();
+                file.into_hit(id, Some(address), rank_score(rank), self.name())
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,703 @@
+//! The vocabulary of finding a model file a workflow needs: what is asked ([`FileRequest`]), what
+//! a model hub says of one of its files ([`ModelFile`], carried in a [`Hit`]'s payload), and what
+//! the finder answers ([`ModelFind`]: a status and ranked [`ModelCandidate`]s).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Hit, HitId, Query, QueryError, Strategy};
+
+/// The kind of model a file holds, as a loader node or a hub names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ModelType {
+    /// A whole diffusion model with its text encoder and VAE.
+    Checkpoint,
+    /// A low-rank adaptation (LoRA, LoCon, DoRA).
+    Lora,
+    /// A variational autoencoder.
+    Vae,
+    /// A ControlNet.
+    #[serde(rename = "controlnet")]
+    ControlNet,
+    /// A textual-inversion embedding.
+    Embedding,
+    /// An image upscaler (ESRGAN and the like).
+    Upscaler,
+    /// A text encoder (CLIP, T5).
+    TextEncoder,
+    /// A diffusion model without text encoder or VAE (a UNet or a transformer).
+    DiffusionModel,
+}
+
+impl ModelType {
+    /// Every type, in the order they are documented.
+    pub const ALL: [ModelType; 8] = [
+        Self::Checkpoint,
+        Self::Lora,
+        Self::Vae,
+        Self::ControlNet,
+        Self::Embedding,
+        Self::Upscaler,
+        Self::TextEncoder,
+        Self::DiffusionModel,
+    ];
+
+    /// The name used on the command line, in configuration and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Checkpoint => "checkpoint",
+            Self::Lora => "lora",
+            Self::Vae => "vae",
+            Self::ControlNet => "controlnet",
+            Self::Embedding => "embedding",
+            Self::Upscaler => "upscaler",
+            Self::TextEncoder => "text_encoder",
+            Self::DiffusionModel => "diffusion_model",
+        }
+    }
+
+    /// The folder under a ComfyUI installation where a file of this type belongs.
+    pub fn comfyui_folder(self) -> &'static str {
+        match self {
+            Self::Checkpoint => "models/checkpoints",
+            Self::Lora => "models/loras",
+            Self::Vae => "models/vae",
+            Self::ControlNet => "models/controlnet",
+            Self::Embedding => "models/embeddings",
+            Self::Upscaler => "models/upscale_models",
+            Self::TextEncoder => "models/clip",
+            Self::DiffusionModel => "models/diffusion_models",
+        }
+    }
+
+    /// Civitai's name of the type, as its `types` parameter takes it; `None` for types Civitai
+    /// does not list.
+    pub fn civitai_name(self) -> Option<&'static str> {
+        match self {
+            Self::Checkpoint => Some("Checkpoint"),
+            Self::Lora => Some("LORA"),
+            Self::Vae => Some("VAE"),
+            Self::ControlNet => Some("Controlnet"),
+            Self::Embedding => Some("TextualInversion"),
+            Self::Upscaler => Some("Upscaler"),
+            Self::TextEncoder | Self::DiffusionModel => None,
+        }
+    }
+}
+
+impl fmt::Display for ModelType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not a model type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a model type; the types are checkpoint, lora, vae, controlnet, embedding, upscaler, text_encoder and diffusion_model")]
+pub struct UnknownModelType(pub String);
+
+impl FromStr for ModelType {
+    type Err = UnknownModelType;
+
+    /// A type by its name or a name a hub or a loader gives it ("LORA", "LoCon",
+    /// "TextualInversion", "clip", "unet", "upscale_models"), in any case, with `-`, `_` or
+    /// spaces.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let key: String = name
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let found = match key.as_str() {
+            "checkpoint" | "checkpoints" | "ckpt" => Self::Checkpoint,
+            "lora" | "loras" | "locon" | "dora" | "lycoris" => Self::Lora,
+            "vae" | "vaes" => Self::Vae,
+            "controlnet" | "controlnets" => Self::ControlNet,
+            "embedding" | "embeddings" | "textualinversion" => Self::Embedding,
+            "upscaler" | "upscalers" | "upscalemodel" | "upscalemodels" => Self::Upscaler,
+            "textencoder" | "textencoders" | "clip" => Self::TextEncoder,
+            "diffusionmodel" | "diffusionmodels" | "unet" => Self::DiffusionModel,
+            _ => return Err(UnknownModelType(name.to_owned())),
+        };
+        Ok(found)
+    }
+}
+
+/// Where a model file was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ModelSource {
+    /// civitai.com.
+    Civitai,
+    /// The HuggingFace Hub.
+    #[serde(rename = "huggingface")]
+    HuggingFace,
+}
+
+impl ModelSource {
+    /// Both, in the order they are documented.
+    pub const ALL: [ModelSource; 2] = [Self::Civitai, Self::HuggingFace];
+
+    /// The name used on the command line and on the wire; also the name of the backend that
+    /// searches it, unless configured otherwise.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Civitai => "civitai",
+            Self::HuggingFace => "huggingface",
+        }
+    }
+}
+
+impl fmt::Display for ModelSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not a model source.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a model source; the sources are civitai and huggingface")]
+pub struct UnknownModelSource(pub String);
+
+impl FromStr for ModelSource {
+    type Err = UnknownModelSource;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name
+            .trim()
+            .to_ascii_lowercase()
+            .replace(['-', '_', ' '], "")
+            .as_str()
+        {
+            "civitai" => Ok(Self::Civitai),
+            "huggingface" | "hf" | "hub" => Ok(Self::HuggingFace),
+            _ => Err(UnknownModelSource(name.to_owned())),
+        }
+    }
+}
+
+/// What must be done before a file can be downloaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// The repository's licence must be accepted (access is then granted at once).
+    AcceptLicence,
+    /// Access must be requested and the owner must approve it.
+    OwnerApproval,
+    /// The provider serves the file only to a signed-in user (a key).
+    SignIn,
+}
+
+impl Gate {
+    /// What the user must do, in a few words.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AcceptLicence => "gated: accept the licence on the model page first",
+            Self::OwnerApproval => "gated: access must be requested and approved",
+            Self::SignIn => "needs a signed-in download (set the provider's key)",
+        }
+    }
+}
+
+/// What a model hub states of one file: the payload of a hub backend's [`Hit`], under
+/// [`ModelFile::PAYLOAD_FIELD`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ModelFile {
+    /// The file's name, without folders ("sd_xl_base_1.0.safetensors").
+    pub file_name: String,
+    /// Its path in the repository, when it lies in a folder ("unet/model.safetensors").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The model's name at its source (a Civitai model's name, a Hub repository id).
+    pub model_name: String,
+    /// Where it was found.
+    pub source: ModelSource,
+    /// The model type the source states, when it states one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_type: Option<ModelType>,
+    /// The base model the source states ("SDXL 1.0", "stabilityai/stable-diffusion-xl-base-1.0").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_model: Option<String>,
+    /// Size in bytes, when the source gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// SHA-256 of the file, lower-case hex, when the source gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Where the file itself is downloaded from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download_url: Option<String>,
+    /// The model's page (a Civitai model version, a Hub repository).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_url: Option<String>,
+    /// What must be done before downloading, when anything must.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
+}
+
+impl ModelFile {
+    /// The payload field of a hit that holds its file.
+    pub const PAYLOAD_FIELD: &'static str = "model_file";
+
+    /// The file a hub backend's hit describes; `None` for any other hit.
+    pub fn from_hit(hit: &Hit) -> Option<Self> {
+        serde_json::from_value(hit.payload.get(Self::PAYLOAD_FIELD)?.clone()).ok()
+    }
+
+    /// A hit describing this file, identified by `id`, at `address` (the file's own address:
+    /// two files of one model must not share it, since hits with one address are one result),
+    /// from `backend`.
+    pub fn into_hit(self, id: String, address: Option<String>, score: f32, backend: &str) -> Hit {
+        let title = format!("{} ({})", self.file_name, self.model_name);
+        let mut text = format!(
+            "{} in {} on {}",
+            self.file_name, self.model_name, self.source
+        );
+        if let Some(kind) = self.model_type {
+            text.push_str(&format!(", a {kind}"));
+        }
+        if let Some(base) = &self.base_model {
+            text.push_str(&format!(" for {base}"));
+        }
+        text.push('.');
+        let mut hit = Hit::new(id, title, text, score, backend);
+        hit.url = address;
+        if let Ok(value) = serde_json::to_value(&self) {
+            hit.payload.insert(Self::PAYLOAD_FIELD.to_owned(), value);
+        }
+        hit
+    }
+}
+
+/// Whether a found file is, by the evidence, the one asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum FindStatus {
+    /// The best candidate has the exact file name or the file's hash with no conflict of type or
+    /// base model, or, with no exact match anywhere, a variant of the name (`_fp16`) whose type
+    /// and base model agree.
+    Found,
+    /// Anything else: nothing found, only near names, a conflict, or evidence missing because a
+    /// hub did not answer.
+    Uncertain,
+}
+
+/// One found file, ranked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ModelCandidate {
+    /// The model's name at its source.
+    pub name: String,
+    /// The file's name.
+    pub file_name: String,
+    /// Where it was found.
+    pub source: ModelSource,
+    /// How sure the finder is that this is the file asked for, from 0 to 100.
+    pub confidence: u8,
+    /// Why, in a sentence: what matched and what differs.
+    pub reason: String,
+    /// The model page or repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Where the file is downloaded from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download_url: Option<String>,
+    /// Size in bytes, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// SHA-256, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// The type the source states.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_type: Option<ModelType>,
+    /// The base model the source states.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_model: Option<String>,
+    /// The ComfyUI folder it belongs in (`models/loras`), from the requested type or else the
+    /// source's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
+    /// What must be done before downloading, when anything must.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Gate>,
+    /// The hit in [`Response::hits`](crate::Response::hits) it was read from.
+    pub hit_id: HitId,
+}
+
+/// The finder's answer for one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ModelFind {
+    /// What was looked for.
+    pub requested: FileRequest,
+    /// Found, or uncertain.
+    pub status: FindStatus,
+    /// The candidates, best first; empty when nothing was found.
+    pub candidates: Vec<ModelCandidate>,
+}
+
+impl ModelFind {
+    /// The best candidate, if any.
+    pub fn best(&self) -> Option<&ModelCandidate> {
+        self.candidates.first()
+    }
+}
+
+/// How one rule moved a candidate's confidence, for the trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RuleEffect {
+    /// The rule, in a few words ("exact file name", "wrong model type").
+    pub rule: String,
+    /// Points added to (or, when negative, taken from) the confidence.
+    pub points: i32,
+}
+
+/// One candidate of the final ranking as the trace records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RankedCandidate {
+    /// The file's name.
+    pub file_name: String,
+    /// The model's name at its source.
+    pub name: String,
+    /// Where it was found.
+    pub source: ModelSource,
+    /// The final confidence, 0 to 100.
+    pub confidence: u8,
+    /// What each rule did, in the order they ran.
+    pub rules: Vec<RuleEffect>,
+    /// The model's confidence, when a model judged the candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_confidence: Option<u8>,
+}
+
+/// A model file to find: its name, and what the workflow that needs it says of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FileRequest {
+    /// The file's name, without folders ("sd_xl_base_1.0.safetensors").
+    pub file_name: String,
+    /// The type the loader expects, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_type: Option<ModelType>,
+    /// The base model the workflow uses ("SDXL"), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_model: Option<String>,
+    /// The workflow node that loads it ("LoraLoader").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// A source to rank higher when candidates are otherwise equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefer: Option<ModelSource>,
+    /// The file's SHA-256, when known: a file with this hash is the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Where the workflow says the file comes from, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// A file request that cannot be searched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileRequestError {
+    /// The name is empty or blank.
+    #[error("the model file name is empty")]
+    EmptyName,
+    /// The name holds a folder or a parent reference.
+    #[error(
+        "`{0}` is a path, not a file name: give the file's name alone (\"model.safetensors\")"
+    )]
+    PathLike(String),
+    /// The name is longer than a file name can be.
+    #[error("the model file name is {0} characters long; at most 255 are accepted")]
+    TooLong(usize),
+    /// The hash is not 64 hexadecimal digits.
+    #[error("`{0}` is not a SHA-256: expected 64 hexadecimal digits")]
+    BadHash(String),
+    /// A context value does not parse.
+    #[error("the `{field}` of the model file request is not usable: {reason}")]
+    BadField {
+        /// The context key.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The query could not hold the request.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+}
+
+/// Context keys a finder query carries its request in.
+mod keys {
+    pub const MODEL_TYPE: &str = "model_type";
+    pub const BASE_MODEL: &str = "base_model";
+    pub const NODE: &str = "node";
+    pub const PREFER: &str = "prefer";
+    pub const SHA256: &str = "sha256";
+    pub const URL: &str = "url";
+}
+
+impl FileRequest {
+    /// Longest file name accepted, in characters.
+    pub const MAX_NAME_CHARS: usize = 255;
+
+    /// A request for `file_name`, checked: not empty, not a path, not overlong.
+    pub fn new(file_name: impl Into<String>) -> Result<Self, FileRequestError> {
+        let file_name = checked_name(file_name.into())?;
+        Ok(Self {
+            file_name,
+            model_type: None,
+            base_model: None,
+            node: None,
+            prefer: None,
+            sha256: None,
+            url: None,
+        })
+    }
+
+    /// A request for the file whose SHA-256 is `hash`, named `file_name` when the name is known.
+    pub fn by_hash(hash: &str, file_name: Option<&str>) -> Result<Self, FileRequestError> {
+        let sha256 = checked_hash(hash)?;
+        let mut request = Self::new(file_name.unwrap_or(&sha256))?;
+        request.sha256 = Some(sha256);
+        Ok(request)
+    }
+
+    /// The same request expecting `model_type`.
+    pub fn with_type(mut self, model_type: ModelType) -> Self {
+        self.model_type = Some(model_type);
+        self
+    }
+
+    /// The same request for a workflow built on `base_model`.
+    pub fn with_base_model(mut self, base_model: impl Into<String>) -> Self {
+        let base = base_model.into();
+        self.base_model = (!base.trim().is_empty()).then(|| base.trim().to_owned());
+        self
+    }
+
+    /// The same request ranking `source` higher.
+    pub fn preferring(mut self, source: ModelSource) -> Self {
+        self.prefer = Some(source);
+        self
+    }
+
+    /// The same request, loaded by the workflow node `node`.
+    pub fn loaded_by(mut self, node: impl Into<String>) -> Self {
+        self.node = Some(node.into());
+        self
+    }
+
+    /// The folder a file of the requested type belongs in, when the type is known.
+    pub fn folder(&self) -> Option<&'static str> {
+        self.model_type.map(ModelType::comfyui_folder)
+    }
+
+    /// The query that asks the agent's finder for this file: its name as the text, the rest in
+    /// the context, the finder strategy chosen.
+    pub fn to_query(&self) -> Result<Query, FileRequestError> {
+        let mut context = BTreeMap::new();
+        let mut put = |key: &str, value: Option<String>| {
+            if let Some(value) = value {
+                context.insert(key.to_owned(), value);
+            }
+        };
+        put(keys::MODEL_TYPE, self.model_type.map(|t| t.as_str().into()));
+        put(keys::BASE_MODEL, self.base_model.clone());
+        put(keys::NODE, self.node.clone());
+        put(keys::PREFER, self.prefer.map(|s| s.as_str().into()));
+        put(keys::SHA256, self.sha256.clone());
+        put(keys::URL, self.url.clone());
+        Ok(Query::new(self.file_name.clone())?
+            .with_context(context)?
+            .with_strategy(Strategy::FindModel))
+    }
+
+    /// The request a finder query carries (see [`FileRequest::to_query`]), checked again: a
+    /// query may come from anywhere.
+    pub fn from_query(query: &Query) -> Result<Self, FileRequestError> {
+        let context = &query.context;
+        let mut request = Self::new(query.text())?;
+        if let Some(kind) = context.get(keys::MODEL_TYPE) {
+            request.model_type =
+                Some(
+                    kind.parse()
+                        .map_err(|e: UnknownModelType| FileRequestError::BadField {
+                            field: keys::MODEL_TYPE,
+                            reason: e.to_string(),
+                        })?,
+                );
+        }
+        if let Some(source) = context.get(keys::PREFER) {
+            request.prefer = Some(source.parse().map_err(|e: UnknownModelSource| {
+                FileRequestError::BadField {
+                    field: keys::PREFER,
+                    reason: e.to_string(),
+                }
+            })?);
+        }
+        if let Some(hash) = context.get(keys::SHA256) {
+            request.sha256 = Some(checked_hash(hash)?);
+        }
+        if let Some(base) = context.get(keys::BASE_MODEL) {
+            request = request.with_base_model(base.as_str());
+        }
+        request.node = context.get(keys::NODE).cloned();
+        request.url = context.get(keys::URL).cloned();
+        Ok(request)
+    }
+}
+
+fn checked_name(name: String) -> Result<String, FileRequestError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(FileRequestError::EmptyName);
+    }
+    if name.contains(['/', '\\']) || name == "." || name == ".." || name.contains('\0') {
+        return Err(FileRequestError::PathLike(name.to_owned()));
+    }
+    let chars = name.chars().count();
+    if chars > FileRequest::MAX_NAME_CHARS {
+        return Err(FileRequestError::TooLong(chars));
+    }
+    Ok(name.to_owned())
+}
+
+fn checked_hash(hash: &str) -> Result<String, FileRequestError> {
+    let hash = hash.trim();
+    let hash = hash.strip_prefix("sha256:").unwrap_or(hash);
+    if hash.len() == 64 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(hash.to_ascii_lowercase())
+    } else {
+        Err(FileRequestError::BadHash(hash.to_owned()))
+    }
+}
+
+/// The query text a hub backend reads as "the file with this SHA-256".
+pub fn hash_query(sha256: &str) -> String {
+    format!("sha256:{sha256}")
+}
+
+/// The SHA-256 a query asks for by hash ([`hash_query`]), if it is one.
+pub fn hash_in_query(query: &str) -> Option<String> {
+    let rest = query.trim().strip_prefix("sha256:")?;
+    checked_hash(rest).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_like_or_empty_name_is_refused_with_its_reason() {
+        assert_eq!(FileRequest::new("  "), Err(FileRequestError::EmptyName));
+        for path in ["../x", "a/b.safetensors", "C:\\models\\x.ckpt", ".."] {
+            assert!(
+                matches!(FileRequest::new(path), Err(FileRequestError::PathLike(_))),
+                "{path}"
+            );
+        }
+        assert!(matches!(
+            FileRequest::new("x".repeat(256)),
+            Err(FileRequestError::TooLong(256))
+        ));
+    }
+
+    #[test]
+    fn model_types_read_the_names_hubs_and_loaders_use() {
+        for (name, kind) in [
+            ("LORA", ModelType::Lora),
+            ("LoCon", ModelType::Lora),
+            ("TextualInversion", ModelType::Embedding),
+            ("Controlnet", ModelType::ControlNet),
+            ("upscale_models", ModelType::Upscaler),
+            ("clip", ModelType::TextEncoder),
+            ("unet", ModelType::DiffusionModel),
+            ("text-encoder", ModelType::TextEncoder),
+        ] {
+            assert_eq!(name.parse::<ModelType>(), Ok(kind), "{name}");
+        }
+        for kind in ModelType::ALL {
+            assert_eq!(kind.as_str().parse::<ModelType>(), Ok(kind));
+        }
+        let error = "motion_module".parse::<ModelType>().unwrap_err();
+        assert!(error.to_string().contains("checkpoint, lora"));
+    }
+
+    #[test]
+    fn a_request_travels_in_a_query_and_back() {
+        let hash = "A".repeat(64);
+        let request = FileRequest::by_hash(&hash, Some("x.safetensors"))
+            .unwrap()
+            .with_type(ModelType::Lora)
+            .with_base_model("SDXL 1.0")
+            .preferring(ModelSource::HuggingFace)
+            .loaded_by("LoraLoader");
+        let query = request.to_query().unwrap();
+        assert_eq!(query.strategy, Some(Strategy::FindModel));
+        let back = FileRequest::from_query(&query).unwrap();
+        assert_eq!(back, request);
+        assert_eq!(back.sha256.as_deref(), Some("a".repeat(64).as_str()));
+    }
+
+    #[test]
+    fn a_bad_context_value_names_its_field() {
+        let query = Query::new("x.safetensors")
+            .unwrap()
+            .with_context(BTreeMap::from([("model_type".into(), "motion".into())]))
+            .unwrap();
+        let error = FileRequest::from_query(&query).unwrap_err();
+        assert!(matches!(
+            error,
+            FileRequestError::BadField {
+                field: "model_type",
+                ..
+            }
+        ));
+        assert!(FileRequest::by_hash("abc", None).is_err());
+    }
+
+    #[test]
+    fn a_hit_carries_its_file_and_gives_it_back() {
+        let file = ModelFile {
+            file_name: "a.safetensors".into(),
+            path: None,
+            model_name: "A".into(),
+            source: ModelSource::Civitai,
+            model_type: Some(ModelType::Lora),
+            base_model: Some("SDXL 1.0".into()),
+            size_bytes: Some(10),
+            sha256: None,
+            download_url: None,
+            page_url: None,
+            gate: None,
+        };
+        let hit = file
+            .clone()
+            .into_hit("civitai:1:a".into(), None, 1.0, "civitai");
+        assert_eq!(ModelFile::from_hit(&hit), Some(file));
+        assert_eq!(
+            ModelFile::from_hit(&Hit::new("x", "x", "x", 1.0, "web")),
+            None
+        );
+    }
+
+    #[test]
+    fn hash_queries_are_recognised() {
+        let hash = "b".repeat(64);
+        assert_eq!(hash_in_query(&hash_query(&hash)), Some(hash));
+        assert_eq!(hash_in_query("sdxl lora"), None);
+    }
+}

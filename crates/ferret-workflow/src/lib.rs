@@ -1,0 +1,177 @@
+//! `ferret-workflow` reads ComfyUI workflow files, in the UI format (with the nodes of its
+//! subgraphs and legacy group nodes) and in the API format, and lists the model files their
+//! loader nodes reference ([`WorkflowModel`], each turned into the finder's [`FileRequest`]);
+//! [`ModelsDir`] says which of them a ComfyUI `models` folder (and the folders of its
+//! `extra_model_paths.yaml`) already holds.
+//!
+//! It reads files, nothing else: it must not depend on any HTTP client, backend crate, the
+//! executor, the agent or a model crate; only on `ferret-core` (for the finder's vocabulary),
+//! serde, serde_json, thiserror and a YAML parser.
+
+mod models_dir;
+mod names;
+mod parse;
+
+use std::path::{Path, PathBuf};
+
+use ferret_core::{FileRequest, FileRequestError, ModelType};
+use serde::{Deserialize, Serialize};
+
+pub use models_dir::ModelsDir;
+pub use parse::{parse_workflow, read_workflow};
+
+/// One model file a workflow references.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkflowModel {
+    /// The last path component of the value ("SDXL\\x.safetensors" gives "x.safetensors").
+    pub file_name: String,
+    /// The folder part of the value when it had one ("SDXL"), with `/` separators; `None` when
+    /// it would leave the models folder (`..`, a drive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subfolder: Option<String>,
+    /// The type the loading node implies, else the one its `properties.models` entry's
+    /// directory names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_type: Option<ModelType>,
+    /// The type of the node that references it ("LoraLoader").
+    pub node_type: String,
+    /// That node's id as text ("12"; a node inside a subgraph or group node:
+    /// "<its node's id>:<inner id>"), as ComfyUI names it when it runs the workflow.
+    pub node_id: String,
+    /// Where the workflow says the file is downloaded from (its `properties.models` entry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The file's SHA-256 the workflow states, lower-case hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// The models folder the workflow says the file belongs in ("loras").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
+}
+
+impl WorkflowModel {
+    /// The finder's request for this file (name, type, loader node, hash, url), checked as any
+    /// request is: the fields are public, so they may no longer be what the parser made.
+    pub fn to_request(&self) -> Result<FileRequest, FileRequestError> {
+        let mut request = match &self.sha256 {
+            Some(hash) => FileRequest::by_hash(hash, Some(&self.file_name))?,
+            None => FileRequest::new(self.file_name.as_str())?,
+        };
+        request.model_type = self.model_type;
+        if !self.node_type.trim().is_empty() {
+            request = request.loaded_by(self.node_type.as_str());
+        }
+        request.url.clone_from(&self.url);
+        Ok(request)
+    }
+}
+
+/// A workflow or an `extra_model_paths.yaml` that cannot be read; each names its file and
+/// says what was expected.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkflowError {
+    /// The file cannot be read.
+    #[error("cannot read {}: {reason}", file.display())]
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The file is not JSON.
+    #[error("{} is not JSON ({reason}): expected a ComfyUI workflow saved as JSON", file.display())]
+    NotJson {
+        /// The file.
+        file: PathBuf,
+        /// The parser's complaint, with its line and column.
+        reason: String,
+    },
+    /// The file is JSON but neither workflow format.
+    #[error(
+        "{}: expected a ComfyUI workflow: the UI format with `nodes`, or the API format with \
+         `class_type` and `inputs`",
+        file.display()
+    )]
+    NotAWorkflow {
+        /// The file.
+        file: PathBuf,
+    },
+    /// The workflow references no model file.
+    #[error(
+        "{}: no loader node references a model file (expected loaders such as \
+         CheckpointLoaderSimple or LoraLoader naming a file)",
+        file.display()
+    )]
+    NoLoaders {
+        /// The file.
+        file: PathBuf,
+    },
+    /// The `extra_model_paths.yaml` is not ComfyUI's format.
+    #[error(
+        "{} is not a usable extra_model_paths.yaml: {reason} (expected sections, each with an \
+         optional `base_path` and folder names such as `checkpoints` or `loras` whose values are \
+         one path or several lines of paths)",
+        file.display()
+    )]
+    ExtraPaths {
+        /// The file.
+        file: PathBuf,
+        /// What is wrong in it.
+        reason: String,
+    },
+}
+
+impl WorkflowError {
+    fn unreadable(file: &Path, error: &std::io::Error) -> Self {
+        Self::Unreadable {
+            file: file.to_owned(),
+            reason: error.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(file_name: &str) -> WorkflowModel {
+        WorkflowModel {
+            file_name: file_name.into(),
+            subfolder: None,
+            model_type: Some(ModelType::Lora),
+            node_type: "LoraLoader".into(),
+            node_id: "10".into(),
+            url: Some("https://example.org/x.safetensors".into()),
+            sha256: Some("ab".repeat(32)),
+            directory: Some("loras".into()),
+        }
+    }
+
+    #[test]
+    fn a_model_becomes_the_finders_request_with_all_it_knows() {
+        let request = model("x.safetensors").to_request().unwrap();
+        assert_eq!(request.file_name, "x.safetensors");
+        assert_eq!(request.model_type, Some(ModelType::Lora));
+        assert_eq!(request.node.as_deref(), Some("LoraLoader"));
+        assert_eq!(request.sha256, Some("ab".repeat(32)));
+        assert_eq!(
+            request.url.as_deref(),
+            Some("https://example.org/x.safetensors")
+        );
+    }
+
+    #[test]
+    fn a_model_edited_into_a_path_or_a_bad_hash_is_refused() {
+        assert!(matches!(
+            model("../x.safetensors").to_request(),
+            Err(FileRequestError::PathLike(_))
+        ));
+        let mut bad_hash = model("x.safetensors");
+        bad_hash.sha256 = Some("abc".into());
+        assert!(matches!(
+            bad_hash.to_request(),
+            Err(FileRequestError::BadHash(_))
+        ));
+    }
+}
