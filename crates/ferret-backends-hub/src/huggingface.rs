@@ -164,7 +164,8 @@ impl HuggingFaceBackend {
     /// names the search gave.
     fn files_of(&self, repo: &Repo, entries: Option<Vec<TreeEntry>>) -> Vec<ModelFile> {
         let listed: Vec<(String, Option<u64>, Option<String>)> = match entries {
-            Some(entries) => entries
+            // An empty list (a revision without files) says less than the search's names.
+            Some(entries) if !entries.is_empty() => entries
                 .into_iter()
                 .filter(|e| e.kind == "file")
                 .map(|e| {
@@ -173,7 +174,7 @@ impl HuggingFaceBackend {
                     (e.path, size, sha256)
                 })
                 .collect(),
-            None => repo
+            _ => repo
                 .siblings
                 .iter()
                 .map(|s| (s.rfilename.clone(), None, None))
