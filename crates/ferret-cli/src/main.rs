@@ -1,6 +1,7 @@
 //! The `ferret` command: `ferret ingest` fills an embedded index from files, `ferret search`
 //! answers a question with citations, from that index or from the built-in default corpus.
 
+mod find_model;
 mod llm_args;
 mod render;
 mod searcher;
@@ -97,6 +98,9 @@ enum Command {
         #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_context_pair)]
         context: Vec<(String, String)>,
     },
+    /// Find model files a ComfyUI workflow needs on Civitai and the HuggingFace Hub: one file by
+    /// name or hash, or every file a workflow's loader nodes reference that --models-dir lacks.
+    FindModel(find_model::FindModelArgs),
     /// Serve the MCP tools `search` and `fetch` over standard input and output, for a coding
     /// agent or assistant that starts `ferret mcp` as its tool server.
     Mcp {
@@ -173,6 +177,10 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::FindModel(args) => {
+            args.run()?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Ingest {
             path,
             index,

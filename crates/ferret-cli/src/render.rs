@@ -158,6 +158,11 @@ fn by(implementation: &Implementation) -> String {
     }
 }
 
+/// The response's trace, a line per step.
+pub fn trace_lines(response: &Response) -> Vec<String> {
+    response.trace.steps.iter().map(trace_step).collect()
+}
+
 fn trace_step(step: &TraceStep) -> String {
     match step {
         TraceStep::Intent { outcome, reason, implementation } => format!("intent: {outcome} ({reason}) [{}]", by(implementation)),
@@ -221,6 +226,17 @@ fn trace_step(step: &TraceStep) -> String {
         TraceStep::Thread { id, new: true, .. } => format!("thread {id}: new"),
         TraceStep::Thread { id, turns, .. } => format!("thread {id}: {turns} earlier turn(s)"),
         TraceStep::FollowUp { asked, resolved, implementation } => format!("follow-up {asked:?} read as {resolved:?} [{}]", by(implementation)),
+        TraceStep::Ranking { status, candidates, implementation } => {
+            let ranked: Vec<String> = candidates
+                .iter()
+                .map(|c| {
+                    let rules: Vec<String> =
+                        c.rules.iter().map(|r| format!("{} {:+}", r.rule, r.points)).collect();
+                    format!("{} on {} {} ({})", c.file_name, c.source, c.confidence, rules.join(", "))
+                })
+                .collect();
+            format!("ranking: {status:?} [{}]; {}", by(implementation), ranked.join("; "))
+        }
         other => format!("{other:?}"),
     }
 }

@@ -589,3 +589,127 @@ fn serve_refuses_two_tokens_for_one_principal() {
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("names principal `alice` twice"), "{said}");
 }
+
+#[tokio::test]
+async fn find_model_reads_a_workflow_skips_held_files_and_prints_a_table_and_json() {
+    let case = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/find-model/workflow-several-missing"
+    );
+    let civitai = wiremock::MockServer::start().await;
+    for (query, body) in [
+        ("add detail xl", "civitai-lora.json"),
+        ("sdxl vae", "civitai-vae.json"),
+    ] {
+        let body = std::fs::read_to_string(format!("{case}/{body}")).unwrap();
+        wiremock::Mock::given(wiremock::matchers::path("/api/v1/models"))
+            .and(wiremock::matchers::query_param("query", query))
+            .respond_with(
+                wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"),
+            )
+            .mount(&civitai)
+            .await;
+    }
+    wiremock::Mock::given(wiremock::matchers::any())
+        .respond_with(
+            wiremock::ResponseTemplate::new(200)
+                .set_body_raw(r#"{"items": []}"#, "application/json"),
+        )
+        .mount(&civitai)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let held = dir
+        .path()
+        .join("models/checkpoints/dreamshaper_8.safetensors");
+    std::fs::create_dir_all(held.parent().unwrap()).unwrap();
+    std::fs::write(&held, b"weights").unwrap();
+    let config = dir.path().join("ferret.toml");
+    std::fs::write(
+        &config,
+        format!("[hub.civitai]\nbase_url = \"{}\"\n", civitai.uri()),
+    )
+    .unwrap();
+    let run = |json: bool| {
+        let mut cmd = ferret(dir.path());
+        cmd.args(["find-model", "--hubs", "civitai", "--workflow"])
+            .arg(format!("{case}/workflow.json"))
+            .arg("--models-dir")
+            .arg(dir.path().join("models"))
+            .arg("--config")
+            .arg(&config)
+            .env_remove("CIVITAI_API_KEY");
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(false);
+    assert_success(&out);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = |file: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(file))
+            .unwrap_or_else(|| panic!("no row for {file}:\n{table}"))
+            .to_owned()
+    };
+    assert!(table.starts_with("FILE"), "{table}");
+    assert!(
+        row("dreamshaper_8.safetensors").contains("PRESENT"),
+        "{table}"
+    );
+    let lora = row("add-detail-xl.safetensors");
+    assert!(
+        lora.contains("FOUND") && lora.contains("https://civitai.com/api/download/models/135867"),
+        "{table}"
+    );
+    let vae = row("sdxl_vae_fp16.safetensors");
+    assert!(
+        vae.contains("FOUND") && vae.contains("sdxl_vae.safetensors"),
+        "{table}"
+    );
+    assert!(
+        row("4x_private_upscaler_v7.pth").contains("UNCERTAIN"),
+        "{table}"
+    );
+    assert!(table.contains("belongs in models/loras"), "{table}");
+
+    let out = run(true);
+    assert_success(&out);
+    let outcomes: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let outcomes = outcomes.as_array().unwrap();
+    assert_eq!(outcomes.len(), 5);
+    assert!(outcomes[0]["present_at"].is_string());
+    let lora = outcomes
+        .iter()
+        .find(|o| o["file_name"] == "add-detail-xl.safetensors")
+        .unwrap();
+    assert_eq!(lora["result"]["status"], "FOUND");
+    assert_eq!(lora["result"]["candidates"][0]["folder"], "models/loras");
+}
+
+#[test]
+fn find_model_refuses_bad_input_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_json = dir.path().join("workflow.json");
+    std::fs::write(&not_json, "not json {").unwrap();
+    for (args, said) in [
+        (vec!["find-model", "../x"], "is a path, not a file name"),
+        (vec!["find-model", " "], "empty"),
+        (
+            vec!["find-model", "x.safetensors", "--type", "motion"],
+            "not a model type",
+        ),
+        (vec!["find-model", "--hash", "abc"], "not a SHA-256"),
+        (
+            vec!["find-model", "--workflow", not_json.to_str().unwrap()],
+            "is not JSON",
+        ),
+    ] {
+        let out = ferret(dir.path()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -137,11 +137,17 @@ impl SearchStrategy for FindModel {
         });
         let message = answer.is_none().then(|| {
             let hubs: Vec<&str> = sources.iter().map(|s| hub_name(*s)).collect();
-            format!(
-                "No file like `{}` was found on {}.",
-                request.file_name,
-                hubs.join(" or ")
-            )
+            match run.gathered.failures.first() {
+                Some(failure) if !run.gathered.any_call_answered => format!(
+                    "No model hub answered, so `{}` could not be looked for: {}",
+                    request.file_name, failure.error
+                ),
+                _ => format!(
+                    "No file like `{}` was found on {}.",
+                    request.file_name,
+                    hubs.join(" or ")
+                ),
+            }
         });
         Ending {
             stop_reason: if answer.is_some() {

@@ -1,0 +1,318 @@
+//! `ferret find-model`: find one model file, a file by its SHA-256, or every model file a
+//! ComfyUI workflow needs and a models folder lacks, on Civitai and the HuggingFace Hub.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use ferret::workflow::{read_workflow, ModelsDir, WorkflowModel};
+use ferret::{
+    AgentConfig, Ferret, FileRequest, FindStatus, ModelFind, ModelSource, ModelType, Response,
+    Strategy,
+};
+use futures::StreamExt as _;
+use serde::Serialize;
+
+use crate::llm_args::LlmArgs;
+
+/// Files searched at once; the executor holds each hub to its rate limit besides.
+const FILES_AT_ONCE: usize = 4;
+
+/// What `ferret find-model` is asked.
+#[derive(Debug, clap::Args)]
+pub(crate) struct FindModelArgs {
+    /// The model file's name (sd_xl_base_1.0.safetensors).
+    #[arg(required_unless_present_any = ["workflow", "hash"], conflicts_with = "workflow")]
+    file: Option<String>,
+    /// A ComfyUI workflow (UI or API format): every model file its loader nodes reference is
+    /// found, unless --models-dir already holds it.
+    #[arg(long, value_name = "WORKFLOW.json")]
+    workflow: Option<PathBuf>,
+    /// A ComfyUI `models` folder: files it holds are not searched.
+    #[arg(long, value_name = "DIR", requires = "workflow")]
+    models_dir: Option<PathBuf>,
+    /// ComfyUI's extra_model_paths.yaml: its folders are searched for held files too.
+    #[arg(long, value_name = "FILE", requires = "models_dir")]
+    extra_model_paths: Option<PathBuf>,
+    /// The model type the loader expects: checkpoint, lora, vae, controlnet, embedding,
+    /// upscaler, text_encoder, diffusion_model.
+    #[arg(long = "type", value_name = "TYPE", conflicts_with = "workflow")]
+    model_type: Option<ModelType>,
+    /// The base model the workflow uses (SDXL, SD 1.5, Flux).
+    #[arg(long, value_name = "NAME")]
+    base_model: Option<String>,
+    /// The hub to rank higher when candidates are otherwise equal: civitai or huggingface.
+    #[arg(long, value_name = "HUB")]
+    prefer: Option<ModelSource>,
+    /// Find the file with this SHA-256 (Civitai looks files up by hash).
+    #[arg(long, value_name = "SHA256", conflicts_with = "workflow")]
+    hash: Option<String>,
+    /// The hubs searched (comma-separated; default both).
+    #[arg(long, value_delimiter = ',', value_name = "HUB")]
+    hubs: Vec<ModelSource>,
+    /// Print the results as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Also print each file's trace: the plan, every call and the ranking.
+    #[arg(short, long)]
+    verbose: bool,
+    #[command(flatten)]
+    llm: LlmArgs,
+    /// The configuration file ([hub.civitai], [hub.huggingface]); default as for `search`.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+/// One file's outcome, as `--json` prints it.
+#[derive(Serialize)]
+struct Outcome {
+    file_name: String,
+    /// Where the models folder already holds it, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    present_at: Option<PathBuf>,
+    /// The finder's answer, when it was searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<ModelFind>,
+    /// Hubs that failed while it was searched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    failures: Vec<String>,
+    #[serde(skip)]
+    response: Option<Response>,
+}
+
+impl FindModelArgs {
+    /// Find what is asked and print it.
+    pub(crate) fn run(self) -> anyhow::Result<()> {
+        let (requests, present) = self.requests()?;
+        let ferret = self.finder()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        let responses: Vec<anyhow::Result<Response>> = runtime.block_on(
+            futures::stream::iter(requests.iter())
+                .map(|request| async { Ok(ferret.find_model(request).await?) })
+                .buffered(FILES_AT_ONCE)
+                .collect(),
+        );
+        let mut outcomes: Vec<Outcome> = present
+            .into_iter()
+            .map(|(file_name, path)| Outcome {
+                file_name,
+                present_at: Some(path),
+                result: None,
+                failures: Vec::new(),
+                response: None,
+            })
+            .collect();
+        for (request, response) in requests.iter().zip(responses) {
+            let response = response?;
+            outcomes.push(Outcome {
+                file_name: request.file_name.clone(),
+                present_at: None,
+                result: response.model_file.clone(),
+                failures: {
+                    let mut failures: Vec<String> = response
+                        .failures
+                        .iter()
+                        .map(|f| format!("{}: {}", f.error.backend, f.error.message))
+                        .collect();
+                    // One line per distinct failure, however many calls met it.
+                    failures.sort();
+                    failures.dedup();
+                    failures
+                },
+                response: Some(response),
+            });
+        }
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&outcomes)?);
+        } else {
+            print!("{}", table(&outcomes, self.verbose));
+        }
+        Ok(())
+    }
+
+    /// The files to find, and those the models folder already holds (with where).
+    #[allow(clippy::type_complexity)]
+    fn requests(&self) -> anyhow::Result<(Vec<FileRequest>, Vec<(String, PathBuf)>)> {
+        let Some(workflow) = &self.workflow else {
+            let mut request = match (&self.file, &self.hash) {
+                (file, Some(hash)) => FileRequest::by_hash(hash, file.as_deref())?,
+                (Some(file), None) => FileRequest::new(file.as_str())?,
+                (None, None) => anyhow::bail!("give a file name, --hash or --workflow"),
+            };
+            request.model_type = self.model_type;
+            request.prefer = self.prefer;
+            if let Some(base) = &self.base_model {
+                request = request.with_base_model(base.as_str());
+            }
+            return Ok((vec![request], Vec::new()));
+        };
+        let models = read_workflow(workflow)?;
+        let held = match &self.models_dir {
+            Some(dir) => {
+                let held = ModelsDir::new(dir);
+                Some(match &self.extra_model_paths {
+                    Some(yaml) => held.with_extra_paths(yaml)?,
+                    None => held,
+                })
+            }
+            None => None,
+        };
+        let mut requests = Vec::new();
+        let mut present = Vec::new();
+        for model in models {
+            if let Some(path) = held.as_ref().and_then(|h| h.holds(&model)) {
+                present.push((model.file_name, path));
+                continue;
+            }
+            requests.push(self.request_for(&model)?);
+        }
+        Ok((requests, present))
+    }
+
+    fn request_for(&self, model: &WorkflowModel) -> anyhow::Result<FileRequest> {
+        let mut request = model
+            .to_request()
+            .with_context(|| format!("node {} ({})", model.node_id, model.node_type))?;
+        request.prefer = self.prefer;
+        if let Some(base) = &self.base_model {
+            request = request.with_base_model(base.as_str());
+        }
+        Ok(request)
+    }
+
+    /// A searcher over the hubs asked for, as the configuration file sets them up.
+    fn finder(&self) -> anyhow::Result<Ferret> {
+        let file = match ferret::FileConfig::locate(self.config.as_deref()) {
+            Some(path) => ferret::FileConfig::load(&path)?,
+            None => ferret::FileConfig::default(),
+        };
+        let hubs = if self.hubs.is_empty() {
+            ModelSource::ALL.to_vec()
+        } else {
+            self.hubs.clone()
+        };
+        let (builder, warnings) = file.add_hubs(Ferret::builder(), &hubs);
+        for warning in &warnings {
+            eprintln!("warning: {warning}");
+        }
+        let mut builder = builder.agent(AgentConfig {
+            strategy: Strategy::FindModel,
+            ..AgentConfig::default()
+        });
+        if let Some(model) = self.llm.model()? {
+            builder = builder.language_model(model);
+        }
+        Ok(builder.build()?)
+    }
+}
+
+/// The outcomes as a table (file, status, best candidate, confidence, URL), then for each file
+/// what the table has no room for: why, gating, where it goes, failed hubs.
+fn table(outcomes: &[Outcome], verbose: bool) -> String {
+    let mut rows: Vec<[String; 5]> = vec![[
+        "FILE".into(),
+        "STATUS".into(),
+        "BEST CANDIDATE".into(),
+        "CONFIDENCE".into(),
+        "URL".into(),
+    ]];
+    for outcome in outcomes {
+        let row = match (&outcome.present_at, &outcome.result) {
+            (Some(path), _) => [
+                outcome.file_name.clone(),
+                "PRESENT".into(),
+                path.display().to_string(),
+                "-".into(),
+                "-".into(),
+            ],
+            (None, Some(find)) => {
+                let status = match find.status {
+                    FindStatus::Found => "FOUND",
+                    FindStatus::Uncertain => "UNCERTAIN",
+                };
+                match find.best() {
+                    Some(best) => [
+                        outcome.file_name.clone(),
+                        status.into(),
+                        format!("{} ({}, {})", best.file_name, best.name, best.source),
+                        best.confidence.to_string(),
+                        best.download_url
+                            .clone()
+                            .or_else(|| best.url.clone())
+                            .unwrap_or_else(|| "-".into()),
+                    ],
+                    None => [
+                        outcome.file_name.clone(),
+                        status.into(),
+                        "(nothing found)".into(),
+                        "-".into(),
+                        "-".into(),
+                    ],
+                }
+            }
+            (None, None) => [
+                outcome.file_name.clone(),
+                "UNCERTAIN".into(),
+                "(no result)".into(),
+                "-".into(),
+                "-".into(),
+            ],
+        };
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|col| {
+            rows.iter()
+                .map(|r| r[col].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    for outcome in outcomes {
+        let Some(find) = &outcome.result else {
+            continue;
+        };
+        out.push('\n');
+        out.push_str(&format!("{}:\n", outcome.file_name));
+        match find.best() {
+            Some(best) => {
+                out.push_str(&format!("  {}\n", best.reason));
+                if let Some(folder) = &best.folder {
+                    out.push_str(&format!("  belongs in {folder}\n"));
+                }
+                if let Some(size) = best.size_bytes {
+                    out.push_str(&format!("  size {:.1} MB\n", size as f64 / 1e6));
+                }
+                if let Some(page) = &best.url {
+                    out.push_str(&format!("  page {page}\n"));
+                }
+            }
+            None => match outcome.response.as_ref().and_then(|r| r.message.as_deref()) {
+                Some(message) => out.push_str(&format!("  {message}\n")),
+                None => out.push_str("  nothing found on the hubs searched\n"),
+            },
+        }
+        for failure in &outcome.failures {
+            out.push_str(&format!("  failed: {failure}\n"));
+        }
+        if verbose {
+            if let Some(response) = &outcome.response {
+                for line in crate::render::trace_lines(response) {
+                    out.push_str(&format!("  {line}\n"));
+                }
+            }
+        }
+    }
+    out
+}
