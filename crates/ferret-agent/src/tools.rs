@@ -82,7 +82,12 @@ pub struct ToolBox {
 impl ToolBox {
     /// The tools `executor` can serve; `recent_entries` is how many entries the recent tool lists.
     pub fn new(executor: &Executor, recent_entries: usize) -> Self {
-        let backends = executor.backends();
+        // Model hubs answer only the model-file finder, never a question's search.
+        let backends: Vec<_> = executor
+            .backends()
+            .into_iter()
+            .filter(|(_, caps)| !caps.model_files)
+            .collect();
         let mut tools = vec![Tool {
             name: SEARCH_TOOL.into(),
             description:
@@ -272,6 +277,7 @@ mod tests {
             date_range: true,
             most_recent: true,
             access: false,
+            model_files: false,
         };
         let both = toolbox(&[("docs", BackendCapabilities::default()), ("journal", dated)]);
         assert_eq!(
@@ -292,6 +298,7 @@ mod tests {
             date_range: true,
             most_recent: true,
             access: false,
+            model_files: false,
         };
         let tools = toolbox(&[("docs", BackendCapabilities::default()), ("journal", dated)]);
         let none = Filters::default();
@@ -332,6 +339,7 @@ mod tests {
             date_range: true,
             most_recent: false,
             access: false,
+            model_files: false,
         };
         let tools = toolbox(&[("journal", dated)]);
         let none = Filters::default();

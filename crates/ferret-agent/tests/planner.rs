@@ -63,6 +63,7 @@ fn library() -> ScriptedBackend {
             date_range: true,
             most_recent: false,
             access: false,
+            model_files: false,
         })
 }
 

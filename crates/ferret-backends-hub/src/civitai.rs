@@ -333,6 +333,7 @@ impl SearchBackend for CivitaiBackend {
         BackendCapabilities {
             // Public models: an asker's groups do not restrict them.
             access: true,
+            model_files: true,
             ..BackendCapabilities::default()
         }
     }

@@ -321,6 +321,7 @@ impl SearchBackend for HuggingFaceBackend {
         BackendCapabilities {
             // Public repositories: an asker's groups do not restrict them.
             access: true,
+            model_files: true,
             ..BackendCapabilities::default()
         }
     }

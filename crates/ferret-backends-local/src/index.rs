@@ -945,6 +945,7 @@ impl SearchBackend for LocalBackend {
             date_range: true,
             most_recent: true,
             access: true,
+            model_files: false,
         }
     }
 

@@ -99,6 +99,7 @@ impl SearchBackend for QdrantBackend {
             date_range: true,
             most_recent: true,
             access: true,
+            model_files: false,
         }
     }
 

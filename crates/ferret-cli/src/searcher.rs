@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use ferret::{AgentConfig, Ferret, FileConfig, RetrievalMode, Strategy, WebProvider};
+use ferret::{
+    AgentConfig, Ferret, FileConfig, ModelSource, RetrievalMode, Strategy, WebProvider,
+};
 
 use crate::llm_args::LlmArgs;
 use crate::store_args::StoreArgs;
@@ -26,6 +28,11 @@ pub struct SearcherArgs {
     /// SearXNG instance from SEARXNG_URL. Without --index, only the web is searched.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub web: Vec<WebChoice>,
+    /// Model hubs the model-file finder may search (comma-separated: civitai, huggingface);
+    /// default: those the configuration file has a [hub.*] table for. Questions never search
+    /// them; `find_model` (MCP) and the `find_model` strategy do.
+    #[arg(long, value_delimiter = ',', value_name = "HUB")]
+    pub hubs: Vec<ModelSource>,
     /// The configuration file (default: $FERRET_CONFIG, else ferret.toml in the user's
     /// configuration folder when it is there); the flags override it.
     #[arg(long, value_name = "FILE")]
@@ -70,8 +77,17 @@ impl SearcherArgs {
             (None, None) if !web.is_empty() => Ferret::builder(),
             (None, None) => Ferret::builder().default_corpus(),
         };
-        let (mut builder, warnings) = file.add_web(builder, &web);
+        let (builder, warnings) = file.add_web(builder, &web);
         for warning in &warnings {
+            eprintln!("warning: {warning}");
+        }
+        let hubs = if self.hubs.is_empty() {
+            file.hub_sources()
+        } else {
+            self.hubs.clone()
+        };
+        let (mut builder, hub_warnings) = file.add_hubs(builder, &hubs);
+        for warning in &hub_warnings {
             eprintln!("warning: {warning}");
         }
         let added = web.len() - warnings.len();

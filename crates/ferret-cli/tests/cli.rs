@@ -500,14 +500,28 @@ fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
             .output()
             .unwrap(),
     );
-    let run_client = |args: &[&std::ffi::OsStr]| {
-        let out = Command::new(&python)
+    // Over stdio the searcher also has a Civitai (a mock answering with the recorded LoRA), so
+    // the client finds a model file too.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let civitai = runtime.block_on(civitai_with_lora());
+    let config = dir.path().join("ferret.toml");
+    std::fs::write(
+        &config,
+        format!("[hub.civitai]\nbase_url = \"{}\"\n", civitai.uri()),
+    )
+    .unwrap();
+    let run_client = |args: &[&std::ffi::OsStr], model_file: Option<&str>| {
+        let mut client_cmd = Command::new(&python);
+        client_cmd
             .arg(client)
             .args(args)
             .env("FERRET_HOME", dir.path())
-            .env("FERRET_MCP_TOKEN", MCP_TOKEN)
-            .output()
-            .unwrap();
+            .env("FERRET_MCP_TOKEN", MCP_TOKEN);
+        match model_file {
+            Some(file) => client_cmd.env("FERRET_MCP_MODEL_FILE", file),
+            None => client_cmd.env_remove("FERRET_MCP_MODEL_FILE"),
+        };
+        let out = client_cmd.output().unwrap();
         let said = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -515,19 +529,23 @@ fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
         );
         assert!(out.status.success() && said.contains("ok"), "{said}");
     };
-
-    run_client(&[
-        "stdio".as_ref(),
-        env!("CARGO_BIN_EXE_ferret").as_ref(),
-        "mcp".as_ref(),
-        "--index".as_ref(),
-        index.as_os_str(),
-    ]);
+    run_client(
+        &[
+            "stdio".as_ref(),
+            env!("CARGO_BIN_EXE_ferret").as_ref(),
+            "mcp".as_ref(),
+            "--index".as_ref(),
+            index.as_os_str(),
+            "--config".as_ref(),
+            config.as_os_str(),
+        ],
+        Some("add-detail-xl.safetensors"),
+    );
 
     // Behind a token, as a deployed server is: the client is refused without it.
     let (mut server, addr, _stderr) = serve_on_any_port(dir.path(), &index, Some(MCP_TOKEN));
     let url = format!("http://{addr}/mcp");
-    run_client(&["http".as_ref(), url.as_ref()]);
+    run_client(&["http".as_ref(), url.as_ref()], None);
     server.kill().unwrap();
     server.wait().unwrap();
 }
@@ -712,4 +730,20 @@ fn find_model_refuses_bad_input_with_a_message() {
         assert!(stderr.contains(said), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
+}
+
+/// A Civitai on a mock server, answering every model search with the recorded Detail Tweaker XL
+/// LoRA.
+async fn civitai_with_lora() -> wiremock::MockServer {
+    let civitai = wiremock::MockServer::start().await;
+    let body = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/find-model/civitai-exact-only/civitai-models.json"
+    ))
+    .unwrap();
+    wiremock::Mock::given(wiremock::matchers::path("/api/v1/models"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&civitai)
+        .await;
+    civitai
 }

@@ -100,6 +100,10 @@ pub struct BackendCapabilities {
     /// or hub backend, whose results are public, says so by setting this.
     #[serde(default)]
     pub access: bool,
+    /// Searches model files only (a model hub): a search of every backend leaves it out, and
+    /// only the model-file finder asks it, by name.
+    #[serde(default)]
+    pub model_files: bool,
 }
 
 /// The one trait every search backend implements: the embedded index, a Qdrant server, web and

@@ -302,7 +302,11 @@ impl Executor {
         let slots = self
             .slots
             .iter()
-            .filter(|slot| backend.is_none_or(|name| slot.backend.name() == name));
+            .filter(|slot| match backend {
+                Some(name) => slot.backend.name() == name,
+                // A model hub answers model-file searches only, never a question.
+                None => !slot.backend.capabilities().model_files,
+            });
         let calls = queries
             .iter()
             .flat_map(|q| slots.clone().map(move |slot| (q, slot)));

@@ -510,3 +510,30 @@ async fn paid_backends_are_billed_and_held_to_their_limit_while_free_ones_go_on(
     assert_eq!(again.cache_hits, 2);
     assert!(again.paid.paid.is_empty());
 }
+
+#[tokio::test]
+async fn a_model_hub_is_asked_only_by_name_never_by_a_search_of_every_backend() {
+    let hub = Arc::new(scripted("civitai", &["file"]).capabilities(BackendCapabilities {
+        model_files: true,
+        ..BackendCapabilities::default()
+    }));
+    let docs = Arc::new(scripted("docs", &["a"]));
+    let exec = executor(vec![hub.clone(), docs.clone()]);
+    let outcome = exec
+        .execute(&["q".into()], &Filters::default(), 10, &budget(), DEADLINE)
+        .await;
+    assert_eq!((hub.calls(), docs.calls()), (0, 1));
+    assert_eq!(outcome.hits.len(), 1);
+    let queries = [SearchQuery::plain("sdxl vae")];
+    let named = ExecRequest {
+        queries: &queries,
+        filters: &Filters::default(),
+        options: &SearchOptions::default(),
+        limit: 10,
+        call_deadline: DEADLINE,
+        backend: Some("civitai"),
+    };
+    let outcome = exec.execute_on(&named, &budget()).await;
+    assert_eq!((hub.calls(), docs.calls()), (1, 1));
+    assert_eq!(outcome.hits[0].backend, "civitai");
+}

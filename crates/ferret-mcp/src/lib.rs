@@ -1,7 +1,8 @@
 //! `ferret-mcp` offers Ferret's search to coding agents and assistants as MCP tools (the
 //! official Rust SDK, `rmcp`): `search` answers a question with its short answer, citations
 //! and hits as structured content, and `fetch` gives the whole text of a hit a search returned,
-//! or of a document of the index, by its id (it never fetches a URL). Over HTTP behind a
+//! or of a document of the index, by its id (it never fetches a URL); `find_model` finds a model
+//! file on the model hubs by name or hash. Over HTTP behind a
 //! server that authenticates, both act for the request's [`ferret::Principal`]: searches are
 //! limited to what they may read, and `fetch` gives only what they may read. [`FerretMcp`] is the server; [`serve_stdio`] runs it over
 //! standard input and output, [`http_service`] gives the streamable HTTP service that
@@ -16,7 +17,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ferret::{Ferret, Filters, Hit, Principal, Query, Response, ResponseType, Strategy};
+use ferret::{
+    Ferret, FileRequest, Filters, FindStatus, Hit, ModelCandidate, ModelSource, ModelType,
+    Principal, Query, Response, ResponseType, Strategy,
+};
 use ferret_core::text::{cut, CutMark};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -59,6 +63,45 @@ pub struct SearchArgs {
 pub struct FetchArgs {
     /// The id of a hit or citation a `search` returned (`hit_id` of a citation, `id` of a hit).
     pub id: String,
+}
+
+/// The arguments of `find_model`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindModelArgs {
+    /// The model file's name as a workflow writes it (`sd_xl_base_1.0.safetensors`), without
+    /// folders; may be left out when `sha256` is given.
+    #[serde(default)]
+    pub file_name: Option<String>,
+    /// The type the loader expects: checkpoint, lora, vae, controlnet, embedding, upscaler,
+    /// text_encoder or diffusion_model.
+    #[serde(default)]
+    pub model_type: Option<ModelType>,
+    /// The base model the workflow uses (`SDXL 1.0`, `SD 1.5`, `Flux.1 D`).
+    #[serde(default)]
+    pub base_model: Option<String>,
+    /// The hub to rank higher when candidates are otherwise equal: `civitai` or `huggingface`.
+    #[serde(default)]
+    pub prefer: Option<ModelSource>,
+    /// The file's SHA-256, when known: a file with this hash is the file.
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+/// What `find_model` found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindModelResult {
+    /// `FOUND` when the best candidate is the file by its name or hash, else `UNCERTAIN`.
+    pub status: FindStatus,
+    /// The candidates, best first, each with its confidence (0-100), the reason, its page and
+    /// download addresses, size, hash and the ComfyUI folder it belongs in.
+    pub candidates: Vec<ModelCandidate>,
+    /// Why there is no candidate, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Hubs that failed during the search, each with what failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
 }
 
 /// What `search` found.
@@ -205,6 +248,48 @@ impl FerretMcp {
         let response = (self.run)(query).await?;
         self.seen.remember(asker_name(&asker), &response.hits);
         Ok(Json(result_of(response)))
+    }
+
+    /// Find a model file (a checkpoint, LoRA, VAE, ControlNet, embedding, upscaler, text
+    /// encoder or diffusion model) on Civitai and the HuggingFace Hub by its file name or
+    /// SHA-256, as a ComfyUI workflow names it. Returns FOUND or UNCERTAIN and ranked
+    /// candidates with download addresses and the folder each belongs in.
+    #[tool(name = "find_model")]
+    async fn find_model(
+        &self,
+        Parameters(args): Parameters<FindModelArgs>,
+    ) -> Result<Json<FindModelResult>, String> {
+        let mut request = match (&args.sha256, &args.file_name) {
+            (Some(hash), name) => FileRequest::by_hash(hash, name.as_deref()),
+            (None, Some(name)) => FileRequest::new(name.as_str()),
+            (None, None) => return Err("give file_name, sha256, or both".into()),
+        }
+        .map_err(|e| e.to_string())?;
+        request.model_type = args.model_type;
+        request.prefer = args.prefer;
+        if let Some(base) = &args.base_model {
+            request = request.with_base_model(base.as_str());
+        }
+        let query = request.to_query().map_err(|e| e.to_string())?;
+        let response = (self.run)(query).await?;
+        let mut failures: Vec<String> = response
+            .failures
+            .iter()
+            .map(|f| format!("{}: {}", f.error.backend, f.error.message))
+            .collect();
+        failures.dedup();
+        let find = response.model_file.ok_or_else(|| {
+            response
+                .message
+                .clone()
+                .unwrap_or_else(|| "the finder gave no result".to_owned())
+        })?;
+        Ok(Json(FindModelResult {
+            status: find.status,
+            message: find.candidates.is_empty().then(|| response.message.unwrap_or_default()),
+            candidates: find.candidates,
+            failures,
+        }))
     }
 
     /// Read the whole text of a hit or cited source that `search` returned, or of a document

@@ -143,6 +143,7 @@ fn dated() -> BackendCapabilities {
         date_range: true,
         most_recent: true,
         access: false,
+        model_files: false,
     }
 }
 

@@ -257,6 +257,7 @@ fn default_corpus_backend() -> LazyBackend {
         date_range: true,
         most_recent: true,
         access: true,
+        model_files: false,
     };
     LazyBackend::new("local", capabilities, || async {
         let unavailable = |message: String| {
@@ -289,6 +290,7 @@ fn qdrant_backend(
         date_range: true,
         most_recent: true,
         access: true,
+        model_files: false,
     };
     Ok(LazyBackend::new("qdrant", capabilities, move || {
         let (config, embedder) = (config.clone(), embedder.clone());

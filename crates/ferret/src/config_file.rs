@@ -406,6 +406,18 @@ impl FileConfig {
         }
     }
 
+    /// The model hubs the file has a `[hub.*]` table for, in the order they are documented.
+    pub fn hub_sources(&self) -> Vec<ModelSource> {
+        let mut sources = Vec::new();
+        if self.hub.civitai.is_some() {
+            sources.push(ModelSource::Civitai);
+        }
+        if self.hub.huggingface.is_some() {
+            sources.push(ModelSource::HuggingFace);
+        }
+        sources
+    }
+
     /// The model hub `source` as the file configures it (its defaults when the file has no
     /// table for it), with its rate limit. Keys are optional: a hub without one searches public
     /// models.

@@ -6,7 +6,8 @@ Usage: client.py stdio FERRET_BINARY ARG...   (starts `FERRET_BINARY ARG...` as 
 Over HTTP, with FERRET_MCP_TOKEN set, it first checks that a request without the token is
 refused (401), then sends it as `Authorization: Bearer <token>`.
 
-Initialises, lists the tools, searches, fetches a cited hit, and checks that a call with a wrong
+Initialises, lists the tools, searches, fetches a cited hit, finds the model file
+FERRET_MCP_MODEL_FILE names (a LoRA) when it is set, and checks that a call with a wrong
 argument type, an unknown tool and missing arguments are errors the server survives. Prints
 `ok` and exits 0, or says what failed and exits 1.
 """
@@ -60,6 +61,19 @@ async def exercise(session):
         check(False, "an unknown tool is refused")
     except MCPError:
         pass
+
+    model_file = os.environ.get("FERRET_MCP_MODEL_FILE")
+    if model_file:
+        check("find_model" in tools, f"find_model listed: {sorted(tools)}")
+        found = await session.call_tool("find_model", {"file_name": model_file, "model_type": "lora"})
+        check(not found.is_error, f"find_model failed: {found.content}")
+        result = found.structured_content
+        check(result["status"] == "FOUND", f"the file is found: {result}")
+        best = result["candidates"][0]
+        check(best["file_name"] == model_file, f"the exact file first: {best}")
+        check(best["folder"] == "models/loras", f"its folder: {best}")
+        path_like = await session.call_tool("find_model", {"file_name": "../" + model_file})
+        check(path_like.is_error, "a path-like name is an error result")
 
     again = await session.call_tool("search", {"question": QUESTION, "limit": 3})
     check(not again.is_error, "the server keeps serving after the errors")
