@@ -348,6 +348,8 @@ pub struct CandidateValidationContext {
     pub model_name: String,
     /// What the workflow says of it (type, loader node, base model, preferred source).
     pub context: std::collections::BTreeMap<String, String>,
+    /// The hub to favour between equal candidates, when the workflow names one.
+    pub preferred_source: Option<String>,
     /// What was found; may be empty.
     pub candidates: Vec<FileCandidate>,
 }

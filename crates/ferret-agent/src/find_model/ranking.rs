@@ -301,6 +301,7 @@ impl CandidateValidator for LlmCandidateValidator {
         let context = CandidateValidationContext {
             model_name: request.file_name.clone(),
             context: request_context(request),
+            preferred_source: request.prefer.map(|s| s.as_str().to_owned()),
             candidates: ranked[..judged]
                 .iter()
                 .enumerate()
