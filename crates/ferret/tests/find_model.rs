@@ -61,6 +61,8 @@ fn both_hubs() -> Vec<ModelSource> {
 struct Route {
     hub: ModelSource,
     path: String,
+    /// The documentation page the answer is written from.
+    source: String,
     #[serde(default)]
     query: BTreeMap<String, String>,
     #[serde(default = "ok")]
@@ -177,6 +179,11 @@ async fn hubs(case: &Case, dir: &Path, fault: Option<&Fault>) -> BTreeMap<ModelS
                 .await;
         }
         for route in case.responses.iter().filter(|r| r.hub == hub) {
+            assert!(
+                route.source.starts_with("https://"),
+                "{}: each recorded answer names the documentation page it is written from",
+                dir.display()
+            );
             let body = match (&route.body, &route.raw) {
                 (Some(file), _) => std::fs::read_to_string(dir.join(file))
                     .unwrap_or_else(|e| panic!("{}: {file}: {e}", dir.display())),
