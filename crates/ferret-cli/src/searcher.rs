@@ -3,9 +3,7 @@
 
 use std::path::PathBuf;
 
-use ferret::{
-    AgentConfig, Ferret, FileConfig, ModelSource, RetrievalMode, Strategy, WebProvider,
-};
+use ferret::{AgentConfig, Ferret, FileConfig, ModelSource, RetrievalMode, Strategy, WebProvider};
 
 use crate::llm_args::LlmArgs;
 use crate::store_args::StoreArgs;

@@ -299,14 +299,11 @@ impl Executor {
             call_deadline,
             backend,
         } = *request;
-        let slots = self
-            .slots
-            .iter()
-            .filter(|slot| match backend {
-                Some(name) => slot.backend.name() == name,
-                // A model hub answers model-file searches only, never a question.
-                None => !slot.backend.capabilities().model_files,
-            });
+        let slots = self.slots.iter().filter(|slot| match backend {
+            Some(name) => slot.backend.name() == name,
+            // A model hub answers model-file searches only, never a question.
+            None => !slot.backend.capabilities().model_files,
+        });
         let calls = queries
             .iter()
             .flat_map(|q| slots.clone().map(move |slot| (q, slot)));

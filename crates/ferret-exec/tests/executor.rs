@@ -513,10 +513,12 @@ async fn paid_backends_are_billed_and_held_to_their_limit_while_free_ones_go_on(
 
 #[tokio::test]
 async fn a_model_hub_is_asked_only_by_name_never_by_a_search_of_every_backend() {
-    let hub = Arc::new(scripted("civitai", &["file"]).capabilities(BackendCapabilities {
-        model_files: true,
-        ..BackendCapabilities::default()
-    }));
+    let hub = Arc::new(
+        scripted("civitai", &["file"]).capabilities(BackendCapabilities {
+            model_files: true,
+            ..BackendCapabilities::default()
+        }),
+    );
     let docs = Arc::new(scripted("docs", &["a"]));
     let exec = executor(vec![hub.clone(), docs.clone()]);
     let outcome = exec

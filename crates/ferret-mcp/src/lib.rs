@@ -286,7 +286,10 @@ impl FerretMcp {
         })?;
         Ok(Json(FindModelResult {
             status: find.status,
-            message: find.candidates.is_empty().then(|| response.message.unwrap_or_default()),
+            message: find
+                .candidates
+                .is_empty()
+                .then(|| response.message.unwrap_or_default()),
             candidates: find.candidates,
             failures,
         }))

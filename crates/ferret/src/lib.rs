@@ -36,9 +36,6 @@ pub use ferret_agent::{
     AgentConfig, InMemorySessions, PlanConfig, PlanRecord, PlanRecordError, SessionLimits,
     SessionStore, Sessions, StageConfig, Strategy, StrategyReason, ToolLoopConfig, Turn,
 };
-/// Reading ComfyUI workflows: the model files their loader nodes reference, and which of them
-/// a models folder already holds.
-pub use ferret_workflow as workflow;
 pub use ferret_backends_hub::{
     CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig, CIVITAI_KEY_VARIABLE,
     HF_TOKEN_VARIABLE,
@@ -83,3 +80,6 @@ pub use ferret_llm::{
 #[cfg(feature = "local-model")]
 pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
 pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, NameRanking};
+/// Reading ComfyUI workflows: the model files their loader nodes reference, and which of them
+/// a models folder already holds.
+pub use ferret_workflow as workflow;

@@ -7,10 +7,10 @@ mod names;
 mod planning;
 mod ranking;
 
+pub(crate) use planning::recorded_steps;
 pub use planning::{
     tool_name, FindStep, HeuristicModelSearchPlanner, LlmModelSearchPlanner, ModelSearchPlanner,
     MAX_FIND_STEPS,
 };
-pub(crate) use planning::recorded_steps;
 pub(crate) use ranking::{rank, score, status};
 pub use ranking::{CandidateValidator, LlmCandidateValidator, NameMatch, RuleValidator, Scored};

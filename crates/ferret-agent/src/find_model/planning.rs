@@ -259,6 +259,9 @@ mod tests {
             ]
         );
         request.url = Some("https://example.com/org/repo/resolve/main/x".into());
-        assert_eq!(recorded_steps(&request, &[ModelSource::HuggingFace]).len(), 0);
+        assert_eq!(
+            recorded_steps(&request, &[ModelSource::HuggingFace]).len(),
+            0
+        );
     }
 }

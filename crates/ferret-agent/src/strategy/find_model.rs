@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use async_trait::async_trait;
 use ferret_core::{
-    Citation, FileRequest, FindStatus, Hit, ModelFile, ModelFind, ModelSource,
-    SearchOptions, SearchQuery, StopReason, TraceStep,
+    Citation, FileRequest, FindStatus, Hit, ModelFile, ModelFind, ModelSource, SearchOptions,
+    SearchQuery, StopReason, TraceStep,
 };
 use ferret_exec::ExecRequest;
 use ferret_synthesis::Answer;
