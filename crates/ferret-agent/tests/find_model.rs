@@ -14,7 +14,7 @@ use ferret_core::{
     ModelType, Response, TraceStep,
 };
 use ferret_exec::Executor;
-use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig};
+use ferret_llm::{ScriptedModel, StageModel, StageModelConfig};
 use ferret_test_support::{Matching, ScriptedBackend};
 
 fn file(name: &str, source: ModelSource, kind: ModelType) -> ModelFile {
@@ -55,15 +55,8 @@ fn hub(source: ModelSource, files: Vec<ModelFile>) -> Arc<ScriptedBackend> {
 }
 
 fn model(replies: &[&str]) -> StageModel {
-    let exchanges = replies
-        .iter()
-        .map(|r| Exchange {
-            expect_contains: None,
-            reply: (*r).to_owned(),
-        })
-        .collect();
     StageModel::new(
-        Arc::new(ScriptedModel::new("scripted", exchanges)),
+        Arc::new(ScriptedModel::replying("scripted", replies)),
         StageModelConfig::default(),
     )
 }

@@ -90,14 +90,11 @@ fn agent(library: Arc<ScriptedBackend>, plan: PlanStages, config: PlanConfig) ->
 }
 
 fn model(replies: &[&str]) -> (StageModel, Arc<ScriptedModel>) {
-    let exchanges = replies
-        .iter()
-        .map(|r| Exchange {
-            expect_contains: None,
-            reply: (*r).to_owned(),
-        })
-        .collect();
-    scripted(exchanges)
+    let scripted = Arc::new(ScriptedModel::replying("scripted", replies));
+    (
+        StageModel::new(scripted.clone(), StageModelConfig::default()),
+        scripted,
+    )
 }
 
 fn scripted(exchanges: Vec<Exchange>) -> (StageModel, Arc<ScriptedModel>) {

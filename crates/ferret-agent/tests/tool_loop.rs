@@ -12,7 +12,7 @@ use ferret_core::{
     StopReason, TraceStep,
 };
 use ferret_exec::Executor;
-use ferret_llm::{Exchange, ScriptedModel, StageModel, StageModelConfig};
+use ferret_llm::{ScriptedModel, StageModel, StageModelConfig};
 use ferret_test_support::ScriptedBackend;
 
 /// A journal: answers a query with the entries sharing a word of four letters or more with it,
@@ -171,15 +171,8 @@ async fn a_selector_that_repeats_its_call_ends_the_loop_with_no_progress() {
 }
 
 fn model(replies: &[&str]) -> StageModel {
-    let exchanges = replies
-        .iter()
-        .map(|r| Exchange {
-            expect_contains: None,
-            reply: (*r).to_owned(),
-        })
-        .collect();
     StageModel::new(
-        Arc::new(ScriptedModel::new("scripted", exchanges)),
+        Arc::new(ScriptedModel::replying("scripted", replies)),
         StageModelConfig::default(),
     )
 }

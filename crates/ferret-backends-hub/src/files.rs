@@ -1,24 +1,8 @@
 //! What makes a file a model file, for both hubs.
 
-/// Extensions model weights are stored with.
-const MODEL_EXTENSIONS: [&str; 8] = [
-    "safetensors",
-    "ckpt",
-    "pt",
-    "pth",
-    "bin",
-    "gguf",
-    "sft",
-    "onnx",
-];
-
 /// True when `path` names a file of model weights (by its extension, in any case).
 pub fn is_model_file(path: &str) -> bool {
-    path.rsplit_once('.').is_some_and(|(_, extension)| {
-        MODEL_EXTENSIONS
-            .iter()
-            .any(|known| extension.eq_ignore_ascii_case(known))
-    })
+    ferret_core::model_file_extension(path).is_some()
 }
 
 /// The last component of `path`.

@@ -35,9 +35,9 @@ pub use llm::{
     LanguageModel, LlmError, RetrievalMode, TextSink, TokenUsage,
 };
 pub use model_file::{
-    hash_in_query, hash_query, FileRequest, FileRequestError, FindStatus, Gate, ModelCandidate,
-    ModelFile, ModelFind, ModelSource, ModelType, RankedCandidate, RuleEffect, UnknownModelSource,
-    UnknownModelType,
+    hash_in_query, hash_query, model_file_extension, FileRequest, FileRequestError, FindStatus,
+    Gate, ModelCandidate, ModelFile, ModelFind, ModelSource, ModelType, RankedCandidate,
+    RuleEffect, UnknownModelSource, UnknownModelType, MODEL_FILE_EXTENSIONS,
 };
 pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
 pub use query::{

@@ -10,6 +10,31 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Hit, HitId, Query, QueryError, Strategy};
 
+/// Extensions model weights are stored with.
+pub const MODEL_FILE_EXTENSIONS: [&str; 8] = [
+    "safetensors",
+    "ckpt",
+    "pt",
+    "pth",
+    "bin",
+    "gguf",
+    "sft",
+    "onnx",
+];
+
+/// The extension of `name` when it is a model file's (`x.safetensors`, in any case, with a
+/// name before the dot), lower-cased.
+pub fn model_file_extension(name: &str) -> Option<&'static str> {
+    let (stem, extension) = name.trim().rsplit_once('.')?;
+    let stem = stem.rsplit(['/', '\\']).next().unwrap_or(stem);
+    if stem.is_empty() {
+        return None;
+    }
+    MODEL_FILE_EXTENSIONS
+        .into_iter()
+        .find(|known| extension.eq_ignore_ascii_case(known))
+}
+
 /// The kind of model a file holds, as a loader node or a hub names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -692,6 +717,18 @@ mod tests {
             ModelFile::from_hit(&Hit::new("x", "x", "x", 1.0, "web")),
             None
         );
+    }
+
+    #[test]
+    fn model_files_are_known_by_their_extension() {
+        assert_eq!(
+            model_file_extension("sd_xl_base_1.0.safetensors"),
+            Some("safetensors")
+        );
+        assert_eq!(model_file_extension("unet/Model.GGUF"), Some("gguf"));
+        assert_eq!(model_file_extension("README.md"), None);
+        assert_eq!(model_file_extension(".safetensors"), None);
+        assert_eq!(model_file_extension("models\\.pth"), None);
     }
 
     #[test]

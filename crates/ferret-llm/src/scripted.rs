@@ -32,6 +32,18 @@ impl ScriptedModel {
         }
     }
 
+    /// Reply `replies` in order under `name`, whatever is asked.
+    pub fn replying(name: impl Into<String>, replies: &[&str]) -> Self {
+        let exchanges = replies
+            .iter()
+            .map(|reply| Exchange {
+                expect_contains: None,
+                reply: (*reply).to_owned(),
+            })
+            .collect();
+        Self::new(name, exchanges)
+    }
+
     /// Load a JSONL transcript: one [`Exchange`] per line.
     pub fn from_jsonl(name: impl Into<String>, jsonl: &str) -> Result<Self, String> {
         let exchanges = jsonl

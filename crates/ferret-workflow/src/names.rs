@@ -2,27 +2,13 @@
 
 use ferret_core::ModelType;
 
-/// Extensions of model files: a value ending in one names a file whatever node holds it.
-const MODEL_EXTENSIONS: [&str; 8] = [
-    ".safetensors",
-    ".ckpt",
-    ".pt",
-    ".pth",
-    ".bin",
-    ".gguf",
-    ".sft",
-    ".onnx",
-];
-
 /// How ComfyUI's tokenizer marks an embedding in prompt text.
 const EMBEDDING_TAG: &str = "embedding:";
 
-/// Whether `value` ends in a model file extension (in any case) after some name.
+/// Whether `value` ends in a model file extension (in any case) after some name: a value
+/// ending in one names a file whatever node holds it.
 pub(crate) fn has_model_extension(value: &str) -> bool {
-    let value = value.trim().to_ascii_lowercase();
-    MODEL_EXTENSIONS
-        .iter()
-        .any(|ext| value.len() > ext.len() && value.ends_with(ext))
+    ferret_core::model_file_extension(value).is_some()
 }
 
 /// The folder part (with `/` separators) and the file name of a value: ComfyUI lists files in

@@ -3,18 +3,6 @@
 //! variant of the same model (precision, format, pruning, quantisation) rather than another
 //! model, and the family of a base model.
 
-/// Extensions model weights are stored with, dropped from a name's stem.
-const EXTENSIONS: [&str; 8] = [
-    "safetensors",
-    "ckpt",
-    "pt",
-    "pth",
-    "bin",
-    "gguf",
-    "sft",
-    "onnx",
-];
-
 /// Tokens that name a variant of the same weights: precision, format, pruning, EMA.
 const VARIANT_TOKENS: [&str; 16] = [
     "fp16",
@@ -45,12 +33,11 @@ const FAMILIES: [(&[&str], &str); 4] = [
 
 /// `name` without a model-file extension.
 pub(crate) fn stem(name: &str) -> &str {
-    match name.rsplit_once('.') {
-        Some((stem, extension))
-            if !stem.is_empty() && EXTENSIONS.iter().any(|e| extension.eq_ignore_ascii_case(e)) =>
-        {
-            stem
-        }
+    match (
+        ferret_core::model_file_extension(name),
+        name.rsplit_once('.'),
+    ) {
+        (Some(_), Some((stem, _))) => stem,
         _ => name,
     }
 }
