@@ -101,7 +101,11 @@ impl CivitaiBackend {
         url.query_pairs_mut()
             .append_pair("query", request.query.trim())
             .append_pair("limit", &request.limit.clamp(1, MAX_PAGE_SIZE).to_string());
-        if let Some(kind) = request.options.model_type.and_then(ModelType::civitai_name) {
+        for kind in request
+            .options
+            .model_type
+            .map_or(&[][..], ModelType::civitai_types)
+        {
             url.query_pairs_mut().append_pair("types", kind);
         }
         let mut files = Vec::new();
@@ -198,7 +202,11 @@ impl CivitaiBackend {
                     path: None,
                     model_name: name.clone(),
                     source: ModelSource::Civitai,
-                    model_type: kind.parse().ok(),
+                    // A version's files may include its VAE, typed as such.
+                    model_type: match file.kind.as_deref() {
+                        Some("VAE") => Some(ModelType::Vae),
+                        _ => kind.parse().ok(),
+                    },
                     base_model: version.base_model.clone().filter(|b| !b.trim().is_empty()),
                     // Civitai states sizes in kilobytes (kibibytes), often with a fraction.
                     size_bytes: file
@@ -309,6 +317,9 @@ struct VersionModel {
 struct CivitaiFile {
     #[serde(default)]
     name: String,
+    /// `Model`, `VAE`, `Config`, `Training Data`, …
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
     #[serde(default, rename = "sizeKB")]
     size_kb: Option<f64>,
     #[serde(default)]

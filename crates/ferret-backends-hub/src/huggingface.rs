@@ -49,9 +49,9 @@ pub struct HuggingFaceConfig {
     pub file_lists: usize,
     /// Longest wait for one answer.
     pub timeout: Duration,
-    /// Calls per second at most. The Hub allows 500 API requests per 5 minutes without a token
-    /// and 1,000 with one: one a second stays under the first, three under the second.
-    pub rate_per_second: NonZeroU32,
+    /// API requests a minute the Hub allows: 100 without a token (500 per 5 minutes), 200 with
+    /// one (1,000 per 5 minutes).
+    pub requests_per_minute: NonZeroU32,
 }
 
 impl Default for HuggingFaceConfig {
@@ -64,7 +64,7 @@ impl Default for HuggingFaceConfig {
 impl HuggingFaceConfig {
     /// The public Hub with `token`, if any, at the rate the Hub allows it.
     pub fn with_token(token: Option<ApiKey>) -> Self {
-        let rate = if token.is_some() { 3 } else { 1 };
+        let per_minute = if token.is_some() { 200 } else { 100 };
         Self {
             token,
             base_url: "https://huggingface.co".into(),
@@ -76,7 +76,7 @@ impl HuggingFaceConfig {
             max_pages: 2,
             file_lists: 3,
             timeout: Duration::from_secs(20),
-            rate_per_second: NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN),
+            requests_per_minute: NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN),
         }
     }
 }
@@ -103,9 +103,12 @@ impl HuggingFaceBackend {
         Ok(Self { config, base, http })
     }
 
-    /// Calls per second the provider allows, for the executor's rate limit.
-    pub fn rate_per_second(&self) -> NonZeroU32 {
-        self.config.rate_per_second
+    /// Calls a minute the Hub's request limit allows, for the executor's rate limit: a call
+    /// makes one search request and one file-list request per repository listed.
+    pub fn calls_per_minute(&self) -> NonZeroU32 {
+        let requests_per_call = 1 + u32::try_from(self.config.file_lists).unwrap_or(u32::MAX);
+        NonZeroU32::new(self.config.requests_per_minute.get() / requests_per_call)
+            .unwrap_or(NonZeroU32::MIN)
     }
 
     fn search_url(&self, request: &SearchRequest) -> url::Url {
@@ -160,25 +163,38 @@ impl HuggingFaceBackend {
         Ok(entries)
     }
 
-    /// The model files of `repo`: from its file list when `entries` holds it, else from the
-    /// names the search gave.
+    /// The model files of `repo`: the names the search gave, each with the size and hash its
+    /// file list holds when `entries` has them (a list cut at the page bound keeps the names
+    /// past it); the list alone when the search gave no names.
     fn files_of(&self, repo: &Repo, entries: Option<Vec<TreeEntry>>) -> Vec<ModelFile> {
-        let listed: Vec<(String, Option<u64>, Option<String>)> = match entries {
-            // An empty list (a revision without files) says less than the search's names.
-            Some(entries) if !entries.is_empty() => entries
+        let mut known: HashMap<String, (Option<u64>, Option<String>)> = entries
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| e.kind == "file")
+            .map(|e| {
+                let sha256 = e.lfs.as_ref().and_then(|lfs| lfs.oid.clone());
+                let size = e.lfs.as_ref().and_then(|lfs| lfs.size).or(e.size);
+                (e.path, (size, sha256))
+            })
+            .collect();
+        let listed: Vec<(String, Option<u64>, Option<String>)> = if repo.siblings.is_empty() {
+            let mut paths: Vec<String> = known.keys().cloned().collect();
+            paths.sort();
+            paths
                 .into_iter()
-                .filter(|e| e.kind == "file")
-                .map(|e| {
-                    let sha256 = e.lfs.as_ref().and_then(|lfs| lfs.oid.clone());
-                    let size = e.lfs.as_ref().and_then(|lfs| lfs.size).or(e.size);
-                    (e.path, size, sha256)
+                .map(|path| {
+                    let (size, sha256) = known.remove(&path).unwrap_or_default();
+                    (path, size, sha256)
                 })
-                .collect(),
-            _ => repo
-                .siblings
+                .collect()
+        } else {
+            repo.siblings
                 .iter()
-                .map(|s| (s.rfilename.clone(), None, None))
-                .collect(),
+                .map(|sibling| {
+                    let (size, sha256) = known.remove(&sibling.rfilename).unwrap_or_default();
+                    (sibling.rfilename.clone(), size, sha256)
+                })
+                .collect()
         };
         let gate = repo.gate();
         let base_model = repo.base_model();
@@ -251,6 +267,14 @@ impl Repo {
         })
     }
 
+    /// The words of the repository's name (after the owner), lower-cased.
+    fn name_words(&self) -> impl Iterator<Item = String> + '_ {
+        let name = self.id.rsplit('/').next().unwrap_or(&self.id);
+        name.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+    }
+
     /// The type of the file at `path`, read from the repository's tags, its name and the file's
     /// folder; `None` when none of them says.
     fn model_type(&self, path: &str) -> Option<ModelType> {
@@ -276,7 +300,8 @@ impl Repo {
             Some(ModelType::Lora)
         } else if tagged("controlnet") {
             Some(ModelType::ControlNet)
-        } else if self.id.to_ascii_lowercase().contains("vae") {
+        } else if self.name_words().any(|word| word == "vae") {
+            // `madebyollin/sdxl-vae-fp16-fix`, not `Realistic_Vision_V5.1_noVAE`.
             Some(ModelType::Vae)
         } else {
             // A file at a text-to-image repository's root may be a whole checkpoint or a

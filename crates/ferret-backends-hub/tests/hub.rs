@@ -231,6 +231,9 @@ async fn civitai_is_searched_by_query_and_type_and_follows_its_cursor() {
         .and(path("/api/v1/models"))
         .and(query_param("query", "detail tweaker"))
         .and(query_param("types", "LORA"))
+        // A LoRA loader loads LoCon and DoRA files too.
+        .and(query_param("types", "LoCon"))
+        .and(query_param("types", "DoRA"))
         .and(query_param("limit", "20"))
         .and(query_param_is_missing("page"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
@@ -307,4 +310,36 @@ async fn civitai_looks_a_file_up_by_hash_and_an_unknown_hash_finds_nothing() {
         .await
         .unwrap();
     assert!(none.is_empty());
+}
+
+#[tokio::test]
+async fn odd_file_names_are_escaped_and_a_next_page_elsewhere_is_not_followed() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/api/models"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header(
+                    "link",
+                    "<https://elsewhere.example/api/models?cursor=x>; rel=\"next\"",
+                )
+                .set_body_json(json!([
+                    {"id": "org/merges", "siblings": [{"rfilename": "50%_merge #2.safetensors"}]}
+                ])),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let found = files(&hub(&server, None).search(&request("merge")).await.unwrap());
+    assert_eq!(found[0].file_name, "50%_merge #2.safetensors");
+    assert_eq!(
+        found[0].download_url.as_deref(),
+        Some(
+            format!(
+                "{}/org/merges/resolve/main/50%25_merge%20%232.safetensors",
+                server.uri()
+            )
+            .as_str()
+        )
+    );
 }

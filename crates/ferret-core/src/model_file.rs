@@ -100,17 +100,17 @@ impl ModelType {
         }
     }
 
-    /// Civitai's name of the type, as its `types` parameter takes it; `None` for types Civitai
-    /// does not list.
-    pub fn civitai_name(self) -> Option<&'static str> {
+    /// Civitai's names of the type, as its `types` parameter takes them (a LoRA loader also
+    /// loads LoCon and DoRA files); empty for types Civitai does not list.
+    pub fn civitai_types(self) -> &'static [&'static str] {
         match self {
-            Self::Checkpoint => Some("Checkpoint"),
-            Self::Lora => Some("LORA"),
-            Self::Vae => Some("VAE"),
-            Self::ControlNet => Some("Controlnet"),
-            Self::Embedding => Some("TextualInversion"),
-            Self::Upscaler => Some("Upscaler"),
-            Self::TextEncoder | Self::DiffusionModel => None,
+            Self::Checkpoint => &["Checkpoint"],
+            Self::Lora => &["LORA", "LoCon", "DoRA"],
+            Self::Vae => &["VAE"],
+            Self::ControlNet => &["Controlnet"],
+            Self::Embedding => &["TextualInversion"],
+            Self::Upscaler => &["Upscaler"],
+            Self::TextEncoder | Self::DiffusionModel => &[],
         }
     }
 }

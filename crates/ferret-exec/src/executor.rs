@@ -127,6 +127,16 @@ pub struct ExecRequest<'a> {
     pub backend: Option<&'a str>,
 }
 
+/// How often a backend may be called: a provider states its limit per second or per minute
+/// (a minute's worth may then come at once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallRate {
+    /// At most this many calls a second.
+    PerSecond(NonZeroU32),
+    /// At most this many calls a minute.
+    PerMinute(NonZeroU32),
+}
+
 /// Builds an [`Executor`] from backends, each with an optional rate limit.
 #[derive(Default)]
 pub struct ExecutorBuilder {
@@ -150,17 +160,26 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Add a backend that may be called at most `rate` times a second or a minute.
+    pub fn paced_backend(mut self, backend: Arc<dyn SearchBackend>, rate: CallRate) -> Self {
+        let limit = match rate {
+            CallRate::PerSecond(n) => RateLimit::per_second(n),
+            CallRate::PerMinute(n) => RateLimit::per_minute(n),
+        };
+        self.slots.push(Slot {
+            backend,
+            limit: Some(limit),
+        });
+        self
+    }
+
     /// Add a backend that may be called at most `per_second` times a second.
     pub fn rate_limited_backend(
-        mut self,
+        self,
         backend: Arc<dyn SearchBackend>,
         per_second: NonZeroU32,
     ) -> Self {
-        self.slots.push(Slot {
-            backend,
-            limit: Some(RateLimit::per_second(per_second)),
-        });
-        self
+        self.paced_backend(backend, CallRate::PerSecond(per_second))
     }
 
     /// Build, refusing an executor with no backend or two backends of the same name.

@@ -263,7 +263,8 @@ fn rate_limit_reset(headers: &HeaderMap) -> Option<String> {
         .map(|seconds| seconds.to_string())
 }
 
-/// The `rel="next"` address of a `Link` header, resolved against the answer's own address.
+/// The `rel="next"` address of a `Link` header, resolved against the answer's own address,
+/// when it is on the same origin.
 fn next_link(header: &str, base: &url::Url) -> Option<url::Url> {
     header.split(',').find_map(|entry| {
         let (target, params) = entry.split_once(';')?;
@@ -272,7 +273,11 @@ fn next_link(header: &str, base: &url::Url) -> Option<url::Url> {
             param.eq_ignore_ascii_case("rel=\"next\"") || param.eq_ignore_ascii_case("rel=next")
         });
         let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
-        is_next.then(|| base.join(target).ok()).flatten()
+        // The key goes with every request: a next page elsewhere is not followed.
+        is_next
+            .then(|| base.join(target).ok())
+            .flatten()
+            .filter(|next| next.origin() == base.origin())
     })
 }
 

@@ -52,10 +52,14 @@ pub fn base_url(raw: &str) -> Result<url::Url, HttpSetupError> {
     Ok(url)
 }
 
-/// `base` with `path` appended to its own path ("https://host/searx" + "search").
+/// `base` with the segments of `path` appended to its own path ("https://host/searx" +
+/// "search"), each segment escaped: a file named `50%_merge.safetensors` stays that name.
 pub fn endpoint(base: &url::Url, path: &str) -> url::Url {
     let mut url = base.clone();
-    let joined = format!("{}/{}", url.path().trim_end_matches('/'), path);
-    url.set_path(&joined);
+    // Only a URL that cannot be a base has no segments; `base_url` refuses those.
+    if let Ok(mut segments) = url.path_segments_mut() {
+        segments.pop_if_empty();
+        segments.extend(path.split('/').filter(|segment| !segment.is_empty()));
+    }
     url
 }

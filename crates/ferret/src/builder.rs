@@ -13,7 +13,7 @@ use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError, FileRequest,
     LanguageModel, Query, QueryForm, Response, RetrievalMode, SearchBackend, StopReason, Trace,
 };
-use ferret_exec::{Executor, ExecutorConfig};
+use ferret_exec::{CallRate, Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
 use ferret_llm::{StageModel, StageModelConfig};
 use ferret_query_intel::{BridgeConfig, GuardrailConfig, NameRanking};
@@ -28,7 +28,7 @@ use crate::lazy::LazyBackend;
 pub const QDRANT_API_KEY_VAR: &str = "FERRET_QDRANT_API_KEY";
 
 enum BackendSpec {
-    Ready(Arc<dyn SearchBackend>, Option<NonZeroU32>),
+    Ready(Arc<dyn SearchBackend>, Option<CallRate>),
     LocalIndex(PathBuf),
     DefaultCorpus,
     Qdrant(QdrantConfig),
@@ -121,12 +121,16 @@ impl FerretBuilder {
 
     /// Search a backend that may be called at most `per_second` times a second.
     pub fn rate_limited_backend(
-        mut self,
+        self,
         backend: Arc<dyn SearchBackend>,
         per_second: NonZeroU32,
     ) -> Self {
-        self.backends
-            .push(BackendSpec::Ready(backend, Some(per_second)));
+        self.paced_backend(backend, CallRate::PerSecond(per_second))
+    }
+
+    /// Search a backend that may be called at most `rate` times a second or a minute.
+    pub fn paced_backend(mut self, backend: Arc<dyn SearchBackend>, rate: CallRate) -> Self {
+        self.backends.push(BackendSpec::Ready(backend, Some(rate)));
         self
     }
 
@@ -188,9 +192,7 @@ impl FerretBuilder {
         for spec in self.backends {
             executor = match spec {
                 BackendSpec::Ready(backend, None) => executor.backend(backend),
-                BackendSpec::Ready(backend, Some(rate)) => {
-                    executor.rate_limited_backend(backend, rate)
-                }
+                BackendSpec::Ready(backend, Some(rate)) => executor.paced_backend(backend, rate),
                 BackendSpec::LocalIndex(dir) => {
                     let has_dense = LocalIndex::dense_embedder_of(&dir)
                         .map_err(|e| index_error(&dir, e))?

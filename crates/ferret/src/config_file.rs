@@ -21,7 +21,7 @@ use ferret_core::{
 };
 use serde::Deserialize;
 
-use crate::FerretBuilder;
+use crate::{CallRate, FerretBuilder};
 
 /// The variable naming the configuration file, when `--config` does not.
 pub const CONFIG_VARIABLE: &str = "FERRET_CONFIG";
@@ -102,8 +102,8 @@ pub struct HuggingFaceSection {
     pub key_variable: Option<String>,
     /// Where the Hub lives (default `https://huggingface.co`).
     pub base_url: Option<String>,
-    /// Calls a second.
-    pub rate_per_second: Option<NonZeroU32>,
+    /// API requests a minute the Hub allows this client (default 100, or 200 with a token).
+    pub requests_per_minute: Option<NonZeroU32>,
     /// Seconds a call may take.
     pub timeout_seconds: Option<u64>,
     /// Pages read at most, of a search and of each file list.
@@ -424,7 +424,7 @@ impl FileConfig {
     pub fn hub_backend(
         &self,
         source: ModelSource,
-    ) -> Result<(Arc<dyn SearchBackend>, NonZeroU32), HttpSetupError> {
+    ) -> Result<(Arc<dyn SearchBackend>, CallRate), HttpSetupError> {
         let seconds = |s: Option<u64>, default: Duration| s.map_or(default, Duration::from_secs);
         let key = |variable: Option<&String>, default: &str| {
             ApiKey::from_env(variable.map_or(default, String::as_str)).ok()
@@ -441,7 +441,7 @@ impl FileConfig {
                 set(&mut config.rate_per_second, section.rate_per_second);
                 set(&mut config.max_pages, section.max_pages);
                 let backend = CivitaiBackend::new(config)?;
-                let rate = backend.rate_per_second();
+                let rate = CallRate::PerSecond(backend.rate_per_second());
                 Ok((Arc::new(backend) as Arc<dyn SearchBackend>, rate))
             }
             ModelSource::HuggingFace => {
@@ -452,14 +452,14 @@ impl FileConfig {
                 ));
                 set(&mut config.base_url, section.base_url);
                 config.timeout = seconds(section.timeout_seconds, config.timeout);
-                set(&mut config.rate_per_second, section.rate_per_second);
+                set(&mut config.requests_per_minute, section.requests_per_minute);
                 set(&mut config.max_pages, section.max_pages);
                 config.author = section.author.or(config.author);
                 set(&mut config.filter, section.filter);
                 set(&mut config.sort, section.sort);
                 set(&mut config.file_lists, section.file_lists);
                 let backend = HuggingFaceBackend::new(config)?;
-                let rate = backend.rate_per_second();
+                let rate = CallRate::PerMinute(backend.calls_per_minute());
                 Ok((Arc::new(backend) as Arc<dyn SearchBackend>, rate))
             }
         }
@@ -475,7 +475,7 @@ impl FileConfig {
         let mut warnings = Vec::new();
         for &source in sources {
             match self.hub_backend(source) {
-                Ok((backend, rate)) => builder = builder.rate_limited_backend(backend, rate),
+                Ok((backend, rate)) => builder = builder.paced_backend(backend, rate),
                 Err(error) => warnings.push(format!("{source} is left out: {error}")),
             }
         }
@@ -510,6 +510,26 @@ fn set<T>(field: &mut T, value: Option<T>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hub_tables_name_the_hubs_the_finder_may_search_and_refuse_unknown_keys() {
+        let path = Path::new("ferret.toml");
+        let text = "[hub.huggingface]\nbase_url = \"http://127.0.0.1:9\"\nrequests_per_minute = 40\nfile_lists = 1\n";
+        let file = FileConfig::parse(text, path).unwrap();
+        assert_eq!(file.hub_sources(), [ModelSource::HuggingFace]);
+        let (backend, rate) = file.hub_backend(ModelSource::HuggingFace).unwrap();
+        assert_eq!(backend.name(), "huggingface");
+        assert!(backend.capabilities().model_files);
+        // Each call makes a search and one file-list request.
+        assert_eq!(rate, CallRate::PerMinute(NonZeroU32::new(20).unwrap()));
+        let (_, civitai_rate) = file.hub_backend(ModelSource::Civitai).unwrap();
+        assert_eq!(
+            civitai_rate,
+            CallRate::PerSecond(NonZeroU32::new(2).unwrap())
+        );
+        let error = FileConfig::parse("[hub.civitai]\nrate = 3\n", path).unwrap_err();
+        assert!(error.to_string().contains("line 2"), "{error}");
+    }
 
     #[test]
     fn a_file_declares_backends_and_their_options() {

@@ -72,7 +72,7 @@ pub use ferret_embed::{
     CachedEmbedder, EmbedderError, HubSource, LocalEmbedder, LocalEmbedderConfig, OpenAiEmbedder,
     MINILM_DIR,
 };
-pub use ferret_exec::{ExecutorConfig, RateLimit, RetryPolicy};
+pub use ferret_exec::{CallRate, ExecutorConfig, RateLimit, RetryPolicy};
 pub use ferret_grading::GradingConfig;
 pub use ferret_llm::{
     Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig,

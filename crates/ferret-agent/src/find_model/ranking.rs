@@ -5,8 +5,8 @@
 
 use async_trait::async_trait;
 use ferret_core::{
-    FileRequest, FindStatus, HitId, ModelCandidate, ModelFile, RankedCandidate, RuleEffect,
-    StageOutput,
+    FileRequest, FindStatus, HitId, ModelCandidate, ModelFile, ModelType, RankedCandidate,
+    RuleEffect, StageOutput,
 };
 use ferret_llm::StageModel;
 
@@ -45,8 +45,20 @@ pub struct Scored {
     pub type_conflict: bool,
     /// Its base model's family contradicts the requested one.
     pub base_conflict: bool,
+    /// Both SHA-256 are known and differ: another file of the same name.
+    pub hash_conflict: bool,
+    /// Its type is the requested one (or one that loads alike), or none was requested.
+    pub type_agrees: bool,
+    /// Its base model is of the requested family, or none was requested (or it does not
+    /// matter for the requested type).
+    pub base_agrees: bool,
     /// From 0 to 100.
     pub confidence: u8,
+    /// The rules' points before they were held to 0..=99: two candidates the cap makes equal
+    /// still differ here.
+    pub points: i32,
+    /// Its hub is the one the request prefers.
+    pub preferred: bool,
     /// The rules' effects, in order.
     pub rules: Vec<RuleEffect>,
     /// Why, in a sentence.
@@ -145,25 +157,47 @@ pub fn score(request: &FileRequest, file: ModelFile, hit_id: HitId) -> Scored {
             NameMatch::Different
         }
     };
-    let mut type_conflict = false;
+    let hash_conflict = !hash_matches
+        && request
+            .sha256
+            .as_deref()
+            .zip(file.sha256.as_deref())
+            .is_some();
+    if hash_conflict {
+        rule(&mut rules, "different SHA-256", -60);
+        said.push("but its SHA-256 is not the one the workflow records".to_owned());
+    }
+    let (mut type_conflict, mut type_agrees) = (false, request.model_type.is_none());
     if let (Some(wanted), Some(found)) = (request.model_type, file.model_type) {
         if wanted == found {
             rule(&mut rules, "model type agrees", 5);
+            type_agrees = true;
+        } else if types_compatible(wanted, found) {
+            // Civitai lists diffusion-model-only files (Flux finetunes) as checkpoints.
+            type_agrees = true;
         } else {
             type_conflict = true;
             rule(&mut rules, "wrong model type", -50);
             said.push(format!("but it is a {found}, not a {wanted}"));
         }
     }
-    let mut base_conflict = false;
+    // Upscalers and text encoders serve any base model; hubs label them with one anyway.
+    let base_matters = !matches!(
+        request.model_type,
+        Some(ModelType::Upscaler | ModelType::TextEncoder)
+    );
+    let (mut base_conflict, mut base_agrees) =
+        (false, request.base_model.is_none() || !base_matters);
     let families = request
         .base_model
         .as_deref()
         .and_then(base_family)
-        .zip(file.base_model.as_deref().and_then(base_family));
+        .zip(file.base_model.as_deref().and_then(base_family))
+        .filter(|_| base_matters);
     if let Some((wanted_family, found_family)) = families {
         if wanted_family == found_family {
             rule(&mut rules, "base model agrees", 5);
+            base_agrees = true;
         } else {
             base_conflict = true;
             rule(&mut rules, "base model differs", -40);
@@ -190,7 +224,13 @@ pub fn score(request: &FileRequest, file: ModelFile, hit_id: HitId) -> Scored {
     if let Some(first) = reason.get(..1) {
         reason = format!("{}{}.", first.to_uppercase(), &reason[1..]);
     }
+    let preferred = request.prefer == Some(file.source);
     Scored {
+        points: total,
+        preferred,
+        hash_conflict,
+        type_agrees,
+        base_agrees,
         file,
         hit_id,
         name_match,
@@ -203,7 +243,8 @@ pub fn score(request: &FileRequest, file: ModelFile, hit_id: HitId) -> Scored {
     }
 }
 
-/// Best first: confidence, then the stronger name evidence, then the hubs' own order.
+/// Best first: confidence, then the rules' points before the cap, then the preferred hub, then
+/// the stronger name evidence, then the hubs' own order.
 pub fn rank(mut scored: Vec<Scored>) -> Vec<Scored> {
     let strength = |s: &Scored| match s.name_match {
         NameMatch::Hash => 4,
@@ -215,27 +256,33 @@ pub fn rank(mut scored: Vec<Scored>) -> Vec<Scored> {
     scored.sort_by(|a, b| {
         b.confidence
             .cmp(&a.confidence)
+            .then_with(|| b.points.cmp(&a.points))
+            .then_with(|| b.preferred.cmp(&a.preferred))
             .then_with(|| strength(b).cmp(&strength(a)))
     });
     scored
 }
 
-/// FOUND when the best candidate is the file by its hash or exact name with no conflict of
-/// type or base model, or, when no candidate has the exact name, a variant whose type and base
-/// model do not conflict and every planned hub answered (an exact match may sit on a hub that
-/// did not); anything else is UNCERTAIN.
+/// FOUND when the best candidate is the file by its hash with no conflict of type or base
+/// model (a hash names the bytes, not what the workflow expects of them), or by its exact name
+/// with no conflict at all and no other file of that name that may be the one meant; or, when
+/// no candidate has the exact name, a variant whose type and base model agree with those
+/// requested, and every planned hub answered (an exact match may sit on a hub that did not).
+/// Anything else is UNCERTAIN.
 pub fn status(ranked: &[Scored], every_hub_answered: bool) -> FindStatus {
     let Some(best) = ranked.first() else {
         return FindStatus::Uncertain;
     };
-    let clean = !best.type_conflict && !best.base_conflict;
+    let clean = !best.type_conflict && !best.base_conflict && !best.hash_conflict;
     let any_exact = ranked
         .iter()
         .any(|s| matches!(s.name_match, NameMatch::Exact | NameMatch::Hash));
     let found = match best.name_match {
-        NameMatch::Hash => !best.type_conflict,
-        NameMatch::Exact => clean,
-        NameMatch::Variant(_) => clean && !any_exact && every_hub_answered,
+        NameMatch::Hash => !best.type_conflict && !best.base_conflict,
+        NameMatch::Exact => clean && !ranked[1..].iter().any(|other| rivals(best, other)),
+        NameMatch::Variant(_) => {
+            clean && best.type_agrees && best.base_agrees && !any_exact && every_hub_answered
+        }
         NameMatch::Similar | NameMatch::Different => false,
     };
     if found {
@@ -243,6 +290,30 @@ pub fn status(ranked: &[Scored], every_hub_answered: bool) -> FindStatus {
     } else {
         FindStatus::Uncertain
     }
+}
+
+/// Whether `other`, also a clean exact match, may be the file meant rather than `best`: their
+/// hashes differ, or, with a hash unknown, it is another model on the same hub (a generic
+/// name such as `diffusion_pytorch_model.safetensors`). The same name on both hubs is most
+/// often one file uploaded twice.
+fn rivals(best: &Scored, other: &Scored) -> bool {
+    let clean = !other.type_conflict && !other.base_conflict && !other.hash_conflict;
+    if other.name_match != NameMatch::Exact || !clean {
+        return false;
+    }
+    match (best.file.sha256.as_deref(), other.file.sha256.as_deref()) {
+        (Some(a), Some(b)) => !a.eq_ignore_ascii_case(b),
+        _ => best.file.source == other.file.source && best.file.model_name != other.file.model_name,
+    }
+}
+
+/// Whether a file of type `found` loads where one of type `wanted` is expected.
+fn types_compatible(wanted: ModelType, found: ModelType) -> bool {
+    use ModelType::{Checkpoint, DiffusionModel};
+    matches!(
+        (wanted, found),
+        (Checkpoint, DiffusionModel) | (DiffusionModel, Checkpoint)
+    )
 }
 
 /// Judges the rules' ranking: the rules alone, or a model with them.
@@ -320,7 +391,12 @@ impl CandidateValidator for LlmCandidateValidator {
         let rules_ranking = ranked.clone();
         let accept = move |reply: crate::prompts::CandidateValidationReply| {
             let mut ranked = ranked;
+            let mut judged_already = std::collections::HashSet::new();
             for judgement in &reply.candidates {
+                // A candidate judged twice is blended once: the first judgement stands.
+                if !judged_already.insert(judgement.number) {
+                    continue;
+                }
                 let Some(scored) = judgement
                     .number
                     .checked_sub(1)
@@ -352,7 +428,7 @@ impl CandidateValidator for LlmCandidateValidator {
 
 #[cfg(test)]
 mod tests {
-    use ferret_core::{ModelSource, ModelType};
+    use ferret_core::ModelSource;
 
     use super::*;
 
@@ -420,5 +496,79 @@ mod tests {
         )]);
         assert_eq!(status(&ranked, true), FindStatus::Uncertain);
         assert!(ranked[0].reason.contains("SD 1.5"), "{}", ranked[0].reason);
+    }
+
+    #[test]
+    fn the_exact_name_with_another_hash_is_another_file() {
+        let mut request = FileRequest::new("x.safetensors").unwrap();
+        request.sha256 = Some("a".repeat(64));
+        let mut other = file("x.safetensors", None, None);
+        other.sha256 = Some("b".repeat(64));
+        let ranked = rank(vec![scored(&request, other)]);
+        assert!(ranked[0].hash_conflict);
+        assert_eq!(ranked[0].confidence, 30);
+        assert_eq!(status(&ranked, true), FindStatus::Uncertain);
+    }
+
+    #[test]
+    fn a_generic_name_in_several_models_of_one_hub_is_not_certain() {
+        let request = FileRequest::new("diffusion_pytorch_model.safetensors").unwrap();
+        let mut a = file("diffusion_pytorch_model.safetensors", None, None);
+        a.model_name = "org/one".into();
+        let mut b = a.clone();
+        b.model_name = "org/two".into();
+        assert_eq!(
+            status(
+                &rank(vec![
+                    scored(&request, a.clone()),
+                    scored(&request, b.clone())
+                ]),
+                true
+            ),
+            FindStatus::Uncertain
+        );
+        // The same bytes under two models are one file.
+        a.sha256 = Some("c".repeat(64));
+        b.sha256 = Some("c".repeat(64));
+        assert_eq!(
+            status(&rank(vec![scored(&request, a), scored(&request, b)]), true),
+            FindStatus::Found
+        );
+    }
+
+    #[test]
+    fn a_variant_must_state_the_requested_type_and_a_checkpoint_loads_as_a_diffusion_model() {
+        let request = FileRequest::new("flux_dev_fp8.safetensors")
+            .unwrap()
+            .with_type(ModelType::DiffusionModel);
+        let untyped = rank(vec![scored(
+            &request,
+            file("flux_dev.safetensors", None, None),
+        )]);
+        assert_eq!(status(&untyped, true), FindStatus::Uncertain);
+        let checkpoint = rank(vec![scored(
+            &request,
+            file("flux_dev.safetensors", Some(ModelType::Checkpoint), None),
+        )]);
+        assert!(!checkpoint[0].type_conflict);
+        assert_eq!(status(&checkpoint, true), FindStatus::Found);
+    }
+
+    #[test]
+    fn an_upscaler_is_not_held_to_the_workflows_base_model() {
+        let request = FileRequest::new("4x-UltraSharp.pth")
+            .unwrap()
+            .with_type(ModelType::Upscaler)
+            .with_base_model("SDXL");
+        let ranked = rank(vec![scored(
+            &request,
+            file(
+                "4x-UltraSharp.pth",
+                Some(ModelType::Upscaler),
+                Some("SD 1.5"),
+            ),
+        )]);
+        assert!(!ranked[0].base_conflict);
+        assert_eq!(status(&ranked, true), FindStatus::Found);
     }
 }
