@@ -184,9 +184,20 @@ impl Agent {
         async {
             query.budget.validate()?;
             self.config.validate_for(strategy)?;
-            let mut run = self
-                .begin(query, Recorder::new(events), Instant::now(), Some(strategy))
-                .await;
+            let mut run = if strategy == Strategy::FindModel {
+                // A file name is not a question: no analysis to ask a model for, no query
+                // written per form. The heuristic reading costs nothing and fills the run.
+                let mut rec = Recorder::new(events);
+                rec.step(TraceStep::Strategy {
+                    chosen: strategy,
+                    reason: StrategyReason::Job,
+                });
+                let analysis = HeuristicAnalyzer.analysis(query.text());
+                self.start(query, analysis, rec, Instant::now())
+            } else {
+                self.begin(query, Recorder::new(events), Instant::now(), Some(strategy))
+                    .await
+            };
             let ending = implementation(strategy).run(&mut run).await;
             Ok(run.finish(ending))
         }

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use ferret::workflow::{read_workflow, ModelsDir, WorkflowModel};
 use ferret::{
     AgentConfig, Ferret, FileRequest, FindStatus, ModelFind, ModelSource, ModelType, Response,
@@ -66,6 +65,9 @@ pub(crate) struct FindModelArgs {
 #[derive(Serialize)]
 struct Outcome {
     file_name: String,
+    /// The folder under the type's folder the workflow names it in (`SDXL`), when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subfolder: Option<String>,
     /// Where the models folder already holds it, when it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     present_at: Option<PathBuf>,
@@ -75,54 +77,37 @@ struct Outcome {
     /// Hubs that failed while it was searched.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     failures: Vec<String>,
+    /// Why it could not be searched (a name no file can have, a value too long to send).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
     #[serde(skip)]
     response: Option<Response>,
+}
+
+/// One file the command is about, before it is searched.
+struct Entry {
+    file_name: String,
+    subfolder: Option<String>,
+    present_at: Option<PathBuf>,
+    request: Result<FileRequest, String>,
 }
 
 impl FindModelArgs {
     /// Find what is asked and print it.
     pub(crate) fn run(self) -> anyhow::Result<()> {
-        let (requests, present) = self.requests()?;
+        let entries = self.entries()?;
         let ferret = self.finder()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        let responses: Vec<anyhow::Result<Response>> = runtime.block_on(
-            futures::stream::iter(requests.iter())
-                .map(|request| async { Ok(ferret.find_model(request).await?) })
+        // Files found concurrently, in the workflow's order; one that cannot be searched is
+        // reported with the others rather than ending the run.
+        let outcomes: Vec<Outcome> = runtime.block_on(
+            futures::stream::iter(entries)
+                .map(|entry| find(&ferret, entry))
                 .buffered(FILES_AT_ONCE)
                 .collect(),
         );
-        let mut outcomes: Vec<Outcome> = present
-            .into_iter()
-            .map(|(file_name, path)| Outcome {
-                file_name,
-                present_at: Some(path),
-                result: None,
-                failures: Vec::new(),
-                response: None,
-            })
-            .collect();
-        for (request, response) in requests.iter().zip(responses) {
-            let response = response?;
-            outcomes.push(Outcome {
-                file_name: request.file_name.clone(),
-                present_at: None,
-                result: response.model_file.clone(),
-                failures: {
-                    let mut failures: Vec<String> = response
-                        .failures
-                        .iter()
-                        .map(|f| format!("{}: {}", f.error.backend, f.error.message))
-                        .collect();
-                    // One line per distinct failure, however many calls met it.
-                    failures.sort();
-                    failures.dedup();
-                    failures
-                },
-                response: Some(response),
-            });
-        }
         if self.json {
             println!("{}", serde_json::to_string_pretty(&outcomes)?);
         } else {
@@ -131,9 +116,9 @@ impl FindModelArgs {
         Ok(())
     }
 
-    /// The files to find, and those the models folder already holds (with where).
-    #[allow(clippy::type_complexity)]
-    fn requests(&self) -> anyhow::Result<(Vec<FileRequest>, Vec<(String, PathBuf)>)> {
+    /// The files the command is about: the one named, or the workflow's, each present in the
+    /// models folder or to be searched.
+    fn entries(&self) -> anyhow::Result<Vec<Entry>> {
         let Some(workflow) = &self.workflow else {
             let mut request = match (&self.file, &self.hash) {
                 (file, Some(hash)) => FileRequest::by_hash(hash, file.as_deref())?,
@@ -145,11 +130,22 @@ impl FindModelArgs {
             if let Some(base) = &self.base_model {
                 request = request.with_base_model(base.as_str());
             }
-            return Ok((vec![request], Vec::new()));
+            return Ok(vec![Entry {
+                file_name: request.file_name.clone(),
+                subfolder: None,
+                present_at: None,
+                request: Ok(request),
+            }]);
         };
         let models = read_workflow(workflow)?;
         let held = match &self.models_dir {
             Some(dir) => {
+                if !dir.is_dir() {
+                    eprintln!(
+                        "warning: {} is not a folder: every file of the workflow is searched",
+                        dir.display()
+                    );
+                }
                 let held = ModelsDir::new(dir);
                 Some(match &self.extra_model_paths {
                     Some(yaml) => held.with_extra_paths(yaml)?,
@@ -158,26 +154,29 @@ impl FindModelArgs {
             }
             None => None,
         };
-        let mut requests = Vec::new();
-        let mut present = Vec::new();
-        for model in models {
-            if let Some(path) = held.as_ref().and_then(|h| h.holds(&model)) {
-                present.push((model.file_name, path));
-                continue;
-            }
-            requests.push(self.request_for(&model)?);
-        }
-        Ok((requests, present))
+        Ok(models
+            .into_iter()
+            .map(|model| Entry {
+                present_at: held.as_ref().and_then(|h| h.holds(&model)),
+                request: self.request_for(&model),
+                file_name: model.file_name,
+                subfolder: model.subfolder,
+            })
+            .collect())
     }
 
-    fn request_for(&self, model: &WorkflowModel) -> anyhow::Result<FileRequest> {
+    fn request_for(&self, model: &WorkflowModel) -> Result<FileRequest, String> {
         let mut request = model
             .to_request()
-            .with_context(|| format!("node {} ({})", model.node_id, model.node_type))?;
+            .map_err(|e| format!("node {} ({}): {e}", model.node_id, model.node_type))?;
         request.prefer = self.prefer;
         if let Some(base) = &self.base_model {
             request = request.with_base_model(base.as_str());
         }
+        // The query carries the request: a value too long for it is said here, per file.
+        request
+            .to_query()
+            .map_err(|e| format!("node {} ({}): {e}", model.node_id, model.node_type))?;
         Ok(request)
     }
 
@@ -205,6 +204,46 @@ impl FindModelArgs {
         }
         Ok(builder.build()?)
     }
+}
+
+/// Search `entry`'s file unless it is present or cannot be searched.
+async fn find(ferret: &Ferret, entry: Entry) -> Outcome {
+    let mut outcome = Outcome {
+        file_name: entry.file_name,
+        subfolder: entry.subfolder,
+        present_at: entry.present_at,
+        result: None,
+        failures: Vec::new(),
+        error: None,
+        response: None,
+    };
+    if outcome.present_at.is_some() {
+        return outcome;
+    }
+    let request = match entry.request {
+        Ok(request) => request,
+        Err(error) => {
+            outcome.error = Some(error);
+            return outcome;
+        }
+    };
+    match ferret.find_model(&request).await {
+        Ok(response) => {
+            let mut failures: Vec<String> = response
+                .failures
+                .iter()
+                .map(|f| format!("{}: {}", f.error.backend, f.error.message))
+                .collect();
+            // One line per distinct failure, however many calls met it.
+            failures.sort();
+            failures.dedup();
+            outcome.failures = failures;
+            outcome.result = response.model_file.clone();
+            outcome.response = Some(response);
+        }
+        Err(error) => outcome.error = Some(error.to_string()),
+    }
+    outcome
 }
 
 /// The outcomes as a table (file, status, best candidate, confidence, URL), then for each file
@@ -253,8 +292,11 @@ fn table(outcomes: &[Outcome], verbose: bool) -> String {
             }
             (None, None) => [
                 outcome.file_name.clone(),
-                "UNCERTAIN".into(),
-                "(no result)".into(),
+                "NOT SEARCHED".into(),
+                outcome
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "(no result)".into()),
                 "-".into(),
                 "-".into(),
             ],
@@ -289,7 +331,12 @@ fn table(outcomes: &[Outcome], verbose: bool) -> String {
             Some(best) => {
                 out.push_str(&format!("  {}\n", best.reason));
                 if let Some(folder) = &best.folder {
-                    out.push_str(&format!("  belongs in {folder}\n"));
+                    // The workflow names the file under its subfolder: it loads from there.
+                    let place = match &outcome.subfolder {
+                        Some(sub) => format!("{folder}/{sub}"),
+                        None => folder.clone(),
+                    };
+                    out.push_str(&format!("  belongs in {place}\n"));
                 }
                 if let Some(size) = best.size_bytes {
                     out.push_str(&format!("  size {:.1} MB\n", size as f64 / 1e6));

@@ -720,6 +720,17 @@ fn find_model_refuses_bad_input_with_a_message() {
         ),
         (vec!["find-model", "--hash", "abc"], "not a SHA-256"),
         (
+            vec![
+                "find-model",
+                "--workflow",
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../fixtures/workflow/no-loaders/workflow.json"
+                ),
+            ],
+            "no loader node references a model file",
+        ),
+        (
             vec!["find-model", "--workflow", not_json.to_str().unwrap()],
             "is not JSON",
         ),
@@ -746,4 +757,60 @@ async fn civitai_with_lora() -> wiremock::MockServer {
         .mount(&civitai)
         .await;
     civitai
+}
+
+#[tokio::test]
+async fn find_model_by_hash_prints_the_file_civitai_knows_by_it_as_json() {
+    let case = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/find-model/hash-lookup"
+    );
+    let body = std::fs::read_to_string(format!("{case}/civitai-by-hash.json")).unwrap();
+    let version: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let hash = version["files"][0]["hashes"]["SHA256"]
+        .as_str()
+        .unwrap()
+        .to_lowercase();
+    let civitai = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::path(format!(
+        "/api/v1/model-versions/by-hash/{hash}"
+    )))
+    .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+    .expect(1)
+    .mount(&civitai)
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ferret.toml");
+    std::fs::write(
+        &config,
+        format!("[hub.civitai]\nbase_url = \"{}\"\n", civitai.uri()),
+    )
+    .unwrap();
+    let out = ferret(dir.path())
+        .args([
+            "find-model",
+            "--hubs",
+            "civitai",
+            "--type",
+            "checkpoint",
+            "--json",
+            "--hash",
+        ])
+        .arg(&hash)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let outcomes: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = &outcomes[0]["result"];
+    assert_eq!(result["status"], "FOUND", "{outcomes:#}");
+    let best = &result["candidates"][0];
+    assert_eq!(
+        best["file_name"],
+        "juggernautXL_v9Rdphoto2Lightning.safetensors"
+    );
+    assert_eq!(best["confidence"], 100);
+    assert_eq!(best["sha256"], hash.as_str());
+    assert_eq!(best["folder"], "models/checkpoints");
 }

@@ -48,7 +48,7 @@ pub struct SearchArgs {
     pub limit: Option<usize>,
     /// How to search: `single_pass` (one search), `refine` (search again when results are
     /// weak), `multi_hop` (follow what one page names to the next), `tool_loop`, `plan`, or
-    /// `auto` (chosen from the question; the default).
+    /// `auto` (chosen from the question; the default). To find a model file, call `find_model`.
     #[serde(default)]
     pub strategy: Option<Strategy>,
     /// Restrict every search to a date range (`date_range`: `from` and `to`, `YYYY-MM-DD`) or
@@ -258,6 +258,7 @@ impl FerretMcp {
     async fn find_model(
         &self,
         Parameters(args): Parameters<FindModelArgs>,
+        request_parts: Extensions,
     ) -> Result<Json<FindModelResult>, String> {
         let mut request = match (&args.sha256, &args.file_name) {
             (Some(hash), name) => FileRequest::by_hash(hash, name.as_deref()),
@@ -271,12 +272,16 @@ impl FerretMcp {
             request = request.with_base_model(base.as_str());
         }
         let query = request.to_query().map_err(|e| e.to_string())?;
+        let asker = asker_of(&request_parts);
         let response = (self.run)(query).await?;
+        // A candidate's hit can be read with `fetch`, as a search's can.
+        self.seen.remember(asker_name(&asker), &response.hits);
         let mut failures: Vec<String> = response
             .failures
             .iter()
             .map(|f| format!("{}: {}", f.error.backend, f.error.message))
             .collect();
+        failures.sort();
         failures.dedup();
         let find = response.model_file.ok_or_else(|| {
             response

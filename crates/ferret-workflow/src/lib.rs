@@ -1,8 +1,8 @@
 //! `ferret-workflow` reads ComfyUI workflow files, in the UI format (with the nodes of its
 //! subgraphs and legacy group nodes) and in the API format, and lists the model files their
-//! loader nodes reference ([`WorkflowModel`], each turned into the finder's [`FileRequest`]);
-//! [`ModelsDir`] says which of them a ComfyUI `models` folder (and the folders of its
-//! `extra_model_paths.yaml`) already holds.
+//! loader nodes reference ([`WorkflowModel`], each turned into the finder's [`FileRequest`]),
+//! leaving out bypassed and muted nodes; [`ModelsDir`] says which of them a ComfyUI `models`
+//! folder (and the folders of its `extra_model_paths.yaml`) already holds.
 //!
 //! It reads files, nothing else: it must not depend on any HTTP client, backend crate, the
 //! executor, the agent or a model crate; only on `ferret-core` (for the finder's vocabulary),
@@ -29,8 +29,10 @@ pub struct WorkflowModel {
     /// it would leave the models folder (`..`, a drive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subfolder: Option<String>,
-    /// The type the loading node implies, else the one its `properties.models` entry's
-    /// directory names.
+    /// The finder's type of the file: the one ComfyUI's loader implies, else the one the
+    /// directory of its `properties.models` entry names, else the one a known API input
+    /// ("ckpt_name") implies, else the one the words of the node's name suggest. `None` for
+    /// files of no such type (CLIP vision, IP-Adapter, style models, hypernetworks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_type: Option<ModelType>,
     /// The type of the node that references it ("LoraLoader").
@@ -44,7 +46,8 @@ pub struct WorkflowModel {
     /// The file's SHA-256 the workflow states, lower-case hex.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
-    /// The models folder the workflow says the file belongs in ("loras").
+    /// The models folder the file belongs in, when known ("loras", "clip_vision"): the one its
+    /// `properties.models` entry names, else the one its loader or API input reads from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
 }

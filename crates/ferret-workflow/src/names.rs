@@ -53,32 +53,123 @@ pub(crate) fn embedding_names(text: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The type ComfyUI's own loaders (and the GGUF ones) load, by node type.
-pub(crate) fn loader_type(node_type: &str) -> Option<ModelType> {
-    let model_type = match node_type {
+/// What a loader or an input says about the files it takes: their type, when it is one of the
+/// finder's, and the models folder they belong in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Kind {
+    pub(crate) model_type: Option<ModelType>,
+    pub(crate) directory: Option<&'static str>,
+}
+
+impl Kind {
+    pub(crate) const fn of(model_type: ModelType) -> Self {
+        Self {
+            model_type: Some(model_type),
+            directory: Some(folder_of(model_type)),
+        }
+    }
+
+    /// Files of a folder none of the finder's types stands for ("clip_vision").
+    const fn folder(directory: &'static str) -> Self {
+        Self {
+            model_type: None,
+            directory: Some(directory),
+        }
+    }
+}
+
+/// The folder ComfyUI's loaders read a type's files from, by its current name.
+pub(crate) const fn folder_of(model_type: ModelType) -> &'static str {
+    match model_type {
+        ModelType::Checkpoint => "checkpoints",
+        ModelType::Lora => "loras",
+        ModelType::Vae => "vae",
+        ModelType::ControlNet => "controlnet",
+        ModelType::Embedding => "embeddings",
+        ModelType::Upscaler => "upscale_models",
+        ModelType::TextEncoder => "text_encoders",
+        ModelType::DiffusionModel => "diffusion_models",
+    }
+}
+
+/// The type whose files a models folder holds, by ComfyUI's folder names (old ones too:
+/// "clip", "unet") or a name of the type ("LoRA"); `None` for the folders of other files
+/// ("clip_vision", "ipadapter").
+pub(crate) fn folder_type(directory: &str) -> Option<ModelType> {
+    let model_type = match directory.trim().to_ascii_lowercase().as_str() {
+        "checkpoints" => ModelType::Checkpoint,
+        "loras" => ModelType::Lora,
+        "vae" => ModelType::Vae,
+        "controlnet" | "t2i_adapter" => ModelType::ControlNet,
+        "embeddings" => ModelType::Embedding,
+        "upscale_models" => ModelType::Upscaler,
+        "text_encoders" | "clip" => ModelType::TextEncoder,
+        "diffusion_models" | "unet" => ModelType::DiffusionModel,
+        _ => return directory.parse().ok(),
+    };
+    Some(model_type)
+}
+
+/// What ComfyUI's own loaders (and the GGUF ones and a few well-known custom ones) load, by
+/// node type: named here because their names mislead a guess ("CLIPVisionLoader" is no text
+/// encoder) or say nothing of the folder ("IPAdapterModelLoader").
+pub(crate) fn loader_kind(node_type: &str) -> Option<Kind> {
+    let kind = match node_type {
         "CheckpointLoaderSimple"
         | "CheckpointLoader"
         | "ImageOnlyCheckpointLoader"
-        | "unCLIPCheckpointLoader" => ModelType::Checkpoint,
-        "LoraLoader" | "LoraLoaderModelOnly" => ModelType::Lora,
-        "VAELoader" => ModelType::Vae,
-        "ControlNetLoader" | "DiffControlNetLoader" => ModelType::ControlNet,
+        | "unCLIPCheckpointLoader" => Kind::of(ModelType::Checkpoint),
+        "LoraLoader" | "LoraLoaderModelOnly" => Kind::of(ModelType::Lora),
+        "VAELoader" => Kind::of(ModelType::Vae),
+        "ControlNetLoader" | "DiffControlNetLoader" => Kind::of(ModelType::ControlNet),
         "CLIPLoader"
         | "DualCLIPLoader"
         | "TripleCLIPLoader"
         | "QuadrupleCLIPLoader"
         | "CLIPLoaderGGUF"
         | "DualCLIPLoaderGGUF"
-        | "TripleCLIPLoaderGGUF" => ModelType::TextEncoder,
-        "UNETLoader" | "UnetLoaderGGUF" => ModelType::DiffusionModel,
-        "UpscaleModelLoader" => ModelType::Upscaler,
+        | "TripleCLIPLoaderGGUF"
+        | "QuadrupleCLIPLoaderGGUF" => Kind::of(ModelType::TextEncoder),
+        "UNETLoader" | "UnetLoaderGGUF" | "UnetLoaderGGUFAdvanced" => {
+            Kind::of(ModelType::DiffusionModel)
+        }
+        "UpscaleModelLoader" => Kind::of(ModelType::Upscaler),
+        "CLIPVisionLoader" => Kind::folder("clip_vision"),
+        "StyleModelLoader" => Kind::folder("style_models"),
+        "HypernetworkLoader" => Kind::folder("hypernetworks"),
+        "GLIGENLoader" => Kind::folder("gligen"),
+        "PhotoMakerLoader" => Kind::folder("photomaker"),
+        "IPAdapterModelLoader" => Kind::folder("ipadapter"),
+        "UltralyticsDetectorProvider" => Kind::folder("ultralytics"),
+        "ADE_LoadAnimateDiffModel" => Kind::folder("animatediff_models"),
         _ => return None,
     };
-    Some(model_type)
+    Some(kind)
+}
+
+/// What an API-format input of ComfyUI's own loaders holds, by its name, whatever node takes
+/// it: custom nodes reuse these names for the same files ("ckpt_name" in "Efficient Loader").
+/// "clip_name" is left out: `CLIPLoader` and `CLIPVisionLoader` both take it.
+pub(crate) fn input_kind(key: &str) -> Option<Kind> {
+    let kind = match key {
+        "ckpt_name" => Kind::of(ModelType::Checkpoint),
+        "lora_name" => Kind::of(ModelType::Lora),
+        "vae_name" => Kind::of(ModelType::Vae),
+        "control_net_name" => Kind::of(ModelType::ControlNet),
+        "unet_name" => Kind::of(ModelType::DiffusionModel),
+        "style_model_name" => Kind::folder("style_models"),
+        "hypernetwork_name" => Kind::folder("hypernetworks"),
+        "gligen_name" => Kind::folder("gligen"),
+        "ipadapter_file" => Kind::folder("ipadapter"),
+        _ => return None,
+    };
+    Some(kind)
 }
 
 /// The type a custom node's name (or an input's name, "ckpt_name") suggests, by the words
 /// ComfyUI's folders use: "Load LoRA", "Power Lora Loader (rgthree)", "CheckpointLoader|pysssss".
+/// Names of files no type stands for suggest none, though they hold a word that would
+/// ("CLIPVisionLoader" holds "clip", "IPAdapterUnifiedLoader" nothing of the file it loads).
 pub(crate) fn guess_type(name: &str) -> Option<ModelType> {
     let key: String = name
         .chars()
@@ -86,19 +177,23 @@ pub(crate) fn guess_type(name: &str) -> Option<ModelType> {
         .collect::<String>()
         .to_ascii_lowercase();
     let hints = [
-        ("lora", ModelType::Lora),
-        ("vae", ModelType::Vae),
-        ("controlnet", ModelType::ControlNet),
-        ("upscale", ModelType::Upscaler),
-        ("clip", ModelType::TextEncoder),
-        ("unet", ModelType::DiffusionModel),
-        ("checkpoint", ModelType::Checkpoint),
-        ("ckpt", ModelType::Checkpoint),
+        ("clipvision", None),
+        ("ipadapter", None),
+        ("stylemodel", None),
+        ("hypernetwork", None),
+        ("lora", Some(ModelType::Lora)),
+        ("vae", Some(ModelType::Vae)),
+        ("controlnet", Some(ModelType::ControlNet)),
+        ("upscale", Some(ModelType::Upscaler)),
+        ("clip", Some(ModelType::TextEncoder)),
+        ("unet", Some(ModelType::DiffusionModel)),
+        ("checkpoint", Some(ModelType::Checkpoint)),
+        ("ckpt", Some(ModelType::Checkpoint)),
     ];
     hints
         .into_iter()
         .find(|(word, _)| key.contains(word))
-        .map(|(_, model_type)| model_type)
+        .and_then(|(_, model_type)| model_type)
 }
 
 /// A SHA-256 as a workflow states it (`hash`, with `hash_type` "SHA256" or none), lower-case;
@@ -192,8 +287,11 @@ mod tests {
 
     #[test]
     fn node_names_suggest_types() {
-        assert_eq!(loader_type("DualCLIPLoader"), Some(ModelType::TextEncoder));
-        assert_eq!(loader_type("KSampler"), None);
+        assert_eq!(
+            loader_kind("DualCLIPLoader"),
+            Some(Kind::of(ModelType::TextEncoder))
+        );
+        assert_eq!(loader_kind("KSampler"), None);
         for (name, expected) in [
             ("Power Lora Loader (rgthree)", Some(ModelType::Lora)),
             ("CheckpointLoader|pysssss", Some(ModelType::Checkpoint)),
@@ -202,8 +300,31 @@ mod tests {
             ("UnetLoaderGGUFAdvanced", Some(ModelType::DiffusionModel)),
             ("Upscale Model Loader", Some(ModelType::Upscaler)),
             ("IPAdapterModelLoader", None),
+            ("CLIPVisionLoader", None),
+            ("IPAdapterClipVisionEnhancer", None),
+            ("StyleModelLoader", None),
+            ("HypernetworkLoader", None),
         ] {
             assert_eq!(guess_type(name), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn folders_name_their_type_in_any_case_and_other_folders_none() {
+        for (folder, expected) in [
+            ("loras", Some(ModelType::Lora)),
+            ("Checkpoints", Some(ModelType::Checkpoint)),
+            ("clip", Some(ModelType::TextEncoder)),
+            ("unet", Some(ModelType::DiffusionModel)),
+            ("LoRA", Some(ModelType::Lora)),
+            ("clip_vision", None),
+            ("ipadapter", None),
+            ("", None),
+        ] {
+            assert_eq!(folder_type(folder), expected, "{folder}");
+        }
+        for model_type in ModelType::ALL {
+            assert_eq!(folder_type(folder_of(model_type)), Some(model_type));
         }
     }
 

@@ -1,6 +1,6 @@
 //! Reading both workflow formats into the model files their nodes reference.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
@@ -8,7 +8,8 @@ use ferret_core::{FileRequest, ModelType};
 use serde_json::{Map, Value};
 
 use crate::names::{
-    embedding_names, guess_type, has_model_extension, loader_type, sha256_of, split_name,
+    embedding_names, folder_type, guess_type, has_model_extension, input_kind, loader_kind,
+    sha256_of, split_name, Kind,
 };
 use crate::{WorkflowError, WorkflowModel};
 
@@ -16,6 +17,11 @@ use crate::{WorkflowError, WorkflowModel};
 /// editor's primitive node only feeds its value to a widget, whose node holds it too (and is
 /// the loader that says what the file is).
 const SKIPPED_NODES: [&str; 3] = ["Note", "MarkdownNote", "PrimitiveNode"];
+
+/// The UI format's node modes under which a node does not run: 2 is "Never" (muted), 4 "Bypass"
+/// (its inputs are passed through). The files of such a node, or of any node inside such a
+/// subgraph or group node, are not loaded.
+const SKIPPED_MODES: [u64; 2] = [2, 4];
 
 /// How deep subgraphs may nest: far beyond what the editor makes, and bounded so that no file
 /// can exhaust the stack.
@@ -32,8 +38,11 @@ pub fn read_workflow(path: &Path) -> Result<Vec<WorkflowModel>, WorkflowError> {
 }
 
 /// The model files a workflow references, in the UI format (with the nodes of its subgraphs and
-/// group nodes) or the API format: each file once, where it first appears (API-format nodes in
-/// the order of their ids). `origin` names the workflow in errors.
+/// group nodes) or the API format: each file (file name in its subfolder) once, where it first
+/// appears (API-format nodes in the order of their ids), with what later references of it add
+/// (a type, URL, hash, directory). Bypassed and muted nodes, and LoRAs switched off in a
+/// list of them (`"on": false`), load nothing and are skipped. `origin` names the workflow in
+/// errors.
 pub fn parse_workflow(json: &str, origin: &Path) -> Result<Vec<WorkflowModel>, WorkflowError> {
     let root: Value = serde_json::from_str(json).map_err(|error| WorkflowError::NotJson {
         file: origin.to_owned(),
@@ -44,7 +53,7 @@ pub fn parse_workflow(json: &str, origin: &Path) -> Result<Vec<WorkflowModel>, W
     };
     let mut found = Found::default();
     match root.get("nodes") {
-        Some(Value::Array(nodes)) => UiWorkflow::new(&root).read(nodes, &mut found),
+        Some(Value::Array(nodes)) => UiWorkflow::new(&root, nodes).read(nodes, &mut found),
         Some(_) => return Err(not_a_workflow()),
         None => {
             for (id, node) in api_nodes(&root).ok_or_else(not_a_workflow)? {
@@ -60,11 +69,13 @@ pub fn parse_workflow(json: &str, origin: &Path) -> Result<Vec<WorkflowModel>, W
     Ok(found.models)
 }
 
-/// The files found so far, each name once.
+/// The files found so far, each once.
 #[derive(Default)]
 struct Found {
     models: Vec<WorkflowModel>,
-    names: HashSet<String>,
+    /// Where each (subfolder, file name) is in `models`: files of one name in two subfolders
+    /// ("canny/diffusion_pytorch_model.safetensors", "depth/...") are two files.
+    seen: HashMap<(Option<String>, String), usize>,
 }
 
 impl Found {
@@ -78,7 +89,7 @@ impl Found {
             let embeddings = embedding_names(value);
             if !embeddings.is_empty() {
                 for name in embeddings {
-                    self.add(node.model(name, None, |_| Some(ModelType::Embedding)));
+                    self.add(node.model(name, None, |_| Kind::of(ModelType::Embedding)));
                 }
                 continue;
             }
@@ -91,23 +102,68 @@ impl Found {
             if !split_name(path).is_some_and(|(_, name)| has_model_extension(&name)) {
                 continue;
             }
-            self.add(node.model(path, url, |directory| {
-                loader_type(node.node_type)
-                    .or_else(|| guess_type(node.node_type))
-                    .or_else(|| directory.and_then(|d| d.parse().ok()))
-                    .or_else(|| key.and_then(guess_type))
-            }));
+            self.add(node.model(path, url, |directory| kind(node.node_type, key, directory)));
         }
     }
 
+    /// Adds `model`, or what it adds to the same file found before.
     fn add(&mut self, model: Option<WorkflowModel>) {
         let Some(model) = model else { return };
         // A name the finder would refuse ("..") cannot be looked for.
-        if FileRequest::new(model.file_name.as_str()).is_ok()
-            && self.names.insert(model.file_name.clone())
-        {
-            self.models.push(model);
+        if FileRequest::new(model.file_name.as_str()).is_err() {
+            return;
         }
+        let key = (model.subfolder.clone(), model.file_name.clone());
+        match self.seen.get(&key).and_then(|&at| self.models.get_mut(at)) {
+            Some(first) => fill(first, model),
+            None => {
+                self.seen.insert(key, self.models.len());
+                self.models.push(model);
+            }
+        }
+    }
+}
+
+/// What a file value's node, the name of the field holding it and its `properties.models`
+/// directory say of it, the surest first: ComfyUI's own loaders, then the directory the
+/// workflow states (which is the folder, and so the type when the folder is one of a type),
+/// then an input name of ComfyUI's loaders, and last the words of the node's or the field's
+/// name. A directory or input of a folder no type stands for ("clip_vision") means no type,
+/// whatever the name suggests.
+fn kind(node_type: &str, key: Option<&str>, directory: Option<&str>) -> Kind {
+    if let Some(kind) = loader_kind(node_type) {
+        return kind;
+    }
+    if let Some(directory) = directory {
+        return Kind {
+            model_type: folder_type(directory),
+            directory: None,
+        };
+    }
+    if let Some(kind) = key.and_then(input_kind) {
+        return kind;
+    }
+    Kind {
+        model_type: guess_type(node_type).or_else(|| key.and_then(guess_type)),
+        directory: None,
+    }
+}
+
+/// Fills in what `first` does not say of its file from `later`, a reference to the same file.
+/// The type only when `first` has no directory either: a directory without a type means a file
+/// of no type ("clip_vision"), which a later guess must not make a text encoder.
+fn fill(first: &mut WorkflowModel, later: WorkflowModel) {
+    if first.model_type.is_none() && first.directory.is_none() {
+        first.model_type = later.model_type;
+    }
+    if first.directory.is_none() {
+        first.directory = later.directory;
+    }
+    if first.url.is_none() {
+        first.url = later.url;
+    }
+    if first.sha256.is_none() {
+        first.sha256 = later.sha256;
     }
 }
 
@@ -122,13 +178,13 @@ struct Node<'a> {
 }
 
 impl Node<'_> {
-    /// The file `value` names, its type chosen by `model_type` from the directory its entry
-    /// states.
+    /// The file `value` names, its type and folder chosen by `kind` from the directory its
+    /// entry states; the entry's directory, when it states one, is the file's.
     fn model(
         &self,
         value: &str,
         url: Option<&str>,
-        model_type: impl FnOnce(Option<&str>) -> Option<ModelType>,
+        kind: impl FnOnce(Option<&str>) -> Kind,
     ) -> Option<WorkflowModel> {
         let (subfolder, file_name) = split_name(value)?;
         let entry = self.entry(&file_name);
@@ -140,11 +196,12 @@ impl Node<'_> {
                 .filter(|text| !text.is_empty())
         };
         let directory = text("directory");
+        let kind = kind(directory);
         Some(WorkflowModel {
-            model_type: model_type(directory),
+            model_type: kind.model_type,
             url: text("url").or(url).map(str::to_owned),
             sha256: text("hash").and_then(|hash| sha256_of(hash, text("hash_type"))),
-            directory: directory.map(str::to_owned),
+            directory: directory.or(kind.directory).map(str::to_owned),
             subfolder,
             file_name,
             node_type: self.node_type.to_owned(),
@@ -173,11 +230,22 @@ fn strings<'a>(value: &'a Value, key: Option<&'a str>, out: &mut Vec<(Option<&'a
     match value {
         Value::String(text) => out.push((key, text)),
         Value::Array(items) => items.iter().for_each(|item| strings(item, key, out)),
+        // rgthree's Power Lora Loader keeps a LoRA switched off in its list as
+        // `{"on": false, "lora": ...}`: a run does not load it.
+        Value::Object(fields) if fields.get("on") == Some(&Value::Bool(false)) => {}
         Value::Object(fields) => fields
             .iter()
             .for_each(|(name, field)| strings(field, Some(name), out)),
         _ => {}
     }
+}
+
+/// Whether a UI-format node runs: not bypassed nor muted.
+fn runs(node: &Map<String, Value>) -> bool {
+    !node
+        .get("mode")
+        .and_then(Value::as_u64)
+        .is_some_and(|mode| SKIPPED_MODES.contains(&mode))
 }
 
 /// A node id as text, whether saved as a number or a string.
@@ -257,15 +325,19 @@ struct UiWorkflow<'a> {
     groups: Vec<(&'a str, &'a [Value])>,
     /// The workflow's own `models` list.
     models: &'a [Value],
+    /// The types of all nodes, whether they run or not, in the graph and in every definition
+    /// (but a subgraph's own, inside it): a definition whose id or name is among them is used,
+    /// and read where it is (or not at all, when its only uses are bypassed).
+    used: HashSet<&'a str>,
     /// Subgraphs already read: every use of one holds the same files, so once is enough, and a
     /// subgraph that holds itself ends.
     read_subgraphs: HashSet<&'a str>,
-    /// Group nodes some node uses, or already read from their definition.
+    /// Group nodes already read.
     read_groups: HashSet<&'a str>,
 }
 
 impl<'a> UiWorkflow<'a> {
-    fn new(root: &'a Value) -> Self {
+    fn new(root: &'a Value, nodes: &'a [Value]) -> Self {
         let subgraphs = match root.pointer("/definitions/subgraphs") {
             Some(Value::Array(list)) => list
                 .iter()
@@ -290,10 +362,16 @@ impl<'a> UiWorkflow<'a> {
             .flatten()
             .map(|(name, group)| (name.as_str(), array_field(group, "nodes")))
             .collect();
+        let type_of = |node: &'a Value| node.get("type").and_then(Value::as_str);
+        let mut used: HashSet<&'a str> = nodes.iter().filter_map(type_of).collect();
+        for (id, inner) in subgraphs.iter().chain(&groups) {
+            used.extend(inner.iter().filter_map(type_of).filter(|kind| kind != id));
+        }
         Self {
             subgraphs,
             groups,
             models: array_field(root, "models"),
+            used,
             read_subgraphs: HashSet::new(),
             read_groups: HashSet::new(),
         }
@@ -303,12 +381,15 @@ impl<'a> UiWorkflow<'a> {
         self.read_graph(nodes, "", 0, found);
         // Definitions no node uses still belong to the workflow: the editor can add them.
         for (id, nodes) in self.subgraphs.clone() {
-            if self.read_subgraphs.insert(id) {
+            if !self.used.contains(id) && self.read_subgraphs.insert(id) {
                 self.read_graph(nodes, &format!("{id}:"), 1, found);
             }
         }
         for (name, nodes) in self.groups.clone() {
-            if self.read_groups.insert(name) {
+            let used = ["workflow>", "workflow/"]
+                .iter()
+                .any(|prefix| self.used.contains(format!("{prefix}{name}").as_str()));
+            if !used && self.read_groups.insert(name) {
                 self.read_group(nodes, None, name, found);
             }
         }
@@ -316,7 +397,8 @@ impl<'a> UiWorkflow<'a> {
 
     fn read_graph(&mut self, nodes: &'a [Value], prefix: &str, depth: usize, found: &mut Found) {
         for (position, node) in nodes.iter().enumerate() {
-            let Some(object) = node.as_object() else {
+            // A bypassed or muted subgraph or group node skips all inside it too.
+            let Some(object) = node.as_object().filter(|object| runs(object)) else {
                 continue;
             };
             let id = object
@@ -365,6 +447,10 @@ impl<'a> UiWorkflow<'a> {
                 own = Some(rest);
                 mine
             });
+            // Its values were taken from the group's all the same: they are its share of them.
+            if !runs(object) {
+                continue;
+            }
             let index = object
                 .get("index")
                 .and_then(id_text)
@@ -543,6 +629,117 @@ mod tests {
                 ("b.safetensors".into(), "1".into(), Some(ModelType::Vae)),
             ]
         );
+    }
+
+    /// Each file's name, type and directory.
+    fn kinds(json: &str) -> Vec<(String, Option<ModelType>, Option<String>)> {
+        parse(json)
+            .unwrap()
+            .into_iter()
+            .map(|m| (m.file_name, m.model_type, m.directory))
+            .collect()
+    }
+
+    #[test]
+    fn loaders_of_folders_without_a_type_give_their_folder_and_no_type() {
+        let json = r#"{"nodes": [
+            {"id": 1, "type": "CLIPVisionLoader", "widgets_values": ["vit-h.safetensors"]},
+            {"id": 2, "type": "StyleModelLoader", "widgets_values": ["flux1-redux-dev.safetensors"]},
+            {"id": 3, "type": "IPAdapterModelLoader", "widgets_values": ["ip-adapter_sd15.safetensors"]},
+            {"id": 4, "type": "UpscaleModelLoader", "widgets_values": ["4x-UltraSharp.pth"]},
+            {"id": 5, "type": "HypernetworkLoader", "widgets_values": ["anime.pt", 1]},
+            {"id": 6, "type": "CLIPLoader", "widgets_values": ["clip_l.safetensors", "stable_diffusion"]}
+        ]}"#;
+        let kind = |name: &str, model_type, directory: &str| {
+            (name.to_owned(), model_type, Some(directory.to_owned()))
+        };
+        assert_eq!(
+            kinds(json),
+            [
+                kind("vit-h.safetensors", None, "clip_vision"),
+                kind("flux1-redux-dev.safetensors", None, "style_models"),
+                kind("ip-adapter_sd15.safetensors", None, "ipadapter"),
+                kind(
+                    "4x-UltraSharp.pth",
+                    Some(ModelType::Upscaler),
+                    "upscale_models"
+                ),
+                kind("anime.pt", None, "hypernetworks"),
+                kind(
+                    "clip_l.safetensors",
+                    Some(ModelType::TextEncoder),
+                    "text_encoders"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_workflows_directory_and_a_known_input_outweigh_the_nodes_name() {
+        // The name says "CLIP" and "Checkpoint": the entry and the input say otherwise.
+        let ui = r#"{"nodes": [{"id": 1, "type": "CLIPVisionLoaderAdvanced",
+            "widgets_values": ["vit-g.safetensors"],
+            "properties": {"models": [{"name": "vit-g.safetensors", "directory": "clip_vision"}]}}]}"#;
+        assert_eq!(
+            kinds(ui),
+            [("vit-g.safetensors".into(), None, Some("clip_vision".into()))]
+        );
+        let api = r#"{"1": {"class_type": "CLIPCheckpointLoader", "inputs": {
+                "ckpt_name": "a.safetensors", "ipadapter_file": "b.safetensors"}},
+            "2": {"class_type": "ClipStyleLoader", "inputs": {"style_model_name": "c.safetensors"}}}"#;
+        assert_eq!(
+            kinds(api),
+            [
+                (
+                    "a.safetensors".into(),
+                    Some(ModelType::Checkpoint),
+                    Some("checkpoints".into())
+                ),
+                ("b.safetensors".into(), None, Some("ipadapter".into())),
+                ("c.safetensors".into(), None, Some("style_models".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bypassed_group_node_and_a_lora_switched_off_are_skipped_in_either_format() {
+        // The group's only use is bypassed: its definition is not read as an unused one.
+        let ui = r#"{"nodes": [
+                {"id": 1, "type": "workflow>Loaders", "mode": 4, "widgets_values": ["a.safetensors"]},
+                {"id": 2, "type": "VAELoader", "mode": 0, "widgets_values": ["ae.safetensors"]}
+            ],
+            "extra": {"groupNodes": {"Loaders": {"nodes": [
+                {"type": "CheckpointLoaderSimple", "widgets_values": ["a.safetensors"], "index": 0}
+            ]}}}}"#;
+        assert_eq!(
+            names(ui),
+            [("ae.safetensors".into(), "2".into(), Some(ModelType::Vae))]
+        );
+        let api = r#"{"3": {"class_type": "Power Lora Loader (rgthree)", "inputs": {
+            "lora_1": {"on": false, "lora": "off.safetensors", "strength": 1},
+            "lora_2": {"on": true, "lora": "on.safetensors", "strength": 1},
+            "model": ["4", 0]}}}"#;
+        assert_eq!(
+            names(api),
+            [("on.safetensors".into(), "3".into(), Some(ModelType::Lora))]
+        );
+    }
+
+    #[test]
+    fn a_repeated_file_takes_what_the_first_reference_lacks_from_the_later() {
+        let json = r#"{"nodes": [
+            {"id": 1, "type": "MyLoader", "widgets_values": ["m.safetensors"]},
+            {"id": 2, "type": "LoraLoader", "widgets_values": ["m.safetensors", 1, 1],
+             "properties": {"models": [{"name": "m.safetensors", "url": "https://example.org/m"}]}},
+            {"id": 3, "type": "MyLoader", "widgets_values": ["a/m.safetensors"]}
+        ]}"#;
+        let models = parse(json).unwrap();
+        assert_eq!(models.len(), 2);
+        assert_eq!(models[0].node_id, "1");
+        assert_eq!(models[0].model_type, Some(ModelType::Lora));
+        assert_eq!(models[0].url.as_deref(), Some("https://example.org/m"));
+        assert_eq!(models[0].directory.as_deref(), Some("loras"));
+        assert_eq!(models[1].subfolder.as_deref(), Some("a"));
     }
 
     #[test]

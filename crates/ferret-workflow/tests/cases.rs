@@ -9,7 +9,7 @@ use ferret_workflow::{read_workflow, WorkflowModel};
 use serde::Deserialize;
 
 /// The cases the fixtures must hold at least: a folder lost must fail the test.
-const CASES: [&str; 12] = [
+const CASES: [&str; 14] = [
     "ui-basic",
     "api-format",
     "subgraph",
@@ -19,6 +19,8 @@ const CASES: [&str; 12] = [
     "embedding-in-prompt",
     "subfolder-windows-path",
     "duplicates",
+    "same-name-different-folders",
+    "bypassed-and-muted",
     "not-json",
     "no-loaders",
     "not-a-workflow",

@@ -62,14 +62,14 @@ fn text_encoders_and_diffusion_models_are_found_in_both_their_folders() {
 }
 
 #[test]
-fn the_workflows_subfolder_is_looked_in_first_then_any_subfolder_a_few_levels_deep() {
+fn the_workflows_subfolder_is_looked_in_first_then_any_subfolder_eight_levels_deep() {
     let root = tempfile::tempdir().unwrap();
     let checkpoints = root.path().join("checkpoints");
     // Another copy sorts first among subfolders: the workflow's own subfolder must still win.
     touch(checkpoints.join("A/juggernaut.safetensors"));
     let listed = touch(checkpoints.join("SDXL/Juggernaut/juggernaut.safetensors"));
-    let deep = touch(checkpoints.join("a/b/c/d/deep.safetensors"));
-    touch(checkpoints.join("a/b/c/d/e/too-deep.safetensors"));
+    let deep = touch(checkpoints.join("a/b/c/d/e/f/g/h/deep.safetensors"));
+    touch(checkpoints.join("a/b/c/d/e/f/g/h/i/too-deep.safetensors"));
     let models = ModelsDir::new(root.path());
 
     let mut juggernaut = model("juggernaut.safetensors", Some(ModelType::Checkpoint));
@@ -84,6 +84,103 @@ fn the_workflows_subfolder_is_looked_in_first_then_any_subfolder_a_few_levels_de
     let checkpoint = |name| model(name, Some(ModelType::Checkpoint));
     assert_eq!(models.holds(&checkpoint("deep.safetensors")), Some(deep));
     assert_eq!(models.holds(&checkpoint("too-deep.safetensors")), None);
+}
+
+#[test]
+fn a_file_of_a_type_without_a_folder_of_its_own_is_found_in_any_folder_of_the_models_root() {
+    let root = tempfile::tempdir().unwrap();
+    let ipadapter = touch(
+        root.path()
+            .join("ipadapter/ip-adapter-plus_sdxl_vit-h.safetensors"),
+    );
+    let yolo = touch(root.path().join("ultralytics/bbox/face_yolov8m.pt"));
+    let motion = touch(root.path().join("animatediff_models/mm_sd_v15_v2.ckpt"));
+    let hyper = touch(root.path().join("hypernetworks/sd15/anime.pt"));
+    // A file in the models folder itself is in no folder ComfyUI loads from.
+    touch(root.path().join("stray.safetensors"));
+    let models = ModelsDir::new(root.path());
+
+    let unknown = |name| model(name, None);
+    assert_eq!(
+        models.holds(&unknown("ip-adapter-plus_sdxl_vit-h.safetensors")),
+        Some(ipadapter)
+    );
+    let mut face = unknown("face_yolov8m.pt");
+    face.subfolder = Some("bbox".into());
+    assert_eq!(models.holds(&face), Some(yolo));
+    assert_eq!(models.holds(&unknown("mm_sd_v15_v2.ckpt")), Some(motion));
+    assert_eq!(models.holds(&unknown("anime.pt")), Some(hyper));
+    assert_eq!(models.holds(&unknown("stray.safetensors")), None);
+    // A known type still looks only in its own folders.
+    let as_lora = model("mm_sd_v15_v2.ckpt", Some(ModelType::Lora));
+    assert_eq!(models.holds(&as_lora), None);
+}
+
+#[test]
+fn the_directory_the_workflow_names_is_looked_in_first() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("models");
+    let vision = touch(root.join("clip_vision/CLIP-ViT-H-14.safetensors"));
+    let plain = touch(root.join("checkpoints/model.safetensors"));
+    let special = touch(root.join("checkpoints_sdxl/model.safetensors"));
+    // `clip` is the old name of `text_encoders`: a directory names both.
+    let t5 = touch(root.join("clip/t5xxl_fp16.safetensors"));
+    touch(work.path().join("elsewhere/model.safetensors"));
+    let models = ModelsDir::new(&root);
+
+    let mut clip_vision = model("CLIP-ViT-H-14.safetensors", None);
+    clip_vision.directory = Some("clip_vision".into());
+    assert_eq!(models.holds(&clip_vision), Some(vision));
+    let mut checkpoint = model("model.safetensors", Some(ModelType::Checkpoint));
+    checkpoint.directory = Some("checkpoints_sdxl".into());
+    assert_eq!(models.holds(&checkpoint), Some(special));
+    let mut encoder = model("t5xxl_fp16.safetensors", None);
+    encoder.directory = Some("text_encoders".into());
+    assert_eq!(models.holds(&encoder), Some(t5));
+    // A directory that would leave the models folder is not followed.
+    checkpoint.directory = Some("../elsewhere".into());
+    assert_eq!(models.holds(&checkpoint), Some(plain));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_folder_already_searched_is_not_searched_again() {
+    use std::os::unix::fs::symlink;
+    let root = tempfile::tempdir().unwrap();
+    let loras = root.path().join("loras");
+    let real = touch(loras.join("zz-real/style.safetensors"));
+    // A link to a sibling sorts first, and a link back to the folder makes a loop.
+    symlink(loras.join("zz-real"), loras.join("aa-link")).unwrap();
+    symlink(&loras, loras.join("zz-real/loop")).unwrap();
+    let models = ModelsDir::new(root.path());
+    let lora = |name| model(name, Some(ModelType::Lora));
+    assert_eq!(models.holds(&lora("style.safetensors")), Some(real));
+    assert_eq!(models.holds(&lora("absent.safetensors")), None);
+    // A linked folder that is not also reached directly is searched.
+    let elsewhere = tempfile::tempdir().unwrap();
+    touch(elsewhere.path().join("linked.safetensors"));
+    symlink(elsewhere.path(), loras.join("shared")).unwrap();
+    let models = ModelsDir::new(root.path());
+    assert_eq!(
+        models.holds(&lora("linked.safetensors")),
+        Some(loras.join("shared/linked.safetensors"))
+    );
+}
+
+#[test]
+fn a_models_folder_is_listed_once_for_all_the_files_checked() {
+    let root = tempfile::tempdir().unwrap();
+    touch(root.path().join("loras/first.safetensors"));
+    let models = ModelsDir::new(root.path());
+    let lora = |name| model(name, Some(ModelType::Lora));
+    assert!(models.holds(&lora("first.safetensors")).is_some());
+    // Added after the listing: this `ModelsDir` does not list the folder again.
+    let later = touch(root.path().join("loras/later.safetensors"));
+    assert_eq!(models.holds(&lora("later.safetensors")), None);
+    assert_eq!(
+        ModelsDir::new(root.path()).holds(&lora("later.safetensors")),
+        Some(later)
+    );
 }
 
 #[test]
@@ -188,6 +285,62 @@ fn a_base_path_relative_to_the_yaml_and_a_missing_base_are_read_from_its_folder(
     let vae = |name| model(name, Some(ModelType::Vae));
     assert_eq!(models.holds(&vae("ae.safetensors")), Some(shared));
     assert_eq!(models.holds(&vae("sdxl_vae.safetensors")), Some(beside));
+}
+
+#[test]
+fn every_folder_of_extra_model_paths_is_searched_for_a_file_of_unknown_type() {
+    let work = tempfile::tempdir().unwrap();
+    let shared = work.path().join("shared");
+    let ipadapter = touch(shared.join("ipadapter/ip-adapter_sd15.safetensors"));
+    let vision = touch(shared.join("vision/clip-vit-large.safetensors"));
+    let yaml = write_yaml(
+        work.path(),
+        &format!(
+            "shared:\n  base_path: {}\n  ipadapter: ipadapter\n  clip_vision: vision\n  is_default: true\n",
+            shared.display()
+        ),
+    );
+    let models = ModelsDir::new(work.path().join("models"))
+        .with_extra_paths(&yaml)
+        .unwrap();
+    assert_eq!(
+        models.holds(&model("ip-adapter_sd15.safetensors", None)),
+        Some(ipadapter)
+    );
+    let mut clip_vision = model("clip-vit-large.safetensors", None);
+    assert_eq!(models.holds(&clip_vision), Some(vision.clone()));
+    clip_vision.directory = Some("clip_vision".into());
+    assert_eq!(models.holds(&clip_vision), Some(vision));
+}
+
+#[test]
+fn a_base_path_names_environment_variables_as_comfyui_expands_them() {
+    let work = tempfile::tempdir().unwrap();
+    let a = touch(work.path().join("a/loras/a.safetensors"));
+    let b = touch(work.path().join("b/loras/b.safetensors"));
+    let c = touch(work.path().join("c/loras/c.safetensors"));
+    // An unknown variable stays as written: a folder of that very name.
+    let literal = touch(
+        work.path()
+            .join("$FERRET_WORKFLOW_TEST_UNSET/loras/literal.safetensors"),
+    );
+    // A name of this test's own, so that no other test reads or sets it.
+    std::env::set_var("FERRET_WORKFLOW_TEST_BASE", work.path());
+    let yaml = write_yaml(
+        work.path(),
+        "a:\n  base_path: $FERRET_WORKFLOW_TEST_BASE/a\n  loras: loras\n\
+         b:\n  base_path: ${FERRET_WORKFLOW_TEST_BASE}/b\n  loras: loras\n\
+         c:\n  base_path: '%FERRET_WORKFLOW_TEST_BASE%/c'\n  loras: loras\n\
+         d:\n  base_path: $FERRET_WORKFLOW_TEST_UNSET\n  loras: loras\n",
+    );
+    let models = ModelsDir::new(work.path().join("models"))
+        .with_extra_paths(&yaml)
+        .unwrap();
+    let lora = |name| model(name, Some(ModelType::Lora));
+    assert_eq!(models.holds(&lora("a.safetensors")), Some(a));
+    assert_eq!(models.holds(&lora("b.safetensors")), Some(b));
+    assert_eq!(models.holds(&lora("c.safetensors")), Some(c));
+    assert_eq!(models.holds(&lora("literal.safetensors")), Some(literal));
 }
 
 #[test]

@@ -6,15 +6,15 @@ use std::collections::HashSet;
 
 use async_trait::async_trait;
 use ferret_core::{
-    Citation, FileRequest, FindStatus, Hit, ModelFile, ModelFind, ModelSource, SearchOptions,
-    SearchQuery, StopReason, TraceStep,
+    BackendFailure, Citation, FileRequest, Filters, FindStatus, Hit, Implementation, ModelFile,
+    ModelFind, ModelSource, SearchOptions, SearchQuery, StopReason, TraceStep,
 };
 use ferret_exec::ExecRequest;
 use ferret_synthesis::Answer;
 use tracing::Instrument;
 
 use super::SearchStrategy;
-use crate::find_model::{rank, recorded_steps, score, status, FindStep};
+use crate::find_model::{rank, recorded_steps, score, status, FindStep, MAX_FIND_STEPS};
 use crate::run::{Ending, SearchRun};
 
 /// Files asked of each hub per search: enough for a model's versions and formats.
@@ -49,13 +49,19 @@ impl SearchStrategy for FindModel {
                 "No model hub is configured: the finder searches the backends named `civitai` and `huggingface`.",
             );
         }
-        let (mut steps, implementation) = run
-            .rec
-            .stage(run.stages.model_search.plan(&request, &sources).await);
+        // A request by hash alone carries the hash as its name: there is no name to search.
+        let by_hash_alone = request.sha256.as_deref() == Some(request.file_name.as_str());
+        let (mut steps, implementation) = if by_hash_alone {
+            (Vec::new(), Implementation::heuristic_default())
+        } else {
+            run.rec
+                .stage(run.stages.model_search.plan(&request, &sources).await)
+        };
         // The workflow's own evidence (a hash, a recorded address) is searched first.
         let recorded = recorded_steps(&request, &sources);
         steps.retain(|step| !recorded.contains(step));
         steps.splice(0..0, recorded);
+        steps.truncate(MAX_FIND_STEPS);
         run.rec.step(TraceStep::Plan {
             plan: steps
                 .iter()
@@ -135,20 +141,9 @@ impl SearchStrategy for FindModel {
                 dropped_markers: 0,
             })
         });
-        let message = answer.is_none().then(|| {
-            let hubs: Vec<&str> = sources.iter().map(|s| hub_name(*s)).collect();
-            match run.gathered.failures.first() {
-                Some(failure) if !run.gathered.any_call_answered => format!(
-                    "No model hub answered, so `{}` could not be looked for: {}",
-                    request.file_name, failure.error
-                ),
-                _ => format!(
-                    "No file like `{}` was found on {}.",
-                    request.file_name,
-                    hubs.join(" or ")
-                ),
-            }
-        });
+        let message = answer
+            .is_none()
+            .then(|| nothing_found(&request.file_name, &sources, &run.gathered.failures));
         Ending {
             stop_reason: if answer.is_some() {
                 StopReason::Answered
@@ -170,11 +165,17 @@ async fn search(run: &mut SearchRun<'_>, steps: &[FindStep], request: &FileReque
         model_type: request.model_type,
         ..run.query.options.clone()
     };
+    // Hubs hold public files with no dates: only who asks travels with the search (a date
+    // range would make the executor skip them).
+    let filters = Filters {
+        access: run.query.filters.access.clone(),
+        ..Filters::default()
+    };
     let queries: Vec<[SearchQuery; 1]> = steps
         .iter()
         .map(|step| [SearchQuery::plain(step.query.clone())])
         .collect();
-    let (executor, calls, filters) = (run.executor, &run.calls, &run.query.filters);
+    let (executor, calls, filters) = (run.executor, &run.calls, &filters);
     let deadline = run.query.budget.call_deadline;
     let outcomes = futures::future::join_all(steps.iter().zip(&queries).map(|(step, query)| {
         let options = &options;
@@ -202,6 +203,39 @@ async fn search(run: &mut SearchRun<'_>, steps: &[FindStep], request: &FileReque
         }
     }
     hits
+}
+
+/// What to say when no candidate came back: which hubs were searched and found nothing, and
+/// which did not answer, each with its first failure.
+fn nothing_found(file_name: &str, sources: &[ModelSource], failures: &[BackendFailure]) -> String {
+    let failure_of =
+        |source: ModelSource| failures.iter().find(|f| f.error.backend == source.as_str());
+    let searched: Vec<&str> = sources
+        .iter()
+        .filter(|s| failure_of(**s).is_none())
+        .map(|s| hub_name(*s))
+        .collect();
+    let failed: Vec<String> = sources
+        .iter()
+        .filter_map(|s| {
+            failure_of(*s).map(|f| format!("{} did not answer ({})", hub_name(*s), f.error.message))
+        })
+        .collect();
+    match (searched.is_empty(), failed.is_empty()) {
+        (false, true) => format!(
+            "No file like `{file_name}` was found on {}.",
+            searched.join(" or ")
+        ),
+        (false, false) => format!(
+            "No file like `{file_name}` was found on {}; {}.",
+            searched.join(" or "),
+            failed.join("; ")
+        ),
+        _ => format!(
+            "No model hub answered, so `{file_name}` could not be looked for: {}.",
+            failed.join("; ")
+        ),
+    }
 }
 
 fn hub_name(source: ModelSource) -> &'static str {
