@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_core::{
-    hash_in_query, BackendCapabilities, BackendError, Hit, ModelFile, ModelSource, ModelType,
-    QueryForm, SearchBackend, SearchRequest,
+    address_in_query, hash_in_query, BackendCapabilities, BackendError, Hit, ModelFile,
+    ModelSource, ModelType, QueryForm, SearchBackend, SearchRequest,
 };
 use ferret_http::{base_url, endpoint, ApiKey, Http, HttpSetupError, KeyForm};
 use reqwest::header::AUTHORIZATION;
@@ -145,6 +145,26 @@ impl CivitaiBackend {
             &self.api,
             &format!("api/v1/model-versions/by-hash/{sha256}"),
         );
+        self.version_files(url, Some(sha256)).await
+    }
+
+    /// The files of the version a Civitai address names (`/api/download/models/{version}`,
+    /// `/models/{model}?modelVersionId={version}`); nothing for any other address.
+    async fn at_address(&self, address: &url::Url) -> Result<Vec<Hit>, BackendError> {
+        let Some(version) = version_of(address, &self.site) else {
+            return Ok(Vec::new());
+        };
+        let url = endpoint(&self.api, &format!("api/v1/model-versions/{version}"));
+        self.version_files(url, None).await
+    }
+
+    /// The files of the version `url` answers with (a 404: none), only the one with `sha256`
+    /// when the version lists it.
+    async fn version_files(
+        &self,
+        url: url::Url,
+        sha256: Option<&str>,
+    ) -> Result<Vec<Hit>, BackendError> {
         let Some(version) = self
             .http
             .json_or_absent::<Version>(self.http.get(url))
@@ -158,7 +178,7 @@ impl CivitaiBackend {
             .map(|m| (m.name.clone(), m.kind.clone()))
             .unwrap_or_default();
         let model_id = version.model_id.unwrap_or_default();
-        let files = self.files_of(&name, model_id, &kind, &version, Some(sha256));
+        let files = self.files_of(&name, model_id, &kind, &version, sha256);
         Ok(self.hits(files))
     }
 
@@ -354,9 +374,52 @@ impl SearchBackend for CivitaiBackend {
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
-        match hash_in_query(&request.query) {
-            Some(sha256) => self.by_hash(&sha256).await,
-            None => self.search_models(request).await,
+        if let Some(sha256) = hash_in_query(&request.query) {
+            return self.by_hash(&sha256).await;
         }
+        if let Some(address) = address_in_query(&request.query) {
+            return self.at_address(&address).await;
+        }
+        self.search_models(request).await
+    }
+}
+
+/// The model version a Civitai address names: `/api/download/models/{version}` or
+/// `/models/{model}?modelVersionId={version}`, on civitai.com or the configured site.
+fn version_of(address: &url::Url, site: &url::Url) -> Option<u64> {
+    let host = address.host_str()?;
+    let ours = host == "civitai.com" || host == "www.civitai.com" || Some(host) == site.host_str();
+    if !ours {
+        return None;
+    }
+    let segments: Vec<&str> = address.path_segments()?.filter(|s| !s.is_empty()).collect();
+    match segments.as_slice() {
+        ["api", "download", "models", version] => version.parse().ok(),
+        ["models", _model, ..] => address
+            .query_pairs()
+            .find(|(key, _)| key == "modelVersionId")
+            .and_then(|(_, version)| version.parse().ok()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_civitai_address_names_its_version() {
+        let site = url::Url::parse("https://civitai.com").unwrap();
+        let version = |raw: &str| version_of(&url::Url::parse(raw).unwrap(), &site);
+        assert_eq!(
+            version("https://civitai.com/api/download/models/135867?type=Model"),
+            Some(135867)
+        );
+        assert_eq!(
+            version("https://civitai.com/models/122359?modelVersionId=135867"),
+            Some(135867)
+        );
+        assert_eq!(version("https://civitai.com/models/122359"), None);
+        assert_eq!(version("https://example.com/api/download/models/1"), None);
     }
 }

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_core::{
-    hash_in_query, BackendCapabilities, BackendError, Gate, Hit, ModelFile, ModelSource, ModelType,
-    QueryForm, SearchBackend, SearchRequest,
+    address_in_query, hash_in_query, BackendCapabilities, BackendError, Gate, Hit, ModelFile,
+    ModelSource, ModelType, QueryForm, SearchBackend, SearchRequest,
 };
 use ferret_http::{base_url, endpoint, ApiKey, Http, HttpSetupError, KeyForm};
+use percent_encoding::percent_decode_str;
 use reqwest::header::AUTHORIZATION;
 use serde::Deserialize;
 
@@ -360,6 +361,9 @@ impl SearchBackend for HuggingFaceBackend {
         if hash_in_query(&request.query).is_some() {
             return Ok(Vec::new());
         }
+        if let Some(address) = address_in_query(&request.query) {
+            return self.at_address(&address).await;
+        }
         let repos = self.repositories(request).await?;
         let mut lists: HashMap<String, Result<Vec<TreeEntry>, BackendError>> =
             futures::future::join_all(
@@ -385,7 +389,43 @@ impl SearchBackend for HuggingFaceBackend {
             };
             files.extend(self.files_of(repo, entries));
         }
-        Ok(files
+        Ok(self.hits(files))
+    }
+}
+
+impl HuggingFaceBackend {
+    /// The file a Hub address names (`/{owner}/{name}/resolve/{revision}/{path}`, or `blob`):
+    /// its repository's facts and file list, kept to that file; nothing for another address.
+    async fn at_address(&self, address: &url::Url) -> Result<Vec<Hit>, BackendError> {
+        let Some((repo_id, path)) = file_of(address, &self.base) else {
+            return Ok(Vec::new());
+        };
+        let info = endpoint(&self.base, &format!("api/models/{repo_id}"));
+        let Some(repo) = self
+            .http
+            .json_or_absent::<Repo>(self.http.get(info))
+            .await?
+        else {
+            return Ok(Vec::new());
+        };
+        let entries = match self.tree(&repo.id).await {
+            Ok(entries) => Some(entries),
+            Err(error) => {
+                tracing::warn!(repo = %repo.id, %error, "file list unavailable");
+                None
+            }
+        };
+        let files = self
+            .files_of(&repo, entries)
+            .into_iter()
+            .filter(|file| file.path.as_deref().unwrap_or(&file.file_name) == path)
+            .collect();
+        Ok(self.hits(files))
+    }
+
+    /// One hit per file, each at its own page, in the order given.
+    fn hits(&self, files: Vec<ModelFile>) -> Vec<Hit> {
+        files
             .into_iter()
             .enumerate()
             .map(|(rank, file)| {
@@ -399,6 +439,27 @@ impl SearchBackend for HuggingFaceBackend {
                 .to_string();
                 file.into_hit(id, Some(address), rank_score(rank), self.name())
             })
-            .collect())
+            .collect()
+    }
+}
+
+/// The repository and path a Hub file address names, on huggingface.co or the configured Hub.
+fn file_of(address: &url::Url, base: &url::Url) -> Option<(String, String)> {
+    let host = address.host_str()?;
+    if host != "huggingface.co" && Some(host) != base.host_str() {
+        return None;
+    }
+    // Segments as written before they were escaped (`50%25_merge` is `50%_merge`).
+    let segments: Vec<String> = address
+        .path_segments()?
+        .map(|segment| percent_decode_str(segment).decode_utf8_lossy().into_owned())
+        .collect();
+    match segments.as_slice() {
+        [owner, name, kind, _revision, path @ ..]
+            if matches!(kind.as_str(), "resolve" | "blob") && !path.is_empty() =>
+        {
+            Some((format!("{owner}/{name}"), path.join("/")))
+        }
+        _ => None,
     }
 }

@@ -615,10 +615,7 @@ async fn find_model_reads_a_workflow_skips_held_files_and_prints_a_table_and_jso
         "/../../fixtures/find-model/workflow-several-missing"
     );
     let civitai = wiremock::MockServer::start().await;
-    for (query, body) in [
-        ("add detail xl", "civitai-lora.json"),
-        ("sdxl vae", "civitai-vae.json"),
-    ] {
+    for (query, body) in [("sdxl vae", "civitai-vae.json")] {
         let body = std::fs::read_to_string(format!("{case}/{body}")).unwrap();
         wiremock::Mock::given(wiremock::matchers::path("/api/v1/models"))
             .and(wiremock::matchers::query_param("query", query))
@@ -628,6 +625,14 @@ async fn find_model_reads_a_workflow_skips_held_files_and_prints_a_table_and_jso
             .mount(&civitai)
             .await;
     }
+    // The LoRA's recorded address names its version, which is looked up by id.
+    let version = std::fs::read_to_string(format!("{case}/civitai-lora-version.json")).unwrap();
+    wiremock::Mock::given(wiremock::matchers::path("/api/v1/model-versions/135867"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200).set_body_raw(version, "application/json"),
+        )
+        .mount(&civitai)
+        .await;
     wiremock::Mock::given(wiremock::matchers::any())
         .respond_with(
             wiremock::ResponseTemplate::new(200)

@@ -35,9 +35,10 @@ pub use llm::{
     LanguageModel, LlmError, RetrievalMode, TextSink, TokenUsage,
 };
 pub use model_file::{
-    hash_in_query, hash_query, model_file_extension, FileRequest, FileRequestError, FindStatus,
-    Gate, ModelCandidate, ModelFile, ModelFind, ModelSource, ModelType, RankedCandidate,
-    RuleEffect, UnknownModelSource, UnknownModelType, MODEL_FILE_EXTENSIONS,
+    address_in_query, address_query, hash_in_query, hash_query, model_file_extension, FileRequest,
+    FileRequestError, FindStatus, Gate, ModelCandidate, ModelFile, ModelFind, ModelSource,
+    ModelType, RankedCandidate, RuleEffect, UnknownModelSource, UnknownModelType,
+    MODEL_FILE_EXTENSIONS,
 };
 pub use options::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
 pub use query::{

@@ -621,6 +621,19 @@ pub fn hash_in_query(query: &str) -> Option<String> {
     checked_hash(rest).ok()
 }
 
+/// The query text a hub backend reads as "the file at this address of yours": a download or
+/// model-page address a workflow records for a file. The backend does not fetch the address; it
+/// reads the model, version or path out of it and asks its own API.
+pub fn address_query(address: &str) -> String {
+    format!("address:{}", address.trim())
+}
+
+/// The address a query names ([`address_query`]), if it is one.
+pub fn address_in_query(query: &str) -> Option<url::Url> {
+    let address = url::Url::parse(query.trim().strip_prefix("address:")?.trim()).ok()?;
+    matches!(address.scheme(), "http" | "https").then_some(address)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -729,6 +742,17 @@ mod tests {
         assert_eq!(model_file_extension("README.md"), None);
         assert_eq!(model_file_extension(".safetensors"), None);
         assert_eq!(model_file_extension("models\\.pth"), None);
+    }
+
+    #[test]
+    fn address_queries_are_recognised() {
+        let query = address_query("https://civitai.com/api/download/models/135867");
+        assert_eq!(
+            address_in_query(&query).map(|u| u.to_string()),
+            Some("https://civitai.com/api/download/models/135867".to_owned())
+        );
+        assert_eq!(address_in_query("address:file:///etc/passwd"), None);
+        assert_eq!(address_in_query("sdxl vae"), None);
     }
 
     #[test]

@@ -159,7 +159,7 @@ impl ModelSearchPlanner for LlmModelSearchPlanner {
 }
 
 /// Steps the request's own evidence calls for, whatever the planner wrote: a lookup by the
-/// recorded SHA-256 on Civitai, and the repository of a recorded Hub address.
+/// recorded SHA-256 on Civitai, and the file at a recorded Civitai or Hub address.
 pub(crate) fn recorded_steps(request: &FileRequest, sources: &[ModelSource]) -> Vec<FindStep> {
     let mut steps = Vec::new();
     if let Some(hash) = &request.sha256 {
@@ -170,32 +170,26 @@ pub(crate) fn recorded_steps(request: &FileRequest, sources: &[ModelSource]) -> 
             });
         }
     }
-    if let Some(repo) = request.url.as_deref().and_then(hub_repository) {
-        if sources.contains(&ModelSource::HuggingFace) {
-            steps.push(FindStep {
-                source: ModelSource::HuggingFace,
-                query: repo,
-            });
+    if let Some((source, query)) = request.url.as_deref().and_then(recorded_address) {
+        if sources.contains(&source) {
+            steps.push(FindStep { source, query });
         }
     }
     steps
 }
 
-/// The repository of a Hub file address (`https://huggingface.co/{owner}/{name}/resolve/…`).
-fn hub_repository(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("https://huggingface.co/")
-        .or_else(|| url.strip_prefix("http://huggingface.co/"))?;
-    let mut parts = rest.split('/');
-    let (owner, name, kind) = (parts.next()?, parts.next()?, parts.next()?);
-    let valid = |part: &str| {
-        !part.is_empty()
-            && part
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+/// The hub a recorded address belongs to, and the query that asks that hub for the file
+/// there; `None` for an address of neither hub. The hub reads its own ids out of the address
+/// and asks its API; nothing fetches the address itself.
+fn recorded_address(url: &str) -> Option<(ModelSource, String)> {
+    let query = ferret_core::address_query(url);
+    let address = ferret_core::address_in_query(&query)?;
+    let source = match address.host_str()? {
+        "civitai.com" | "www.civitai.com" => ModelSource::Civitai,
+        "huggingface.co" => ModelSource::HuggingFace,
+        _ => return None,
     };
-    (valid(owner) && valid(name) && matches!(kind, "resolve" | "blob"))
-        .then(|| format!("{owner}/{name}"))
+    Some((source, query))
 }
 
 /// What the workflow says of a file, as the prompts show it.
@@ -255,10 +249,18 @@ mod tests {
             lines,
             [
                 format!("civitai_search: sha256:{}", "c".repeat(64)),
-                "huggingface_search: org/repo-1.0".to_owned()
+                "huggingface_search: address:https://huggingface.co/org/repo-1.0/resolve/main/x.safetensors".to_owned()
             ]
         );
         request.url = Some("https://example.com/org/repo/resolve/main/x".into());
+        assert_eq!(
+            recorded_steps(&request, &[ModelSource::HuggingFace]).len(),
+            0
+        );
+        request.url = Some("https://civitai.com/api/download/models/135867".into());
+        let civitai = recorded_steps(&request, &ModelSource::ALL);
+        assert_eq!(civitai[1].source, ModelSource::Civitai);
+        // A Civitai address is not asked of the Hub.
         assert_eq!(
             recorded_steps(&request, &[ModelSource::HuggingFace]).len(),
             0
