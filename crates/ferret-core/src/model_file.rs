@@ -8,7 +8,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Hit, HitId, Query, QueryError, Strategy};
+use std::time::Duration;
+
+use crate::{Budget, Hit, HitId, Query, QueryError, Strategy};
 
 /// Extensions model weights are stored with.
 pub const MODEL_FILE_EXTENSIONS: [&str; 8] = [
@@ -531,7 +533,7 @@ impl FileRequest {
     }
 
     /// The query that asks the agent's finder for this file: its name as the text, the rest in
-    /// the context, the finder strategy chosen.
+    /// the context, the finder strategy chosen, and a budget allowing a minute per hub call.
     pub fn to_query(&self) -> Result<Query, FileRequestError> {
         let mut context = BTreeMap::new();
         let mut put = |key: &str, value: Option<String>| {
@@ -545,9 +547,17 @@ impl FileRequest {
         put(keys::PREFER, self.prefer.map(|s| s.as_str().into()));
         put(keys::SHA256, self.sha256.clone());
         put(keys::URL, self.url.clone());
+        // A hub call reads a search page and file lists, each up to the backend's own timeout,
+        // and may wait its turn under the hub's rate limit: a question's 10 s is too short.
+        let budget = Budget {
+            call_deadline: Duration::from_secs(60),
+            wall_time: Duration::from_secs(120),
+            ..Budget::default()
+        };
         Ok(Query::new(self.file_name.clone())?
             .with_context(context)?
-            .with_strategy(Strategy::FindModel))
+            .with_strategy(Strategy::FindModel)
+            .with_budget(budget))
     }
 
     /// The request a finder query carries (see [`FileRequest::to_query`]), checked again: a
