@@ -199,6 +199,21 @@ pub const RULES: &[Rule] = &[
         why: "a backend stands alone: layers are the executor's, judgement the agent's",
     },
     Rule {
+        krate: "ferret-fetch",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+            "ferret-exec",
+            "ferret-agent",
+            "ferret-llm",
+            "ferret-embed",
+            "ferret-collection",
+        ],
+        why: "fetching a page is one guarded HTTP exchange: what becomes of it is the caller's",
+    },
+    Rule {
         krate: "ferret-workflow",
         forbidden: &[
             "reqwest",

@@ -36,10 +36,18 @@ struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
-    /// Add files to an embedded index: BEIR corpus.jsonl, JSONL records, or folders of .md / .txt.
+    /// Add files to an embedded index: BEIR corpus.jsonl, JSONL records, folders of .md / .txt,
+    /// or a web page by its http(s) address (fetched as markdown, kept under --fetched-dir).
     Ingest {
-        /// A file or a folder.
+        /// A file, a folder, or an http(s) address.
         path: PathBuf,
+        /// Where a fetched page's markdown is kept (default: `fetched/` in Ferret's home).
+        #[arg(long, value_name = "DIR")]
+        fetched_dir: Option<PathBuf>,
+        /// The configuration file (its [fetch] table: hosts or ranges allowed although private,
+        /// robots.txt, limits); default as for `search`.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
         /// The index directory; created if missing.
         #[arg(long, default_value_os_t = store_args::default_index())]
         index: PathBuf,
@@ -183,11 +191,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Ingest {
             path,
+            fetched_dir,
+            config,
             index,
             embedder,
             acl,
             store,
-        } => ingest(&path, &index, embedder, &acl, &store),
+        } => {
+            let path = match web_address(&path) {
+                Some(address) => fetch_page(address, fetched_dir, config.as_deref())?,
+                None => path,
+            };
+            ingest(&path, &index, embedder, &acl, &store)
+        }
         Command::Search {
             question,
             searcher,
@@ -409,6 +425,43 @@ async fn shutdown_signal() {
         _ = terminate => {}
     }
     eprintln!("ferret: shutting down after the requests in flight");
+}
+
+/// The http(s) address `path` holds, when it is one rather than a file.
+fn web_address(path: &std::path::Path) -> Option<&str> {
+    path.to_str()
+        .map(str::trim)
+        .filter(|p| p.starts_with("http://") || p.starts_with("https://"))
+}
+
+/// Fetch `address` as markdown (no private address unless the configuration allows it,
+/// robots.txt respected unless it says otherwise), keep it under `dir`, and say where.
+fn fetch_page(
+    address: &str,
+    dir: Option<PathBuf>,
+    config: Option<&std::path::Path>,
+) -> anyhow::Result<PathBuf> {
+    let file = match ferret::FileConfig::locate(config) {
+        Some(path) => ferret::FileConfig::load(&path)?,
+        None => ferret::FileConfig::default(),
+    };
+    let fetch = file.fetch.fetch_config().map_err(anyhow::Error::msg)?;
+    let fetcher = ferret::fetch::Fetcher::new(fetch)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let page = runtime
+        .block_on(fetcher.fetch(address))
+        .with_context(|| format!("fetching {address}"))?;
+    let dir = dir.unwrap_or_else(ferret::default_fetched_dir);
+    let saved = page.save(&dir)?;
+    eprintln!(
+        "fetched {} ({}) into {}",
+        page.final_url,
+        page.title.as_deref().unwrap_or("untitled"),
+        saved.display()
+    );
+    Ok(saved)
 }
 
 fn ingest(

@@ -819,3 +819,76 @@ async fn find_model_by_hash_prints_the_file_civitai_knows_by_it_as_json() {
     assert_eq!(best["sha256"], hash.as_str());
     assert_eq!(best["folder"], "models/checkpoints");
 }
+
+#[tokio::test]
+async fn ingest_takes_a_web_page_as_markdown_only_from_an_allowed_private_address() {
+    let site = wiremock::MockServer::start().await;
+    let page = "<html><head><title>Key rotation</title><script>track()</script></head><body>\
+        <nav>Home | Blog</nav><main><h1>Key rotation</h1>\
+        <p>Rotate the signing keys every 45 days from the vault console.</p></main></body></html>";
+    wiremock::Mock::given(wiremock::matchers::path("/runbook"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200).set_body_raw(page, "text/html; charset=utf-8"),
+        )
+        .mount(&site)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let fetched = dir.path().join("fetched");
+    let url = format!("{}/runbook", site.uri());
+    let ingest = |config: &std::path::Path| {
+        ferret(dir.path())
+            .arg("ingest")
+            .arg(&url)
+            .arg("--index")
+            .arg(&index)
+            .arg("--fetched-dir")
+            .arg(&fetched)
+            .arg("--embedder")
+            .arg("none")
+            .arg("--config")
+            .arg(config)
+            .output()
+            .unwrap()
+    };
+    // The mock server is on loopback: refused by default, before any request reaches it.
+    let config = dir.path().join("ferret.toml");
+    std::fs::write(&config, "").unwrap();
+    let out = ingest(&config);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("loopback"), "{stderr}");
+    assert!(site.received_requests().await.unwrap().is_empty());
+
+    std::fs::write(
+        &config,
+        "[fetch]\nallow = [\"127.0.0.1\"]\nrobots = \"ignore\"\n",
+    )
+    .unwrap();
+    let out = ingest(&config);
+    assert_success(&out);
+    let kept: Vec<_> = std::fs::read_dir(&fetched).unwrap().collect();
+    assert_eq!(kept.len(), 1);
+    let markdown = std::fs::read_to_string(kept[0].as_ref().unwrap().path()).unwrap();
+    assert!(
+        markdown.contains("# Key rotation")
+            && !markdown.contains("track()")
+            && !markdown.contains("Home | Blog"),
+        "{markdown}"
+    );
+
+    let out = ferret(dir.path())
+        .args([
+            "search",
+            "how often are the signing keys rotated?",
+            "--index",
+        ])
+        .arg(&index)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("45 days"), "{answer}");
+    // The source cited is the page's address, not the file it was kept in.
+    assert!(answer.contains(&url), "{answer}");
+}

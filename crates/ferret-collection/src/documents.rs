@@ -254,6 +254,7 @@ pub fn chunk_text_file(
     max_chars: usize,
 ) -> Vec<Document> {
     let content = content.replace("\r\n", "\n");
+    let (url, content) = source_address(&content);
     let file_title = content
         .lines()
         .find_map(|l| l.strip_prefix("# ").map(|t| t.trim().to_owned()))
@@ -326,11 +327,31 @@ pub fn chunk_text_file(
                 format!("{file_title}: {section}")
             },
             text,
-            url: None,
+            url: url.clone(),
             source: source.to_owned(),
             date: None,
         })
         .collect()
+}
+
+/// The address a fetched page's file names on its first line (`<!-- source: https://… -->`, as
+/// `ferret ingest <url>` writes it), and the content after that line; no address, and the
+/// content whole, for any other file.
+fn source_address(content: &str) -> (Option<String>, &str) {
+    let (first, rest) = content.split_once('\n').unwrap_or((content, ""));
+    let address = first
+        .trim()
+        .strip_prefix("<!-- source:")
+        .and_then(|r| r.strip_suffix("-->"))
+        .map(str::trim)
+        .filter(|a| {
+            (a.starts_with("https://") || a.starts_with("http://"))
+                && !a.contains(char::is_whitespace)
+        });
+    match address {
+        Some(address) => (Some(address.to_owned()), rest),
+        None => (None, content),
+    }
 }
 
 /// A Markdown ATX heading: one to six `#` and a space (`#tag` and `#!/bin/sh` are not headings).
@@ -358,6 +379,17 @@ fn short_hash(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fetched_pages_source_line_becomes_every_chunks_address() {
+        let content = "<!-- source: https://example.org/runbook -->\n\n# Runbook\n\nRotate keys.\n";
+        let docs = chunk_text_file(Path::new("runbook.md"), "runbook.md", content, 800);
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].url.as_deref(), Some("https://example.org/runbook"));
+        assert!(!docs[0].text.contains("source:"), "{}", docs[0].text);
+        let plain = chunk_text_file(Path::new("a.md"), "a.md", "<!-- note -->\ntext\n", 800);
+        assert_eq!(plain[0].url, None);
+    }
 
     #[test]
     fn a_malformed_line_is_reported_with_file_and_line_and_the_rest_loads() {

@@ -19,6 +19,7 @@ use ferret_backends_web::{
 use ferret_core::{
     Freshness, ModelSource, RetrievalMode, SafeSearch, SearchBackend, SearchDepth, Topic,
 };
+use ferret_fetch::{AllowedTarget, FetchConfig, IpNet, RobotsPolicy};
 use serde::Deserialize;
 
 use crate::{CallRate, FerretBuilder};
@@ -63,9 +64,67 @@ pub struct FileConfig {
     /// The model hubs the model-file finder searches.
     #[serde(default)]
     pub hub: HubSection,
+    /// `[fetch]`: how `ferret ingest <url>` fetches pages.
+    #[serde(default)]
+    pub fetch: FetchSection,
     /// `[server]`: what `ferret serve` asks of a request.
     #[serde(default)]
     pub server: ServerSection,
+}
+
+/// `[fetch]`: how pages are fetched for ingestion; anything left out keeps the safe default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchSection {
+    /// Hosts (`wiki.internal`) or address ranges (`10.1.0.0/16`, `192.168.1.5`) that may be
+    /// fetched although they are private; nothing private is fetched otherwise.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// `respect` (the default) or `ignore` robots.txt.
+    pub robots: Option<String>,
+    /// Seconds a fetch may take.
+    pub timeout_seconds: Option<u64>,
+    /// Largest page taken, in bytes.
+    pub max_bytes: Option<usize>,
+    /// Redirects followed at most.
+    pub max_redirects: Option<usize>,
+}
+
+impl FetchSection {
+    /// The fetch configuration this table describes; a value that is not one names itself.
+    pub fn fetch_config(&self) -> Result<FetchConfig, String> {
+        let mut config = FetchConfig::default();
+        for entry in &self.allow {
+            let entry = entry.trim();
+            let target = if let Ok(range) = entry.parse::<IpNet>() {
+                AllowedTarget::Range(range)
+            } else if let Ok(address) = entry.parse::<std::net::IpAddr>() {
+                AllowedTarget::Range(IpNet::from(address))
+            } else if !entry.is_empty() && !entry.contains(['/', ':', ' ']) {
+                AllowedTarget::Host(entry.to_ascii_lowercase())
+            } else {
+                return Err(format!(
+                    "[fetch] allow: `{entry}` is neither a host name nor an address range"
+                ));
+            };
+            config.allow.push(target);
+        }
+        config.robots = match self.robots.as_deref().map(str::trim) {
+            None | Some("respect") => RobotsPolicy::Respect,
+            Some("ignore") => RobotsPolicy::Ignore,
+            Some(other) => {
+                return Err(format!(
+                    "[fetch] robots: `{other}` is neither `respect` nor `ignore`"
+                ))
+            }
+        };
+        if let Some(seconds) = self.timeout_seconds {
+            config.timeout = Duration::from_secs(seconds);
+        }
+        set(&mut config.max_body_bytes, self.max_bytes);
+        set(&mut config.max_redirects, self.max_redirects);
+        Ok(config)
+    }
 }
 
 /// `[hub.*]`: one table per model hub; a hub without a table keeps its defaults.
@@ -510,6 +569,26 @@ fn set<T>(field: &mut T, value: Option<T>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fetch_table_allows_named_hosts_and_ranges_and_refuses_nonsense() {
+        let path = Path::new("ferret.toml");
+        let text = "[fetch]\nallow = [\"wiki.internal\", \"10.1.0.0/16\", \"192.168.1.5\"]\nrobots = \"ignore\"\n";
+        let config = FileConfig::parse(text, path)
+            .unwrap()
+            .fetch
+            .fetch_config()
+            .unwrap();
+        assert_eq!(config.robots, RobotsPolicy::Ignore);
+        assert_eq!(config.allow.len(), 3);
+        assert_eq!(config.allow[0], AllowedTarget::Host("wiki.internal".into()));
+        let bad = FileConfig::parse("[fetch]\nallow = [\"http://x/\"]\n", path).unwrap();
+        assert!(bad.fetch.fetch_config().unwrap_err().contains("http://x/"));
+        assert_eq!(
+            FetchSection::default().fetch_config().unwrap(),
+            FetchConfig::default()
+        );
+    }
 
     #[test]
     fn hub_tables_name_the_hubs_the_finder_may_search_and_refuse_unknown_keys() {

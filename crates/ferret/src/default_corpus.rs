@@ -36,6 +36,12 @@ pub fn default_models_dir() -> PathBuf {
         .unwrap_or_else(|| ferret_home().join("models"))
 }
 
+/// Where `ferret ingest <url>` keeps the markdown of the pages it fetched: `fetched/` under the
+/// folder of [`default_index_dir`].
+pub fn default_fetched_dir() -> PathBuf {
+    ferret_home().join("fetched")
+}
+
 /// all-MiniLM-L6-v2 from [`default_models_dir`], its vectors cached under the Ferret home
 /// directory so a text is embedded once however often it is ingested.
 pub fn default_embedder() -> Result<Arc<dyn Embedder>, FerretError> {

@@ -24,13 +24,13 @@ mod lazy;
 
 pub use builder::{Ferret, FerretBuilder, Session, QDRANT_API_KEY_VAR};
 pub use config_file::{
-    BraveSection, CivitaiSection, ConfigFileError, FileConfig, HubSection, HuggingFaceSection,
-    LocalSection, SearxngSection, ServerSection, TavilySection, TokenSection, WebProvider,
-    WebSection, CONFIG_VARIABLE,
+    BraveSection, CivitaiSection, ConfigFileError, FetchSection, FileConfig, HubSection,
+    HuggingFaceSection, LocalSection, SearxngSection, ServerSection, TavilySection, TokenSection,
+    WebProvider, WebSection, CONFIG_VARIABLE,
 };
 pub use default_corpus::{
-    default_embedder, default_index_dir, default_models_dir, open_default_index,
-    DEFAULT_CORPUS_JSONL,
+    default_embedder, default_fetched_dir, default_index_dir, default_models_dir,
+    open_default_index, DEFAULT_CORPUS_JSONL,
 };
 pub use ferret_agent::{
     AgentConfig, InMemorySessions, PlanConfig, PlanRecord, PlanRecordError, SessionLimits,
@@ -73,6 +73,9 @@ pub use ferret_embed::{
     MINILM_DIR,
 };
 pub use ferret_exec::{CallRate, ExecutorConfig, RateLimit, RetryPolicy};
+/// Fetching a web page safely (no private address unless allowed, robots.txt respected) as
+/// markdown, for ingestion.
+pub use ferret_fetch as fetch;
 pub use ferret_grading::GradingConfig;
 pub use ferret_llm::{
     Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig,

@@ -1,0 +1,564 @@
+//! Turning a fetched body into markdown: which types are taken, how the bytes become text, and
+//! how HTML is reduced to its main content.
+
+use std::rc::Rc;
+
+use markup5ever_rcdom::{Node, NodeData};
+use url::Url;
+
+/// The kinds of page ingested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `text/html`, `application/xhtml+xml`: converted to markdown.
+    Html,
+    /// `text/markdown`, `text/x-markdown`: taken as it is.
+    Markdown,
+    /// `text/plain`: taken as it is.
+    Plain,
+}
+
+/// A `Content-Type` header read: its media type (lower case, without parameters) and charset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ContentType {
+    pub(crate) essence: String,
+    pub(crate) charset: Option<String>,
+}
+
+impl ContentType {
+    pub(crate) fn parse(header: &str) -> Self {
+        let mut parts = header.split(';');
+        let essence = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let charset = parts.find_map(|param| {
+            let (name, value) = param.split_once('=')?;
+            name.trim()
+                .eq_ignore_ascii_case("charset")
+                .then(|| value.trim().trim_matches('"').to_ascii_lowercase())
+        });
+        Self { essence, charset }
+    }
+
+    /// The kind of page this type is, or `None` for a type that is not ingested.
+    pub(crate) fn kind(&self) -> Option<Kind> {
+        match self.essence.as_str() {
+            "text/html" | "application/xhtml+xml" => Some(Kind::Html),
+            "text/markdown" | "text/x-markdown" => Some(Kind::Markdown),
+            "text/plain" => Some(Kind::Plain),
+            _ => None,
+        }
+    }
+}
+
+/// The kind of a body sent without a content type, from its first bytes: `None` when it looks
+/// binary (a NUL byte, or bytes that are not UTF-8), which is refused rather than guessed at.
+pub(crate) fn sniff(body: &[u8]) -> Option<Kind> {
+    let head = &body[..body.len().min(8192)];
+    if head.contains(&0) {
+        return None;
+    }
+    if let Err(e) = std::str::from_utf8(head) {
+        // `error_len` is `None` when the head merely ends inside a character.
+        if e.error_len().is_some() {
+            return None;
+        }
+    }
+    let start = String::from_utf8_lossy(&head[..head.len().min(512)])
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .to_ascii_lowercase();
+    if start.starts_with("<!doctype html") || start.starts_with("<html") {
+        Some(Kind::Html)
+    } else {
+        Some(Kind::Plain)
+    }
+}
+
+/// The body as text. UTF-8 is decoded lossily (a stray invalid byte becomes U+FFFD rather than
+/// losing the page); the only other charset honoured is the Latin-1 family, which the WHATWG
+/// encoding standard reads as windows-1252 and which needs no table beyond 32 entries. Any other
+/// declared charset (Shift_JIS, GBK, …) is read as lossy UTF-8 too, which garbles its non-ASCII
+/// text: acceptable for now, since a full decoder (encoding_rs) is a dependency to earn. Only
+/// the `Content-Type` header's charset is read, not an HTML `<meta charset>`.
+pub(crate) fn decode(body: &[u8], charset: Option<&str>) -> String {
+    let latin = matches!(
+        charset,
+        Some(
+            "iso-8859-1"
+                | "iso8859-1"
+                | "latin1"
+                | "l1"
+                | "windows-1252"
+                | "cp1252"
+                | "us-ascii"
+                | "ascii"
+        )
+    );
+    let text = if latin {
+        body.iter().map(|&byte| windows_1252(byte)).collect()
+    } else {
+        String::from_utf8_lossy(body).into_owned()
+    };
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
+}
+
+fn windows_1252(byte: u8) -> char {
+    // 0x80–0x9F are punctuation in windows-1252 (C1 controls in ISO-8859-1); the five it leaves
+    // undefined map to the control of the same number, as the WHATWG standard says.
+    const HIGH: [u32; 32] = [
+        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+        0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013,
+        0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+    ];
+    match byte {
+        0x80..=0x9F => char::from_u32(HIGH[usize::from(byte - 0x80)]).unwrap_or('\u{fffd}'),
+        _ => char::from(byte),
+    }
+}
+
+/// Elements dropped with everything inside them: code, styling, navigation and page chrome,
+/// none of which is the page's content.
+const DROPPED: &[&str] = &[
+    "script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "svg",
+    "template", "head",
+];
+
+/// Elements nested deeper than this are not converted: the converter walks the tree
+/// recursively, and a page of a million nested `<div>`s (easily within the body limit) would
+/// overflow the stack and abort the process.
+const MAX_DEPTH: usize = 512;
+
+/// Nesting, as [`scanned_depth_exceeds`] estimates it, past which a page is not even parsed:
+/// the HTML parser's time grows with the square of the depth (40,000 nested `<div>`s take
+/// seconds, the million that fit in 5 MiB would take most of an hour). Twice [`MAX_DEPTH`], as
+/// the estimate is rough.
+const MAX_SCANNED_DEPTH: usize = 2 * MAX_DEPTH;
+
+/// Elements whose content is text to the parser, not markup: skipped whole by the scan.
+const RAW_TEXT: &[&str] = &[
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
+];
+
+/// Elements the scan does not count as open: void elements, elements whose end tag may be left
+/// out (the parser closes them when the next one starts) and elements that cannot nest in
+/// themselves. Counting them would take a sloppy but ordinary page for a deep one.
+const NOT_NESTING: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr", "param", "keygen", "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup",
+    "thead", "tbody", "tfoot", "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head",
+    "body", "a", "button", "nobr", "form",
+];
+
+const HTML_NAMESPACE: &str = "http://www.w3.org/1999/xhtml";
+
+/// An HTML page turned into markdown, with its title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Converted {
+    pub(crate) title: Option<String>,
+    pub(crate) markdown: String,
+}
+
+/// The main content of an HTML page as markdown: the `<main>` element when there is one, else
+/// the page's only `<article>`, else the `<body>`, with the [`DROPPED`] elements left out and
+/// relative links made absolute against `base` (the page's final address), so a link still
+/// leads somewhere once the markdown is stored elsewhere. The title is the `<title>`'s text,
+/// else the first `# ` heading.
+pub(crate) fn html_to_markdown(html: &str, base: &Url) -> Result<Converted, String> {
+    if scanned_depth_exceeds(html, MAX_SCANNED_DEPTH) {
+        return Err(format!(
+            "elements are nested more than {MAX_SCANNED_DEPTH} deep (estimated before parsing)"
+        ));
+    }
+    let converter = htmd::HtmlToMarkdown::builder()
+        .skip_tags(DROPPED.to_vec())
+        .build();
+    let document = converter
+        .html_to_tree(html)
+        .map_err(|e| format!("the HTML could not be parsed ({e})"))?;
+    let elements = elements_in_order(&document)?;
+    let first = |tag: &str| {
+        elements
+            .iter()
+            .find(|(name, _)| name == tag)
+            .map(|(_, n)| n)
+    };
+    let articles = elements
+        .iter()
+        .filter(|(name, _)| name == "article")
+        .count();
+    let root = first("main")
+        .or_else(|| (articles == 1).then(|| first("article")).flatten())
+        .or_else(|| first("body"))
+        .unwrap_or(&document);
+    for (name, node) in &elements {
+        if name == "a" || name == "img" {
+            absolutise(node, if name == "a" { "href" } else { "src" }, base);
+        }
+    }
+    let markdown = tidy(&converter.tree_to_markdown(root));
+    let title = first("title")
+        .map(|node| collapse_whitespace(&text_of(node)))
+        .filter(|title| !title.is_empty())
+        .or_else(|| first_heading(&markdown));
+    Ok(Converted { title, markdown })
+}
+
+/// Whether the tags of `html` open elements more than `limit` deep, estimated in one linear
+/// pass: an open tag pushes its name, an end tag pops back to the latest element of that name
+/// (and is ignored when none is open, as the parser ignores it), comments and raw-text elements
+/// are skipped.
+fn scanned_depth_exceeds(html: &str, limit: usize) -> bool {
+    // ASCII lower-casing keeps every byte where it was, so indexes found in `lower` are
+    // character boundaries (each is at an ASCII byte).
+    let lower = html.to_ascii_lowercase();
+    let mut stack: Vec<&str> = Vec::new();
+    let mut open: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut at = 0;
+    while let Some(offset) = lower[at..].find('<') {
+        let start = at + offset + 1;
+        if lower[start..].starts_with("!--") {
+            match lower[start..].find("-->") {
+                Some(end) => at = start + end + 3,
+                None => return false,
+            }
+            continue;
+        }
+        let closing = lower[start..].starts_with('/');
+        let name_start = start + usize::from(closing);
+        let name_length = lower[name_start..]
+            .bytes()
+            .take_while(u8::is_ascii_alphanumeric)
+            .count();
+        at = name_start + name_length;
+        if name_length == 0 {
+            // A `<` that starts no tag (`a < b`): text.
+            continue;
+        }
+        let name = &lower[name_start..at];
+        let Some(end) = lower[at..].find('>') else {
+            return false;
+        };
+        let self_closing = lower[..at + end].ends_with('/');
+        at += end + 1;
+        if closing {
+            if open.get(name).is_some_and(|count| *count > 0) {
+                while let Some(top) = stack.pop() {
+                    if let Some(count) = open.get_mut(top) {
+                        *count -= 1;
+                    }
+                    if top == name {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if RAW_TEXT.contains(&name) {
+            match lower[at..].find(&format!("</{name}")) {
+                Some(end) => at += end,
+                None => return false,
+            }
+            continue;
+        }
+        if name == "plaintext" {
+            // Everything after it is text.
+            return false;
+        }
+        if self_closing || NOT_NESTING.contains(&name) {
+            continue;
+        }
+        stack.push(name);
+        *open.entry(name).or_default() += 1;
+        if stack.len() > limit {
+            return true;
+        }
+    }
+    false
+}
+
+/// Every HTML element's local name and node, in document order, walked without recursion.
+/// Fails when the tree is nested deeper than [`MAX_DEPTH`].
+fn elements_in_order(document: &Rc<Node>) -> Result<Vec<(String, Rc<Node>)>, String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(Rc::clone(document), 0_usize)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            return Err(format!("elements are nested more than {MAX_DEPTH} deep"));
+        }
+        if let NodeData::Element { name, .. } = &node.data {
+            // SVG and MathML have their own `title` and `a`: not the page's.
+            if &*name.ns == HTML_NAMESPACE {
+                found.push((name.local.to_string(), Rc::clone(&node)));
+            }
+        }
+        let children = node.children.borrow();
+        stack.extend(
+            children
+                .iter()
+                .rev()
+                .map(|child| (Rc::clone(child), depth + 1)),
+        );
+    }
+    Ok(found)
+}
+
+/// Rewrites `attribute` of `node` to an absolute http(s) URL when it is relative; leaves it as
+/// it is when it is already absolute or resolves to another scheme (`mailto:`, `javascript:`).
+fn absolutise(node: &Node, attribute: &str, base: &Url) {
+    let NodeData::Element { attrs, .. } = &node.data else {
+        return;
+    };
+    for attr in attrs.borrow_mut().iter_mut() {
+        if &*attr.name.local != attribute {
+            continue;
+        }
+        if let Ok(resolved) = base.join(attr.value.trim()) {
+            if matches!(resolved.scheme(), "http" | "https") {
+                attr.value = String::from(resolved).into();
+            }
+        }
+    }
+}
+
+/// The text inside `node`, tags left out.
+fn text_of(node: &Rc<Node>) -> String {
+    let mut text = String::new();
+    let mut stack = vec![Rc::clone(node)];
+    while let Some(node) = stack.pop() {
+        if let NodeData::Text { contents } = &node.data {
+            text.push_str(&contents.borrow());
+        }
+        stack.extend(node.children.borrow().iter().rev().cloned());
+    }
+    text
+}
+
+fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Trailing spaces trimmed from each line and runs of blank lines cut to one: what dropped
+/// elements leave behind. Code blocks are left exactly as they are.
+fn tidy(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut blank_run = 0;
+    let mut in_fence = false;
+    for line in markdown.lines() {
+        let fence = line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~");
+        if in_fence || fence {
+            if fence {
+                in_fence = !in_fence;
+            }
+            blank_run = 0;
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        // Two trailing spaces are a hard line break in markdown: keep those.
+        let line = if line.ends_with("  ") && !line.trim().is_empty() {
+            line
+        } else {
+            line.trim_end()
+        };
+        if line.is_empty() {
+            blank_run += 1;
+            if blank_run > 1 {
+                continue;
+            }
+        } else {
+            blank_run = 0;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim().to_owned()
+}
+
+/// The text of the first level-one ATX heading (`# Title`) outside code fences.
+pub(crate) fn first_heading(markdown: &str) -> Option<String> {
+    let mut in_fence = false;
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence || line.len() - trimmed.len() > 3 {
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix("# ") {
+            // A closing sequence of `#`s is not part of the heading.
+            let text = rest.trim().trim_end_matches('#').trim();
+            if !text.is_empty() {
+                return Some(collapse_whitespace(text));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Url {
+        Url::parse("https://example.org/docs/page.html").unwrap()
+    }
+
+    #[test]
+    fn content_types_are_read_with_their_charset() {
+        let html = ContentType::parse("Text/HTML; charset=\"ISO-8859-1\"");
+        assert_eq!(html.essence, "text/html");
+        assert_eq!(html.charset.as_deref(), Some("iso-8859-1"));
+        assert_eq!(html.kind(), Some(Kind::Html));
+        assert_eq!(
+            ContentType::parse("application/xhtml+xml").kind(),
+            Some(Kind::Html)
+        );
+        assert_eq!(
+            ContentType::parse("text/markdown").kind(),
+            Some(Kind::Markdown)
+        );
+        assert_eq!(
+            ContentType::parse("text/x-markdown").kind(),
+            Some(Kind::Markdown)
+        );
+        assert_eq!(
+            ContentType::parse("text/plain; charset=utf-8").kind(),
+            Some(Kind::Plain)
+        );
+        for refused in [
+            "application/pdf",
+            "image/png",
+            "application/octet-stream",
+            "",
+        ] {
+            assert_eq!(ContentType::parse(refused).kind(), None, "{refused}");
+        }
+    }
+
+    #[test]
+    fn bodies_without_a_type_are_sniffed() {
+        assert_eq!(sniff(b"<!DOCTYPE html><p>x"), Some(Kind::Html));
+        assert_eq!(sniff(b"\n  <html><body>x"), Some(Kind::Html));
+        assert_eq!(sniff(b"just words"), Some(Kind::Plain));
+        assert_eq!(sniff(b"%PDF-1.7\n\x00\x01"), None);
+        assert_eq!(sniff(b"\x89PNG\r\n\x1a\n\xff\xfe"), None);
+    }
+
+    #[test]
+    fn latin_1_is_decoded_and_utf_8_is_lossy() {
+        assert_eq!(
+            decode(b"caf\xe9 \x93quoted\x94", Some("iso-8859-1")),
+            "café “quoted”"
+        );
+        assert_eq!(decode("café".as_bytes(), Some("utf-8")), "café");
+        assert_eq!(decode(b"caf\xe9", None), "caf\u{fffd}");
+        assert_eq!(decode(b"\xef\xbb\xbfhello", None), "hello");
+    }
+
+    #[test]
+    fn main_content_is_kept_and_chrome_dropped() {
+        let html = r#"<html><head><title> A &amp; B
+            page </title><style>.x{color:red}</style></head><body>
+            <nav><a href="/home">Home nav</a></nav>
+            <main><h1>Heading</h1><p>See <a href="/guide">the guide</a> and
+            <a href="mailto:a@b.c">mail</a>.</p><script>var secret = 1;</script>
+            <ul><li>one</li><li>two</li></ul></main>
+            <footer>Footer text</footer></body></html>"#;
+        let converted = html_to_markdown(html, &base()).unwrap();
+        assert_eq!(converted.title.as_deref(), Some("A & B page"));
+        let md = &converted.markdown;
+        assert!(md.starts_with("# Heading"), "{md}");
+        assert!(
+            md.contains("[the guide](https://example.org/guide)"),
+            "{md}"
+        );
+        assert!(md.contains("[mail](mailto:a@b.c)"), "{md}");
+        assert!(md.contains("one") && md.contains("two"), "{md}");
+        for absent in ["Home nav", "secret", "Footer", "color:red"] {
+            assert!(!md.contains(absent), "{absent} in {md}");
+        }
+    }
+
+    #[test]
+    fn without_main_the_only_article_or_the_body_is_taken() {
+        let one = "<body><p>Outside</p><article><h2>Inside</h2></article></body>";
+        let md = html_to_markdown(one, &base()).unwrap().markdown;
+        assert_eq!(md, "## Inside");
+        let two = "<body><p>Outside</p><article>A</article><article>B</article></body>";
+        let md = html_to_markdown(two, &base()).unwrap().markdown;
+        assert!(
+            md.contains("Outside") && md.contains('A') && md.contains('B'),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn the_title_falls_back_to_the_first_heading() {
+        let converted = html_to_markdown("<body><h2>Sub</h2><h1>Top</h1></body>", &base()).unwrap();
+        assert_eq!(converted.title.as_deref(), Some("Top"));
+        assert_eq!(
+            first_heading("```\n# not this\n```\n# This one #\n"),
+            Some("This one".into())
+        );
+        assert_eq!(first_heading("## Only a second level"), None);
+        assert_eq!(first_heading("    # indented code"), None);
+    }
+
+    #[test]
+    fn code_blocks_survive_the_tidying() {
+        let md = tidy("# T\n\n\n\ntext \n```\nfn a() {}   \n\n\n\nfn b() {}\n```\n\n\nend");
+        assert_eq!(
+            md,
+            "# T\n\ntext\n```\nfn a() {}   \n\n\n\nfn b() {}\n```\n\nend"
+        );
+    }
+
+    #[test]
+    fn svg_titles_are_not_the_page_title() {
+        let html = "<body><svg><title>icon</title></svg><h1>Real</h1></body>";
+        let converted = html_to_markdown(html, &base()).unwrap();
+        assert_eq!(converted.title.as_deref(), Some("Real"));
+    }
+
+    #[test]
+    fn deeply_nested_html_is_refused_before_parsing() {
+        // A million nested elements: parsed, this would take most of an hour.
+        let depth = 1_000_000;
+        let html = format!("{}x{}", "<div>".repeat(depth), "</div>".repeat(depth));
+        let error = html_to_markdown(&html, &base()).unwrap_err();
+        assert!(error.contains("estimated before parsing"), "{error}");
+        // End tags of elements never opened do not close anything.
+        let html = "<div></span>".repeat(5_000);
+        assert!(scanned_depth_exceeds(&html, MAX_SCANNED_DEPTH));
+    }
+
+    #[test]
+    fn nesting_past_the_walk_limit_is_refused_after_parsing() {
+        let depth = 700;
+        let html = format!("{}x{}", "<div>".repeat(depth), "</div>".repeat(depth));
+        let error = html_to_markdown(&html, &base()).unwrap_err();
+        assert!(error.contains("nested more than 512 deep"), "{error}");
+        // Just under it, the page converts.
+        let depth = 400;
+        let html = format!("{}x{}", "<div>".repeat(depth), "</div>".repeat(depth));
+        assert_eq!(html_to_markdown(&html, &base()).unwrap().markdown, "x");
+    }
+
+    #[test]
+    fn sloppy_but_shallow_pages_pass_the_scan() {
+        let unclosed = "<p>para <li>item <a href=x>link <td>cell <br> <img src=y>".repeat(5_000);
+        assert!(!scanned_depth_exceeds(&unclosed, MAX_SCANNED_DEPTH));
+        let balanced = "<div><section><span>x</span></section></div>".repeat(5_000);
+        assert!(!scanned_depth_exceeds(&balanced, MAX_SCANNED_DEPTH));
+        let scripted = format!(
+            "<script>{}</script><!-- {} --><div>ok</div>",
+            "'<div>'".repeat(5_000),
+            "<div>".repeat(5_000)
+        );
+        assert!(!scanned_depth_exceeds(&scripted, MAX_SCANNED_DEPTH));
+        assert!(!scanned_depth_exceeds("a < b and c<d", 1));
+    }
+}

@@ -1,0 +1,215 @@
+//! A fetched page as markdown, and how it is stored as a file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use url::Url;
+
+use crate::FetchError;
+
+/// Characters of a file name before `.md`, at most: well under every file system's limit of
+/// 255 bytes, with room for the hash that keeps long names apart.
+const MAX_STEM: usize = 100;
+
+/// One page, fetched and turned into markdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedPage {
+    /// The address asked for (parsed, so normalised: `HTTP://Example.org` is
+    /// `http://example.org/`).
+    pub url: Url,
+    /// The address the page was read from, after redirects.
+    pub final_url: Url,
+    /// The page's media type as served (`text/html`), without parameters; for a page served
+    /// without one, the type its content was taken as.
+    pub content_type: String,
+    /// The page's title: HTML's `<title>`, else the first `# ` heading.
+    pub title: Option<String>,
+    /// The page's main content as markdown (a markdown or plain-text page as it was served).
+    pub markdown: String,
+}
+
+impl FetchedPage {
+    /// A file name for the page, from the host and path of [`FetchedPage::final_url`] (so two
+    /// addresses redirecting to one page share a file): lower case, only `[a-z0-9._-]`, never
+    /// empty, never `..` or a leading dot, at most 110 characters, ending in `.md`. A query
+    /// string, or a name cut to length, adds a hash of the whole address so that different
+    /// pages keep different names.
+    pub fn file_name(&self) -> String {
+        file_name_for(&self.final_url)
+    }
+
+    /// Writes the markdown into `dir` under [`FetchedPage::file_name`], its first line an HTML
+    /// comment naming the source (`<!-- source: URL -->`), and returns the file's path.
+    ///
+    /// The file is written under a temporary name in the same directory and renamed into place,
+    /// so a reader (an indexer watching the directory) never sees half a page, and an existing
+    /// file is replaced whole.
+    pub fn save(&self, dir: &Path) -> Result<PathBuf, FetchError> {
+        let path = dir.join(self.file_name());
+        let failed = |source| FetchError::Save {
+            path: path.clone(),
+            source,
+        };
+        // The folder is the caller's choice of where pages are kept: made when missing.
+        std::fs::create_dir_all(dir).map_err(failed)?;
+        let mut file = tempfile::Builder::new()
+            .prefix(".ferret-fetch-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(failed)?;
+        // A URL as the url crate writes it escapes `<`, `>` and spaces, so it cannot end the
+        // comment early.
+        write!(
+            file,
+            "<!-- source: {} -->\n\n{}\n",
+            self.final_url,
+            self.markdown.trim_end()
+        )
+        .map_err(failed)?;
+        file.as_file().sync_all().map_err(failed)?;
+        file.persist(&path).map_err(|e| failed(e.error))?;
+        Ok(path)
+    }
+}
+
+fn file_name_for(url: &Url) -> String {
+    let mut raw = url.host_str().unwrap_or_default().to_owned();
+    if let Some(port) = url.port() {
+        raw.push_str(&format!("-{port}"));
+    }
+    let path = url.path();
+    // `page.html` and `page` are one page to a reader: the extension only adds noise before
+    // `.md`.
+    let path = [".html", ".htm", ".md", ".markdown", ".txt"]
+        .iter()
+        .find_map(|extension| path.strip_suffix(extension))
+        .unwrap_or(path);
+    raw.push_str(path);
+
+    let mut stem = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        let c = c.to_ascii_lowercase();
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
+            c
+        } else {
+            '-'
+        };
+        // Runs of separators collapse, so `..` can never appear.
+        let last = stem.chars().last();
+        if (c == '-' || c == '.') && last == Some(c) {
+            continue;
+        }
+        stem.push(c);
+    }
+    let mut stem = trim_separators(&stem).to_owned();
+
+    let too_long = stem.len() > MAX_STEM;
+    if too_long {
+        // Only ASCII is left, so any byte index is a character boundary.
+        stem.truncate(MAX_STEM);
+        stem = trim_separators(&stem).to_owned();
+    }
+    if too_long || url.query().is_some() {
+        let mut whole = url.clone();
+        whole.set_fragment(None);
+        stem.push_str(&format!("-{:08x}", fnv1a(whole.as_str()) as u32));
+        stem = trim_separators(&stem).to_owned();
+    }
+    if stem.is_empty() {
+        stem.push_str("page");
+    }
+    stem.push_str(".md");
+    stem
+}
+
+fn trim_separators(name: &str) -> &str {
+    name.trim_matches(|c| matches!(c, '.' | '-' | '_'))
+}
+
+/// FNV-1a: a hash whose value is the same on every platform and Rust version, so a page keeps
+/// its file name from one run to the next (std's hasher promises neither).
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn name(url: &str) -> String {
+        file_name_for(&Url::parse(url).unwrap())
+    }
+
+    fn assert_safe(name: &str) {
+        assert!(name.ends_with(".md"), "{name}");
+        assert!(name.len() > ".md".len(), "{name}");
+        assert!(name.len() <= MAX_STEM + 9 + 3, "{name}");
+        assert!(!name.contains(".."), "{name}");
+        assert!(!name.starts_with('.'), "{name}");
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c)),
+            "{name}"
+        );
+    }
+
+    #[test]
+    fn names_come_from_host_and_path() {
+        assert_eq!(
+            name("https://Example.org/Docs/Guide.html"),
+            "example.org-docs-guide.md"
+        );
+        assert_eq!(name("https://example.org/"), "example.org.md");
+        assert_eq!(
+            name("http://internal.example:8080/a/b/"),
+            "internal.example-8080-a-b.md"
+        );
+        assert_eq!(
+            name("https://example.org/caf%C3%A9"),
+            "example.org-caf-c3-a9.md"
+        );
+        assert_eq!(name("http://[::1]:9/x"), "1-9-x.md");
+    }
+
+    #[test]
+    fn queries_and_long_paths_add_a_hash_that_keeps_pages_apart() {
+        let one = name("https://example.org/list?page=1");
+        let two = name("https://example.org/list?page=2");
+        assert_ne!(one, two);
+        assert!(one.starts_with("example.org-list-"), "{one}");
+        assert_eq!(one, name("https://example.org/list?page=1#top"));
+        let long_a = name(&format!("https://example.org/{}a", "x".repeat(300)));
+        let long_b = name(&format!("https://example.org/{}b", "x".repeat(300)));
+        assert_ne!(long_a, long_b);
+        assert_safe(&long_a);
+    }
+
+    #[test]
+    fn hostile_paths_give_safe_names() {
+        for url in [
+            "http://example.org/../../etc/passwd",
+            "http://example.org/%2e%2e/%2e%2e/etc",
+            "http://example.org/....//...",
+            "http://example.org/.hidden",
+            "http://example.org/a\\b",
+            "http://example.org/%00%2f",
+            "http://0.0.0.0/",
+            "http://x/---",
+        ] {
+            assert_safe(&name(url));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_path_gives_a_safe_name(path in "\\PC{0,400}", query in proptest::option::of("\\PC{0,20}")) {
+            let mut url = Url::parse("https://example.org/").unwrap();
+            url.set_path(&path);
+            url.set_query(query.as_deref());
+            assert_safe(&file_name_for(&url));
+        }
+    }
+}
