@@ -824,7 +824,10 @@ async fn a_page_is_saved_atomically_under_a_safe_name() {
         .collect();
     assert_eq!(entries, vec![std::ffi::OsString::from(&name)]);
 
-    let error = page.save(&dir.path().join("missing")).unwrap_err();
+    // A missing folder is made; one that cannot be (under a file) is a typed error.
+    let nested = dir.path().join("pages").join("2026");
+    assert_eq!(page.save(&nested).unwrap(), nested.join(&name));
+    let error = page.save(&saved.join("under-a-file")).unwrap_err();
     assert!(matches!(error, FetchError::Save { .. }), "{error:?}");
 }
 
