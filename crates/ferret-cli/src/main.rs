@@ -429,9 +429,9 @@ async fn shutdown_signal() {
 
 /// The http(s) address `path` holds, when it is one rather than a file.
 fn web_address(path: &std::path::Path) -> Option<&str> {
-    path.to_str()
-        .map(str::trim)
-        .filter(|p| p.starts_with("http://") || p.starts_with("https://"))
+    let text = path.to_str()?.trim();
+    let scheme = text.split_once("://")?.0;
+    (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")).then_some(text)
 }
 
 /// Fetch `address` as markdown (no private address unless the configuration allows it,
@@ -457,7 +457,7 @@ fn fetch_page(
     let saved = page.save(&dir)?;
     eprintln!(
         "fetched {} ({}) into {}",
-        page.final_url,
+        page.address(),
         page.title.as_deref().unwrap_or("untitled"),
         saved.display()
     );

@@ -218,8 +218,13 @@ fn scanned_depth_exceeds(html: &str, limit: usize) -> bool {
     while let Some(offset) = lower[at..].find('<') {
         let start = at + offset + 1;
         if lower[start..].starts_with("!--") {
-            match lower[start..].find("-->") {
-                Some(end) => at = start + end + 3,
+            // The parser ends a comment at `-->` or at `--!>`, whichever comes first.
+            let ends = [("-->", 3), ("--!>", 4)]
+                .into_iter()
+                .filter_map(|(mark, length)| lower[start..].find(mark).map(|i| i + length))
+                .min();
+            match ends {
+                Some(end) => at = start + end,
                 None => return false,
             }
             continue;
@@ -254,7 +259,12 @@ fn scanned_depth_exceeds(html: &str, limit: usize) -> bool {
             }
             continue;
         }
-        if RAW_TEXT.contains(&name) {
+        // Inside SVG or MathML, `<x/>` closes itself and `style` is an element; in HTML, `/>`
+        // on an element that is not void is ignored (`<div/>` opens a div).
+        let foreign = ["svg", "math"]
+            .iter()
+            .any(|tag| open.get(tag).is_some_and(|count| *count > 0));
+        if RAW_TEXT.contains(&name) && !foreign {
             match lower[at..].find(&format!("</{name}")) {
                 Some(end) => at += end,
                 None => return false,
@@ -265,7 +275,7 @@ fn scanned_depth_exceeds(html: &str, limit: usize) -> bool {
             // Everything after it is text.
             return false;
         }
-        if self_closing || NOT_NESTING.contains(&name) {
+        if (self_closing && foreign) || NOT_NESTING.contains(&name) {
             continue;
         }
         stack.push(name);
@@ -521,6 +531,19 @@ mod tests {
         let html = "<body><svg><title>icon</title></svg><h1>Real</h1></body>";
         let converted = html_to_markdown(html, &base()).unwrap();
         assert_eq!(converted.title.as_deref(), Some("Real"));
+    }
+
+    #[test]
+    fn self_closing_divs_and_odd_comment_ends_still_count_as_nesting() {
+        // The parser opens `<div/>` as a div: a page of them nests as deep as it is long.
+        assert!(scanned_depth_exceeds(&"<div/>".repeat(5_000), 1_024));
+        assert!(scanned_depth_exceeds(
+            &format!("<!-- x --!>{}", "<div>".repeat(5_000)),
+            1_024
+        ));
+        // Inside SVG, `<path/>` closes itself: a large drawing is not deep.
+        let drawing = format!("<svg>{}</svg>", "<path d='M0 0'/>".repeat(5_000));
+        assert!(!scanned_depth_exceeds(&drawing, 1_024));
     }
 
     #[test]

@@ -37,8 +37,8 @@ pub enum FetchError {
     /// link-local, cloud metadata, …). No connection was made.
     #[error(
         "refused to connect to {host} for {url}: {address} is {reason}; if it is meant to be \
-         reached, add AllowedTarget::Host(\"{host}\") or an AllowedTarget::Range holding \
-         {address} to FetchConfig::allow"
+         reached, allow it: `[fetch] allow = [\"{host}\"]` (or a range holding {address}) in \
+         ferret.toml, or an AllowedTarget in FetchConfig::allow"
     )]
     Blocked {
         /// The URL being fetched: the redirect's target when an IP-literal target was refused

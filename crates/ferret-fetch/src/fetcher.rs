@@ -155,6 +155,20 @@ impl Fetcher {
             .and_then(|v| v.to_str().ok())
             .map(ContentType::parse)
             .filter(|t| !t.essence.is_empty());
+        // No decompression is asked for or done: a body the server encoded anyway would be read
+        // as garbage text, so it is refused by its encoding.
+        let encoding = response
+            .headers()
+            .get(reqwest::header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_ascii_lowercase())
+            .filter(|v| !v.is_empty() && v != "identity");
+        if let Some(encoding) = encoding {
+            return Err(FetchError::UnsupportedType {
+                url: final_url.to_string(),
+                content_type: format!("a body encoded as {encoding}"),
+            });
+        }
         // Refused by its type before a byte of it is read.
         if let Some(declared) = &declared {
             if declared.kind().is_none() {
@@ -362,6 +376,11 @@ fn refusal_error(url: &Url, refusal: Refusal) -> FetchError {
             url: url.to_string(),
             limit,
         },
+        Refusal::AllowedOnlyDirectly => unsupported(
+            "it is an allowed internal target reached by a redirect from a page that is not: an \
+             allowance covers pages asked for, not where a public page sends the fetcher"
+                .to_owned(),
+        ),
     }
 }
 

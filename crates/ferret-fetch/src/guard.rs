@@ -91,6 +91,9 @@ fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
         (100, 64..=127) => "a shared (carrier-grade NAT) address",
         (169, 254) => "a link-local address",
         (224..=239, _) => "a multicast address",
+        // Inter-network benchmarking, often used inside data centres.
+        (198, 18..=19) => "a benchmarking address (198.18.0.0/15)",
+        (192, 0) if ip.octets()[2] == 0 => "an IETF protocol address (192.0.0.0/24)",
         // Reserved, never routed on the internet: nothing public lives there.
         (240..=255, _) => "a reserved address (240.0.0.0/4)",
         _ => return None,
@@ -122,7 +125,12 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<Forbidden> {
     if ip == Ipv6Addr::new(0xfd00, 0x0ec2, 0, 0, 0, 0, 0, 0x0254) {
         return plain("a cloud metadata address (AWS, IPv6)");
     }
-    let first = ip.segments()[0];
+    let segments = ip.segments();
+    let first = segments[0];
+    if first == 0x2001 && segments[1] == 0 {
+        // Teredo hides an IPv4 server (obfuscated) behind a relay: nothing to check it by.
+        return plain("a Teredo address (an IPv4 host behind a relay)");
+    }
     if first & 0xfe00 == 0xfc00 {
         return plain("a unique-local address");
     }
@@ -139,14 +147,23 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<Forbidden> {
 }
 
 /// The IPv4 address an IPv6 address stands for: IPv4-mapped (`::ffff:a.b.c.d`),
-/// IPv4-compatible (`::a.b.c.d`, deprecated but still routed by some stacks) and the well-known
-/// NAT64 prefix (`64:ff9b::a.b.c.d`, which a NAT64 gateway forwards to the IPv4 address).
+/// IPv4-compatible (`::a.b.c.d`, deprecated but still routed by some stacks), the NAT64
+/// prefixes (`64:ff9b::a.b.c.d` and the local-use `64:ff9b:1::/48`, which a gateway forwards to
+/// the IPv4 address) and 6to4 (`2002:aabb:ccdd::`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let [_, _, _, _, _, _, _, _, _, _, _, _, a, b, c, d] = ip.octets();
     let v4 = Ipv4Addr::new(a, b, c, d);
     match ip.segments() {
         [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0, 0, _, _] => Some(v4),
         [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Some(v4),
+        // The local-use NAT64 prefix: the same forwarding, a network's own.
+        [0x64, 0xff9b, 1, _, _, _, _, _] => Some(v4),
+        // 6to4 carries its IPv4 address in bits 16 to 47.
+        [0x2002, high, low, _, _, _, _, _] => {
+            let [a, b] = high.to_be_bytes();
+            let [c, d] = low.to_be_bytes();
+            Some(Ipv4Addr::new(a, b, c, d))
+        }
         _ => None,
     }
 }
@@ -209,6 +226,17 @@ impl AllowList {
         })
     }
 
+    /// Whether `url` names an allowed target itself: an allowed host, or an address in an
+    /// allowed range. (A public name that resolves into an allowed range is not seen here.)
+    pub(crate) fn names(&self, url: &Url) -> bool {
+        match url.host() {
+            Some(Host::Domain(name)) => self.hosts.contains(&normalise_host(name)),
+            Some(Host::Ipv4(v4)) => self.ranges.iter().any(|r| r.contains(&IpAddr::V4(v4))),
+            Some(Host::Ipv6(v6)) => self.ranges.iter().any(|r| r.contains(&IpAddr::V6(v6))),
+            None => false,
+        }
+    }
+
     fn permits(&self, host: &str, ip: IpAddr, embedded: Option<Ipv4Addr>) -> bool {
         let host = normalise_host(host);
         self.hosts.contains(&host)
@@ -241,6 +269,9 @@ pub(crate) enum Refusal {
     Blocked(Blocked),
     /// A redirect beyond the limit.
     TooManyRedirects(usize),
+    /// A redirect into an allowed internal target from a page that is not one: an allowance
+    /// covers what is asked for, not where a public page sends the fetcher.
+    AllowedOnlyDirectly,
 }
 
 /// A refusal at a redirect, with the address redirected to (reqwest's error does not say).
@@ -283,8 +314,14 @@ pub(crate) fn check_target(url: &Url, allow: &AllowList) -> Result<(), Refusal> 
 pub(crate) fn redirect_policy(allow: Arc<AllowList>, max: usize) -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(move |attempt| {
         // `previous` holds the URL first asked for as well as each redirect followed.
+        let started_allowed = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| allow.names(first));
         let refusal = if attempt.previous().len() > max {
             Some(Refusal::TooManyRedirects(max))
+        } else if allow.names(attempt.url()) && !started_allowed {
+            Some(Refusal::AllowedOnlyDirectly)
         } else {
             check_target(attempt.url(), &allow).err()
         };

@@ -29,13 +29,23 @@ pub struct FetchedPage {
 }
 
 impl FetchedPage {
-    /// A file name for the page, from the host and path of [`FetchedPage::final_url`] (so two
-    /// addresses redirecting to one page share a file): lower case, only `[a-z0-9._-]`, never
-    /// empty, never `..` or a leading dot, at most 110 characters, ending in `.md`. A query
-    /// string, or a name cut to length, adds a hash of the whole address so that different
-    /// pages keep different names.
+    /// The page's address as it may be shown and stored: [`FetchedPage::final_url`] without
+    /// a user name, password or fragment.
+    pub fn address(&self) -> Url {
+        let mut address = self.final_url.clone();
+        // Neither fails on an http(s) URL with a host, which is all a page can come from.
+        let _ = address.set_username("");
+        let _ = address.set_password(None);
+        address.set_fragment(None);
+        address
+    }
+
+    /// A file name for the page, from the host and path of [`FetchedPage::address`] (so two
+    /// addresses redirecting to one page share a file), then a hash of the whole address (so
+    /// two pages never do): lower case, only `[a-z0-9._-]`, never empty, never `..` or a
+    /// leading dot, ending in `.md`.
     pub fn file_name(&self) -> String {
-        file_name_for(&self.final_url)
+        file_name_for(&self.address())
     }
 
     /// Writes the markdown into `dir` under [`FetchedPage::file_name`], its first line an HTML
@@ -62,7 +72,7 @@ impl FetchedPage {
         write!(
             file,
             "<!-- source: {} -->\n\n{}\n",
-            self.final_url,
+            self.address(),
             self.markdown.trim_end()
         )
         .map_err(failed)?;
@@ -109,15 +119,15 @@ fn file_name_for(url: &Url) -> String {
         stem.truncate(MAX_STEM);
         stem = trim_separators(&stem).to_owned();
     }
-    if too_long || url.query().is_some() {
-        let mut whole = url.clone();
-        whole.set_fragment(None);
-        stem.push_str(&format!("-{:08x}", fnv1a(whole.as_str()) as u32));
-        stem = trim_separators(&stem).to_owned();
-    }
     if stem.is_empty() {
         stem.push_str("page");
     }
+    // Readable parts alone would give `/a/b` and `/a-b`, `/Docs` and `/docs`, `http:` and
+    // `https:` one file, the second page silently replacing the first (and its chunks in the
+    // index): the whole address's hash keeps them apart.
+    let mut whole = url.clone();
+    whole.set_fragment(None);
+    stem.push_str(&format!("-{:016x}", fnv1a(whole.as_str())));
     stem.push_str(".md");
     stem
 }
@@ -146,7 +156,7 @@ mod tests {
     fn assert_safe(name: &str) {
         assert!(name.ends_with(".md"), "{name}");
         assert!(name.len() > ".md".len(), "{name}");
-        assert!(name.len() <= MAX_STEM + 9 + 3, "{name}");
+        assert!(name.len() <= MAX_STEM + 17 + 3, "{name}");
         assert!(!name.contains(".."), "{name}");
         assert!(!name.starts_with('.'), "{name}");
         assert!(
@@ -156,22 +166,34 @@ mod tests {
         );
     }
 
+    /// The readable part of a name, before the address's hash.
+    fn readable(name: &str) -> &str {
+        name.strip_suffix(".md")
+            .and_then(|stem| stem.rsplit_once('-'))
+            .map_or(name, |(readable, _)| readable)
+    }
+
     #[test]
-    fn names_come_from_host_and_path() {
+    fn names_come_from_host_and_path_then_the_addresss_hash() {
         assert_eq!(
-            name("https://Example.org/Docs/Guide.html"),
-            "example.org-docs-guide.md"
+            readable(&name("https://Example.org/Docs/Guide.html")),
+            "example.org-docs-guide"
         );
-        assert_eq!(name("https://example.org/"), "example.org.md");
+        assert_eq!(readable(&name("https://example.org/")), "example.org");
         assert_eq!(
-            name("http://internal.example:8080/a/b/"),
-            "internal.example-8080-a-b.md"
+            readable(&name("http://internal.example:8080/a/b/")),
+            "internal.example-8080-a-b"
         );
         assert_eq!(
-            name("https://example.org/caf%C3%A9"),
-            "example.org-caf-c3-a9.md"
+            readable(&name("https://example.org/caf%C3%A9")),
+            "example.org-caf-c3-a9"
         );
-        assert_eq!(name("http://[::1]:9/x"), "1-9-x.md");
+        assert_eq!(readable(&name("http://[::1]:9/x")), "1-9-x");
+        // The same address always gives the same name, so a page fetched again replaces itself.
+        assert_eq!(
+            name("https://example.org/docs"),
+            name("https://example.org/docs#intro")
+        );
     }
 
     #[test]

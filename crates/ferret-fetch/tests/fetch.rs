@@ -500,7 +500,7 @@ async fn refused(fetcher: &Fetcher, url: &str, address: &str, reason: &str) -> F
         message.contains(&format!("{address} is {reason}")),
         "{url}: {message}"
     );
-    assert!(message.contains("FetchConfig::allow"), "{url}: {message}");
+    assert!(message.contains("[fetch] allow"), "{url}: {message}");
     assert_eq!(error.retry_class(), RetryClass::Permanent);
     error
 }
@@ -570,7 +570,7 @@ async fn a_name_resolving_to_an_internal_address_is_refused_without_connecting()
     assert!(
         error
             .to_string()
-            .contains("AllowedTarget::Host(\"internal.example\")"),
+            .contains("[fetch] allow = [\"internal.example\"]"),
         "{error}"
     );
     trap.assert_untouched();
@@ -856,4 +856,115 @@ fn file_names_are_never_empty_or_paths() {
         );
         assert!(!name.starts_with('.'), "{url}: {name}");
     }
+}
+
+#[tokio::test]
+async fn a_public_page_cannot_redirect_into_an_allowed_internal_host() {
+    let server = MockServer::start().await;
+    let port = server.address().port();
+    Mock::given(method("GET"))
+        .and(path("/start"))
+        .respond_with(ResponseTemplate::new(302).insert_header(
+            "location",
+            format!("http://internal.example:{port}/admin").as_str(),
+        ))
+        .mount(&server)
+        .await;
+    serve(&server, "/admin", "text/plain", "secret").await;
+    // `public.example` stands for any page not on the allow list (it reaches the mock server
+    // through the allowed range, which its name is not).
+    let resolver = MapResolver::new(&[
+        ("internal.example", "127.0.0.1"),
+        ("public.example", "127.0.0.1"),
+    ]);
+    let config = FetchConfig {
+        allow: vec![
+            AllowedTarget::Host("internal.example".into()),
+            AllowedTarget::Range("127.0.0.1/32".parse().unwrap()),
+        ],
+        robots: RobotsPolicy::Ignore,
+        ..FetchConfig::default()
+    };
+    let fetcher = Fetcher::with_resolver(config, resolver).unwrap();
+    let error = fetcher
+        .fetch(&format!("http://public.example:{port}/start"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("allowed internal target"),
+        "{error}"
+    );
+    let asked: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.url.path().to_owned())
+        .collect();
+    assert_eq!(asked, ["/start"], "the internal page was never asked for");
+    // Asked for directly, it is fetched.
+    let page = fetcher
+        .fetch(&format!("http://internal.example:{port}/admin"))
+        .await
+        .unwrap();
+    assert_eq!(page.markdown, "secret");
+}
+
+#[tokio::test]
+async fn different_addresses_keep_different_files_and_credentials_are_never_kept() {
+    let page = |url: &str| FetchedPage {
+        url: url.parse().unwrap(),
+        final_url: url.parse().unwrap(),
+        content_type: "text/plain".into(),
+        title: None,
+        markdown: "text".into(),
+    };
+    let names: Vec<String> = [
+        "https://example.org/a/b",
+        "https://example.org/a-b",
+        "https://example.org/Docs",
+        "https://example.org/docs",
+        "http://example.org/docs",
+        "https://example.org/page.html",
+        "https://example.org/page",
+    ]
+    .iter()
+    .map(|u| page(u).file_name())
+    .collect();
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+
+    let secret = page("https://alice:hunter2@example.org/wiki#top");
+    assert_eq!(secret.address().as_str(), "https://example.org/wiki");
+    assert!(!secret.file_name().contains("alice"));
+    let dir = tempfile::tempdir().unwrap();
+    let saved = std::fs::read_to_string(secret.save(dir.path()).unwrap()).unwrap();
+    assert!(
+        !saved.contains("hunter2") && !saved.contains("alice"),
+        "{saved}"
+    );
+}
+
+#[tokio::test]
+async fn a_body_the_server_compressed_anyway_is_refused() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/zipped"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-encoding", "gzip")
+                .set_body_raw(vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0], "text/html"),
+        )
+        .mount(&server)
+        .await;
+    let error = fetcher(local())
+        .fetch(&format!("{}/zipped", server.uri()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, FetchError::UnsupportedType { content_type, .. } if content_type.contains("gzip")),
+        "{error:?}"
+    );
 }

@@ -100,7 +100,7 @@ impl FetchSection {
                 AllowedTarget::Range(range)
             } else if let Ok(address) = entry.parse::<std::net::IpAddr>() {
                 AllowedTarget::Range(IpNet::from(address))
-            } else if !entry.is_empty() && !entry.contains(['/', ':', ' ']) {
+            } else if !entry.is_empty() && !entry.contains(['/', ':', ' ', '*']) {
                 AllowedTarget::Host(entry.to_ascii_lowercase())
             } else {
                 return Err(format!(
@@ -123,6 +123,12 @@ impl FetchSection {
         }
         set(&mut config.max_body_bytes, self.max_bytes);
         set(&mut config.max_redirects, self.max_redirects);
+        if config.timeout.is_zero() || config.max_body_bytes == 0 {
+            return Err(
+                "[fetch] timeout_seconds and max_bytes must be more than 0: nothing could be fetched"
+                    .to_owned(),
+            );
+        }
         Ok(config)
     }
 }
