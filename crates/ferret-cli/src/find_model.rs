@@ -120,11 +120,8 @@ impl FindModelArgs {
     /// models folder or to be searched.
     fn entries(&self) -> anyhow::Result<Vec<Entry>> {
         let Some(workflow) = &self.workflow else {
-            let mut request = match (&self.file, &self.hash) {
-                (file, Some(hash)) => FileRequest::by_hash(hash, file.as_deref())?,
-                (Some(file), None) => FileRequest::new(file.as_str())?,
-                (None, None) => anyhow::bail!("give a file name, --hash or --workflow"),
-            };
+            let mut request =
+                FileRequest::named_or_hashed(self.file.as_deref(), self.hash.as_deref())?;
             request.model_type = self.model_type;
             request.prefer = self.prefer;
             if let Some(base) = &self.base_model {
@@ -182,10 +179,7 @@ impl FindModelArgs {
 
     /// A searcher over the hubs asked for, as the configuration file sets them up.
     fn finder(&self) -> anyhow::Result<Ferret> {
-        let file = match ferret::FileConfig::locate(self.config.as_deref()) {
-            Some(path) => ferret::FileConfig::load(&path)?,
-            None => ferret::FileConfig::default(),
-        };
+        let file = ferret::FileConfig::located(self.config.as_deref())?;
         let hubs = if self.hubs.is_empty() {
             ModelSource::ALL.to_vec()
         } else {
@@ -229,15 +223,7 @@ async fn find(ferret: &Ferret, entry: Entry) -> Outcome {
     };
     match ferret.find_model(&request).await {
         Ok(response) => {
-            let mut failures: Vec<String> = response
-                .failures
-                .iter()
-                .map(|f| format!("{}: {}", f.error.backend, f.error.message))
-                .collect();
-            // One line per distinct failure, however many calls met it.
-            failures.sort();
-            failures.dedup();
-            outcome.failures = failures;
+            outcome.failures = response.distinct_failures();
             outcome.result = response.model_file.clone();
             outcome.response = Some(response);
         }

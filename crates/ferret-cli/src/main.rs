@@ -441,10 +441,7 @@ fn fetch_page(
     dir: Option<PathBuf>,
     config: Option<&std::path::Path>,
 ) -> anyhow::Result<PathBuf> {
-    let file = match ferret::FileConfig::locate(config) {
-        Some(path) => ferret::FileConfig::load(&path)?,
-        None => ferret::FileConfig::default(),
-    };
+    let file = ferret::FileConfig::located(config)?;
     let fetch = file.fetch.fetch_config().map_err(anyhow::Error::msg)?;
     let fetcher = ferret::fetch::Fetcher::new(fetch)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

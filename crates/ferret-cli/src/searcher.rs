@@ -41,10 +41,7 @@ impl SearcherArgs {
     /// The configuration file these flags name or the default place holds; empty when there
     /// is none.
     pub fn file_config(&self) -> anyhow::Result<FileConfig> {
-        Ok(match FileConfig::locate(self.config.as_deref()) {
-            Some(path) => FileConfig::load(&path)?,
-            None => FileConfig::default(),
-        })
+        Ok(FileConfig::located(self.config.as_deref())?)
     }
 
     /// The searcher these flags and the configuration file describe, running `strategy`.

@@ -439,6 +439,9 @@ pub struct FileRequest {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FileRequestError {
+    /// Neither a file name nor a hash was given.
+    #[error("give a model file name, a SHA-256, or both")]
+    NothingToFind,
     /// The name is empty or blank.
     #[error("the model file name is empty")]
     EmptyName,
@@ -500,6 +503,19 @@ impl FileRequest {
         let mut request = Self::new(file_name.unwrap_or(&sha256))?;
         request.sha256 = Some(sha256);
         Ok(request)
+    }
+
+    /// A request by name, by hash, or both (the hash then decides and the name is reported);
+    /// [`FileRequestError::NothingToFind`] with neither.
+    pub fn named_or_hashed(
+        file_name: Option<&str>,
+        sha256: Option<&str>,
+    ) -> Result<Self, FileRequestError> {
+        match (file_name, sha256) {
+            (name, Some(hash)) => Self::by_hash(hash, name),
+            (Some(name), None) => Self::new(name),
+            (None, None) => Err(FileRequestError::NothingToFind),
+        }
     }
 
     /// The same request expecting `model_type`.
@@ -715,6 +731,10 @@ mod tests {
             }
         ));
         assert!(FileRequest::by_hash("abc", None).is_err());
+        assert_eq!(
+            FileRequest::named_or_hashed(None, None),
+            Err(FileRequestError::NothingToFind)
+        );
     }
 
     #[test]

@@ -230,6 +230,18 @@ pub struct Response {
 }
 
 impl Response {
+    /// Each distinct backend failure once, as `backend: what failed`, however many calls met it.
+    pub fn distinct_failures(&self) -> Vec<String> {
+        let mut failures: Vec<String> = self
+            .failures
+            .iter()
+            .map(|f| format!("{}: {}", f.error.backend, f.error.message))
+            .collect();
+        failures.sort();
+        failures.dedup();
+        failures
+    }
+
     /// A reply that carries a message and no results.
     pub fn message(message: impl Into<String>, stop_reason: StopReason, trace: Trace) -> Self {
         Self {

@@ -260,12 +260,9 @@ impl FerretMcp {
         Parameters(args): Parameters<FindModelArgs>,
         request_parts: Extensions,
     ) -> Result<Json<FindModelResult>, String> {
-        let mut request = match (&args.sha256, &args.file_name) {
-            (Some(hash), name) => FileRequest::by_hash(hash, name.as_deref()),
-            (None, Some(name)) => FileRequest::new(name.as_str()),
-            (None, None) => return Err("give file_name, sha256, or both".into()),
-        }
-        .map_err(|e| e.to_string())?;
+        let mut request =
+            FileRequest::named_or_hashed(args.file_name.as_deref(), args.sha256.as_deref())
+                .map_err(|e| e.to_string())?;
         request.model_type = args.model_type;
         request.prefer = args.prefer;
         if let Some(base) = &args.base_model {
@@ -276,13 +273,7 @@ impl FerretMcp {
         let response = (self.run)(query).await?;
         // A candidate's hit can be read with `fetch`, as a search's can.
         self.seen.remember(asker_name(&asker), &response.hits);
-        let mut failures: Vec<String> = response
-            .failures
-            .iter()
-            .map(|f| format!("{}: {}", f.error.backend, f.error.message))
-            .collect();
-        failures.sort();
-        failures.dedup();
+        let failures = response.distinct_failures();
         let find = response.model_file.ok_or_else(|| {
             response
                 .message

@@ -373,6 +373,14 @@ impl FileConfig {
         Some(folder.join("ferret").join("ferret.toml")).filter(|p| p.exists())
     }
 
+    /// The file [`FileConfig::locate`] finds, read; the empty configuration when there is none.
+    pub fn located(explicit: Option<&Path>) -> Result<Self, ConfigFileError> {
+        match Self::locate(explicit) {
+            Some(path) => Self::load(&path),
+            None => Ok(Self::default()),
+        }
+    }
+
     /// The providers the file declares.
     pub fn web_providers(&self) -> Vec<WebProvider> {
         [
