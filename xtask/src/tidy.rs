@@ -214,6 +214,31 @@ pub const RULES: &[Rule] = &[
         why: "fetching a page is one guarded HTTP exchange: what becomes of it is the caller's",
     },
     Rule {
+        krate: "ferret-research",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+            "ferret-exec",
+            "ferret-embed",
+        ],
+        why: "research is read and planned over traits: the facade wires the indexes, the web and the model",
+    },
+    Rule {
+        krate: "ferret-knowledge",
+        forbidden: &[
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+            "ferret-exec",
+            "ferret-agent",
+            "ferret-embed",
+        ],
+        why: "the registry works over any index: the index is a trait its caller implements",
+    },
+    Rule {
         krate: "ferret-workflow",
         forbidden: &[
             "reqwest",

@@ -2,6 +2,7 @@
 //! answers a question with citations, from that index or from the built-in default corpus.
 
 mod find_model;
+mod ingest;
 mod llm_args;
 mod render;
 mod searcher;
@@ -13,13 +14,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use ferret::{
-    Budget, DateRange, Filters, IngestOptions, IngestReport, LocalIndex, PlanRecord, QdrantIndex,
-    Query, Strategy,
-};
-use indicatif::{ProgressBar, ProgressStyle};
+use ferret::{Budget, DateRange, Filters, PlanRecord, Query, Strategy};
 use searcher::SearcherArgs;
-use store_args::{EmbedderChoice, StoreArgs};
 
 // candle's attention temporaries make the system allocator spend its time in page faults.
 #[global_allocator]
@@ -38,30 +34,9 @@ struct Cli {
 enum Command {
     /// Add files to an embedded index: BEIR corpus.jsonl, JSONL records, folders of .md / .txt,
     /// or a web page by its http(s) address (fetched as markdown, kept under --fetched-dir).
-    Ingest {
-        /// A file, a folder, or an http(s) address.
-        path: PathBuf,
-        /// Where a fetched page's markdown is kept (default: `fetched/` in Ferret's home).
-        #[arg(long, value_name = "DIR")]
-        fetched_dir: Option<PathBuf>,
-        /// The configuration file (its [fetch] table: hosts or ranges allowed although private,
-        /// robots.txt, limits); default as for `search`.
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
-        /// The index directory; created if missing.
-        #[arg(long, default_value_os_t = store_args::default_index())]
-        index: PathBuf,
-        /// Dense vectors for dense and hybrid search.
-        #[arg(long, value_enum, default_value = "auto")]
-        embedder: EmbedderChoice,
-        /// The groups that may read the documents (comma-separated), for those that do not
-        /// list their own `acl`; without it such documents are readable by every principal
-        /// unless `[server] private_by_default` says otherwise.
-        #[arg(long, value_delimiter = ',')]
-        acl: Vec<String>,
-        #[command(flatten)]
-        store: StoreArgs,
-    },
+    /// A single markdown or text file, or a page, is also recorded in the index's knowledge
+    /// registry with its title, summary and keywords.
+    Ingest(ingest::IngestArgs),
     /// Answer a question with citations.
     Search {
         /// The question (with --replay, the recorded run's question is used).
@@ -189,21 +164,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             args.run()?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ingest {
-            path,
-            fetched_dir,
-            config,
-            index,
-            embedder,
-            acl,
-            store,
-        } => {
-            let path = match web_address(&path) {
-                Some(address) => fetch_page(address, fetched_dir, config.as_deref())?,
-                None => path,
-            };
-            ingest(&path, &index, embedder, &acl, &store)
-        }
+        Command::Ingest(args) => args.run(),
         Command::Search {
             question,
             searcher,
@@ -425,112 +386,6 @@ async fn shutdown_signal() {
         _ = terminate => {}
     }
     eprintln!("ferret: shutting down after the requests in flight");
-}
-
-/// The http(s) address `path` holds, when it is one rather than a file.
-fn web_address(path: &std::path::Path) -> Option<&str> {
-    let text = path.to_str()?.trim();
-    let scheme = text.split_once("://")?.0;
-    (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")).then_some(text)
-}
-
-/// Fetch `address` as markdown (no private address unless the configuration allows it,
-/// robots.txt respected unless it says otherwise), keep it under `dir`, and say where.
-fn fetch_page(
-    address: &str,
-    dir: Option<PathBuf>,
-    config: Option<&std::path::Path>,
-) -> anyhow::Result<PathBuf> {
-    let file = ferret::FileConfig::located(config)?;
-    let fetch = file.fetch.fetch_config().map_err(anyhow::Error::msg)?;
-    let fetcher = ferret::fetch::Fetcher::new(fetch)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let page = runtime
-        .block_on(fetcher.fetch(address))
-        .with_context(|| format!("fetching {address}"))?;
-    let dir = dir.unwrap_or_else(ferret::default_fetched_dir);
-    let saved = page.save(&dir)?;
-    eprintln!(
-        "fetched {} ({}) into {}",
-        page.address(),
-        page.title.as_deref().unwrap_or("untitled"),
-        saved.display()
-    );
-    Ok(saved)
-}
-
-fn ingest(
-    path: &std::path::Path,
-    dir: &std::path::Path,
-    embedder: EmbedderChoice,
-    acl: &[String],
-    store: &StoreArgs,
-) -> anyhow::Result<ExitCode> {
-    // Checked first so a mistyped path does not leave an empty index behind.
-    if !path.exists() {
-        anyhow::bail!("cannot read {}: no such file or directory", path.display());
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let qdrant = store.qdrant();
-    let embedder = store_args::ingest_embedder(embedder, qdrant.is_none().then_some(dir))?;
-    let bar = ProgressBar::new(0);
-    bar.set_style(ProgressStyle::with_template(
-        "{spinner} {bar:40} {pos}/{len} documents ({per_sec}, {eta} left)",
-    )?);
-    let mut progress = |done: usize, total: usize| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    };
-    let options = IngestOptions::default();
-    let mut found = ferret::read_path(path, options.max_chunk_chars)
-        .with_context(|| format!("reading {}", path.display()))?;
-    if !acl.is_empty() {
-        let acl = ferret::checked_acl(acl.to_vec()).map_err(|e| anyhow::anyhow!("--acl: {e}"))?;
-        found = found.with_default_acl(&acl);
-    }
-    let started = std::time::Instant::now();
-    let (report, documents, place): (IngestReport, usize, String) = match qdrant {
-        Some(config) => {
-            let place = format!("collection `{}` at {}", config.collection, config.url);
-            runtime.block_on(async {
-                let mut index = QdrantIndex::connect_or_create(config, embedder)
-                    .await
-                    .with_context(|| format!("opening {place}"))?;
-                let report = index.ingest_read(found, options, &mut progress).await?;
-                anyhow::Ok((report, index.len().await?, place))
-            })?
-        }
-        None => {
-            let index = LocalIndex::open_or_create_with(dir, embedder)
-                .with_context(|| format!("opening the index at {}", dir.display()))?;
-            let report = runtime.block_on(index.ingest_read(found, options, &mut progress))?;
-            (report, index.len(), dir.display().to_string())
-        }
-    };
-    bar.finish_and_clear();
-    for issue in &report.issues {
-        eprintln!("skipped {issue}");
-    }
-    println!(
-        "{} files: {} added, {} updated, {} unchanged, {} removed, {} skipped, {} embedded; {documents} documents in {place} ({:.1}s)",
-        report.files,
-        report.added,
-        report.updated,
-        report.unchanged,
-        report.removed,
-        report.issues.len(),
-        report.embedded,
-        started.elapsed().as_secs_f64()
-    );
-    Ok(if report.issues.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }
 
 /// A strategy's name on the command line: `multi-hop` or `multi_hop`.

@@ -820,6 +820,74 @@ async fn find_model_by_hash_prints_the_file_civitai_knows_by_it_as_json() {
     assert_eq!(best["folder"], "models/checkpoints");
 }
 
+#[test]
+fn one_file_is_recorded_in_the_registry_and_an_unchanged_one_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("Prompt_Engineering.md");
+    std::fs::write(
+        &file,
+        "# Prompt engineering\n\nA prompt states the task, the format and worked examples.\n",
+    )
+    .unwrap();
+    let index = dir.path().join("index");
+    let ingest = |extra: &[&str]| {
+        let out = ferret(dir.path())
+            .arg("ingest")
+            .arg(&file)
+            .arg("--index")
+            .arg(&index)
+            .args(["--embedder", "none"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let registry = index.join("knowledge_db.json");
+
+    let first = ingest(&["--keywords", "prompts, few-shot"]);
+    assert!(
+        first.starts_with("added Prompt_Engineering.md: 1 chunk in"),
+        "{first}"
+    );
+    assert!(first.contains("title: Prompt engineering"), "{first}");
+    assert!(
+        first.contains("summary: A prompt states the task, the format and worked examples."),
+        "{first}"
+    );
+    assert!(first.contains("keywords: prompts, few-shot"), "{first}");
+    assert!(first.contains("registry: recorded in"), "{first}");
+    let entries: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&registry).unwrap()).unwrap();
+    assert_eq!(entries["entries"][0]["name"], "Prompt_Engineering.md");
+    assert_eq!(entries["entries"][0]["keywords"][1], "few-shot");
+
+    let written = std::fs::read(&registry).unwrap();
+    let again = ingest(&["--keywords", "prompts, few-shot"]);
+    assert!(
+        again.starts_with("unchanged Prompt_Engineering.md"),
+        "{again}"
+    );
+    assert!(again.contains("nothing written"), "{again}");
+    assert_eq!(std::fs::read(&registry).unwrap(), written);
+
+    // A folder holds many documents: describing it as one is refused.
+    let out = ferret(dir.path())
+        .arg("ingest")
+        .arg(dir.path())
+        .args(["--index"])
+        .arg(&index)
+        .args(["--summary", "everything"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds many documents"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[tokio::test]
 async fn ingest_takes_a_web_page_as_markdown_only_from_an_allowed_private_address() {
     let site = wiremock::MockServer::start().await;
@@ -867,6 +935,13 @@ async fn ingest_takes_a_web_page_as_markdown_only_from_an_allowed_private_addres
     .unwrap();
     let out = ingest(&config);
     assert_success(&out);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains(&format!("from {url}")), "{said}");
+    let registry = std::fs::read_to_string(index.join("knowledge_db.json")).unwrap();
+    assert!(
+        registry.contains(&format!("\"url\": \"{url}\"")),
+        "{registry}"
+    );
     let kept: Vec<_> = std::fs::read_dir(&fetched).unwrap().collect();
     assert_eq!(kept.len(), 1);
     let markdown = std::fs::read_to_string(kept[0].as_ref().unwrap().path()).unwrap();

@@ -53,13 +53,24 @@ impl FetchedPage {
     ///
     /// The file is written under a temporary name in the same directory and renamed into place,
     /// so a reader (an indexer watching the directory) never sees half a page, and an existing
-    /// file is replaced whole.
+    /// file is replaced whole. A file that already holds exactly this text is left untouched:
+    /// fetching an unchanged page again writes nothing.
     pub fn save(&self, dir: &Path) -> Result<PathBuf, FetchError> {
         let path = dir.join(self.file_name());
         let failed = |source| FetchError::Save {
             path: path.clone(),
             source,
         };
+        // A URL as the url crate writes it escapes `<`, `>` and spaces, so it cannot end the
+        // comment early.
+        let text = format!(
+            "<!-- source: {} -->\n\n{}\n",
+            self.address(),
+            self.markdown.trim_end()
+        );
+        if std::fs::read(&path).is_ok_and(|held| held == text.as_bytes()) {
+            return Ok(path);
+        }
         // The folder is the caller's choice of where pages are kept: made when missing.
         std::fs::create_dir_all(dir).map_err(failed)?;
         let mut file = tempfile::Builder::new()
@@ -67,15 +78,15 @@ impl FetchedPage {
             .suffix(".tmp")
             .tempfile_in(dir)
             .map_err(failed)?;
-        // A URL as the url crate writes it escapes `<`, `>` and spaces, so it cannot end the
-        // comment early.
-        write!(
-            file,
-            "<!-- source: {} -->\n\n{}\n",
-            self.address(),
-            self.markdown.trim_end()
-        )
-        .map_err(failed)?;
+        // A temporary file is private to its owner; what it becomes is an ordinary file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(failed)?;
+        }
+        file.write_all(text.as_bytes()).map_err(failed)?;
         file.as_file().sync_all().map_err(failed)?;
         file.persist(&path).map_err(|e| failed(e.error))?;
         Ok(path)

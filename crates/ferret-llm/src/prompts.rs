@@ -58,11 +58,13 @@ pub enum Stage {
     ReportWriting,
     /// Whether a report is good enough to give, and what to change if not.
     ReportEvaluation,
+    /// A document's summary and keywords, for the knowledge registry.
+    Description,
 }
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 16] = [
+    pub const ALL: [Stage; 17] = [
         Stage::FollowUp,
         Stage::Intent,
         Stage::Analysis,
@@ -79,6 +81,7 @@ impl Stage {
         Stage::NextHop,
         Stage::ReportWriting,
         Stage::ReportEvaluation,
+        Stage::Description,
     ];
 
     /// The stage's name in snake case, as used in traces and template file names.
@@ -100,6 +103,7 @@ impl Stage {
             Stage::NextHop => "next_hop",
             Stage::ReportWriting => "report_writing",
             Stage::ReportEvaluation => "report_evaluation",
+            Stage::Description => "description",
         }
     }
 }

@@ -53,7 +53,7 @@ pub fn default_embedder() -> Result<Arc<dyn Embedder>, FerretError> {
     Ok(Arc::new(cached))
 }
 
-fn ferret_home() -> PathBuf {
+pub(crate) fn ferret_home() -> PathBuf {
     std::env::var_os("FERRET_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("ferret")))

@@ -20,6 +20,7 @@
 mod builder;
 mod config_file;
 mod default_corpus;
+mod knowledge;
 mod lazy;
 
 pub use builder::{Ferret, FerretBuilder, Session, QDRANT_API_KEY_VAR};
@@ -77,8 +78,14 @@ pub use ferret_exec::{CallRate, ExecutorConfig, RateLimit, RetryPolicy};
 /// markdown, for ingestion.
 pub use ferret_fetch as fetch;
 pub use ferret_grading::GradingConfig;
+pub use ferret_knowledge::{
+    Added, Change, DescribedBy, Describer, Description, Documentalist, DocumentalistError,
+    ExtractiveDescriber, Given, KnowledgeEntry, KnowledgeIndex, KnowledgeRegistry, KnowledgeSource,
+    LlmDescriber, RegistryError,
+};
 pub use ferret_llm::{
-    Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModelConfig,
+    Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModel,
+    StageModelConfig,
 };
 #[cfg(feature = "local-model")]
 pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
@@ -86,3 +93,4 @@ pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, N
 /// Reading ComfyUI workflows: the model files their loader nodes reference, and which of them
 /// a models folder already holds.
 pub use ferret_workflow as workflow;
+pub use knowledge::{default_knowledge_dir, LocalKnowledgeIndex, QdrantKnowledgeIndex};

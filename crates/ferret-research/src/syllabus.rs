@@ -1,0 +1,1409 @@
+//! Reading a markdown syllabus: its agenda (title, modules) and the references it holds, and
+//! sorting those references by what a research run does with them.
+//!
+//! Where a reference sits decides what it is for: a web address in the References section is
+//! lasting content to ingest, one in a module's text only seeds a one-off web search about the
+//! passage around it. File names (`notes.md`) are looked up in the knowledge base wherever they
+//! are. Code blocks and code spans are examples, not references: no web address is taken from
+//! them (a code span holding nothing but a file name still names that file).
+
+use std::borrow::Borrow;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+/// Headings that open the References section, lower-cased, once numbering and punctuation around
+/// them are dropped ("5. References:" is one).
+const REFERENCE_HEADINGS: [&str; 7] = [
+    "references",
+    "références",
+    "bibliography",
+    "bibliographie",
+    "sources",
+    "reading list",
+    "further reading",
+];
+
+/// Words that, followed by a colon, introduce a reference's keywords ("Keywords: a, b").
+const KEYWORD_MARKERS: [&str; 5] = ["keywords", "key words", "mots-clés", "mots clés", "tags"];
+
+/// Extensions of the text files a knowledge base holds. Only these (and [`NOT_TEXT`]) make a
+/// word a file name: "Node.js" or "e.g." must not be one.
+const TEXT_EXTENSIONS: [&str; 9] = [
+    "txt", "md", "markdown", "rst", "adoc", "org", "html", "htm", "tex",
+];
+
+/// What is said of files that are not text, by extension.
+const CONVERT: &str = "convert it to markdown or text and ingest the file";
+const NOT_TEXT: [(&str, &str); 15] = [
+    ("pdf", CONVERT),
+    ("doc", CONVERT),
+    ("docx", CONVERT),
+    ("ppt", CONVERT),
+    ("pptx", CONVERT),
+    ("xls", CONVERT),
+    ("xlsx", CONVERT),
+    ("epub", CONVERT),
+    ("zip", "unpack it and ingest its text files"),
+    ("png", "an image has no text to ingest"),
+    ("jpg", "an image has no text to ingest"),
+    ("jpeg", "an image has no text to ingest"),
+    ("gif", "an image has no text to ingest"),
+    ("mp4", "ingest a transcript instead"),
+    ("mp3", "ingest a transcript instead"),
+];
+
+/// Link schemes that never name a reference (contacts, scripts, inline data): skipped while
+/// reading. Other schemes than http and https are kept and classified [`Classification::not_web`].
+const IGNORED_SCHEMES: [&str; 4] = ["mailto", "tel", "javascript", "data"];
+
+/// Longest passage kept around an address in a module, in characters.
+const MAX_PASSAGE: usize = 300;
+
+/// What a syllabus says: the agenda a research brief is written from, and its references.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Syllabus {
+    /// The first level-1 heading (not a References one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The plain text before the first module (under the title), when there is any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introduction: Option<String>,
+    /// Every heading but the title and the References section (with its sub-headings), in order.
+    pub modules: Vec<Module>,
+    /// Every reference found, once each, in the order of the place that counts (see
+    /// [`Syllabus::read`]).
+    pub references: Vec<Reference>,
+}
+
+/// One heading of the syllabus and the text under it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Module {
+    /// The heading as plain text.
+    pub heading: String,
+    /// Its level, 1 to 6.
+    pub level: u8,
+    /// The headings it sits under, outermost first, the title left out.
+    pub path: Vec<String>,
+    /// The plain text between this heading and the next one, one line per paragraph or list
+    /// item: markdown removed, links as their text, code blocks left out.
+    pub text: String,
+    /// Its line in the syllabus, from 1.
+    pub line: usize,
+}
+
+/// What a reference points at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// An absolute address (http and https, but also others such as ftp, to be reported).
+    Url(Url),
+    /// A file name ("notes.md"), without the folders it was written with.
+    File(String),
+}
+
+/// Where in the syllabus a reference sits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Place {
+    /// In the References section (or one of its sub-headings).
+    References,
+    /// In the text of a module.
+    Module {
+        /// The heading it sits under: the module's, else the title (text before any module),
+        /// else empty.
+        heading: String,
+        /// The paragraph holding it as plain text, or only its sentence when the paragraph is
+        /// longer than about 300 characters.
+        passage: String,
+    },
+}
+
+/// One reference of the syllabus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    /// What it points at.
+    pub target: Target,
+    /// The link's text, when it is not the address itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// In References: the text that comes with it, without its address, title or keywords.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// In References: the keywords given with it ("Keywords: a, b").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    /// Where it sits.
+    pub place: Place,
+    /// Its line in the syllabus, from 1.
+    pub line: usize,
+}
+
+/// The file names a knowledge base already holds.
+pub trait KnownFiles {
+    /// Whether the knowledge base holds a file of this name.
+    fn contains(&self, file_name: &str) -> bool;
+}
+
+impl<F: Fn(&str) -> bool + ?Sized> KnownFiles for F {
+    fn contains(&self, file_name: &str) -> bool {
+        self(file_name)
+    }
+}
+
+impl<T: Borrow<str> + Hash + Eq, S: BuildHasher> KnownFiles for HashSet<T, S> {
+    fn contains(&self, file_name: &str) -> bool {
+        HashSet::contains(self, file_name)
+    }
+}
+
+impl<T: Borrow<str> + Ord> KnownFiles for BTreeSet<T> {
+    fn contains(&self, file_name: &str) -> bool {
+        BTreeSet::contains(self, file_name)
+    }
+}
+
+/// A reference that is not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unread {
+    /// The reference.
+    pub reference: Reference,
+    /// Why it is not read and what to do instead, for the user.
+    pub reason: String,
+}
+
+/// A syllabus's references sorted by what a research run does with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classification {
+    /// File names the knowledge base holds: searched there.
+    pub known: Vec<Reference>,
+    /// Web addresses in References: lasting content to fetch and ingest.
+    pub to_ingest: Vec<Reference>,
+    /// Web addresses in a module's text: a one-off web search about their passage.
+    pub ephemeral: Vec<Reference>,
+    /// File names the knowledge base does not hold.
+    pub missing_files: Vec<Reference>,
+    /// Files and addresses whose content is not text (PDF, images, archives…).
+    pub not_text: Vec<Unread>,
+    /// Addresses that are not http or https (ftp, file…).
+    pub not_web: Vec<Unread>,
+}
+
+impl Syllabus {
+    /// Reads a markdown syllabus. Any text is a syllabus, perhaps an empty one: this never fails.
+    ///
+    /// The same target found twice is one reference: a mention in References wins over one in a
+    /// module (the address is then ingested, not searched once), else the first wins; it takes
+    /// the title, text and keywords it lacks from the others. Addresses are compared without
+    /// their fragment (`#section`).
+    pub fn read(markdown: &str) -> Syllabus {
+        Reader::new(markdown).read(markdown)
+    }
+
+    /// Sorts the references: file names by whether `known` holds them, web addresses by where
+    /// they sit, and aside what cannot be read (not text, not a web address).
+    pub fn classify(&self, known: &dyn KnownFiles) -> Classification {
+        let mut sorted = Classification::default();
+        for reference in self.references.iter().cloned() {
+            if let Some(reason) = unreadable(&reference.target) {
+                let list = match reference.target {
+                    Target::Url(ref url) if !is_web(url) => &mut sorted.not_web,
+                    _ => &mut sorted.not_text,
+                };
+                list.push(Unread { reference, reason });
+                continue;
+            }
+            let list = match (&reference.target, &reference.place) {
+                (Target::File(name), _) if known.contains(name) => &mut sorted.known,
+                (Target::File(_), _) => &mut sorted.missing_files,
+                (Target::Url(_), Place::References) => &mut sorted.to_ingest,
+                (Target::Url(_), Place::Module { .. }) => &mut sorted.ephemeral,
+            };
+            list.push(reference);
+        }
+        sorted
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Url(url) => f.write_str(url.as_str()),
+            Target::File(name) => f.write_str(name),
+        }
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::References => f.write_str("References"),
+            Place::Module { heading, .. } if heading.is_empty() => f.write_str("(no heading)"),
+            Place::Module { heading, .. } => write!(f, "\"{heading}\""),
+        }
+    }
+}
+
+/// A reference as [`Classification`] prints it, with why it is not read, if so.
+type Row<'a> = (&'a Reference, Option<&'a str>);
+
+impl Classification {
+    /// Each kind's label and its rows.
+    fn kinds(&self) -> [(&'static str, Vec<Row<'_>>); 6] {
+        fn read(refs: &[Reference]) -> Vec<Row<'_>> {
+            refs.iter().map(|r| (r, None)).collect()
+        }
+        fn unread(refs: &[Unread]) -> Vec<Row<'_>> {
+            refs.iter()
+                .map(|u| (&u.reference, Some(u.reason.as_str())))
+                .collect()
+        }
+        [
+            ("known", read(&self.known)),
+            ("to ingest", read(&self.to_ingest)),
+            ("ephemeral", read(&self.ephemeral)),
+            ("missing file", read(&self.missing_files)),
+            ("not text", unread(&self.not_text)),
+            ("not web", unread(&self.not_web)),
+        ]
+    }
+}
+
+/// A count line, then one line per reference: kind, target, where it sits and, for those not
+/// read, why.
+impl fmt::Display for Classification {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kinds = self.kinds();
+        let total: usize = kinds.iter().map(|(_, rows)| rows.len()).sum();
+        if total == 0 {
+            return writeln!(f, "no references");
+        }
+        let counts: Vec<String> = kinds
+            .iter()
+            .filter(|(_, rows)| !rows.is_empty())
+            .map(|(label, rows)| format!("{} {label}", rows.len()))
+            .collect();
+        let noun = if total == 1 {
+            "reference"
+        } else {
+            "references"
+        };
+        writeln!(f, "{total} {noun}: {}", counts.join(", "))?;
+        for (label, rows) in &kinds {
+            for (reference, reason) in rows {
+                let (target, line, place) = (&reference.target, reference.line, &reference.place);
+                write!(f, "  {label:<13}{target} (line {line}, {place})")?;
+                match reason {
+                    Some(reason) => writeln!(f, ": {reason}")?,
+                    None => writeln!(f)?,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_web(url: &Url) -> bool {
+    matches!(url.scheme(), "http" | "https")
+}
+
+/// Why a target cannot be read, if so: not a web address, or a file that is not text.
+fn unreadable(target: &Target) -> Option<String> {
+    let name = match target {
+        Target::Url(url) if !is_web(url) => {
+            let scheme = url.scheme();
+            return Some(format!(
+                "{scheme}: is not a web address: only http and https are read"
+            ));
+        }
+        Target::Url(url) => url.path().rsplit('/').next().unwrap_or_default(),
+        Target::File(name) => name,
+    };
+    let (_, extension) = name.rsplit_once('.')?;
+    let extension = extension.to_ascii_lowercase();
+    let (_, advice) = NOT_TEXT.iter().find(|(e, _)| *e == extension)?;
+    Some(format!(
+        "{} is not read: {advice}",
+        extension.to_ascii_uppercase()
+    ))
+}
+
+/// The section the reader is in.
+#[derive(Debug, Clone, Copy)]
+enum Section {
+    /// Before the first module (under the title, if any).
+    Introduction,
+    /// Under this module (its index).
+    Module(usize),
+    /// In References, opened by a heading of this level.
+    References(u8),
+}
+
+/// A target found in a block, before it becomes a [`Reference`].
+#[derive(Debug)]
+struct Mention {
+    target: Target,
+    title: Option<String>,
+    /// Its text in the block (link text, address, file name).
+    at: Range<usize>,
+    line: usize,
+}
+
+impl Mention {
+    fn into_reference(
+        self,
+        place: Place,
+        text: Option<String>,
+        keywords: Vec<String>,
+    ) -> Reference {
+        let Mention {
+            target,
+            title,
+            line,
+            ..
+        } = self;
+        Reference {
+            target,
+            title,
+            text,
+            keywords,
+            place,
+            line,
+        }
+    }
+}
+
+/// A link or image whose text is being read.
+#[derive(Debug)]
+struct OpenLink {
+    dest: String,
+    from: usize,
+    line: usize,
+}
+
+/// The plain text of one leaf block (paragraph, list item's own text, heading, table row) and
+/// what it references.
+#[derive(Debug, Default)]
+struct Block {
+    /// Soft and hard line breaks kept as `\n`: a keywords line ends at one.
+    text: String,
+    /// Where each run of text starts in `text`, and its line.
+    runs: Vec<(usize, usize)>,
+    /// Link text and code spans: no bare address or file name is looked for there.
+    masked: Vec<Range<usize>>,
+    /// Links, images and file names in code spans.
+    mentions: Vec<Mention>,
+}
+
+impl Block {
+    fn mention(&mut self, target: Target, title: Option<String>, at: Range<usize>, line: usize) {
+        self.mentions.push(Mention {
+            target,
+            title,
+            at,
+            line,
+        });
+    }
+
+    fn line_at(&self, at: usize) -> usize {
+        let run = self.runs.partition_point(|&(start, _)| start <= at);
+        self.runs
+            .get(run.saturating_sub(1))
+            .map_or(1, |&(_, line)| line)
+    }
+
+    /// All its mentions in text order: links, then bare addresses and file names in the prose.
+    fn into_mentions(mut self) -> (String, Vec<Mention>) {
+        let mut masked = std::mem::take(&mut self.masked);
+        let addresses: Vec<Range<usize>> = unmasked(&self.text, &masked)
+            .flat_map(|gap| bare_addresses(&self.text, gap))
+            .collect();
+        for at in addresses {
+            if let Some(target) = web_target(&self.text[at.clone()]) {
+                self.mention(target, None, at.clone(), self.line_at(at.start));
+            }
+            // Even an address that does not parse holds no file name.
+            masked.push(at);
+        }
+        let files: Vec<Range<usize>> = unmasked(&self.text, &masked)
+            .flat_map(|gap| file_names(&self.text, gap))
+            .collect();
+        for at in files {
+            if let Some(name) = file_name(&self.text[at.clone()]) {
+                let line = self.line_at(at.start);
+                self.mention(Target::File(name.to_owned()), None, at, line);
+            }
+        }
+        self.mentions.sort_by_key(|m| m.at.start);
+        (self.text, self.mentions)
+    }
+}
+
+/// Walks the parser's events, block by block.
+struct Reader {
+    line_starts: Vec<usize>,
+    syllabus: Syllabus,
+    introduction: Vec<String>,
+    /// The headings above the current one (level, text), the title and References left out.
+    parents: Vec<(u8, String)>,
+    section: Section,
+    block: Block,
+    open_links: Vec<OpenLink>,
+    /// The level and line of the heading being read.
+    heading: Option<(u8, usize)>,
+    /// Depth inside code and metadata blocks, whose text is not read.
+    skipping: usize,
+    /// References in document order, duplicates included.
+    found: Vec<Reference>,
+    /// The references of the last References block, which a following keywords line completes.
+    last_entry: Range<usize>,
+}
+
+impl Reader {
+    fn new(markdown: &str) -> Self {
+        let line_starts = std::iter::once(0)
+            .chain(markdown.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Reader {
+            line_starts,
+            syllabus: Syllabus::default(),
+            introduction: Vec::new(),
+            parents: Vec::new(),
+            section: Section::Introduction,
+            block: Block::default(),
+            open_links: Vec::new(),
+            heading: None,
+            skipping: 0,
+            found: Vec::new(),
+            last_entry: 0..0,
+        }
+    }
+
+    fn read(mut self, markdown: &str) -> Syllabus {
+        let options = Options::ENABLE_TABLES
+            | Options::ENABLE_FOOTNOTES
+            | Options::ENABLE_STRIKETHROUGH
+            | Options::ENABLE_TASKLISTS
+            | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
+        for (event, range) in Parser::new_ext(markdown, options).into_offset_iter() {
+            match event {
+                Event::Start(tag) => self.start(tag, range.start),
+                Event::End(tag) => self.end(tag),
+                Event::Text(text) => self.push_text(&text, range.start),
+                Event::Code(code) => self.push_code(&code, range.start),
+                Event::SoftBreak | Event::HardBreak => self.block.text.push('\n'),
+                Event::Rule => self.flush(),
+                // Raw HTML, footnote marks, task boxes and math are no prose.
+                _ => {}
+            }
+        }
+        self.flush();
+        let introduction = self.introduction.join("\n");
+        self.syllabus.introduction = (!introduction.is_empty()).then_some(introduction);
+        self.syllabus.references = merge(self.found);
+        self.syllabus
+    }
+
+    fn line(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&start| start <= offset)
+    }
+
+    fn start(&mut self, tag: Tag<'_>, offset: usize) {
+        match tag {
+            Tag::Emphasis
+            | Tag::Strong
+            | Tag::Strikethrough
+            | Tag::Superscript
+            | Tag::Subscript => {}
+            Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
+                let line = self.line(offset);
+                let (dest, from) = (dest_url.into_string(), self.block.text.len());
+                self.open_links.push(OpenLink { dest, from, line });
+            }
+            Tag::TableCell => {
+                if !self.block.text.is_empty() {
+                    self.block.text.push_str(" | ");
+                }
+            }
+            Tag::CodeBlock(_) | Tag::MetadataBlock(_) => {
+                self.flush();
+                self.skipping += 1;
+            }
+            Tag::Heading { level, .. } => {
+                self.flush();
+                self.heading = Some((level as u8, self.line(offset)));
+            }
+            _ => self.flush(),
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Emphasis
+            | TagEnd::Strong
+            | TagEnd::Strikethrough
+            | TagEnd::Superscript
+            | TagEnd::Subscript
+            | TagEnd::TableCell => {}
+            TagEnd::Link | TagEnd::Image => self.close_link(),
+            TagEnd::CodeBlock | TagEnd::MetadataBlock(_) => {
+                self.skipping = self.skipping.saturating_sub(1);
+            }
+            TagEnd::Heading(_) => self.end_heading(),
+            _ => self.flush(),
+        }
+    }
+
+    fn push_text(&mut self, text: &str, offset: usize) {
+        if self.skipping == 0 {
+            let line = self.line(offset);
+            self.block.runs.push((self.block.text.len(), line));
+            self.block.text.push_str(text);
+        }
+    }
+
+    /// A code span reads as text, but only a lone file name in it is a reference.
+    fn push_code(&mut self, code: &str, offset: usize) {
+        let from = self.block.text.len();
+        self.push_text(code, offset);
+        let at = from..self.block.text.len();
+        let name = code.trim();
+        if let Some(name) = file_name(name).filter(|_| name.chars().all(is_file_char)) {
+            let line = self.line(offset);
+            let target = Target::File(name.to_owned());
+            self.block.mention(target, None, at.clone(), line);
+        }
+        self.block.masked.push(at);
+    }
+
+    fn close_link(&mut self) {
+        let Some(link) = self.open_links.pop() else {
+            return;
+        };
+        let at = link.from.min(self.block.text.len())..self.block.text.len();
+        self.block.masked.push(at.clone());
+        let Some(target) = link_target(&link.dest) else {
+            return;
+        };
+        let text = collapse(&self.block.text[at.clone()]);
+        let is_address = text.is_empty()
+            || text == link.dest.trim()
+            || match &target {
+                Target::Url(url) => Url::parse(&text).is_ok_and(|t| t == *url),
+                Target::File(name) => text == *name,
+            };
+        let title = (!is_address).then_some(text);
+        self.block.mention(target, title, at, link.line);
+    }
+
+    fn end_heading(&mut self) {
+        let Some((level, line)) = self.heading.take() else {
+            return;
+        };
+        let (text, mentions) = std::mem::take(&mut self.block).into_mentions();
+        self.open_links.clear();
+        self.enter(level, collapse(&text), line);
+        // A heading's own links belong to the section it opens.
+        self.place(&text, mentions);
+    }
+
+    /// Opens the section of a heading.
+    fn enter(&mut self, level: u8, heading: String, line: usize) {
+        self.last_entry = 0..0;
+        if matches!(self.section, Section::References(opened) if level > opened) {
+            return;
+        }
+        self.parents.retain(|&(above, _)| above < level);
+        if is_references_heading(&heading) {
+            self.section = Section::References(level);
+        } else if level == 1 && self.syllabus.title.is_none() && !heading.is_empty() {
+            self.syllabus.title = Some(heading);
+            self.section = Section::Introduction;
+        } else {
+            let path = self.parents.iter().map(|(_, h)| h.clone()).collect();
+            self.parents.push((level, heading.clone()));
+            let text = String::new();
+            let module = Module {
+                heading,
+                level,
+                path,
+                text,
+                line,
+            };
+            self.syllabus.modules.push(module);
+            self.section = Section::Module(self.syllabus.modules.len() - 1);
+        }
+    }
+
+    /// Ends the current block: its references found, its text added to its section's.
+    fn flush(&mut self) {
+        self.open_links.clear();
+        let block = std::mem::take(&mut self.block);
+        if block.text.trim().is_empty() && block.mentions.is_empty() {
+            return;
+        }
+        let (text, mentions) = block.into_mentions();
+        self.place(&text, mentions);
+        let plain = collapse(&text);
+        match self.section {
+            Section::Introduction => self.introduction.push(plain),
+            Section::Module(index) => {
+                let module = &mut self.syllabus.modules[index];
+                if !module.text.is_empty() {
+                    module.text.push('\n');
+                }
+                module.text.push_str(&plain);
+            }
+            Section::References(_) => {}
+        }
+    }
+
+    /// Turns a block's mentions into references of the section it sits in.
+    fn place(&mut self, text: &str, mentions: Vec<Mention>) {
+        let heading = match self.section {
+            Section::References(_) => return self.add_entry(text, mentions),
+            Section::Module(index) => &self.syllabus.modules[index].heading,
+            Section::Introduction => self.syllabus.title.as_deref().unwrap_or_default(),
+        };
+        let heading = heading.to_owned();
+        let passages = Passages::new(text);
+        for mention in mentions {
+            let passage = passages.around(&mention.at);
+            let place = Place::Module {
+                heading: heading.clone(),
+                passage,
+            };
+            self.found
+                .push(mention.into_reference(place, None, Vec::new()));
+        }
+    }
+
+    /// A block of References: its mentions share its text and keywords. A block with keywords
+    /// and no mention completes the block before it ("- https://a.org/x" then "Keywords: b").
+    fn add_entry(&mut self, text: &str, mentions: Vec<Mention>) {
+        let (mut cut, keywords) = keywords(text);
+        // Several targets in one entry ("[A](…) and [B](…): …"): what joins them goes too.
+        if let (Some(first), Some(last)) = (mentions.first(), mentions.last()) {
+            cut.push(first.at.start..last.at.end);
+        }
+        let description = describe(text, &cut);
+        if mentions.is_empty() {
+            if keywords.is_empty() {
+                self.last_entry = 0..0;
+            }
+            for reference in &mut self.found[self.last_entry.clone()] {
+                reference.text = match (reference.text.take(), &description) {
+                    (Some(text), Some(more)) => Some(format!("{text} {more}")),
+                    (text, more) => text.or_else(|| more.clone()),
+                };
+                for keyword in &keywords {
+                    if !reference.keywords.contains(keyword) {
+                        reference.keywords.push(keyword.clone());
+                    }
+                }
+            }
+            return;
+        }
+        let first = self.found.len();
+        for mention in mentions {
+            let (text, keywords) = (description.clone(), keywords.clone());
+            self.found
+                .push(mention.into_reference(Place::References, text, keywords));
+        }
+        self.last_entry = first..self.found.len();
+    }
+}
+
+/// Merges the references to one target (see [`Syllabus::read`]), in document order.
+fn merge(found: Vec<Reference>) -> Vec<Reference> {
+    let mut kept: Vec<Reference> = Vec::with_capacity(found.len());
+    let mut index: HashMap<(bool, String), usize> = HashMap::new();
+    for reference in found {
+        let key = match &reference.target {
+            Target::Url(url) => {
+                let mut url = url.clone();
+                url.set_fragment(None);
+                (false, url.into())
+            }
+            Target::File(name) => (true, name.clone()),
+        };
+        let Some(&i) = index.get(&key) else {
+            index.insert(key, kept.len());
+            kept.push(reference);
+            continue;
+        };
+        let mut other = reference;
+        if other.place == Place::References && kept[i].place != Place::References {
+            std::mem::swap(&mut kept[i], &mut other);
+        }
+        let first = &mut kept[i];
+        first.title = first.title.take().or(other.title);
+        first.text = first.text.take().or(other.text);
+        if first.keywords.is_empty() {
+            first.keywords = other.keywords;
+        }
+    }
+    // Stable: references of one line keep their order.
+    kept.sort_by_key(|r| r.line);
+    kept
+}
+
+fn is_references_heading(heading: &str) -> bool {
+    let name = heading
+        .trim_matches(|c: char| !c.is_alphabetic())
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase();
+    REFERENCE_HEADINGS.contains(&name.as_str())
+}
+
+/// The target of a link's destination: an absolute address, or a relative path naming a file.
+fn link_target(dest: &str) -> Option<Target> {
+    let dest = dest.trim();
+    if dest.is_empty() || dest.starts_with('#') {
+        return None;
+    }
+    match Url::parse(dest) {
+        Ok(url) if IGNORED_SCHEMES.contains(&url.scheme()) => None,
+        Ok(url) => Some(Target::Url(url)),
+        Err(url::ParseError::RelativeUrlWithoutBase) => {
+            let path = dest.split(['?', '#']).next().unwrap_or_default();
+            file_name(path).map(|name| Target::File(name.to_owned()))
+        }
+        Err(_) => None,
+    }
+}
+
+/// A bare address in prose: http or https with a host.
+fn web_target(text: &str) -> Option<Target> {
+    Url::parse(text)
+        .ok()
+        .filter(|url| is_web(url) && url.host().is_some())
+        .map(Target::Url)
+}
+
+/// The parts of `text` outside the masked ranges.
+fn unmasked(text: &str, masked: &[Range<usize>]) -> impl Iterator<Item = Range<usize>> {
+    let mut sorted = masked.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let len = text.len();
+    let mut from = 0;
+    sorted
+        .into_iter()
+        .chain(std::iter::once(len..len))
+        .filter_map(move |r| {
+            let gap = from..r.start.max(from);
+            from = from.max(r.end);
+            (!gap.is_empty()).then_some(gap)
+        })
+}
+
+/// Where bare http and https addresses are in `text[gap]`, trailing punctuation left out.
+fn bare_addresses(text: &str, gap: Range<usize>) -> Vec<Range<usize>> {
+    let part = &text[gap.clone()];
+    // ASCII lower-casing keeps every byte where it was.
+    let lower = part.to_ascii_lowercase();
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("http") {
+        let start = from + i;
+        from = start + 4;
+        let rest = &lower[start..];
+        let glued = part[..start]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric);
+        if glued || !(rest.starts_with("http://") || rest.starts_with("https://")) {
+            continue;
+        }
+        let end = part[start..]
+            .find(|c: char| c.is_whitespace() || "<>\"`".contains(c))
+            .map_or(part.len(), |len| start + len);
+        let end = start + trim_address(&part[start..end]).len();
+        found.push(gap.start + start..gap.start + end);
+        from = end.max(from);
+    }
+    found
+}
+
+/// An address without the punctuation of the sentence around it: "(see https://x.org/a)." gives
+/// "https://x.org/a", but "https://x.org/A_(b)" keeps its balanced parenthesis.
+fn trim_address(address: &str) -> &str {
+    // Brackets counted once: a run of closing ones must not cost a count each.
+    let count = |c: char| address.matches(c).count();
+    let open = ['(', '[', '{'].map(count);
+    let mut close = [')', ']', '}'].map(count);
+    let mut end = address.len();
+    for c in address.chars().rev() {
+        let bracket = ")]}".find(c);
+        let trailing = match bracket {
+            Some(kind) => close[kind] > open[kind],
+            None => ".,;:!?'\"*_»…".contains(c),
+        };
+        if !trailing {
+            break;
+        }
+        if let Some(kind) = bracket {
+            close[kind] -= 1;
+        }
+        end -= c.len_utf8();
+    }
+    &address[..end]
+}
+
+fn is_file_char(c: char) -> bool {
+    c.is_alphanumeric() || "_-./\\".contains(c)
+}
+
+/// Where words that are file names are in `text[gap]` ("see notes.md." gives "notes.md").
+fn file_names(text: &str, gap: Range<usize>) -> Vec<Range<usize>> {
+    let part = &text[gap.clone()];
+    let mut found = Vec::new();
+    let mut word_start = None;
+    for (i, c) in part
+        .char_indices()
+        .chain(std::iter::once((part.len(), ' ')))
+    {
+        match (word_start, is_file_char(c)) {
+            (None, true) => word_start = Some(i),
+            (Some(start), false) => {
+                word_start = None;
+                let word = part[start..i].trim_end_matches('.');
+                // "example.org/page.html" is an address without its scheme, not a file.
+                let host = word
+                    .split_once('/')
+                    .is_some_and(|(first, _)| first.contains('.'));
+                if !host && file_name(word).is_some() {
+                    found.push(gap.start + start..gap.start + start + word.len());
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The file name a path ends with, when its extension is one of a text or known non-text file.
+fn file_name(path: &str) -> Option<&str> {
+    let name = path.rsplit(['/', '\\']).next()?;
+    let (stem, extension) = name.rsplit_once('.')?;
+    let extension = extension.to_ascii_lowercase();
+    let known = TEXT_EXTENSIONS.contains(&extension.as_str())
+        || NOT_TEXT.iter().any(|(e, _)| *e == extension);
+    (known && stem.chars().any(char::is_alphanumeric)).then_some(name)
+}
+
+/// The lines holding keywords (from their marker to the line's end) and the keywords.
+fn keywords(text: &str) -> (Vec<Range<usize>>, Vec<String>) {
+    let mut lines = Vec::new();
+    let mut keywords: Vec<String> = Vec::new();
+    let mut line_start = 0;
+    for line in text.split('\n') {
+        if let Some((marker, list)) = keyword_marker(line) {
+            lines.push(line_start + marker..line_start + line.len());
+            for keyword in list.split([',', ';']) {
+                let keyword = keyword.trim().trim_end_matches('.').trim();
+                if !keyword.is_empty() && !keywords.iter().any(|k| k == keyword) {
+                    keywords.push(keyword.to_owned());
+                }
+            }
+        }
+        line_start += line.len() + 1;
+    }
+    (lines, keywords)
+}
+
+/// Where a keywords marker ("Keywords:", "Mots-clés :", "Tags:") starts in a line, and the text
+/// after its colon.
+fn keyword_marker(line: &str) -> Option<(usize, &str)> {
+    line.char_indices().find_map(|(i, _)| {
+        let word_start = !line[..i]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric);
+        let after = KEYWORD_MARKERS
+            .iter()
+            .find_map(|marker| strip_prefix_ignoring_case(&line[i..], marker))?;
+        let list = after.trim_start().strip_prefix(':')?;
+        word_start.then_some((i, list))
+    })
+}
+
+fn strip_prefix_ignoring_case<'t>(text: &'t str, prefix: &str) -> Option<&'t str> {
+    let mut chars = text.char_indices();
+    for expected in prefix.chars() {
+        let (_, c) = chars.next()?;
+        if !c.to_lowercase().eq(expected.to_lowercase()) {
+            return None;
+        }
+    }
+    Some(&text[chars.offset()..])
+}
+
+/// The text of a References block once its addresses, link titles and keywords are cut out.
+fn describe(text: &str, cut: &[Range<usize>]) -> Option<String> {
+    let kept: String = unmasked(text, cut).map(|gap| &text[gap]).collect();
+    let mut description = collapse(&kept);
+    // What wrapped an address that is gone: "Guide (https://a.org)" gives "Guide ()".
+    for empty in ["()", "[]", "<>", "“”", "\"\""] {
+        description = description.replace(empty, "");
+    }
+    let separators = |c: char| c.is_whitespace() || ":-–—|,;•·".contains(c);
+    let description = collapse(description.trim_matches(separators));
+    (!description.is_empty()).then_some(description)
+}
+
+/// The passages of one block: the whole block when short, else the sentence around an address,
+/// cut around it when still too long. Work done once per block, not once per address.
+struct Passages<'t> {
+    text: &'t str,
+    /// The whole block, when short enough to be every address's passage.
+    whole: Option<String>,
+    ends: Vec<usize>,
+}
+
+impl<'t> Passages<'t> {
+    fn new(text: &'t str) -> Self {
+        let whole = Some(collapse(text)).filter(|whole| whole.chars().count() <= MAX_PASSAGE);
+        let ends = match whole {
+            Some(_) => Vec::new(),
+            None => sentence_ends(text).collect(),
+        };
+        Passages { text, whole, ends }
+    }
+
+    fn around(&self, at: &Range<usize>) -> String {
+        if let Some(whole) = &self.whole {
+            return whole.clone();
+        }
+        let text = self.text;
+        let start = match self.ends.partition_point(|&end| end <= at.start) {
+            0 => 0,
+            i => self.ends[i - 1],
+        };
+        let after = self.ends.partition_point(|&end| end < at.end);
+        let end = self.ends.get(after).copied().unwrap_or(text.len());
+        // Past this many bytes there are more than enough characters for a passage.
+        let enough = 8 * MAX_PASSAGE;
+        if end - start <= enough {
+            let sentence = collapse(&text[start..end]);
+            if sentence.chars().count() <= MAX_PASSAGE {
+                return sentence;
+            }
+        }
+        let mut from = at.start.saturating_sub(MAX_PASSAGE / 3).max(start);
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut until = end.min(from + enough);
+        while !text.is_char_boundary(until) {
+            until += 1;
+        }
+        let window = collapse(&text[from..until]);
+        let mut clipped: String = window.chars().take(MAX_PASSAGE).collect();
+        if clipped.len() < window.len() || until < end {
+            clipped.push('…');
+        }
+        if from > start {
+            clipped.insert(0, '…');
+        }
+        clipped
+    }
+}
+
+/// Where sentences end: after a `.`, `!` or `?` followed by white space.
+fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    text.char_indices()
+        .zip(text.chars().skip(1))
+        .filter(|&((_, c), next)| ".!?".contains(c) && next.is_whitespace())
+        .map(|((i, c), _)| i + c.len_utf8())
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn targets(syllabus: &Syllabus) -> Vec<String> {
+        syllabus
+            .references
+            .iter()
+            .map(|r| r.target.to_string())
+            .collect()
+    }
+
+    fn only(markdown: &str) -> Reference {
+        let mut references = Syllabus::read(markdown).references;
+        assert_eq!(references.len(), 1, "{references:?}");
+        references.remove(0)
+    }
+
+    fn nothing_known(_: &str) -> bool {
+        false
+    }
+
+    #[test]
+    fn empty_input_is_an_empty_syllabus() {
+        for markdown in ["", "   \n\n", "---\n"] {
+            let syllabus = Syllabus::read(markdown);
+            assert_eq!(syllabus, Syllabus::default(), "{markdown:?}");
+            let sorted = syllabus.classify(&nothing_known);
+            assert_eq!(sorted, Classification::default());
+            assert_eq!(sorted.to_string(), "no references\n");
+        }
+    }
+
+    #[test]
+    fn without_references_every_address_is_ephemeral() {
+        let syllabus = Syllabus::read(
+            "# Course\n\n## Week 1\n\nRead [the guide](https://a.org/guide).\n\n\
+             ## Week 2\n\nThen https://b.org/post.\n",
+        );
+        let sorted = syllabus.classify(&nothing_known);
+        assert!(sorted.to_ingest.is_empty());
+        let ephemeral: Vec<String> = sorted
+            .ephemeral
+            .iter()
+            .map(|r| r.target.to_string())
+            .collect();
+        assert_eq!(ephemeral, ["https://a.org/guide", "https://b.org/post"]);
+        let heading = |r: &Reference| match &r.place {
+            Place::Module { heading, .. } => heading.clone(),
+            Place::References => String::new(),
+        };
+        assert_eq!(heading(&sorted.ephemeral[0]), "Week 1");
+        assert_eq!(heading(&sorted.ephemeral[1]), "Week 2");
+    }
+
+    #[test]
+    fn references_headings_in_french_and_english_with_numbering() {
+        for heading in [
+            "## Références",
+            "## RÉFÉRENCES",
+            "## 5. Bibliographie :",
+            "### Further reading",
+            "## Reading List",
+            "## Sources",
+        ] {
+            let reference = only(&format!("# Cours\n\n{heading}\n\n- https://a.org/x\n"));
+            assert_eq!(reference.place, Place::References, "{heading}");
+        }
+        let reference = only("# Cours\n\n## Referencing styles\n\n- https://a.org/x\n");
+        assert_ne!(reference.place, Place::References);
+    }
+
+    #[test]
+    fn references_end_at_a_heading_of_their_level_and_hold_their_sub_headings() {
+        let syllabus = Syllabus::read(
+            "# Course\n\n## References\n\n### Articles\n\n- https://a.org/x\n\n\
+             ## Appendix\n\nSee https://b.org/y\n",
+        );
+        let headings: Vec<&str> = syllabus
+            .modules
+            .iter()
+            .map(|m| m.heading.as_str())
+            .collect();
+        assert_eq!(headings, ["Appendix"]);
+        assert_eq!(syllabus.references[0].place, Place::References);
+        assert!(matches!(syllabus.references[1].place, Place::Module { .. }));
+    }
+
+    #[test]
+    fn keywords_lines_in_their_variants() {
+        let cases: [(&str, &[&str], Option<&str>); 7] = [
+            ("- https://a.org/x\n  Keywords: a, b\n", &["a", "b"], None),
+            (
+                "- https://a.org/x\nTags: a;b ; c.\n",
+                &["a", "b", "c"],
+                None,
+            ),
+            (
+                "- https://a.org/x Guide. **Mots-clés :** a,, b\n",
+                &["a", "b"],
+                Some("Guide."),
+            ),
+            ("- https://a.org/x\n\n  keywords: a\n", &["a"], None),
+            (
+                "- https://a.org/x — Guide\n  - Key words: a\n",
+                &["a"],
+                Some("Guide"),
+            ),
+            (
+                "https://a.org/x\n\nIntro text. Keywords: a\n",
+                &["a"],
+                Some("Intro text."),
+            ),
+            (
+                "- https://a.org/x\n  Hashtags: a\n",
+                &[],
+                Some("Hashtags: a"),
+            ),
+        ];
+        for (entry, keywords, text) in cases {
+            let reference = only(&format!("## References\n\n{entry}"));
+            assert_eq!(reference.keywords, keywords, "{entry:?}");
+            assert_eq!(reference.text.as_deref(), text, "{entry:?}");
+            assert_eq!(reference.title, None);
+        }
+    }
+
+    #[test]
+    fn a_table_row_is_one_entry() {
+        let reference = only(
+            "## References\n\n| Link | About |\n|---|---|\n\
+             | [Agents](https://a.org/x) | agents. Tags: a |\n",
+        );
+        assert_eq!(reference.title.as_deref(), Some("Agents"));
+        assert_eq!(reference.text.as_deref(), Some("agents."));
+        assert_eq!(reference.keywords, ["a"]);
+        assert_eq!(reference.line, 5);
+    }
+
+    #[test]
+    fn a_keywords_line_after_other_text_completes_nothing() {
+        let syllabus = Syllabus::read(
+            "## References\n\n- https://a.org/x\n\nAll links read in 2025.\n\nKeywords: a\n",
+        );
+        assert!(syllabus.references[0].keywords.is_empty());
+    }
+
+    #[test]
+    fn several_addresses_in_one_entry_share_its_text_and_keywords() {
+        let syllabus = Syllabus::read(
+            "## References\n\n- [A](https://a.org) and [B](https://b.org): comparisons. \
+             Keywords: x\n",
+        );
+        for reference in &syllabus.references {
+            assert_eq!(reference.text.as_deref(), Some("comparisons."));
+            assert_eq!(reference.keywords, ["x"]);
+        }
+        assert_eq!(targets(&syllabus), ["https://a.org/", "https://b.org/"]);
+    }
+
+    #[test]
+    fn contact_links_are_skipped_and_other_schemes_are_not_web() {
+        let syllabus = Syllabus::read(
+            "## Contact\n\nWrite to [the teacher](mailto:t@school.org) or call \
+             [us](tel:+331234).\n\n## References\n\n- [Mirror](ftp://ftp.a.org/notes.txt)\n",
+        );
+        assert_eq!(targets(&syllabus), ["ftp://ftp.a.org/notes.txt"]);
+        let sorted = syllabus.classify(&nothing_known);
+        assert_eq!(sorted.not_web.len(), 1);
+        assert_eq!(
+            sorted.not_web[0].reason,
+            "ftp: is not a web address: only http and https are read"
+        );
+        assert!(sorted.to_ingest.is_empty() && sorted.missing_files.is_empty());
+    }
+
+    #[test]
+    fn trailing_punctuation_is_not_part_of_an_address() {
+        for (prose, address) in [
+            ("see https://x.org/a.", "https://x.org/a"),
+            ("(see https://x.org/a).", "https://x.org/a"),
+            ("at https://x.org/a, then", "https://x.org/a"),
+            ("is it https://x.org/a?", "https://x.org/a"),
+            ("« https://x.org/a »", "https://x.org/a"),
+            (
+                "see https://en.wikipedia.org/wiki/Agent_(AI).",
+                "https://en.wikipedia.org/wiki/Agent_(AI)",
+            ),
+            ("see https://x.org/a?q=1&b=2.", "https://x.org/a?q=1&b=2"),
+            ("HTTPS://X.ORG/a", "https://x.org/a"),
+            ("[see https://x.org/a_(b)]", "https://x.org/a_(b)"),
+        ] {
+            let reference = only(&format!("## Week 1\n\n{prose}\n"));
+            assert_eq!(reference.target.to_string(), address, "{prose}");
+        }
+        for prose in ["xhttps://x.org/a", "https:// nothing", "http is a protocol"] {
+            assert!(Syllabus::read(prose).references.is_empty(), "{prose}");
+        }
+    }
+
+    #[test]
+    fn code_is_not_scanned_but_a_lone_file_name_in_a_code_span_counts() {
+        let syllabus = Syllabus::read(
+            "## Lab\n\nRun `curl https://api.x.org/v1` and open `notes.md`.\n\n\
+             ```\nhttps://y.org/z and other.md\n```\n\n    https://indented.org/code\n",
+        );
+        assert_eq!(targets(&syllabus), ["notes.md"]);
+    }
+
+    #[test]
+    fn file_names_in_prose_links_and_paths() {
+        let syllabus = Syllabus::read(
+            "## Week 1\n\nRead 01_Intro.md. Then [the notes](docs/02_Notes.txt#part), e.g. \
+             Node.js v1.2, and slides.PPTX or example.org/page.html.\n",
+        );
+        assert_eq!(
+            targets(&syllabus),
+            ["01_Intro.md", "02_Notes.txt", "slides.PPTX"]
+        );
+        assert_eq!(syllabus.references[1].title.as_deref(), Some("the notes"));
+        let sorted = syllabus.classify(&|name: &str| name == "01_Intro.md");
+        assert_eq!(sorted.known.len(), 1);
+        assert_eq!(sorted.missing_files.len(), 1);
+        assert_eq!(
+            sorted.not_text[0].reason,
+            "PPTX is not read: convert it to markdown or text and ingest the file"
+        );
+    }
+
+    #[test]
+    fn images_are_references_that_are_not_text() {
+        let syllabus = Syllabus::read("## Week 1\n\n![diagram](https://a.org/d.png)\n");
+        let sorted = syllabus.classify(&nothing_known);
+        assert_eq!(sorted.not_text.len(), 1);
+        assert_eq!(
+            sorted.not_text[0].reference.title.as_deref(),
+            Some("diagram")
+        );
+        assert_eq!(
+            sorted.not_text[0].reason,
+            "PNG is not read: an image has no text to ingest"
+        );
+    }
+
+    #[test]
+    fn a_link_whose_text_is_its_address_has_no_title() {
+        for entry in [
+            "<https://a.org/x>",
+            "[https://a.org/x](https://a.org/x)",
+            "[](https://a.org/x)",
+        ] {
+            let reference = only(&format!("## References\n\n- {entry}: a guide\n"));
+            assert_eq!(reference.title, None, "{entry}");
+            assert_eq!(reference.text.as_deref(), Some("a guide"), "{entry}");
+        }
+    }
+
+    #[test]
+    fn a_duplicate_is_one_reference_completed_by_the_later_ones() {
+        let syllabus = Syllabus::read(
+            "## References\n\n- https://a.org/x\n- [Guide](https://a.org/x#part): the guide. \
+             Keywords: k\n- [Other](https://a.org/x): other text. Keywords: z\n",
+        );
+        let reference = &syllabus.references;
+        assert_eq!(reference.len(), 1);
+        assert_eq!(reference[0].target.to_string(), "https://a.org/x");
+        assert_eq!(reference[0].title.as_deref(), Some("Guide"));
+        assert_eq!(reference[0].text.as_deref(), Some("the guide."));
+        assert_eq!(reference[0].keywords, ["k"]);
+        assert_eq!(reference[0].line, 3);
+    }
+
+    #[test]
+    fn a_module_mention_of_a_listed_address_yields_to_references() {
+        let syllabus = Syllabus::read(
+            "## Week 1\n\nSee [the essay](https://a.org/x).\n\n## References\n\n- https://a.org/x\n",
+        );
+        let reference = &syllabus.references;
+        assert_eq!(reference.len(), 1);
+        assert_eq!(reference[0].place, Place::References);
+        assert_eq!(reference[0].title.as_deref(), Some("the essay"));
+        assert_eq!(reference[0].line, 7);
+        assert!(syllabus.classify(&nothing_known).ephemeral.is_empty());
+    }
+
+    #[test]
+    fn a_long_paragraph_gives_the_sentence_around_the_address() {
+        let filler = "This sentence only fills the paragraph up. ".repeat(10);
+        let reference = only(&format!(
+            "## Week 1\n\n{filler}The key idea is at https://a.org/x. {filler}\n"
+        ));
+        let Place::Module { passage, .. } = reference.place else {
+            panic!("not in a module");
+        };
+        assert_eq!(passage, "The key idea is at https://a.org/x.");
+
+        let long = "word ".repeat(200);
+        let reference = only(&format!("## Week 1\n\n{long}https://a.org/x {long}\n"));
+        let Place::Module { passage, .. } = reference.place else {
+            panic!("not in a module");
+        };
+        assert!(passage.contains("https://a.org/x"));
+        assert!(
+            passage.chars().count() <= MAX_PASSAGE + 2,
+            "{}",
+            passage.len()
+        );
+    }
+
+    #[test]
+    fn text_before_any_module_is_the_introduction_and_its_links_sit_under_the_title() {
+        let syllabus = Syllabus::read("# Course\n\nAbout https://a.org/x.\n\n## Week 1\n");
+        assert_eq!(
+            syllabus.introduction.as_deref(),
+            Some("About https://a.org/x.")
+        );
+        let place = &syllabus.references[0].place;
+        assert!(matches!(place, Place::Module { heading, .. } if heading == "Course"));
+        assert_eq!(syllabus.modules[0].text, "");
+    }
+
+    #[test]
+    fn front_matter_is_not_read() {
+        let syllabus = Syllabus::read("---\nsource: https://a.org/x\n---\n# Course\n");
+        assert_eq!(syllabus.title.as_deref(), Some("Course"));
+        assert!(syllabus.references.is_empty() && syllabus.modules.is_empty());
+    }
+
+    #[test]
+    fn known_files_can_be_a_set_or_a_function() {
+        let syllabus = Syllabus::read("## Week 1\n\nRead a.md and b.md.\n");
+        let hashed: HashSet<String> = HashSet::from(["a.md".to_owned()]);
+        let ordered: BTreeSet<&str> = BTreeSet::from(["a.md"]);
+        let function = |name: &str| name == "a.md";
+        let lookups: [&dyn KnownFiles; 3] = [&hashed, &ordered, &function];
+        for known in lookups {
+            let sorted = syllabus.classify(known);
+            assert_eq!(sorted.known[0].target, Target::File("a.md".into()));
+            assert_eq!(sorted.missing_files[0].target, Target::File("b.md".into()));
+        }
+    }
+
+    /// Markdown-looking text: headings, lists, links, code and addresses in any order.
+    fn markdownish() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("# ".to_owned()),
+            Just("## References\n".to_owned()),
+            Just("\n- ".to_owned()),
+            Just("\n\n".to_owned()),
+            Just("```".to_owned()),
+            Just("`".to_owned()),
+            Just("[".to_owned()),
+            Just("](".to_owned()),
+            Just(")".to_owned()),
+            Just("https://".to_owned()),
+            Just("Keywords: ".to_owned()),
+            Just("a.md".to_owned()),
+            Just(". ".to_owned()),
+            "[a-zé/.:_()é«» |-]{0,12}",
+            any::<String>(),
+        ];
+        prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn reading_never_panics(markdown in prop_oneof![any::<String>(), markdownish()]) {
+            let syllabus = Syllabus::read(&markdown);
+            let lines = markdown.split('\n').count();
+            for reference in &syllabus.references {
+                prop_assert!((1..=lines).contains(&reference.line));
+            }
+            let sorted = syllabus.classify(&|name: &str| name.len().is_multiple_of(2));
+            let _ = sorted.to_string();
+        }
+    }
+}
