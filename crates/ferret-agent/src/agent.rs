@@ -53,6 +53,17 @@ impl Agent {
         self.executor.backend_names()
     }
 
+    /// The executor searches run through: its layers (cache, rate limits, retries, deadlines)
+    /// serve callers that search outside a strategy, such as a research run.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// The stages searches run.
+    pub fn stages(&self) -> &Stages {
+        &self.stages
+    }
+
     /// Forget the backends' cached results, after documents were added to one of them.
     pub fn forget_results(&self) {
         self.executor.forget_results();

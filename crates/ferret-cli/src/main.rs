@@ -5,6 +5,7 @@ mod find_model;
 mod ingest;
 mod llm_args;
 mod render;
+mod research;
 mod searcher;
 mod store_args;
 mod web_args;
@@ -37,6 +38,10 @@ enum Command {
     /// A single markdown or text file, or a page, is also recorded in the index's knowledge
     /// registry with its title, summary and keywords.
     Ingest(ingest::IngestArgs),
+    /// Research from a course syllabus (markdown): sort its references, add those listed under
+    /// References to the knowledge base (--index), search it per theme and the web per link
+    /// in a module (--web), and print a note with references; the run is saved in a folder.
+    Research(research::ResearchArgs),
     /// Answer a question with citations.
     Search {
         /// The question (with --replay, the recorded run's question is used).
@@ -165,6 +170,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Ingest(args) => args.run(),
+        Command::Research(args) => args.run(),
         Command::Search {
             question,
             searcher,

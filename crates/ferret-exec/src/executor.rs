@@ -269,6 +269,16 @@ impl Executor {
             .collect()
     }
 
+    /// Names of the configured backends that ask for queries in `form` (web search engines ask
+    /// for [`QueryForm::Web`]), in the order they were added.
+    pub fn backends_asking(&self, form: QueryForm) -> Vec<&str> {
+        self.slots
+            .iter()
+            .filter(|s| s.backend.query_form() == form)
+            .map(|s| s.backend.name())
+            .collect()
+    }
+
     /// The query forms the configured backends ask for, each once, so a caller writes only
     /// the forms some backend reads.
     pub fn query_forms(&self) -> Vec<QueryForm> {

@@ -8,8 +8,16 @@
 //! runtime; callers fetch, ingest and search. Its dependencies are a markdown parser, `url` and
 //! serde.
 
+mod brief;
+mod folder;
+mod plan;
+mod run;
 mod syllabus;
 
+pub use brief::{ResearchBrief, Theme};
+pub use folder::{run_folder_name, RunFolderError, RECORD_FILE};
+pub use plan::{heuristic_plan, DOCUMENTALIST, FILE_SEARCH, RESEARCH_TOOLS, WEB_SEARCH};
+pub use run::{ResearchConfig, ResearchOutcome, ResearchRecord, ResearchTools, Researcher};
 pub use syllabus::{
     Classification, KnownFiles, Module, Place, Reference, Syllabus, Target, Unread,
 };

@@ -286,7 +286,10 @@ impl fmt::Display for Classification {
         let counts: Vec<String> = kinds
             .iter()
             .filter(|(_, rows)| !rows.is_empty())
-            .map(|(label, rows)| format!("{} {label}", rows.len()))
+            .map(|(label, rows)| match (*label, rows.len()) {
+                ("missing file", many @ 2..) => format!("{many} missing files"),
+                (label, count) => format!("{count} {label}"),
+            })
             .collect();
         let noun = if total == 1 {
             "reference"

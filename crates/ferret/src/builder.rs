@@ -10,8 +10,9 @@ use ferret_backends_qdrant::{
     backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
 };
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, Embedder, Event, FerretError, FileRequest,
-    LanguageModel, Query, QueryForm, Response, RetrievalMode, SearchBackend, StopReason, Trace,
+    BackendCapabilities, BackendError, BackendErrorKind, Budget, Embedder, Event, FerretError,
+    FileRequest, LanguageModel, Query, QueryForm, Response, RetrievalMode, SearchBackend,
+    StopReason, Trace,
 };
 use ferret_exec::{CallRate, Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
@@ -22,7 +23,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use crate::default_corpus::{default_embedder, index_error, shared_default_index};
+use crate::knowledge::LocalKnowledgeIndex;
 use crate::lazy::LazyBackend;
+use crate::research::BackendResearchTools;
+use ferret_knowledge::Documentalist;
+use ferret_research::{ResearchConfig, Researcher};
 
 /// The environment variable holding a Qdrant server's API key: a key never goes in code or flags.
 pub const QDRANT_API_KEY_VAR: &str = "FERRET_QDRANT_API_KEY";
@@ -405,6 +410,33 @@ impl Ferret {
     /// Write the report of a recorded plan run again from the hits it found, calling no backend.
     pub async fn replay(&self, record: &PlanRecord) -> Result<Response, FerretError> {
         self.agent.replay_plan(record, None).await
+    }
+
+    /// The Documentalist of the embedded index documents are added to (see
+    /// [`Ferret::writable_index`]): it records what it adds in the registry beside the index.
+    pub fn documentalist(&self) -> Option<Documentalist> {
+        let index = LocalKnowledgeIndex::new(self.writable.clone()?, IngestOptions::default());
+        Some(Documentalist::new(index.registry(), Arc::new(index)))
+    }
+
+    /// A researcher over this searcher's backends: the knowledge base (every backend that is
+    /// neither a web engine nor a model hub) and the web engines are searched through the
+    /// executor within `budget` for the whole run, references are added with `documentalist`,
+    /// and the note is written by the planner strategy's writer (the model's, when one is
+    /// configured).
+    pub fn researcher(
+        &self,
+        documentalist: Documentalist,
+        config: ResearchConfig,
+        budget: &Budget,
+    ) -> Researcher {
+        let tools = BackendResearchTools::new(self.agent.clone(), budget);
+        Researcher::new(
+            Arc::new(tools),
+            Arc::new(documentalist),
+            self.agent.stages().plan.writer.clone(),
+            config,
+        )
     }
 
     /// The embedded index that [`Ferret::ingest`] adds documents to, if there is one: the first

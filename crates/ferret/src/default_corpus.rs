@@ -42,6 +42,11 @@ pub fn default_fetched_dir() -> PathBuf {
     ferret_home().join("fetched")
 }
 
+/// Where `ferret research` makes each run's folder: `research/` under Ferret's home.
+pub fn default_research_dir() -> PathBuf {
+    ferret_home().join("research")
+}
+
 /// all-MiniLM-L6-v2 from [`default_models_dir`], its vectors cached under the Ferret home
 /// directory so a text is embedded once however often it is ingested.
 pub fn default_embedder() -> Result<Arc<dyn Embedder>, FerretError> {

@@ -22,6 +22,7 @@ mod config_file;
 mod default_corpus;
 mod knowledge;
 mod lazy;
+mod research;
 
 pub use builder::{Ferret, FerretBuilder, Session, QDRANT_API_KEY_VAR};
 pub use config_file::{
@@ -31,7 +32,7 @@ pub use config_file::{
 };
 pub use default_corpus::{
     default_embedder, default_fetched_dir, default_index_dir, default_models_dir,
-    open_default_index, DEFAULT_CORPUS_JSONL,
+    default_research_dir, open_default_index, DEFAULT_CORPUS_JSONL,
 };
 pub use ferret_agent::{
     AgentConfig, InMemorySessions, PlanConfig, PlanRecord, PlanRecordError, SessionLimits,
@@ -90,7 +91,13 @@ pub use ferret_llm::{
 #[cfg(feature = "local-model")]
 pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
 pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, NameRanking};
+pub use ferret_research::{
+    run_folder_name, Classification, KnownFiles, Module, Place, Reference, ResearchBrief,
+    ResearchConfig, ResearchOutcome, ResearchRecord, ResearchTools, Researcher, RunFolderError,
+    Syllabus, Target, Theme, Unread,
+};
 /// Reading ComfyUI workflows: the model files their loader nodes reference, and which of them
 /// a models folder already holds.
 pub use ferret_workflow as workflow;
 pub use knowledge::{default_knowledge_dir, LocalKnowledgeIndex, QdrantKnowledgeIndex};
+pub use research::BackendResearchTools;

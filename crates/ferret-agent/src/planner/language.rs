@@ -11,10 +11,20 @@
 //! The parser is tolerant of what small models write (code fences, surrounding prose, list
 //! numbering, lower case, quoted arguments) but strict about a line that starts like a step and
 //! is not one, so that a step is never silently dropped.
+//!
+//! The same plan may be written as XML (`<plan><step id="E1" tool="Search"><arg>...</arg>
+//! </step></plan>`, see the `xml` module), read by [`Plan::parse_xml`] into the same steps;
+//! [`Plan::parse_any`] takes either. A step's bracket text may hold several values, named
+//! ones and lists (`Tool["text", name=["a", "b"], store=#E0]`): [`PlanStep::arguments`] reads
+//! them by the grammar of the `arguments` module, and [`Plan::validate_arguments`] checks them
+//! against the tools' [`ToolSignature`]s.
 
 use std::collections::{HashMap, HashSet};
 
 use ferret_core::text::{cut, CutMark};
+
+use super::arguments::{ArgumentError, StepArguments, ToolSignature};
+use super::xml;
 
 /// One step of a plan: `#E2 = Search[birthplace of #E1]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +62,12 @@ impl PlanStep {
             reasoning,
             depends_on,
         }
+    }
+
+    /// The step's values, read from `argument` by the argument grammar: positional values,
+    /// then named ones. A plain argument such as `birthplace of #E1` is one text value.
+    pub fn arguments(&self) -> Result<StepArguments, ArgumentError> {
+        StepArguments::parse(&self.argument)
     }
 }
 
@@ -112,18 +128,80 @@ impl Plan {
                 argument,
             }) = parsed
             {
-                steps.push(PlanStep {
+                steps.push(build_step(
                     variable,
-                    tool: canonical_tool(&tool, tools),
-                    depends_on: references(&argument),
+                    &tool,
                     argument,
-                    reasoning: reasoning.take(),
-                });
+                    reasoning.take(),
+                    tools,
+                ));
             }
         }
+        Plan::checked(steps, tools, max_steps)
+    }
+
+    /// Reads and checks a plan written in XML (the format is described in `planner/xml.rs`):
+    /// each `<step>` becomes the step the line form would give, its `argument` the canonical
+    /// bracket text of its `<arg>` values ([`StepArguments::render`]) and its reasoning the
+    /// `reason` attribute; then [`Plan::validate`] runs as for [`Plan::parse`]. Prose, code
+    /// fences and an XML declaration around the `<plan>` element are ignored; inside it, an
+    /// unknown element or attribute, a step without id or tool, or an `<arg>` mixing text and
+    /// `<item>`s is a [`PlanError::MalformedXml`] naming the line and step.
+    pub fn parse_xml(text: &str, tools: &[&str], max_steps: usize) -> Result<Plan, PlanError> {
+        let steps = xml::read_plan(text)?
+            .into_iter()
+            .map(|step| {
+                build_step(
+                    step.variable,
+                    &step.tool,
+                    step.arguments.render(),
+                    step.reasoning,
+                    tools,
+                )
+            })
+            .collect();
+        Plan::checked(steps, tools, max_steps)
+    }
+
+    /// Reads a plan in either form: [`Plan::parse_xml`] when `text` contains a `<plan>` element
+    /// (`<plan>`, `<plan/>` or `<plan` and attributes), [`Plan::parse`] otherwise.
+    pub fn parse_any(text: &str, tools: &[&str], max_steps: usize) -> Result<Plan, PlanError> {
+        if xml::plan_start(text).is_some() {
+            Plan::parse_xml(text, tools, max_steps)
+        } else {
+            Plan::parse(text, tools, max_steps)
+        }
+    }
+
+    fn checked(steps: Vec<PlanStep>, tools: &[&str], max_steps: usize) -> Result<Plan, PlanError> {
         let plan = Plan { steps };
         plan.validate(tools, max_steps)?;
         Ok(plan)
+    }
+
+    /// Checks the arguments of every step whose tool has a signature in `signatures` (matched
+    /// ignoring case), in text order: they must follow the argument grammar and fit the
+    /// signature. Steps of other tools, such as the search tools taking one plain query, are
+    /// not checked. The first problem is a [`PlanError::BadArguments`].
+    pub fn validate_arguments(&self, signatures: &[ToolSignature<'_>]) -> Result<(), PlanError> {
+        for step in &self.steps {
+            let Some(signature) = signatures.iter().find(|s| s.applies_to(&step.tool)) else {
+                continue;
+            };
+            let problem = match step.arguments() {
+                Ok(arguments) => signature.check(&arguments).err(),
+                Err(error) => Some(error.to_string()),
+            };
+            if let Some(problem) = problem {
+                return Err(PlanError::BadArguments {
+                    step: step.variable.clone(),
+                    tool: step.tool.clone(),
+                    problem,
+                    expected: signature.describe(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Checks a plan, whether parsed or built by code, and returns the first problem: no steps,
@@ -317,6 +395,29 @@ pub enum PlanError {
         /// The step.
         step: String,
     },
+    /// A step's arguments do not follow the argument grammar or do not fit its tool's
+    /// signature (see [`Plan::validate_arguments`]).
+    #[error("step #{step} gives {tool} bad arguments: {problem}; {tool} takes {expected}")]
+    BadArguments {
+        /// The step.
+        step: String,
+        /// The tool it calls.
+        tool: String,
+        /// What is wrong.
+        problem: String,
+        /// What the tool takes, from its signature.
+        expected: String,
+    },
+    /// An XML plan is not in the accepted format (see [`Plan::parse_xml`]).
+    #[error("{}", xml_message(.step.as_deref(), *.line, .problem))]
+    MalformedXml {
+        /// The step being read, once its id is known.
+        step: Option<String>,
+        /// The line of the problem in the text, from 1.
+        line: usize,
+        /// What is wrong and how to write it.
+        problem: String,
+    },
 }
 
 /// Pairs of quotes the parser strips from around an argument, and render may add.
@@ -451,6 +552,24 @@ fn unquote(text: &str) -> Option<&str> {
     })
 }
 
+/// A step read from either form: the tool spelled as in `tools` when it matches one ignoring
+/// case, and the dependencies found in `argument`.
+fn build_step(
+    variable: String,
+    tool: &str,
+    argument: String,
+    reasoning: Option<String>,
+    tools: &[&str],
+) -> PlanStep {
+    PlanStep {
+        variable,
+        tool: canonical_tool(tool, tools),
+        depends_on: references(&argument),
+        argument,
+        reasoning,
+    }
+}
+
 /// The spelling of `tool` in `tools`: an exact match, else the first match ignoring case, else
 /// `tool` unchanged (validation then reports it).
 fn canonical_tool(tool: &str, tools: &[&str]) -> String {
@@ -583,6 +702,13 @@ fn cycle_message(steps: &[String]) -> String {
                 names.join(", which uses ").replacen(", which uses ", " uses ", 1),
             )
         }
+    }
+}
+
+fn xml_message(step: Option<&str>, line: usize, problem: &str) -> String {
+    match step {
+        Some(step) => format!("line {line} of the XML plan (step #{step}): {problem}"),
+        None => format!("line {line} of the XML plan: {problem}"),
     }
 }
 

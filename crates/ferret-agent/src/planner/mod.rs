@@ -1,8 +1,10 @@
-//! The planner strategy's parts, each with one job: the plan language (`#En = Tool[argument]`,
-//! parsed, validated and scheduled in waves), the stages that write and judge plans and reports
-//! with their heuristic and model versions, the record of a run for replay, and the report's
-//! rendering. The strategy that drives them is `strategy::plan`.
+//! The planner strategy's parts, each with one job: the plan language (`#En = Tool[argument]`
+//! or its XML form, parsed, validated and scheduled in waves; a step's named and list
+//! arguments, checked against tool signatures), the stages that write and judge plans and
+//! reports with their heuristic and model versions, the record of a run for replay, and the
+//! report's rendering. The strategy that drives them is `strategy::plan`.
 
+mod arguments;
 mod evaluation;
 mod language;
 mod planning;
@@ -10,7 +12,11 @@ mod record;
 mod report;
 mod stages;
 mod writing;
+mod xml;
 
+pub use arguments::{
+    ArgumentError, ArgumentKind, ArgumentValue, NamedParameter, StepArguments, ToolSignature,
+};
 pub use evaluation::{LlmPlanEvaluator, LlmReportEvaluator};
 pub use language::{substitute, Plan, PlanError, PlanStep};
 pub use planning::{HeuristicPlanner, LlmPlanner};
@@ -22,4 +28,4 @@ pub use stages::{
 pub use writing::{HeuristicReportWriter, LlmReportWriter};
 
 pub(crate) use planning::without_references;
-pub(crate) use report::finalize;
+pub use report::finalize as finalize_report;

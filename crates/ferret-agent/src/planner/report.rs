@@ -11,7 +11,7 @@ const SECTION_BREAK: char = '\u{1e}';
 /// The report with its markers checked against `evidence` and renumbered in order of first use
 /// across all sections, and the answer rendering it as markdown with its reference list; `None`
 /// when no section is left with text.
-pub(crate) fn finalize(report: Report, evidence: &[Hit]) -> Option<(Report, Answer)> {
+pub fn finalize(report: Report, evidence: &[Hit]) -> Option<(Report, Answer)> {
     let (headings, texts): (Vec<String>, Vec<String>) = report
         .sections
         .into_iter()

@@ -22,8 +22,8 @@ use tracing::Instrument;
 
 use super::SearchStrategy;
 use crate::planner::{
-    finalize, substitute, without_references, HeuristicPlanner, Plan, PlanRecord, PlanRequest,
-    PlanStep, RecordedStep, RecordedVerdict, ReportRequest, StepEvidence,
+    finalize_report as finalize, substitute, without_references, HeuristicPlanner, Plan,
+    PlanRecord, PlanRequest, PlanStep, RecordedStep, RecordedVerdict, ReportRequest, StepEvidence,
 };
 use crate::run::{elapsed_ms, Ending, SearchRun};
 use crate::tools::{ToolBox, ToolRequest, SEARCH_TOOL};
@@ -276,7 +276,7 @@ async fn draft_plan(
     let stages = run.stages;
     let planner = &stages.plan.planner;
     let (text, implementation) = run.rec.stage(planner.plan(&request).await);
-    let first = match Plan::parse(&text, &planning.names, planning.max_steps) {
+    let first = match Plan::parse_any(&text, &planning.names, planning.max_steps) {
         Ok(plan) => {
             return Drafted {
                 plan,
@@ -295,7 +295,7 @@ async fn draft_plan(
             ..request
         };
         let (text, implementation) = run.rec.stage(planner.plan(&repair).await);
-        match Plan::parse(&text, &planning.names, planning.max_steps) {
+        match Plan::parse_any(&text, &planning.names, planning.max_steps) {
             Ok(plan) => {
                 return Drafted {
                     plan,

@@ -1,0 +1,225 @@
+//! Research from the fixture syllabus over a real embedded index, pages served by a local mock
+//! server and a scripted web engine: what is classified, ingested, searched and written, and
+//! the replay that calls nothing.
+
+use std::sync::Arc;
+
+use ferret::fetch::{AllowedTarget, FetchConfig, Fetcher, RobotsPolicy};
+use ferret::{
+    Budget, Ferret, Given, Hit, KnowledgeSource, QueryForm, ResearchConfig, ResearchRecord,
+    Researcher, RetrievalMode, Syllabus, Target,
+};
+use ferret_test_support::ScriptedBackend;
+use wiremock::matchers::path;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const SYLLABUS: &str = include_str!("../../../fixtures/research/syllabus/course.md");
+
+/// The References addresses the mock server stands in for: `https://HOST/PATH` is served at
+/// `MOCK/HOST/PATH`.
+const SERVED: [(&str, &str, &str); 3] = [
+    (
+        "https://huyenchip.com/2025/01/07/agents.html",
+        "text/html",
+        "<html><head><title>Agents</title><script>track()</script></head><body>\
+         <nav>Home | Blog</nav><main><h1>Agents</h1>\
+         <p>An agent plans, calls tools and observes the results before its next step.</p>\
+         <p>Planning failures are the most common reason agents fail on long tasks.</p>\
+         </main></body></html>",
+    ),
+    (
+        "https://www.promptingguide.ai/introduction/basics.md",
+        "text/markdown",
+        "# Prompting basics\n\nA few-shot prompt shows the model worked examples before the \
+         task. Zero-shot prompting gives only the instruction.\n",
+    ),
+    (
+        "https://react-lm.github.io/",
+        "text/html",
+        "<html><head><title>ReAct</title></head><body><main><h1>ReAct</h1>\
+         <p>ReAct interleaves reasoning traces and tool actions so that agents can plan \
+         and act.</p></main></body></html>",
+    ),
+];
+
+fn web_page(id: &str, title: &str, text: &str) -> Hit {
+    let mut hit = Hit::new(id, title, text, 1.0, "web");
+    hit.url = Some(format!("https://{id}"));
+    hit
+}
+
+#[tokio::test]
+async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replayed_without_calls() {
+    let site = MockServer::start().await;
+    let mut syllabus_text = SYLLABUS.to_owned();
+    for (address, content_type, body) in SERVED {
+        let served = address.replacen("https://", &format!("{}/", site.uri()), 1);
+        Mock::given(path(served.trim_start_matches(&site.uri()).to_owned()))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(body, content_type))
+            .mount(&site)
+            .await;
+        syllabus_text = syllabus_text.replace(address, &served);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    ferret::LocalIndex::open_or_create_with(&index, None).unwrap();
+    let web = Arc::new(
+        ScriptedBackend::new(
+            "web",
+            vec![
+                web_page(
+                    "python.langchain.com/rag",
+                    "Build a RAG app",
+                    "Retrieval augmented generation loads, splits and indexes documents before answering.",
+                ),
+                web_page(
+                    "www.pinecone.io/rag",
+                    "What is RAG?",
+                    "Retrieval augmented generation grounds a model's answer in retrieved passages.",
+                ),
+            ],
+        )
+        .query_form(QueryForm::Web),
+    );
+    let ferret = Ferret::builder()
+        .local_index(&index)
+        .retrieval(RetrievalMode::Bm25)
+        .backend(web.clone())
+        .build()
+        .unwrap();
+
+    // The knowledge base already holds the course notes the syllabus names.
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    for (name, text) in [
+        (
+            "Prompt_Engineering_for_Developers.txt",
+            "Prompt engineering for developers: state the task, give the format, and show worked examples in few-shot prompts.",
+        ),
+        (
+            "03_Adversarial_Attacks_on_LLMs.md",
+            "# Adversarial attacks on LLMs\n\nPrompt injection hides instructions in retrieved text; jailbreaks talk a model out of its safety rules.\n",
+        ),
+    ] {
+        std::fs::write(notes.join(name), text).unwrap();
+        ferret
+            .documentalist()
+            .unwrap()
+            .add(KnowledgeSource::File(notes.join(name)), Given::default())
+            .await
+            .unwrap();
+    }
+    let fetch = FetchConfig {
+        allow: vec![AllowedTarget::Host("127.0.0.1".into())],
+        robots: RobotsPolicy::Ignore,
+        ..FetchConfig::default()
+    };
+    let documentalist = ferret
+        .documentalist()
+        .unwrap()
+        .with_fetcher(Fetcher::new(fetch).unwrap(), dir.path().join("fetched"));
+    let researcher =
+        ferret.researcher(documentalist, ResearchConfig::default(), &Budget::default());
+
+    let syllabus = Syllabus::read(&syllabus_text);
+    let outcome = researcher.research(&syllabus).await.unwrap();
+    let record = &outcome.record;
+
+    let c = &record.classification;
+    let targets = |refs: &[ferret::Reference]| -> Vec<String> {
+        refs.iter()
+            .map(|r| match &r.target {
+                Target::Url(url) => url
+                    .as_str()
+                    .replace(&format!("{}/", site.uri()), "https://"),
+                Target::File(name) => name.clone(),
+            })
+            .collect()
+    };
+    assert_eq!(
+        targets(&c.known),
+        [
+            "Prompt_Engineering_for_Developers.txt",
+            "03_Adversarial_Attacks_on_LLMs.md"
+        ]
+    );
+    assert_eq!(
+        targets(&c.to_ingest),
+        SERVED.map(|(address, _, _)| address.to_owned())
+    );
+    assert_eq!(c.ephemeral.len(), 2);
+    assert_eq!(targets(&c.missing_files), ["09_Missing_Notes.md"]);
+    assert_eq!(c.not_text.len(), 1);
+
+    // The plan, as the planner wrote it (the mock server's address put back).
+    insta::assert_snapshot!(record
+        .run
+        .plan
+        .replace(&format!("{}/", site.uri()), "https://"));
+
+    for step in &record.run.steps {
+        assert_eq!(step.error, None, "#{} {}", step.variable, step.tool);
+    }
+    let registry = ferret.documentalist().unwrap();
+    let entries = registry.registry().entries().unwrap();
+    assert_eq!(entries.len(), 5, "two notes and three pages");
+    let agents = registry
+        .registry()
+        .find_by_url(&format!(
+            "{}/huyenchip.com/2025/01/07/agents.html",
+            site.uri()
+        ))
+        .unwrap()
+        .unwrap();
+    assert_eq!(agents.title.as_deref(), Some("Agents"));
+    assert_eq!(agents.summary, "Chip Huyen on agents and planning.");
+    assert_eq!(agents.keywords, ["agents", "planning"]);
+
+    // Each ephemeral link's search kept to its site.
+    let sites: Vec<Vec<String>> = web
+        .requests()
+        .iter()
+        .map(|r| r.options.include_domains.clone())
+        .collect();
+    assert_eq!(
+        sites,
+        [
+            vec!["python.langchain.com".to_owned()],
+            vec!["www.pinecone.io".to_owned()]
+        ]
+    );
+
+    let report = &record.report;
+    assert!(
+        report.starts_with("# Research note: AI Engineer Basic Course\n"),
+        "{report}"
+    );
+    for theme in ["## Prompt Engineering", "## Agents", "## References"] {
+        assert!(report.contains(theme), "{theme} in {report}");
+    }
+    assert!(
+        report.contains("ReAct interleaves reasoning traces"),
+        "{report}"
+    );
+
+    // Saved and replayed: the same note, and nothing called.
+    let run = dir.path().join("run");
+    record.save(&run, &syllabus_text).unwrap();
+    let calls = web.calls();
+    let fetched = site.received_requests().await.unwrap().len();
+    let replayed = Researcher::replay(&ResearchRecord::load(&run).unwrap()).await;
+    assert_eq!(&replayed, report);
+    assert_eq!(web.calls(), calls);
+    assert_eq!(site.received_requests().await.unwrap().len(), fetched);
+    for file in [
+        "syllabus.md",
+        "classification.json",
+        "brief.json",
+        "brief.md",
+        "plan.txt",
+        "record.json",
+        "report.md",
+    ] {
+        assert!(run.join(file).is_file(), "{file}");
+    }
+}
