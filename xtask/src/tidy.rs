@@ -220,10 +220,9 @@ pub const RULES: &[Rule] = &[
             "ferret-backends-qdrant",
             "ferret-backends-web",
             "ferret-backends-hub",
-            "ferret-exec",
             "ferret-embed",
         ],
-        why: "research is read and planned over traits: the facade wires the indexes, the web and the model",
+        why: "research searches through traits: the facade wires the indexes and the web engines",
     },
     Rule {
         krate: "ferret-knowledge",
