@@ -60,11 +60,13 @@ pub enum Stage {
     ReportEvaluation,
     /// A document's summary and keywords, for the knowledge registry.
     Description,
+    /// A research run's plan, from a syllabus's brief and references.
+    ResearchPlanning,
 }
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 17] = [
+    pub const ALL: [Stage; 18] = [
         Stage::FollowUp,
         Stage::Intent,
         Stage::Analysis,
@@ -82,6 +84,7 @@ impl Stage {
         Stage::ReportWriting,
         Stage::ReportEvaluation,
         Stage::Description,
+        Stage::ResearchPlanning,
     ];
 
     /// The stage's name in snake case, as used in traces and template file names.
@@ -104,6 +107,7 @@ impl Stage {
             Stage::ReportWriting => "report_writing",
             Stage::ReportEvaluation => "report_evaluation",
             Stage::Description => "description",
+            Stage::ResearchPlanning => "research_planning",
         }
     }
 }

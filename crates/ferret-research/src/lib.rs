@@ -11,12 +11,17 @@
 mod brief;
 mod folder;
 mod plan;
+mod planning;
 mod run;
 mod syllabus;
 
 pub use brief::{ResearchBrief, Theme};
 pub use folder::{run_folder_name, RunFolderError, RECORD_FILE};
 pub use plan::{heuristic_plan, DOCUMENTALIST, FILE_SEARCH, RESEARCH_TOOLS, WEB_SEARCH};
+pub use planning::{
+    HeuristicResearchPlanner, LlmResearchPlanner, ResearchPlanReply, ResearchPlanRequest,
+    ResearchPlanner, ResearchPlanningContext, RESEARCH_SIGNATURES,
+};
 pub use run::{ResearchConfig, ResearchOutcome, ResearchRecord, ResearchTools, Researcher};
 pub use syllabus::{
     Classification, KnownFiles, Module, Place, Reference, Syllabus, Target, Unread,

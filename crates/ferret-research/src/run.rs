@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use ferret_agent::{
     finalize_report, substitute, ArgumentValue, Plan, PlanRecord, PlanStep, RecordedStep,
-    ReportRequest, ReportWriter, StepArguments, StepEvidence,
+    RecordedVerdict, ReportEvaluator, ReportRequest, ReportWriter, StepArguments, StepEvidence,
 };
 use ferret_core::{Hit, Implementation, Report, ReportSection};
 use ferret_knowledge::{Documentalist, Given, KnowledgeSource};
@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::plan::{heuristic_plan, DOCUMENTALIST, FILE_SEARCH, RESEARCH_TOOLS, WEB_SEARCH};
+use crate::planning::{
+    HeuristicResearchPlanner, ResearchPlanRequest, ResearchPlanner, RESEARCH_SIGNATURES,
+};
 use crate::{Classification, ResearchBrief, Syllabus, Target};
 
 /// The searches a research run makes, answered by the caller's backends.
@@ -50,6 +53,8 @@ pub struct ResearchConfig {
     pub max_steps: usize,
     /// Hits one search keeps.
     pub hits_per_search: usize,
+    /// Times a rejected note goes back to the planner, at most.
+    pub max_replans: usize,
 }
 
 impl Default for ResearchConfig {
@@ -57,6 +62,7 @@ impl Default for ResearchConfig {
         Self {
             max_steps: 40,
             hits_per_search: 5,
+            max_replans: 2,
         }
     }
 }
@@ -70,14 +76,20 @@ pub struct ResearchRecord {
     pub brief: ResearchBrief,
     /// The plan, each step with what it found, as the planner strategy records its runs.
     pub run: PlanRecord,
+    /// The rounds before it, whose notes the evaluator sent back, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<PlanRecord>,
     /// Who wrote the plan and the note.
     pub planned_by: Implementation,
     /// Who wrote the note.
     pub written_by: Implementation,
     /// The note, as the reader got it.
     pub report: String,
-    /// Backend calls made (tool calls; a search over several web backends counts once).
+    /// Searches made (a search over several web backends counts once).
     pub calls: usize,
+    /// Model calls made: plans, notes, verdicts.
+    #[serde(default)]
+    pub model_calls: usize,
     /// How long the run took, in milliseconds.
     pub elapsed_ms: u64,
 }
@@ -96,7 +108,9 @@ pub struct ResearchOutcome {
 pub struct Researcher {
     tools: Arc<dyn ResearchTools>,
     documentalist: Arc<Documentalist>,
+    planner: Arc<dyn ResearchPlanner>,
     writer: Arc<dyn ReportWriter>,
+    evaluator: Option<Arc<dyn ReportEvaluator>>,
     config: ResearchConfig,
 }
 
@@ -109,6 +123,21 @@ impl std::fmt::Debug for Researcher {
     }
 }
 
+/// A plan that passed its checks, who wrote it, and the model calls it took.
+struct Settled {
+    plan: Plan,
+    implementation: Implementation,
+    model_calls: usize,
+}
+
+/// A written note: checked, as markdown, who wrote it and the model calls it took.
+struct Note {
+    report: Option<Report>,
+    markdown: String,
+    implementation: Implementation,
+    model_calls: usize,
+}
+
 /// What one step produced: its record and its result for later steps.
 struct Ran {
     recorded: RecordedStep,
@@ -117,7 +146,7 @@ struct Ran {
 
 impl Researcher {
     /// A researcher searching with `tools`, adding references with `documentalist` and writing
-    /// with `writer`.
+    /// with `writer`; the rules plan, and no evaluator sends the note back.
     pub fn new(
         tools: Arc<dyn ResearchTools>,
         documentalist: Arc<Documentalist>,
@@ -127,9 +156,24 @@ impl Researcher {
         Self {
             tools,
             documentalist,
+            planner: Arc::new(HeuristicResearchPlanner),
             writer,
+            evaluator: None,
             config,
         }
+    }
+
+    /// Plan with `planner` (a model's, say).
+    pub fn with_planner(mut self, planner: Arc<dyn ResearchPlanner>) -> Self {
+        self.planner = planner;
+        self
+    }
+
+    /// Let `evaluator` judge each note: one it rejects goes back to the planner with its
+    /// feedback.
+    pub fn with_evaluator(mut self, evaluator: Arc<dyn ReportEvaluator>) -> Self {
+        self.evaluator = Some(evaluator);
+        self
     }
 
     /// Sort `syllabus`'s references against the knowledge base's registry.
@@ -145,15 +189,148 @@ impl Researcher {
         Ok(syllabus.classify(&names))
     }
 
-    /// Research `syllabus`: classify, brief, plan, run, write.
+    /// Research `syllabus`: classify, brief, plan, run, write; a note the evaluator sends back
+    /// goes to the planner with its feedback, at most [`ResearchConfig::max_replans`] times.
     pub async fn research(&self, syllabus: &Syllabus) -> Result<ResearchOutcome, String> {
         let started = Instant::now();
         let classification = self.classify(syllabus)?;
         let brief = ResearchBrief::from_syllabus(syllabus);
-        let plan_text = heuristic_plan(&brief, &classification);
-        let plan = Plan::parse_any(&plan_text, &RESEARCH_TOOLS, self.config.max_steps)
-            .map_err(|e| format!("the research plan is not valid: {e}"))?;
+        let question = format!("Research note: {}", brief.title);
+        let mut problems: Vec<String> = Vec::new();
+        let mut verdicts: Vec<RecordedVerdict> = Vec::new();
+        let mut model_calls = 0;
+        let mut calls = 0;
+        let mut sent_back: Option<(String, String)> = None;
+        let mut earlier: Vec<PlanRecord> = Vec::new();
+        let mut replans = 0;
+        loop {
+            let settled = self
+                .settle_plan(&brief, &classification, sent_back.take(), &mut problems)
+                .await?;
+            model_calls += settled.model_calls;
+            let (steps, made) = self.run_plan(&settled.plan, &classification).await;
+            calls += made;
+            let run = PlanRecord {
+                question: question.clone(),
+                limit: self.config.hits_per_search,
+                plan: settled.plan.render(),
+                problems: problems.clone(),
+                steps,
+                verdicts: verdicts.clone(),
+                budget_exhausted: false,
+            };
+            let written = note(self.writer.as_ref(), &run, &brief).await;
+            model_calls += written.model_calls;
+            if let Some(evaluator) = self
+                .evaluator
+                .as_ref()
+                .filter(|_| replans < self.config.max_replans)
+            {
+                let verdict = evaluator.evaluate(&question, &written.markdown).await;
+                model_calls += verdict.llm_calls.len();
+                let verdict = verdict.value;
+                verdicts.push(RecordedVerdict {
+                    subject: "report".into(),
+                    acceptable: verdict.acceptable,
+                    feedback: verdict.feedback.clone(),
+                });
+                if !verdict.acceptable {
+                    replans += 1;
+                    let feedback = match verdict.feedback.trim() {
+                        "" => "the evaluator rejected the note without saying why".to_owned(),
+                        feedback => format!("the note was rejected: {feedback}"),
+                    };
+                    sent_back = Some((run.plan.clone(), feedback));
+                    earlier.push(PlanRecord {
+                        verdicts: verdicts.clone(),
+                        ..run
+                    });
+                    continue;
+                }
+            }
+            let record = ResearchRecord {
+                classification,
+                brief,
+                run: PlanRecord { verdicts, ..run },
+                earlier,
+                planned_by: settled.implementation,
+                written_by: written.implementation,
+                report: written.markdown,
+                calls,
+                model_calls,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+            };
+            return Ok(ResearchOutcome {
+                record,
+                report: written.report,
+            });
+        }
+    }
 
+    /// A plan that passed its checks: the planner's, after one repair request if its first was
+    /// not valid, else the rules'. `sent_back` is a plan the evaluator rejected, with why.
+    async fn settle_plan(
+        &self,
+        brief: &ResearchBrief,
+        classification: &Classification,
+        sent_back: Option<(String, String)>,
+        problems: &mut Vec<String>,
+    ) -> Result<Settled, String> {
+        let check = |text: &str| -> Result<Plan, String> {
+            let plan = Plan::parse_any(text, &RESEARCH_TOOLS, self.config.max_steps)
+                .map_err(|e| e.to_string())?;
+            plan.validate_arguments(&RESEARCH_SIGNATURES)
+                .map_err(|e| e.to_string())?;
+            Ok(plan)
+        };
+        let mut model_calls = 0;
+        let (mut previous, mut asked) = match sent_back {
+            Some((plan, why)) => (Some(plan), vec![why]),
+            None => (None, Vec::new()),
+        };
+        for _attempt in 0..2 {
+            let request = ResearchPlanRequest {
+                brief,
+                classification,
+                max_steps: self.config.max_steps,
+                previous_plan: previous.as_deref(),
+                problems: &asked,
+            };
+            let written = self.planner.plan(&request).await;
+            model_calls += written.llm_calls.len();
+            match check(&written.value) {
+                Ok(plan) => {
+                    return Ok(Settled {
+                        plan,
+                        implementation: written.implementation,
+                        model_calls,
+                    })
+                }
+                Err(problem) => {
+                    problems.push(problem.clone());
+                    previous = Some(written.value);
+                    asked = vec![problem];
+                }
+            }
+        }
+        let fallback = heuristic_plan(brief, classification);
+        let plan =
+            check(&fallback).map_err(|e| format!("the rules' research plan is not valid: {e}"))?;
+        Ok(Settled {
+            plan,
+            implementation: Implementation::Heuristic {
+                why: "the planner's plan was not valid twice".into(),
+            },
+            model_calls,
+        })
+    }
+
+    /// Run `plan` wave by wave: the steps and the backend calls made.
+    async fn run_plan(
+        &self,
+        plan: &Plan,
+        classification: &Classification,
+    ) -> (Vec<RecordedStep>, usize) {
         let mut results: HashMap<String, String> = HashMap::new();
         let mut steps: Vec<RecordedStep> = Vec::new();
         let mut calls = 0;
@@ -161,7 +338,7 @@ impl Researcher {
         for wave in plan.waves() {
             let runs = wave
                 .iter()
-                .map(|&i| self.run_step(&plan.steps[i], &results, &classification, &ingesting));
+                .map(|&i| self.run_step(&plan.steps[i], &results, classification, &ingesting));
             for ran in futures::future::join_all(runs).await {
                 if ran.recorded.error.is_none() && ran.recorded.tool != DOCUMENTALIST {
                     calls += 1;
@@ -172,27 +349,7 @@ impl Researcher {
                 steps.push(ran.recorded);
             }
         }
-        let run = PlanRecord {
-            question: format!("Research note: {}", brief.title),
-            limit: self.config.hits_per_search,
-            plan: plan.render(),
-            problems: Vec::new(),
-            steps,
-            verdicts: Vec::new(),
-            budget_exhausted: false,
-        };
-        let (report, written_by, markdown) = note(self.writer.as_ref(), &run, &brief).await;
-        let record = ResearchRecord {
-            classification,
-            brief,
-            run,
-            planned_by: Implementation::heuristic_default(),
-            written_by,
-            report: markdown,
-            calls,
-            elapsed_ms: started.elapsed().as_millis() as u64,
-        };
-        Ok(ResearchOutcome { record, report })
+        (steps, calls)
     }
 
     /// Write the note of `record` again from the hits it found: no search, no model.
@@ -202,7 +359,7 @@ impl Researcher {
             return record.report.clone();
         }
         let writer = ferret_agent::HeuristicReportWriter::default();
-        note(&writer, &record.run, &record.brief).await.2
+        note(&writer, &record.run, &record.brief).await.markdown
     }
 
     async fn run_step(
@@ -361,11 +518,7 @@ impl Researcher {
 
 /// The note of a recorded run: its searches' hits as evidence, one section per search, the
 /// brief's title as the note's.
-async fn note(
-    writer: &dyn ReportWriter,
-    run: &PlanRecord,
-    brief: &ResearchBrief,
-) -> (Option<Report>, Implementation, String) {
+async fn note(writer: &dyn ReportWriter, run: &PlanRecord, brief: &ResearchBrief) -> Note {
     let mut evidence: Vec<Hit> = Vec::new();
     let mut steps: Vec<StepEvidence> = Vec::new();
     for step in &run.steps {
@@ -410,16 +563,21 @@ async fn note(
             },
         );
     }
-    match finalize_report(report, &evidence) {
-        Some((report, answer)) => (Some(report), written.implementation, answer.text),
+    let (report, markdown) = match finalize_report(report, &evidence) {
+        Some((report, answer)) => (Some(report), answer.text),
         None => (
             None,
-            written.implementation,
             format!(
                 "# {}\n\nNothing the searches found speaks to the brief's themes.\n",
                 brief.title
             ),
         ),
+    };
+    Note {
+        report,
+        markdown,
+        implementation: written.implementation,
+        model_calls: written.llm_calls.len(),
     }
 }
 

@@ -27,7 +27,7 @@ use crate::knowledge::LocalKnowledgeIndex;
 use crate::lazy::LazyBackend;
 use crate::research::BackendResearchTools;
 use ferret_knowledge::Documentalist;
-use ferret_research::{ResearchConfig, Researcher};
+use ferret_research::{LlmResearchPlanner, ResearchConfig, Researcher};
 
 /// The environment variable holding a Qdrant server's API key: a key never goes in code or flags.
 pub const QDRANT_API_KEY_VAR: &str = "FERRET_QDRANT_API_KEY";
@@ -247,13 +247,17 @@ impl FerretBuilder {
             bridge: self.bridge,
             embedder,
         };
-        let stages = match self.model {
-            Some(model) => Stages::with_model(StageModel::new(model, self.stage_model), config),
+        let model = self
+            .model
+            .map(|model| StageModel::new(model, self.stage_model));
+        let stages = match &model {
+            Some(model) => Stages::with_model(model.clone(), config),
             None => Stages::heuristic(config),
         };
         Ok(Ferret {
             agent: Agent::new(stages, executor.build()?, self.agent)?.with_sessions(sessions),
             writable,
+            model,
         })
     }
 }
@@ -347,6 +351,8 @@ pub struct Ferret {
     agent: Agent,
     /// The embedded index documents are added to: the first one given to the builder.
     writable: Option<Arc<LocalIndex>>,
+    /// The model the stages ask, if any: a research run's planner asks it too.
+    model: Option<StageModel>,
 }
 
 impl Ferret {
@@ -421,9 +427,10 @@ impl Ferret {
 
     /// A researcher over this searcher's backends: the knowledge base (every backend that is
     /// neither a web engine nor a model hub) and the web engines are searched through the
-    /// executor within `budget` for the whole run, references are added with `documentalist`,
-    /// and the note is written by the planner strategy's writer (the model's, when one is
-    /// configured).
+    /// executor within `budget` for the whole run, and references are added with
+    /// `documentalist`. With a model, the model plans (the rules when its plan fails twice),
+    /// writes the note and judges it, a rejected note going back to the planner; without one,
+    /// the rules plan and write.
     pub fn researcher(
         &self,
         documentalist: Documentalist,
@@ -431,12 +438,20 @@ impl Ferret {
         budget: &Budget,
     ) -> Researcher {
         let tools = BackendResearchTools::new(self.agent.clone(), budget);
-        Researcher::new(
+        let plan = &self.agent.stages().plan;
+        let mut researcher = Researcher::new(
             Arc::new(tools),
             Arc::new(documentalist),
-            self.agent.stages().plan.writer.clone(),
+            plan.writer.clone(),
             config,
-        )
+        );
+        if let Some(model) = &self.model {
+            researcher = researcher.with_planner(Arc::new(LlmResearchPlanner::new(model.clone())));
+        }
+        if let Some(evaluator) = &plan.report_evaluator {
+            researcher = researcher.with_evaluator(evaluator.clone());
+        }
+        researcher
     }
 
     /// The embedded index that [`Ferret::ingest`] adds documents to, if there is one: the first

@@ -35,8 +35,9 @@ pub use default_corpus::{
     default_research_dir, open_default_index, DEFAULT_CORPUS_JSONL,
 };
 pub use ferret_agent::{
-    AgentConfig, InMemorySessions, PlanConfig, PlanRecord, PlanRecordError, SessionLimits,
-    SessionStore, Sessions, StageConfig, Strategy, StrategyReason, ToolLoopConfig, Turn,
+    AgentConfig, InMemorySessions, PlanConfig, PlanRecord, PlanRecordError, RecordedStep,
+    RecordedVerdict, SessionLimits, SessionStore, Sessions, StageConfig, Strategy, StrategyReason,
+    ToolLoopConfig, Turn,
 };
 pub use ferret_backends_hub::{
     CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig, CIVITAI_KEY_VARIABLE,
@@ -92,9 +93,10 @@ pub use ferret_llm::{
 pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
 pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, NameRanking};
 pub use ferret_research::{
-    run_folder_name, Classification, KnownFiles, Module, Place, Reference, ResearchBrief,
-    ResearchConfig, ResearchOutcome, ResearchRecord, ResearchTools, Researcher, RunFolderError,
-    Syllabus, Target, Theme, Unread,
+    run_folder_name, Classification, HeuristicResearchPlanner, KnownFiles, LlmResearchPlanner,
+    Module, Place, Reference, ResearchBrief, ResearchConfig, ResearchOutcome, ResearchPlanRequest,
+    ResearchPlanner, ResearchRecord, ResearchTools, Researcher, RunFolderError, Syllabus, Target,
+    Theme, Unread,
 };
 /// Reading ComfyUI workflows: the model files their loader nodes reference, and which of them
 /// a models folder already holds.

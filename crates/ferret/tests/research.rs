@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use ferret::fetch::{AllowedTarget, FetchConfig, Fetcher, RobotsPolicy};
 use ferret::{
-    Budget, Ferret, Given, Hit, KnowledgeSource, QueryForm, ResearchConfig, ResearchRecord,
-    Researcher, RetrievalMode, Syllabus, Target,
+    Budget, Exchange, Ferret, Given, Hit, Implementation, KnowledgeSource, LanguageModel,
+    QueryForm, RecordedVerdict, ResearchConfig, ResearchRecord, Researcher, RetrievalMode,
+    ScriptedModel, Syllabus, Target,
 };
 use ferret_test_support::ScriptedBackend;
 use wiremock::matchers::path;
@@ -48,17 +49,43 @@ fn web_page(id: &str, title: &str, text: &str) -> Hit {
     hit
 }
 
-#[tokio::test]
-async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replayed_without_calls() {
+/// The fixture course: its pages served, its notes in a fresh index, a scripted web engine.
+struct Course {
+    // Dropped first: the index flushes into `dir` as it closes.
+    ferret: Ferret,
+    web: Arc<ScriptedBackend>,
+    syllabus: String,
+    site: MockServer,
+    dir: tempfile::TempDir,
+}
+
+impl Course {
+    fn researcher(&self) -> Researcher {
+        let fetch = FetchConfig {
+            allow: vec![AllowedTarget::Host("127.0.0.1".into())],
+            robots: RobotsPolicy::Ignore,
+            ..FetchConfig::default()
+        };
+        let documentalist = self.ferret.documentalist().unwrap().with_fetcher(
+            Fetcher::new(fetch).unwrap(),
+            self.dir.path().join("fetched"),
+        );
+        self.ferret
+            .researcher(documentalist, ResearchConfig::default(), &Budget::default())
+    }
+}
+
+/// The course, searched with the model `model` makes for the mock server's address, if any.
+async fn course(model: impl FnOnce(&str) -> Option<Arc<dyn LanguageModel>>) -> Course {
     let site = MockServer::start().await;
-    let mut syllabus_text = SYLLABUS.to_owned();
+    let mut syllabus = SYLLABUS.to_owned();
     for (address, content_type, body) in SERVED {
         let served = address.replacen("https://", &format!("{}/", site.uri()), 1);
         Mock::given(path(served.trim_start_matches(&site.uri()).to_owned()))
             .respond_with(ResponseTemplate::new(200).set_body_raw(body, content_type))
             .mount(&site)
             .await;
-        syllabus_text = syllabus_text.replace(address, &served);
+        syllabus = syllabus.replace(address, &served);
     }
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("index");
@@ -81,12 +108,14 @@ async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replay
         )
         .query_form(QueryForm::Web),
     );
-    let ferret = Ferret::builder()
+    let mut builder = Ferret::builder()
         .local_index(&index)
         .retrieval(RetrievalMode::Bm25)
-        .backend(web.clone())
-        .build()
-        .unwrap();
+        .backend(web.clone());
+    if let Some(model) = model(&site.uri()) {
+        builder = builder.language_model(model);
+    }
+    let ferret = builder.build().unwrap();
 
     // The knowledge base already holds the course notes the syllabus names.
     let notes = dir.path().join("notes");
@@ -109,18 +138,26 @@ async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replay
             .await
             .unwrap();
     }
-    let fetch = FetchConfig {
-        allow: vec![AllowedTarget::Host("127.0.0.1".into())],
-        robots: RobotsPolicy::Ignore,
-        ..FetchConfig::default()
-    };
-    let documentalist = ferret
-        .documentalist()
-        .unwrap()
-        .with_fetcher(Fetcher::new(fetch).unwrap(), dir.path().join("fetched"));
-    let researcher =
-        ferret.researcher(documentalist, ResearchConfig::default(), &Budget::default());
+    Course {
+        site,
+        dir,
+        syllabus,
+        web,
+        ferret,
+    }
+}
 
+#[tokio::test]
+async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replayed_without_calls() {
+    let course = course(|_| None).await;
+    let Course {
+        site,
+        dir,
+        syllabus: syllabus_text,
+        web,
+        ferret,
+    } = &course;
+    let researcher = course.researcher();
     let syllabus = Syllabus::read(&syllabus_text);
     let outcome = researcher.research(&syllabus).await.unwrap();
     let record = &outcome.record;
@@ -222,4 +259,101 @@ async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replay
     ] {
         assert!(run.join(file).is_file(), "{file}");
     }
+}
+
+fn exchange(expect: &str, reply: &str) -> Exchange {
+    Exchange {
+        expect_contains: Some(expect.to_owned()),
+        reply: reply.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn a_models_plan_is_checked_kept_to_the_syllabus_and_replanned_when_the_note_is_rejected() {
+    // The model's plans: one with an empty search (sent back), one in the XML form that also
+    // asks for a page the syllabus does not list, then after the evaluator's feedback a plan
+    // in lines.
+    let agents = SERVED[0].0.replacen("https://", "MOCK/", 1);
+    let xml_plan = format!(
+        r#"{{"plan": "<plan>\n<step id=\"E0\" tool=\"Documentalist\"><arg name=\"vector_store\">AI Engineer Basic Course</arg></step>\n<step id=\"E1\" tool=\"Documentalist\" reason=\"A page the model found somewhere\"><arg name=\"url\">https://attacker.example/notes.html</arg><arg name=\"vector_store\">#E0</arg></step>\n<step id=\"E2\" tool=\"Documentalist\"><arg name=\"url\">{agents}</arg><arg name=\"name\">Agents</arg><arg name=\"keywords\"><item>agents</item></arg><arg name=\"vector_store\">#E1</arg></step>\n<step id=\"E3\" tool=\"FileSearch\"><arg>agents plan tools</arg><arg name=\"vector_store\">#E2</arg></step>\n</plan>"}}"#
+    );
+    let script = |uri: &str| {
+        vec![
+            exchange(
+                "References to ingest",
+                r##"{"plan": "#E0 = Documentalist[vector_store=\"AI Engineer Basic Course\"]\n#E1 = FileSearch[vector_store=#E0]"}"##,
+            ),
+            exchange("What is wrong with it", &xml_plan.replace("MOCK", uri)),
+            exchange(
+                "Research note",
+                r#"{"title": "Agents", "sections": [{"heading": "Agents", "text": "An agent plans, calls tools and observes the results [1]."}]}"#,
+            ),
+            exchange(
+                "Research note",
+                r#"{"acceptable": false, "feedback": "Cover the safety module too."}"#,
+            ),
+            exchange(
+                "Cover the safety module too.",
+                r##"{"plan": "#E0 = Documentalist[vector_store=\"AI Engineer Basic Course\"]\n#E1 = FileSearch[\"prompt injection jailbreaks\", vector_store=#E0]\n#E2 = FileSearch[\"agents plan tools\", vector_store=#E0]"}"##,
+            ),
+            exchange(
+                "Research note",
+                r#"{"title": "Agents and safety", "sections": [{"heading": "Safety", "text": "Prompt injection hides instructions in retrieved text [1]."}, {"heading": "Agents", "text": "An agent plans, calls tools and observes the results [2]."}]}"#,
+            ),
+            exchange("Research note", r#"{"acceptable": true, "feedback": ""}"#),
+        ]
+    };
+    let course = course(|uri| {
+        Some(Arc::new(ScriptedModel::new("scripted", script(uri))) as Arc<dyn LanguageModel>)
+    })
+    .await;
+    let researcher = course.researcher();
+    let outcome = researcher
+        .research(&Syllabus::read(&course.syllabus))
+        .await
+        .unwrap();
+    let record = &outcome.record;
+
+    // The empty search was sent back once with what is wrong, and the XML plan ran.
+    let first = &record.earlier[0];
+    assert!(
+        first.problems[0].contains("FileSearch"),
+        "{:?}",
+        first.problems
+    );
+    let refused = first.steps.iter().find(|s| s.variable == "E1").unwrap();
+    assert_eq!(
+        refused.error.as_deref(),
+        Some("https://attacker.example/notes.html is not listed in the syllabus's References: only those are fetched")
+    );
+    let added = first.steps.iter().find(|s| s.variable == "E2").unwrap();
+    assert_eq!(added.error, None);
+    assert_eq!(
+        first.verdicts,
+        [RecordedVerdict {
+            subject: "report".into(),
+            acceptable: false,
+            feedback: "Cover the safety module too.".into()
+        }]
+    );
+
+    // The second plan ran after the feedback, and its note was accepted.
+    assert!(
+        record.run.plan.contains("prompt injection jailbreaks"),
+        "{}",
+        record.run.plan
+    );
+    assert_eq!(record.run.verdicts.len(), 2);
+    assert!(record.run.verdicts[1].acceptable);
+    assert!(matches!(record.planned_by, Implementation::Llm { .. }));
+    assert!(matches!(record.written_by, Implementation::Llm { .. }));
+    assert_eq!(record.model_calls, 7);
+    let report = &record.report;
+    assert!(
+        report.contains("## Safety") && report.contains("## References"),
+        "{report}"
+    );
+
+    // The replay gives the model's note back without asking it.
+    assert_eq!(&Researcher::replay(record).await, report);
 }
