@@ -158,7 +158,7 @@ async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replay
         ferret,
     } = &course;
     let researcher = course.researcher();
-    let syllabus = Syllabus::read(&syllabus_text);
+    let syllabus = Syllabus::read(syllabus_text);
     let outcome = researcher.research(&syllabus).await.unwrap();
     let record = &outcome.record;
 
@@ -241,7 +241,7 @@ async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replay
 
     // Saved and replayed: the same note, and nothing called.
     let run = dir.path().join("run");
-    record.save(&run, &syllabus_text).unwrap();
+    record.save(&run, syllabus_text).unwrap();
     let calls = web.calls();
     let fetched = site.received_requests().await.unwrap().len();
     let replayed = Researcher::replay(&ResearchRecord::load(&run).unwrap()).await;
