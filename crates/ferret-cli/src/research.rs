@@ -130,9 +130,7 @@ impl ResearchArgs {
         }
         print!("{}", record.report);
 
-        let runs = self
-            .runs_dir
-            .unwrap_or_else(ferret::default_research_dir);
+        let runs = self.runs_dir.unwrap_or_else(ferret::default_research_dir);
         let dir = runs.join(ferret::run_folder_name(&record.brief.title, started));
         record.save(&dir, text)?;
         let failed = record

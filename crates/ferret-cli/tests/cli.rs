@@ -967,3 +967,94 @@ async fn ingest_takes_a_web_page_as_markdown_only_from_an_allowed_private_addres
     // The source cited is the page's address, not the file it was kept in.
     assert!(answer.contains(&url), "{answer}");
 }
+
+#[test]
+fn research_prints_the_classification_and_the_note_and_replays_the_saved_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let notes = dir.path().join("Key_Rotation_Runbook.md");
+    std::fs::write(
+        &notes,
+        "# Key rotation\n\nRotate the signing keys every 45 days from the vault console.\n",
+    )
+    .unwrap();
+    let out = ferret(dir.path())
+        .arg("ingest")
+        .arg(&notes)
+        .arg("--index")
+        .arg(&index)
+        .args(["--embedder", "none"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let syllabus = dir.path().join("syllabus.md");
+    std::fs::write(
+        &syllabus,
+        "# Operations Course\n\n## Module 1: Key rotation\n\nHow often signing keys are rotated; \
+         read Key_Rotation_Runbook.md first. See https://example.org/rotation for the history.\n\n\
+         ## References\n\n- Key_Rotation_Runbook.md: the team's runbook.\n- [Spec](https://example.org/spec.pdf)\n",
+    )
+    .unwrap();
+    let runs = dir.path().join("runs");
+    let out = ferret(dir.path())
+        .arg("research")
+        .arg(&syllabus)
+        .arg("--index")
+        .arg(&index)
+        .arg("--runs-dir")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let note = String::from_utf8_lossy(&out.stdout).into_owned();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("3 references: 1 known, 1 ephemeral, 1 not text"),
+        "{said}"
+    );
+    assert!(
+        said.contains("WebSearch: skipped: no web backend is configured"),
+        "{said}"
+    );
+    assert!(
+        note.starts_with("# Research note: Operations Course\n"),
+        "{note}"
+    );
+    assert!(
+        note.contains("## Key rotation") && note.contains("45 days"),
+        "{note}"
+    );
+    assert!(note.contains("## References"), "{note}");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(
+        said.contains(&format!("run saved in {}", run.display())),
+        "{said}"
+    );
+
+    let replay = ferret(dir.path())
+        .arg("research")
+        .arg("--replay")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_success(&replay);
+    assert_eq!(String::from_utf8_lossy(&replay.stdout), note);
+
+    // Without a knowledge base there is nowhere to add the references.
+    let nowhere = ferret(dir.path())
+        .arg("research")
+        .arg(&syllabus)
+        .output()
+        .unwrap();
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&nowhere.stderr).contains("research needs a knowledge base"),
+        "{}",
+        String::from_utf8_lossy(&nowhere.stderr)
+    );
+}

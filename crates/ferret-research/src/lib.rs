@@ -1,12 +1,16 @@
-//! `ferret-research` runs research from a course syllabus. For now it reads the syllabus: its
-//! agenda (title, modules and their text) and the references it lists, sorted into files the
-//! knowledge base already holds, pages to ingest for good, links worth only a one-off web search,
-//! and what cannot be read ([`Syllabus`], [`Classification`]). Later it will write the research
-//! brief, plan the searches and assemble the report.
+//! Research from a course syllabus. [`Syllabus`] reads the agenda and sorts the references
+//! ([`Classification`]): files the knowledge base holds, pages listed under References to add
+//! for good, links in a module's text worth one web search, and what cannot be read.
+//! [`ResearchBrief`] turns the agenda into themes, sub-themes and research axes. [`Researcher`]
+//! has a [`ResearchPlanner`] (the rules, or a model) write a plan of Documentalist, FileSearch
+//! and WebSearch steps in the plan language, checks it against [`RESEARCH_SIGNATURES`], runs
+//! it wave by wave, has the report writer compile the note, and sends a note the evaluator
+//! rejects back to the planner. The run is a [`ResearchRecord`], saved in a folder and replayed
+//! without a call.
 //!
-//! It reads text, nothing else: it must not depend on any HTTP client, concrete backend or model
-//! runtime; callers fetch, ingest and search. Its dependencies are a markdown parser, `url` and
-//! serde.
+//! It must not depend on a concrete backend or an embedding runtime: searches go through
+//! [`ResearchTools`], which the facade implements over its executor, and documents reach the
+//! index through the Documentalist's `KnowledgeIndex`.
 
 mod brief;
 mod folder;
