@@ -136,6 +136,9 @@ pub struct ReportWritingContext {
     /// A report evaluator's feedback on the previous report, when it sent that report back;
     /// `None` for a first report.
     pub feedback: Option<String>,
+    /// What the report must cover, theme by theme, when a research brief says it.
+    #[serde(default)]
+    pub brief: Option<String>,
 }
 
 /// One section of a report.

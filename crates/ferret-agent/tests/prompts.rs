@@ -139,8 +139,24 @@ fn report_writing_prompt() {
         plan: spring_plan(),
         sources: spring_sources(),
         feedback: Some("The report does not say which Spring Boot version to upgrade to.".into()),
+        brief: None,
     };
     insta::assert_snapshot!(Stage::ReportWriting.name(), render(&context));
+}
+
+/// A research note follows its brief's themes.
+#[test]
+fn report_writing_prompt_with_a_brief() {
+    let context = ReportWritingContext {
+        question: "Research note: Spring Boot upgrades".into(),
+        plan: spring_plan(),
+        sources: spring_sources(),
+        feedback: None,
+        brief: Some(
+            "# Research brief: Spring Boot upgrades\n\n## Java 21 support\n\nResearch axes:\n\n- Which Spring Boot version runs on Java 21.\n".into(),
+        ),
+    };
+    insta::assert_snapshot!(render(&context));
 }
 
 #[test]

@@ -60,13 +60,15 @@ pub enum Stage {
     ReportEvaluation,
     /// A document's summary and keywords, for the knowledge registry.
     Description,
+    /// A research run's brief: themes, sub-themes and research axes from a syllabus.
+    ResearchBrief,
     /// A research run's plan, from a syllabus's brief and references.
     ResearchPlanning,
 }
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 18] = [
+    pub const ALL: [Stage; 19] = [
         Stage::FollowUp,
         Stage::Intent,
         Stage::Analysis,
@@ -84,6 +86,7 @@ impl Stage {
         Stage::ReportWriting,
         Stage::ReportEvaluation,
         Stage::Description,
+        Stage::ResearchBrief,
         Stage::ResearchPlanning,
     ];
 
@@ -107,6 +110,7 @@ impl Stage {
             Stage::ReportWriting => "report_writing",
             Stage::ReportEvaluation => "report_evaluation",
             Stage::Description => "description",
+            Stage::ResearchBrief => "research_brief",
             Stage::ResearchPlanning => "research_planning",
         }
     }

@@ -13,6 +13,7 @@
 //! index through the Documentalist's `KnowledgeIndex`.
 
 mod brief;
+mod briefing;
 mod folder;
 mod plan;
 mod planning;
@@ -20,6 +21,10 @@ mod run;
 mod syllabus;
 
 pub use brief::{ResearchBrief, Theme};
+pub use briefing::{
+    BriefWriter, HeuristicBriefWriter, LlmBriefWriter, ResearchBriefContext, ResearchBriefReply,
+    ThemeReply,
+};
 pub use folder::{run_folder_name, RunFolderError, RECORD_FILE};
 pub use plan::{heuristic_plan, DOCUMENTALIST, FILE_SEARCH, RESEARCH_TOOLS, WEB_SEARCH};
 pub use planning::{

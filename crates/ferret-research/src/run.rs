@@ -16,6 +16,7 @@ use ferret_knowledge::{Documentalist, Given, KnowledgeSource};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::briefing::{BriefWriter, HeuristicBriefWriter};
 use crate::plan::{heuristic_plan, DOCUMENTALIST, FILE_SEARCH, RESEARCH_TOOLS, WEB_SEARCH};
 use crate::planning::{
     HeuristicResearchPlanner, ResearchPlanRequest, ResearchPlanner, RESEARCH_SIGNATURES,
@@ -79,7 +80,9 @@ pub struct ResearchRecord {
     /// The rounds before it, whose notes the evaluator sent back, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier: Vec<PlanRecord>,
-    /// Who wrote the plan and the note.
+    /// Who wrote the brief.
+    pub briefed_by: Implementation,
+    /// Who wrote the plan.
     pub planned_by: Implementation,
     /// Who wrote the note.
     pub written_by: Implementation,
@@ -108,6 +111,7 @@ pub struct ResearchOutcome {
 pub struct Researcher {
     tools: Arc<dyn ResearchTools>,
     documentalist: Arc<Documentalist>,
+    briefer: Arc<dyn BriefWriter>,
     planner: Arc<dyn ResearchPlanner>,
     writer: Arc<dyn ReportWriter>,
     evaluator: Option<Arc<dyn ReportEvaluator>>,
@@ -156,11 +160,18 @@ impl Researcher {
         Self {
             tools,
             documentalist,
+            briefer: Arc::new(HeuristicBriefWriter),
             planner: Arc::new(HeuristicResearchPlanner),
             writer,
             evaluator: None,
             config,
         }
+    }
+
+    /// Write the brief with `briefer` (a model's, say).
+    pub fn with_briefer(mut self, briefer: Arc<dyn BriefWriter>) -> Self {
+        self.briefer = briefer;
+        self
     }
 
     /// Plan with `planner` (a model's, say).
@@ -194,11 +205,12 @@ impl Researcher {
     pub async fn research(&self, syllabus: &Syllabus) -> Result<ResearchOutcome, String> {
         let started = Instant::now();
         let classification = self.classify(syllabus)?;
-        let brief = ResearchBrief::from_syllabus(syllabus);
+        let briefed = self.briefer.brief(syllabus).await;
+        let brief = briefed.value;
         let question = format!("Research note: {}", brief.title);
         let mut problems: Vec<String> = Vec::new();
         let mut verdicts: Vec<RecordedVerdict> = Vec::new();
-        let mut model_calls = 0;
+        let mut model_calls = briefed.llm_calls.len();
         let mut calls = 0;
         let mut sent_back: Option<(String, String)> = None;
         let mut earlier: Vec<PlanRecord> = Vec::new();
@@ -253,6 +265,7 @@ impl Researcher {
                 brief,
                 run: PlanRecord { verdicts, ..run },
                 earlier,
+                briefed_by: briefed.implementation,
                 planned_by: settled.implementation,
                 written_by: written.implementation,
                 report: written.markdown,
@@ -551,6 +564,7 @@ async fn note(writer: &dyn ReportWriter, run: &PlanRecord, brief: &ResearchBrief
             steps: &steps,
             evidence: &evidence,
             feedback: None,
+            brief: Some(&brief.to_markdown()),
         })
         .await;
     let mut report = written.value;

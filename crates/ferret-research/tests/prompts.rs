@@ -38,3 +38,11 @@ fn research_replanning_prompt() {
         &["the note was rejected: cover the safety module too".to_owned()]
     ));
 }
+
+#[test]
+fn research_brief_prompt() {
+    let context = ferret_research::ResearchBriefContext::new(&Syllabus::read(SYLLABUS));
+    insta::assert_snapshot!(Prompts::new()
+        .review(&context)
+        .unwrap_or_else(|e| panic!("{e}")));
+}

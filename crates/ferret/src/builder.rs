@@ -27,7 +27,7 @@ use crate::knowledge::LocalKnowledgeIndex;
 use crate::lazy::LazyBackend;
 use crate::research::BackendResearchTools;
 use ferret_knowledge::Documentalist;
-use ferret_research::{LlmResearchPlanner, ResearchConfig, Researcher};
+use ferret_research::{LlmBriefWriter, LlmResearchPlanner, ResearchConfig, Researcher};
 
 /// The environment variable holding a Qdrant server's API key: a key never goes in code or flags.
 pub const QDRANT_API_KEY_VAR: &str = "FERRET_QDRANT_API_KEY";
@@ -428,7 +428,8 @@ impl Ferret {
     /// A researcher over this searcher's backends: the knowledge base (every backend that is
     /// neither a web engine nor a model hub) and the web engines are searched through the
     /// executor within `budget` for the whole run, and references are added with
-    /// `documentalist`. With a model, the model plans (the rules when its plan fails twice),
+    /// `documentalist`. With a model, the model writes the brief and plans (the rules when its
+    /// plan fails twice),
     /// writes the note and judges it, a rejected note going back to the planner; without one,
     /// the rules plan and write.
     pub fn researcher(
@@ -446,7 +447,9 @@ impl Ferret {
             config,
         );
         if let Some(model) = &self.model {
-            researcher = researcher.with_planner(Arc::new(LlmResearchPlanner::new(model.clone())));
+            researcher = researcher
+                .with_briefer(Arc::new(LlmBriefWriter::new(model.clone())))
+                .with_planner(Arc::new(LlmResearchPlanner::new(model.clone())));
         }
         if let Some(evaluator) = &plan.report_evaluator {
             researcher = researcher.with_evaluator(evaluator.clone());

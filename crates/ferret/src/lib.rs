@@ -93,10 +93,10 @@ pub use ferret_llm::{
 pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
 pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, NameRanking};
 pub use ferret_research::{
-    run_folder_name, Classification, HeuristicResearchPlanner, KnownFiles, LlmResearchPlanner,
-    Module, Place, Reference, ResearchBrief, ResearchConfig, ResearchOutcome, ResearchPlanRequest,
-    ResearchPlanner, ResearchRecord, ResearchTools, Researcher, RunFolderError, Syllabus, Target,
-    Theme, Unread,
+    run_folder_name, BriefWriter, Classification, HeuristicBriefWriter, HeuristicResearchPlanner,
+    KnownFiles, LlmBriefWriter, LlmResearchPlanner, Module, Place, Reference, ResearchBrief,
+    ResearchConfig, ResearchOutcome, ResearchPlanRequest, ResearchPlanner, ResearchRecord,
+    ResearchTools, Researcher, RunFolderError, Syllabus, Target, Theme, Unread,
 };
 /// Reading ComfyUI workflows: the model files their loader nodes reference, and which of them
 /// a models folder already holds.

@@ -280,6 +280,10 @@ async fn a_models_plan_is_checked_kept_to_the_syllabus_and_replanned_when_the_no
     let script = |uri: &str| {
         vec![
             exchange(
+                "Syllabus:",
+                r#"{"themes": [{"name": "Agents", "sub_themes": ["planning", "tools"], "axes": ["How does an agent choose its next tool?"]}, {"name": "Safety", "axes": ["How are prompt injections defended against?"]}]}"#,
+            ),
+            exchange(
                 "References to ingest",
                 r##"{"plan": "#E0 = Documentalist[vector_store=\"AI Engineer Basic Course\"]\n#E1 = FileSearch[vector_store=#E0]"}"##,
             ),
@@ -347,7 +351,17 @@ async fn a_models_plan_is_checked_kept_to_the_syllabus_and_replanned_when_the_no
     assert!(record.run.verdicts[1].acceptable);
     assert!(matches!(record.planned_by, Implementation::Llm { .. }));
     assert!(matches!(record.written_by, Implementation::Llm { .. }));
-    assert_eq!(record.model_calls, 7);
+    assert_eq!(record.model_calls, 8);
+    // The model's brief, with the syllabus's own title.
+    assert!(matches!(record.briefed_by, Implementation::Llm { .. }));
+    let themes: Vec<&str> = record
+        .brief
+        .themes
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(themes, ["Agents", "Safety"]);
+    assert_eq!(record.brief.title, "AI Engineer Basic Course");
     let report = &record.report;
     assert!(
         report.contains("## Safety") && report.contains("## References"),

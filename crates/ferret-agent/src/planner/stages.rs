@@ -76,6 +76,9 @@ pub struct ReportRequest<'a> {
     pub evidence: &'a [Hit],
     /// A report evaluator's feedback on the previous report, when it sent that one back.
     pub feedback: Option<&'a str>,
+    /// What the report must cover, when a brief says it (a research run's themes and axes, as
+    /// markdown); `None` for a question's report.
+    pub brief: Option<&'a str>,
 }
 
 /// Writes the report.

@@ -143,6 +143,7 @@ impl ReportWriter for LlmReportWriter {
             plan: request.plan.to_owned(),
             sources: PromptSource::numbered(request.evidence),
             feedback: request.feedback.map(str::to_owned),
+            brief: request.brief.map(str::to_owned),
         };
         let accept = |reply: ReportReply| {
             let sections: Vec<ReportSection> = reply
@@ -241,6 +242,7 @@ mod tests {
             steps: &steps,
             evidence: &evidence,
             feedback: None,
+            brief: None,
         };
         let report = HeuristicReportWriter::default().report(&request);
         let sections: Vec<(&str, &str)> = report

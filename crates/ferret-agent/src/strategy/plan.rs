@@ -375,6 +375,7 @@ async fn conclude(run: &mut SearchRun<'_>, max_tokens: u64, record: &mut PlanRec
                 steps: &steps,
                 evidence: &evidence,
                 feedback: feedback.as_deref(),
+                brief: None,
             };
             let report = stages
                 .plan
