@@ -100,7 +100,9 @@ impl Fetcher {
     /// Refused before anything is sent: a URL that is not http(s) with a host, and a host that
     /// is an internal IP address; refused before connecting: a host name whose addresses are
     /// all internal; refused at a redirect: a target that would be refused if asked for. Then
-    /// robots.txt is obeyed (unless [`RobotsPolicy::Ignore`]), the body is read up to
+    /// robots.txt is obeyed (unless [`RobotsPolicy::Ignore`]), for the address asked and, after
+    /// a redirect, for the page reached, whose content is dropped when it is disallowed; the
+    /// body is read up to
     /// [`FetchConfig::max_body_bytes`], and HTML is converted while markdown and plain text are
     /// taken as they are; any other type is refused.
     pub async fn fetch(&self, url: &str) -> Result<FetchedPage, FetchError> {
@@ -136,6 +138,12 @@ impl Fetcher {
                     return Err(refusal_error(&target, refusal));
                 }
             }
+        }
+        // A redirect leads to a page robots.txt has not been asked about: ask before its body
+        // is read. The request has been made by then; what it returned is dropped.
+        if self.config.robots == RobotsPolicy::Respect && status.is_success() && final_url != asked
+        {
+            self.obey_robots(&final_url).await?;
         }
         if !status.is_success() {
             let retry_after = response

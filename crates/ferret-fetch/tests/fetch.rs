@@ -397,6 +397,31 @@ async fn robots_txt_is_obeyed() {
 }
 
 #[tokio::test]
+async fn a_redirect_to_a_page_robots_txt_disallows_is_refused() {
+    let server = MockServer::start().await;
+    serve(&server, "/robots.txt", "text/plain", ROBOTS).await;
+    serve(&server, "/drafts/plan", "text/plain", "a draft").await;
+    serve(&server, "/drafts/public", "text/plain", "public").await;
+    redirect(&server, "/old-plan", "/drafts/plan").await;
+    redirect(&server, "/old-public", "/drafts/public").await;
+    let fetcher = fetcher(local());
+
+    let error = fetcher
+        .fetch(&format!("{}/old-plan", server.uri()))
+        .await
+        .unwrap_err();
+    let FetchError::RobotsDisallowed { url, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert!(url.ends_with("/drafts/plan"), "{url}");
+    let page = fetcher
+        .fetch(&format!("{}/old-public", server.uri()))
+        .await
+        .unwrap();
+    assert_eq!(page.markdown, "public");
+}
+
+#[tokio::test]
 async fn a_missing_robots_txt_allows_everything() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
