@@ -95,7 +95,7 @@ impl IngestArgs {
         };
         let asked = match &source {
             KnowledgeSource::File(path) => path.display().to_string(),
-            KnowledgeSource::Url(url) => url.clone(),
+            KnowledgeSource::Url(url) => without_credentials(url),
         };
         let added = documentalist
             .add(source, given)
@@ -118,10 +118,10 @@ impl IngestArgs {
                     .with_context(|| format!("opening collection `{collection}` at {url}"))?;
                 let mut index = QdrantKnowledgeIndex::new(index, &collection, &url);
                 if let Some(acl) = acl {
-                    index = index.with_default_acl(acl);
+                    index = index.with_default_acl(acl)?;
                 }
                 Documentalist::new(
-                    QdrantKnowledgeIndex::registry_of(&collection),
+                    QdrantKnowledgeIndex::registry_of(&collection, &url),
                     Arc::new(index),
                 )
             }
@@ -130,7 +130,7 @@ impl IngestArgs {
                     .with_context(|| format!("opening the index at {}", self.index.display()))?;
                 let mut index = LocalKnowledgeIndex::new(Arc::new(index), options);
                 if let Some(acl) = acl {
-                    index = index.with_default_acl(acl);
+                    index = index.with_default_acl(acl)?;
                 }
                 Documentalist::new(index.registry(), Arc::new(index))
             }
@@ -250,6 +250,9 @@ fn print_added(added: &Added, registry: &Path, took: std::time::Duration) {
         entry.index,
         took.as_secs_f64()
     );
+    if entry.url.is_some() {
+        println!("  kept in: {}", added.path.display());
+    }
     if let Some(title) = &entry.title {
         println!("  title: {title}");
     }
@@ -274,6 +277,19 @@ fn web_address(path: &Path) -> Option<&str> {
     let text = path.to_str()?.trim();
     let scheme = text.split_once("://")?.0;
     (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")).then_some(text)
+}
+
+/// `url` as it may be shown: without a user name or password.
+fn without_credentials(url: &str) -> String {
+    match url::Url::parse(url.trim()) {
+        Ok(mut parsed) => {
+            // Both only fail on addresses without a host, which carry no credentials.
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Err(_) => url.to_owned(),
+    }
 }
 
 /// A markdown or text file is one document the registry records; a folder or a JSONL corpus

@@ -2,15 +2,14 @@
 //! knowledge base, run the research plan and print the note; `--replay RUN` writes a saved
 //! run's note again without calling anything.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use ferret::{
-    Budget, Documentalist, ExtractiveDescriber, LlmDescriber, LocalIndex, QdrantIndex,
-    QdrantKnowledgeIndex, ResearchConfig, ResearchRecord, Researcher, StageModel, StageModelConfig,
-    Strategy, Syllabus,
+    Budget, Documentalist, LocalIndex, QdrantIndex, QdrantKnowledgeIndex, ResearchConfig,
+    ResearchRecord, Researcher, Strategy, Syllabus,
 };
 
 use crate::searcher::SearcherArgs;
@@ -33,6 +32,9 @@ pub struct ResearchArgs {
     /// Backend calls the whole run may make.
     #[arg(long, default_value_t = 60)]
     max_calls: u32,
+    /// Seconds the whole run may search for.
+    #[arg(long = "wall-time", value_name = "SECONDS", default_value_t = 600)]
+    wall_time_secs: u64,
     /// Print the note of a saved run (its folder or its record.json) again, calling no backend
     /// and no model.
     #[arg(long, value_name = "RUN", conflicts_with = "syllabus")]
@@ -61,7 +63,15 @@ impl ResearchArgs {
     async fn research(self, text: &str) -> anyhow::Result<ExitCode> {
         let started = chrono::Utc::now();
         let qdrant = self.searcher.store.qdrant();
-        match (&self.searcher.index, &qdrant) {
+        let file = self.searcher.file_config()?;
+        // The index the search would use: the flag, else the configuration file's.
+        let index = self.searcher.index.clone().or_else(|| {
+            qdrant
+                .is_none()
+                .then(|| file.local.as_ref().map(|l| l.index.clone()))
+                .flatten()
+        });
+        match (&index, &qdrant) {
             (Some(dir), None) if !dir.exists() => {
                 // A new knowledge base: the references fill it.
                 let embedder = store_args::ingest_embedder(EmbedderChoice::Auto, Some(dir))?;
@@ -73,13 +83,6 @@ impl ResearchArgs {
             ),
             _ => {}
         }
-        let describer = self.searcher.llm.model()?.map(|model| {
-            Arc::new(LlmDescriber::new(
-                StageModel::new(model, StageModelConfig::default()),
-                ExtractiveDescriber::default(),
-            ))
-        });
-        let file = self.searcher.file_config()?;
         let fetch = file.fetch.fetch_config().map_err(anyhow::Error::msg)?;
         let fetched_dir = self
             .fetched_dir
@@ -95,19 +98,19 @@ impl ResearchArgs {
                     .await
                     .with_context(|| format!("opening collection `{collection}` at {url}"))?;
                 Documentalist::new(
-                    QdrantKnowledgeIndex::registry_of(&collection),
+                    QdrantKnowledgeIndex::registry_of(&collection, &url),
                     Arc::new(QdrantKnowledgeIndex::new(index, &collection, &url)),
                 )
+                .with_describer(ferret.describer())
             }
             (None, None) => anyhow::bail!("the knowledge base could not be opened for writing"),
         };
-        let mut documentalist =
+        let documentalist =
             documentalist.with_fetcher(ferret::fetch::Fetcher::new(fetch)?, fetched_dir);
-        if let Some(describer) = describer {
-            documentalist = documentalist.with_describer(describer);
-        }
+        // A run reads many pages and searches each theme: its own wall time, not a question's.
         let budget = Budget {
             max_backend_calls: self.max_calls,
+            wall_time: std::time::Duration::from_secs(self.wall_time_secs),
             ..Budget::default()
         };
         let researcher = ferret.researcher(documentalist, ResearchConfig::default(), &budget);
@@ -131,7 +134,10 @@ impl ResearchArgs {
         print!("{}", record.report);
 
         let runs = self.runs_dir.unwrap_or_else(ferret::default_research_dir);
-        let dir = runs.join(ferret::run_folder_name(&record.brief.title, started));
+        let dir = new_folder(
+            &runs,
+            &ferret::run_folder_name(&record.brief.title, started),
+        )?;
         record.save(&dir, text)?;
         let failed = record
             .run
@@ -139,13 +145,38 @@ impl ResearchArgs {
             .iter()
             .filter(|s| s.error.is_some())
             .count();
+        let rounds = record.earlier.len() + 1;
         eprintln!(
-            "research: {} steps ({failed} not done), {} calls, {:.1}s; run saved in {}",
+            "research: {} steps in the last of {rounds} rounds ({failed} not done), {} searches and {} model calls in all, {:.1}s; run saved in {}",
             record.run.steps.len(),
             record.calls,
+            record.model_calls,
             record.elapsed_ms as f64 / 1000.0,
             dir.display()
         );
-        Ok(ExitCode::SUCCESS)
+        // A note with nothing found is still printed and saved, but the run did not succeed.
+        Ok(if outcome.report.is_some() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
+    }
+}
+
+/// A new folder `name` under `runs`, `name-2`, `name-3`… when it is taken: a run never
+/// writes over another.
+fn new_folder(runs: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(runs).with_context(|| format!("making {}", runs.display()))?;
+    let mut n = 1;
+    loop {
+        let dir = match n {
+            1 => runs.join(name),
+            n => runs.join(format!("{name}-{n}")),
+        };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+            Err(e) => return Err(e).with_context(|| format!("making {}", dir.display())),
+        }
     }
 }

@@ -73,19 +73,16 @@ impl FetchedPage {
         }
         // The folder is the caller's choice of where pages are kept: made when missing.
         std::fs::create_dir_all(dir).map_err(failed)?;
-        let mut file = tempfile::Builder::new()
-            .prefix(".ferret-fetch-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(failed)?;
-        // A temporary file is private to its owner; what it becomes is an ordinary file.
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".ferret-fetch-").suffix(".tmp");
+        // A temporary file is private to its owner; what it becomes is an ordinary file, as
+        // the user's umask makes them.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            file.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644))
-                .map_err(failed)?;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
+        let mut file = builder.tempfile_in(dir).map_err(failed)?;
         file.write_all(text.as_bytes()).map_err(failed)?;
         file.as_file().sync_all().map_err(failed)?;
         file.persist(&path).map_err(|e| failed(e.error))?;

@@ -9,6 +9,7 @@ use ferret_collection::IngestReport;
 use ferret_core::LlmCall;
 use ferret_fetch::{FetchError, Fetcher};
 
+use crate::registry::comparable_url;
 use crate::{
     content_hash, DescribedBy, Describer, Description, ExtractiveDescriber, KnowledgeEntry,
     KnowledgeRegistry, RegistryError,
@@ -51,6 +52,8 @@ pub trait KnowledgeIndex: Send + Sync {
 pub struct Added {
     /// The document's entry, as the registry now holds it.
     pub entry: KnowledgeEntry,
+    /// The file it was ingested from: the one given, or where a page was saved.
+    pub path: PathBuf,
     /// Whether the index had it, and whether its content changed.
     pub change: Change,
     /// Whether the registry was written: not when nothing about the document changed.
@@ -107,6 +110,30 @@ pub enum DocumentalistError {
     /// The registry could not be read or written.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// Only markdown and text files are documents the registry describes.
+    #[error("{} is not a markdown or text file (.md, .markdown, .txt): ingest a corpus or a folder with `ferret ingest`, which does not record it", path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The document has no text to search: nothing is recorded for it (and an entry it had is
+    /// removed).
+    #[error("{name} has no text to search (an empty file, or a page whose main content is empty)")]
+    Empty {
+        /// The document's file name.
+        name: String,
+    },
+    /// Another file of the same name is in the registry: names are how a syllabus or a plan
+    /// refers to a document, so they must be unique.
+    #[error(
+        "the knowledge base already holds another {name}, from {existing}: rename one of them"
+    )]
+    NameTaken {
+        /// The file name.
+        name: String,
+        /// Where the registered one came from.
+        existing: String,
+    },
 }
 
 impl DocumentalistError {
@@ -116,7 +143,11 @@ impl DocumentalistError {
             DocumentalistError::Fetch(e) => e.is_retryable(),
             DocumentalistError::Index { retryable, .. } => *retryable,
             DocumentalistError::Registry(e) => e.is_retryable(),
-            DocumentalistError::Read { .. } | DocumentalistError::NoFetcher { .. } => false,
+            DocumentalistError::Read { .. }
+            | DocumentalistError::NoFetcher { .. }
+            | DocumentalistError::Unsupported { .. }
+            | DocumentalistError::Empty { .. }
+            | DocumentalistError::NameTaken { .. } => false,
         }
     }
 }
@@ -125,6 +156,7 @@ impl DocumentalistError {
 /// remembers them. A web page is kept as a markdown file under the fetched-pages folder, so the
 /// index and the registry refer to a file either way.
 pub struct Documentalist {
+    adding: tokio::sync::Mutex<()>,
     registry: KnowledgeRegistry,
     index: Arc<dyn KnowledgeIndex>,
     describer: Arc<dyn Describer>,
@@ -146,6 +178,7 @@ impl Documentalist {
     /// refused until [`Documentalist::with_fetcher`].
     pub fn new(registry: KnowledgeRegistry, index: Arc<dyn KnowledgeIndex>) -> Self {
         Self {
+            adding: tokio::sync::Mutex::new(()),
             registry,
             index,
             describer: Arc::new(ExtractiveDescriber::default()),
@@ -174,12 +207,13 @@ impl Documentalist {
     ///
     /// Whether it changed is the index's word: an unchanged document already in the registry
     /// writes nothing anywhere (its page file included). A new or changed one is described,
-    /// unless `given` holds both a summary and keywords, and recorded.
+    /// unless `given` holds both a summary and keywords, and recorded. Adds run one at a time.
     pub async fn add(
         &self,
         source: KnowledgeSource,
         given: Given,
     ) -> Result<Added, DocumentalistError> {
+        let _one_at_a_time = self.adding.lock().await;
         let (path, url, page_title) = match source {
             KnowledgeSource::File(path) => (path, None, None),
             KnowledgeSource::Url(url) => {
@@ -188,18 +222,41 @@ impl Documentalist {
                 };
                 let page = fetcher.fetch(&url).await?;
                 let path = page.save(dir)?;
-                (path, Some(page.address().to_string()), page.title)
+                let address = page.address().to_string();
+                let asked = comparable_url(page.url.as_str());
+                let requested = (asked != comparable_url(&address)).then_some(asked);
+                (path, Some((address, requested)), page.title)
             }
         };
         let read_failed = |source| DocumentalistError::Read {
             path: path.clone(),
             source,
         };
+        let is_text = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| TEXT_EXTENSIONS.iter().any(|t| e.eq_ignore_ascii_case(t)));
+        if !is_text {
+            return Err(DocumentalistError::Unsupported { path });
+        }
         let bytes = std::fs::read(&path).map_err(read_failed)?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| read_failed(std::io::ErrorKind::InvalidInput.into()))?;
+        let place = std::fs::canonicalize(&path)
+            .unwrap_or_else(|_| path.clone())
+            .display()
+            .to_string();
+        // Read before the index is written: a registry that cannot be read stops the add
+        // before anything changes.
+        let known = self.registry.find_by_name(&name)?;
+        if let Some(other) = known.as_ref().filter(|k| k.source != place) {
+            return Err(DocumentalistError::NameTaken {
+                name,
+                existing: other.source.clone(),
+            });
+        }
         let report = self.index.ingest_file(&path).await?;
         if !report.issues.is_empty() {
             return Err(DocumentalistError::Index {
@@ -214,7 +271,15 @@ impl Documentalist {
                 retryable: false,
             });
         }
-        let change = if report.added > 0 && report.updated == 0 {
+        if report.added + report.updated + report.unchanged == 0 {
+            // Nothing to search: the index dropped what it had of the file, and so does the
+            // registry.
+            if known.is_some() {
+                self.registry.remove(&name)?;
+            }
+            return Err(DocumentalistError::Empty { name });
+        }
+        let change = if report.updated + report.unchanged + report.removed == 0 {
             Change::New
         } else if report.added + report.updated + report.removed > 0 {
             Change::Updated
@@ -222,23 +287,19 @@ impl Documentalist {
             Change::Unchanged
         };
         let text = String::from_utf8_lossy(&bytes);
-        let known = self.registry.find_by_name(&name)?;
+        let hash = content_hash(&bytes);
+        // The last description holds only for the content it was written from: the index may
+        // have taken a new version through another door (a folder ingest).
+        let still = known
+            .as_ref()
+            .filter(|k| change == Change::Unchanged && k.content_hash == hash);
         let title = given
             .title
             .clone()
+            .filter(|t| !t.trim().is_empty())
             .or(page_title)
             .or_else(|| first_heading(&text))
-            .or_else(|| known.as_ref().and_then(|k| k.title.clone()));
-        // The last description still holds for content the index did not see change.
-        let kept = known
-            .as_ref()
-            .filter(|_| change == Change::Unchanged)
-            .map(|k| Description {
-                summary: k.summary.clone(),
-                keywords: k.keywords.clone(),
-                described_by: k.described_by,
-            });
-        let mut llm_calls = Vec::new();
+            .or_else(|| still.and_then(|k| k.title.clone()));
         let given_keywords: Vec<String> = given
             .keywords
             .iter()
@@ -246,6 +307,7 @@ impl Documentalist {
             .filter(|k| !k.is_empty())
             .collect();
         let given_summary = given.summary.filter(|s| !s.trim().is_empty());
+        let mut llm_calls = Vec::new();
         let description = match (given_summary, given_keywords) {
             (Some(summary), keywords) if !keywords.is_empty() => Description {
                 summary,
@@ -253,8 +315,12 @@ impl Documentalist {
                 described_by: DescribedBy::Given,
             },
             (summary, keywords) => {
-                let mut description = match kept {
-                    Some(kept) => kept,
+                let mut description = match still {
+                    Some(k) => Description {
+                        summary: k.summary.clone(),
+                        keywords: k.keywords.clone(),
+                        described_by: k.described_by,
+                    },
                     None => {
                         let described = self.describer.describe(title.as_deref(), &text).await;
                         llm_calls = described.llm_calls;
@@ -270,23 +336,30 @@ impl Documentalist {
                 description
             }
         };
+        let (url, requested_url) = match url {
+            Some((address, requested)) => (Some(address), requested),
+            None => match &known {
+                Some(k) => (k.url.clone(), k.requested_url.clone()),
+                None => (None, None),
+            },
+        };
         let entry = KnowledgeEntry {
             name,
-            url: url.or_else(|| known.as_ref().and_then(|k| k.url.clone())),
+            source: place,
+            url,
+            requested_url,
             title,
             keywords: description.keywords,
             summary: description.summary,
             described_by: description.described_by,
-            content_hash: content_hash(&bytes),
-            ingested_at: known
-                .as_ref()
-                .filter(|_| change == Change::Unchanged)
-                .map_or_else(Utc::now, |k| k.ingested_at),
+            content_hash: hash,
+            ingested_at: still.map_or_else(Utc::now, |k| k.ingested_at),
             index: self.index.name(),
         };
         let recorded = self.registry.record(entry.clone())?;
         Ok(Added {
             entry,
+            path,
             change,
             recorded,
             report,
@@ -294,6 +367,9 @@ impl Documentalist {
         })
     }
 }
+
+/// The extensions of the files a Documentalist adds: one document each.
+const TEXT_EXTENSIONS: [&str; 3] = ["md", "markdown", "txt"];
 
 /// The text of the first `# ` heading, if the text has one.
 fn first_heading(text: &str) -> Option<String> {

@@ -20,9 +20,16 @@ pub struct KnowledgeEntry {
     /// The document's file name, unique in the registry: the name a syllabus or a plan refers
     /// to it by.
     pub name: String,
-    /// The web address it was fetched from, when it was (credentials and fragment removed).
+    /// The file it was ingested from, as an absolute path: the one document of that name.
+    #[serde(default)]
+    pub source: String,
+    /// The web address it was fetched from, when it was (after redirects; credentials and
+    /// fragment removed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// The address asked for, when a redirect led elsewhere: found by [`KnowledgeRegistry::find_by_url`] too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_url: Option<String>,
     /// Its title, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -100,8 +107,10 @@ struct RegistryFile {
 
 /// The knowledge registry: a JSON file that each lookup reads and each change rewrites whole.
 ///
-/// It admits one writer at a time, as the embedded index it sits beside does: two processes
-/// recording at once may lose one's entry, never tear the file.
+/// A [`Documentalist`](crate::Documentalist) records one document at a time; two processes
+/// recording into one registry at once (possible beside a Qdrant collection, whose server
+/// admits several writers, not beside the embedded index, which admits one process) may lose
+/// one's entry, never tear the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnowledgeRegistry {
     path: PathBuf,
@@ -160,10 +169,24 @@ impl KnowledgeRegistry {
     /// `http://example.org/a`.
     pub fn find_by_url(&self, url: &str) -> Result<Option<KnowledgeEntry>, RegistryError> {
         let wanted = comparable_url(url);
-        Ok(self
-            .entries()?
-            .into_iter()
-            .find(|e| e.url.as_deref().map(comparable_url).as_ref() == Some(&wanted)))
+        Ok(self.entries()?.into_iter().find(|e| {
+            [&e.url, &e.requested_url]
+                .into_iter()
+                .flatten()
+                .any(|url| comparable_url(url) == wanted)
+        }))
+    }
+
+    /// Remove the entry named `name`; false, having written nothing, when there is none.
+    pub fn remove(&self, name: &str) -> Result<bool, RegistryError> {
+        let mut entries = self.entries()?;
+        let before = entries.len();
+        entries.retain(|e| e.name != name);
+        if entries.len() == before {
+            return Ok(false);
+        }
+        self.write(entries)?;
+        Ok(true)
     }
 
     /// Record `entry`, replacing the entry of the same name. Returns false, having written
@@ -189,19 +212,16 @@ impl KnowledgeRegistry {
             _ => Path::new("."),
         };
         std::fs::create_dir_all(dir).map_err(failed)?;
-        let mut file = tempfile::Builder::new()
-            .prefix(".knowledge_db-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(failed)?;
-        // A temporary file is private to its owner; what it becomes is an ordinary file.
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".knowledge_db-").suffix(".tmp");
+        // A temporary file is private to its owner; what it becomes is an ordinary file, as
+        // the user's umask makes them.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            file.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644))
-                .map_err(failed)?;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
+        let mut file = builder.tempfile_in(dir).map_err(failed)?;
         let body = RegistryFile {
             version: VERSION,
             entries,
@@ -244,7 +264,9 @@ mod tests {
     fn entry(name: &str, url: Option<&str>) -> KnowledgeEntry {
         KnowledgeEntry {
             name: name.into(),
+            source: format!("/notes/{name}"),
             url: url.map(str::to_owned),
+            requested_url: None,
             title: Some("Agents".into()),
             keywords: vec!["agents".into(), "planning".into()],
             summary: "What an agent is.".into(),

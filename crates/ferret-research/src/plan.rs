@@ -2,6 +2,7 @@
 //! check or ingest each lasting reference in turn, search the knowledge base once per theme,
 //! and search the web once per ephemeral link, on that link's site.
 
+use ferret_agent::without_references;
 use ferret_core::text::words;
 
 use crate::brief::without_numbering;
@@ -24,17 +25,33 @@ pub const RESEARCH_TOOLS: [&str; 3] = [DOCUMENTALIST, FILE_SEARCH, WEB_SEARCH];
 /// Content words of a web query taken from a passage, at most.
 const WEB_QUERY_WORDS: usize = 10;
 
-/// The plan of a run without a model, in the plan language. A web search is planned for each
-/// ephemeral link whether or not a web backend is there: without one the step says it was
-/// skipped, so the run's record shows what was left out.
-pub fn heuristic_plan(brief: &ResearchBrief, classification: &Classification) -> String {
+/// The plan of a run without a model, in the plan language, at most `max_steps` steps. A web
+/// search is planned for each ephemeral link whether or not a web backend is there: without
+/// one the step says it was skipped, so the run's record shows what was left out.
+///
+/// When the steps would be too many, web searches go first, then checks of known files (the
+/// searches find those files anyway), then themes from the last; the opening step and the
+/// ingestion of every reference stay.
+pub fn heuristic_plan(
+    brief: &ResearchBrief,
+    classification: &Classification,
+    max_steps: usize,
+) -> String {
+    let ingests = classification.to_ingest.len();
+    let searches = brief.themes.len().max(1);
+    let mut room = max_steps.saturating_sub(1 + ingests);
+    let themes = searches.min(room).max(1);
+    room = room.saturating_sub(themes);
+    let known = classification.known.len().min(room);
+    room -= known;
+    let links = classification.ephemeral.len().min(room);
     let mut plan = Plan::default();
     let mut store = plan.step(
         "Open the knowledge base of the course.",
         DOCUMENTALIST,
         format!("vector_store={}", quoted(&brief.title)),
     );
-    for reference in &classification.known {
+    for reference in classification.known.iter().take(known) {
         if let Target::File(name) = &reference.target {
             store = plan.step(
                 &format!("Check that {name} is in the knowledge base."),
@@ -45,7 +62,10 @@ pub fn heuristic_plan(brief: &ResearchBrief, classification: &Classification) ->
     }
     for reference in &classification.to_ingest {
         if let Target::Url(url) = &reference.target {
-            let mut arguments = format!("url={}", quoted(url.as_str()));
+            // The fragment names a place in the page, not the page.
+            let mut page = url.clone();
+            page.set_fragment(None);
+            let mut arguments = format!("url={}", quoted(page.as_str()));
             if let Some(title) = &reference.title {
                 arguments.push_str(&format!(", name={}", quoted(title)));
             }
@@ -69,14 +89,19 @@ pub fn heuristic_plan(brief: &ResearchBrief, classification: &Classification) ->
     }
     // The theme's name alone: sub-headings such as "Readings" or "Lab" name the course's
     // parts, not what to look for, and the query heads the note's section.
-    for theme in &brief.themes {
+    // Without themes, the course's title is what the note is about.
+    let subjects: Vec<&str> = match brief.themes.as_slice() {
+        [] => vec![brief.title.as_str()],
+        themes => themes.iter().map(|t| t.name.as_str()).collect(),
+    };
+    for subject in subjects.into_iter().take(themes) {
         plan.step(
-            &format!("Find what the knowledge base says about {}.", theme.name),
+            &format!("Find what the knowledge base says about {subject}."),
             FILE_SEARCH,
-            format!("{}, vector_store=#{store}", quoted(&theme.name)),
+            format!("{}, vector_store=#{store}", quoted(subject)),
         );
     }
-    for reference in &classification.ephemeral {
+    for reference in classification.ephemeral.iter().take(links) {
         let (Target::Url(url), Place::Module { heading, passage }) =
             (&reference.target, &reference.place)
         else {
@@ -112,13 +137,13 @@ impl Plan {
     }
 }
 
-/// `text` as a quoted argument: quotes and backslashes escaped, line breaks as spaces.
+/// `text` as a quoted argument: quotes and backslashes escaped, line breaks as spaces, and
+/// nothing a plan reads as a step's result (`#E1`, as in a colour `#E0E0E0`) or as the start
+/// of the XML form (`<plan`).
 pub(crate) fn quoted(text: &str) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    format!(
-        "\"{}\"",
-        one_line.replace('\\', "\\\\").replace('"', "\\\"")
-    )
+    let defused = without_references(&one_line).replace("<plan", "< plan");
+    format!("\"{}\"", defused.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// A web query for a link's passage: the link's text (or the module's name), then the
@@ -151,6 +176,14 @@ mod tests {
     }
 
     #[test]
+    fn quoted_text_never_reads_as_a_reference_or_an_xml_plan() {
+        assert_eq!(
+            quoted("colour #E0E0E0, issue #e2 and <plan> tags"),
+            r#""colour E0E0E0, issue e2 and < plan> tags""#
+        );
+    }
+
+    #[test]
     fn a_web_query_leads_with_the_links_text_and_leaves_addresses_out() {
         assert_eq!(
             web_query(
@@ -161,5 +194,49 @@ mod tests {
             "LangChain RAG tutorial walks loading splitting corpus"
         );
         assert_eq!(web_query(None, "Agents", "https://x.org"), "Agents");
+    }
+}
+
+#[cfg(test)]
+mod limits {
+    use super::*;
+    use crate::Syllabus;
+
+    #[test]
+    fn a_plan_keeps_within_its_steps_dropping_web_searches_first() {
+        let mut syllabus = String::from("# Course\n\n## Module 1: Agents\n\nAgents plan.\n\n");
+        for n in 0..30 {
+            syllabus.push_str(&format!("See https://site{n}.example/page for more.\n\n"));
+        }
+        syllabus.push_str("## References\n\n");
+        for n in 0..5 {
+            syllabus.push_str(&format!("- https://ref{n}.example/read.md\n"));
+        }
+        let syllabus = Syllabus::read(&syllabus);
+        let classification = syllabus.classify(&std::collections::HashSet::<String>::new());
+        let brief = ResearchBrief::from_syllabus(&syllabus);
+        let plan = heuristic_plan(&brief, &classification, 12);
+        let steps: Vec<&str> = plan.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(steps.len(), 12, "{plan}");
+        let count = |tool: &str| steps.iter().filter(|l| l.contains(tool)).count();
+        assert_eq!(
+            count("= Documentalist["),
+            6,
+            "the opening step and every reference"
+        );
+        assert_eq!(count("= FileSearch["), 1);
+        assert_eq!(count("= WebSearch["), 5);
+    }
+
+    #[test]
+    fn a_syllabus_without_themes_searches_its_title() {
+        let syllabus = Syllabus::read("# Agents\n\n## References\n\n- https://a.example/x.md\n");
+        let classification = syllabus.classify(&std::collections::HashSet::<String>::new());
+        let brief = ResearchBrief::from_syllabus(&syllabus);
+        let plan = heuristic_plan(&brief, &classification, 40);
+        assert!(
+            plan.contains("#E2 = FileSearch[\"Agents\", vector_store=#E1]"),
+            "{plan}"
+        );
     }
 }

@@ -69,7 +69,11 @@ pub struct HeuristicResearchPlanner;
 #[async_trait::async_trait]
 impl ResearchPlanner for HeuristicResearchPlanner {
     async fn plan(&self, request: &ResearchPlanRequest<'_>) -> StageOutput<String> {
-        StageOutput::heuristic(heuristic_plan(request.brief, request.classification))
+        StageOutput::heuristic(heuristic_plan(
+            request.brief,
+            request.classification,
+            request.max_steps,
+        ))
     }
 }
 

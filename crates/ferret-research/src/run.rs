@@ -3,7 +3,8 @@
 //! note from what the searches found. The whole run is kept as a [`ResearchRecord`], from which
 //! [`Researcher::replay`] writes the same note again without calling anything.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,7 +22,7 @@ use crate::plan::{heuristic_plan, DOCUMENTALIST, FILE_SEARCH, RESEARCH_TOOLS, WE
 use crate::planning::{
     HeuristicResearchPlanner, ResearchPlanRequest, ResearchPlanner, RESEARCH_SIGNATURES,
 };
-use crate::{Classification, ResearchBrief, Syllabus, Target};
+use crate::{Classification, Reference, ResearchBrief, Syllabus, Target};
 
 /// The searches a research run makes, answered by the caller's backends.
 #[async_trait::async_trait]
@@ -142,10 +143,11 @@ struct Note {
     model_calls: usize,
 }
 
-/// What one step produced: its record and its result for later steps.
+/// What one step produced: its record, its result for later steps, and whether it searched.
 struct Ran {
     recorded: RecordedStep,
     result: Option<String>,
+    searched: bool,
 }
 
 impl Researcher {
@@ -201,82 +203,132 @@ impl Researcher {
     }
 
     /// Research `syllabus`: classify, brief, plan, run, write; a note the evaluator sends back
-    /// goes to the planner with its feedback, at most [`ResearchConfig::max_replans`] times.
+    /// goes to the planner with its feedback, at most [`ResearchConfig::max_replans`] times, and
+    /// no more once the planner answers with the plan it sent back.
     pub async fn research(&self, syllabus: &Syllabus) -> Result<ResearchOutcome, String> {
         let started = Instant::now();
         let classification = self.classify(syllabus)?;
         let briefed = self.briefer.brief(syllabus).await;
         let brief = briefed.value;
         let question = format!("Research note: {}", brief.title);
-        let mut problems: Vec<String> = Vec::new();
-        let mut verdicts: Vec<RecordedVerdict> = Vec::new();
-        let mut model_calls = briefed.llm_calls.len();
+        // The evaluator judges the note against the brief's themes, not only its title.
+        let asked = match brief.themes.as_slice() {
+            [] => question.clone(),
+            themes => format!(
+                "{question}, covering {}",
+                themes
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        };
+        let model_calls = AtomicUsize::new(briefed.llm_calls.len());
         let mut calls = 0;
+        let mut verdicts: Vec<RecordedVerdict> = Vec::new();
         let mut sent_back: Option<(String, String)> = None;
-        let mut earlier: Vec<PlanRecord> = Vec::new();
-        let mut replans = 0;
+        let mut earlier: Vec<(PlanRecord, Note)> = Vec::new();
+        let mut added = HashSet::new();
         loop {
+            let mut problems = Vec::new();
             let settled = self
                 .settle_plan(&brief, &classification, sent_back.take(), &mut problems)
                 .await?;
-            model_calls += settled.model_calls;
-            let (steps, made) = self.run_plan(&settled.plan, &classification).await;
+            model_calls.fetch_add(settled.model_calls, Ordering::Relaxed);
+            let plan = settled.plan.render();
+            // The same plan again would find the same things: the last note stands.
+            if let Some((run, written)) = earlier.pop_if(|(last, _)| last.plan == plan) {
+                return Ok(self.outcome(
+                    (classification, brief),
+                    (run, written, earlier),
+                    (briefed.implementation, settled.implementation),
+                    (calls, model_calls.into_inner()),
+                    started,
+                ));
+            }
+            let (steps, made) = self
+                .run_plan(&settled.plan, &classification, &mut added, &model_calls)
+                .await;
             calls += made;
             let run = PlanRecord {
                 question: question.clone(),
                 limit: self.config.hits_per_search,
-                plan: settled.plan.render(),
-                problems: problems.clone(),
+                plan,
+                problems,
                 steps,
                 verdicts: verdicts.clone(),
                 budget_exhausted: false,
             };
             let written = note(self.writer.as_ref(), &run, &brief).await;
-            model_calls += written.model_calls;
-            if let Some(evaluator) = self
+            model_calls.fetch_add(written.model_calls, Ordering::Relaxed);
+            let rejected = match self
                 .evaluator
                 .as_ref()
-                .filter(|_| replans < self.config.max_replans)
+                .filter(|_| earlier.len() < self.config.max_replans)
             {
-                let verdict = evaluator.evaluate(&question, &written.markdown).await;
-                model_calls += verdict.llm_calls.len();
-                let verdict = verdict.value;
-                verdicts.push(RecordedVerdict {
-                    subject: "report".into(),
-                    acceptable: verdict.acceptable,
-                    feedback: verdict.feedback.clone(),
-                });
-                if !verdict.acceptable {
-                    replans += 1;
-                    let feedback = match verdict.feedback.trim() {
+                Some(evaluator) => {
+                    let verdict = evaluator.evaluate(&asked, &written.markdown).await;
+                    model_calls.fetch_add(verdict.llm_calls.len(), Ordering::Relaxed);
+                    let verdict = verdict.value;
+                    verdicts.push(RecordedVerdict {
+                        subject: "report".into(),
+                        acceptable: verdict.acceptable,
+                        feedback: verdict.feedback.clone(),
+                    });
+                    (!verdict.acceptable).then(|| match verdict.feedback.trim() {
                         "" => "the evaluator rejected the note without saying why".to_owned(),
                         feedback => format!("the note was rejected: {feedback}"),
-                    };
+                    })
+                }
+                None => None,
+            };
+            let run = PlanRecord {
+                verdicts: verdicts.clone(),
+                ..run
+            };
+            match rejected {
+                Some(feedback) => {
                     sent_back = Some((run.plan.clone(), feedback));
-                    earlier.push(PlanRecord {
-                        verdicts: verdicts.clone(),
-                        ..run
-                    });
-                    continue;
+                    earlier.push((run, written));
+                }
+                None => {
+                    return Ok(self.outcome(
+                        (classification, brief),
+                        (run, written, earlier),
+                        (briefed.implementation, settled.implementation),
+                        (calls, model_calls.into_inner()),
+                        started,
+                    ))
                 }
             }
-            let record = ResearchRecord {
-                classification,
-                brief,
-                run: PlanRecord { verdicts, ..run },
-                earlier,
-                briefed_by: briefed.implementation,
-                planned_by: settled.implementation,
-                written_by: written.implementation,
-                report: written.markdown,
-                calls,
-                model_calls,
-                elapsed_ms: started.elapsed().as_millis() as u64,
-            };
-            return Ok(ResearchOutcome {
-                record,
-                report: written.report,
-            });
+        }
+    }
+
+    /// The outcome of a run whose last round is `run`, written as `written`.
+    fn outcome(
+        &self,
+        (classification, brief): (Classification, ResearchBrief),
+        (run, written, earlier): (PlanRecord, Note, Vec<(PlanRecord, Note)>),
+        (briefed_by, planned_by): (Implementation, Implementation),
+        (calls, model_calls): (usize, usize),
+        started: Instant,
+    ) -> ResearchOutcome {
+        let record = ResearchRecord {
+            classification,
+            brief,
+            run,
+            earlier: earlier.into_iter().map(|(run, _)| run).collect(),
+            briefed_by,
+            planned_by,
+            written_by: written.implementation,
+            report: written.markdown,
+            calls,
+            model_calls,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        };
+        ResearchOutcome {
+            record,
+            report: written.report,
         }
     }
 
@@ -326,7 +378,7 @@ impl Researcher {
                 }
             }
         }
-        let fallback = heuristic_plan(brief, classification);
+        let fallback = heuristic_plan(brief, classification, self.config.max_steps);
         let plan =
             check(&fallback).map_err(|e| format!("the rules' research plan is not valid: {e}"))?;
         Ok(Settled {
@@ -338,36 +390,73 @@ impl Researcher {
         })
     }
 
-    /// Run `plan` wave by wave: the steps and the backend calls made.
+    /// Run `plan`: its Documentalist steps first, so that every search sees what they add,
+    /// then the rest, each part wave by wave. The steps in plan order, and the searches made.
     async fn run_plan(
         &self,
         plan: &Plan,
         classification: &Classification,
+        added: &mut HashSet<String>,
+        model_calls: &AtomicUsize,
     ) -> (Vec<RecordedStep>, usize) {
         let mut results: HashMap<String, String> = HashMap::new();
-        let mut steps: Vec<RecordedStep> = Vec::new();
+        let mut steps: Vec<Option<RecordedStep>> = vec![None; plan.steps.len()];
         let mut calls = 0;
-        let ingesting = tokio::sync::Mutex::new(());
-        for wave in plan.waves() {
-            let runs = wave
-                .iter()
-                .map(|&i| self.run_step(&plan.steps[i], &results, classification, &ingesting));
-            for ran in futures::future::join_all(runs).await {
-                if ran.recorded.error.is_none() && ran.recorded.tool != DOCUMENTALIST {
-                    calls += 1;
+        let waves = plan.waves();
+        for documentalist in [true, false] {
+            for wave in &waves {
+                let part: Vec<usize> = wave
+                    .iter()
+                    .copied()
+                    .filter(|&i| (plan.steps[i].tool == DOCUMENTALIST) == documentalist)
+                    .collect();
+                if documentalist {
+                    // One at a time, in plan order: each adds to the same index and registry.
+                    for i in part {
+                        let ran = self
+                            .run_step(
+                                &plan.steps[i],
+                                &results,
+                                classification,
+                                Some(&mut *added),
+                                model_calls,
+                            )
+                            .await;
+                        if let Some(result) = ran.result {
+                            results.insert(ran.recorded.variable.clone(), result);
+                        }
+                        steps[i] = Some(ran.recorded);
+                    }
+                    continue;
                 }
-                if let Some(result) = ran.result {
-                    results.insert(ran.recorded.variable.clone(), result);
+                let runs = part.iter().map(|&i| {
+                    let step = &plan.steps[i];
+                    let results = &results;
+                    async move {
+                        let ran = self
+                            .run_step(step, results, classification, None, model_calls)
+                            .await;
+                        (i, ran)
+                    }
+                });
+                for (i, ran) in futures::future::join_all(runs).await {
+                    if ran.searched {
+                        calls += 1;
+                    }
+                    if let Some(result) = ran.result {
+                        results.insert(ran.recorded.variable.clone(), result);
+                    }
+                    steps[i] = Some(ran.recorded);
                 }
-                steps.push(ran.recorded);
             }
         }
-        (steps, calls)
+        (steps.into_iter().flatten().collect(), calls)
     }
 
-    /// Write the note of `record` again from the hits it found: no search, no model.
+    /// Write the note of `record` again from the hits it found: no search, no model. A note a
+    /// model wrote is given back as it was; one the rules wrote is written again by the rules
+    /// with the default grading, which is what `ferret research` writes with.
     pub async fn replay(record: &ResearchRecord) -> String {
-        // A note a model wrote is given back as it was; one the rules wrote is written again.
         if matches!(record.written_by, Implementation::Llm { .. }) {
             return record.report.clone();
         }
@@ -375,12 +464,15 @@ impl Researcher {
         note(&writer, &record.run, &record.brief).await.markdown
     }
 
+    /// Run one step. `added` is the run's set of pages already added, for a Documentalist
+    /// step; `None` for a search.
     async fn run_step(
         &self,
         step: &PlanStep,
         results: &HashMap<String, String>,
         classification: &Classification,
-        ingesting: &tokio::sync::Mutex<()>,
+        added: Option<&mut HashSet<String>>,
+        model_calls: &AtomicUsize,
     ) -> Ran {
         let started = Instant::now();
         let mut recorded = RecordedStep {
@@ -393,16 +485,45 @@ impl Researcher {
             error: None,
             hits: Vec::new(),
         };
+        let mut searched = false;
         let outcome = match step
             .depends_on
             .iter()
             .find(|d| !results.contains_key(d.as_str()))
         {
             Some(missing) => Err(format!("not run: #{missing} did not succeed")),
-            None => {
-                self.call(step, results, classification, ingesting, &mut recorded)
-                    .await
-            }
+            None => match step.arguments() {
+                Err(e) => Err(e.to_string()),
+                Ok(arguments) => {
+                    let text = |value: &ArgumentValue| value_text(value, results);
+                    match (step.tool.as_str(), added) {
+                        (DOCUMENTALIST, Some(added)) => match arguments.get("vector_store") {
+                            None => Err("a Documentalist step needs vector_store".to_owned()),
+                            Some(store) => {
+                                // A reference that cannot be added is noted; the knowledge
+                                // base is still there for the searches.
+                                let context = Documenting {
+                                    classification,
+                                    added,
+                                    model_calls,
+                                };
+                                if let Err(error) = self
+                                    .document(&arguments, &text, context, &mut recorded)
+                                    .await
+                                {
+                                    recorded.error = Some(error);
+                                }
+                                Ok(text(store))
+                            }
+                        },
+                        (tool, _) => {
+                            searched = tool == FILE_SEARCH
+                                || (tool == WEB_SEARCH && self.tools.searches_web());
+                            self.search(tool, &arguments, &text, &mut recorded).await
+                        }
+                    }
+                }
+            },
         };
         let result = match outcome {
             Ok(result) => Some(result),
@@ -412,108 +533,108 @@ impl Researcher {
             }
         };
         recorded.duration_ms = started.elapsed().as_millis() as u64;
-        Ran { recorded, result }
+        Ran {
+            recorded,
+            result,
+            searched,
+        }
     }
 
-    /// Call the step's tool; its result for the steps that refer to it.
-    async fn call(
+    /// A search step: its result for the steps that refer to it (its first hit's title).
+    async fn search(
         &self,
-        step: &PlanStep,
-        results: &HashMap<String, String>,
-        classification: &Classification,
-        ingesting: &tokio::sync::Mutex<()>,
+        tool: &str,
+        arguments: &StepArguments,
+        text: &dyn Fn(&ArgumentValue) -> String,
         recorded: &mut RecordedStep,
     ) -> Result<String, String> {
-        let arguments = step.arguments().map_err(|e| e.to_string())?;
-        let text = |value: &ArgumentValue| value_text(value, results);
         let limit = self.config.hits_per_search;
-        match step.tool.as_str() {
-            DOCUMENTALIST => {
-                let store = arguments
-                    .get("vector_store")
-                    .map(text)
-                    .ok_or("a Documentalist step needs vector_store")?;
-                let _one_at_a_time = ingesting.lock().await;
-                // A reference that cannot be added is noted; the knowledge base is still there
-                // for the steps that search it.
-                if let Err(error) = self
-                    .document(&arguments, &text, classification, recorded)
-                    .await
-                {
-                    recorded.error = Some(error);
-                }
-                Ok(store)
-            }
+        let query = arguments
+            .positional
+            .first()
+            .map(text)
+            .filter(|q| !q.trim().is_empty())
+            .ok_or_else(|| format!("{tool} needs a query"))?;
+        recorded.query = Some(query.clone());
+        match tool {
             FILE_SEARCH => {
-                let query = arguments
-                    .positional
-                    .first()
-                    .map(text)
-                    .ok_or("FileSearch needs a query")?;
-                recorded.query = Some(query.clone());
                 recorded.hits = self.tools.file_search(&query, limit).await?;
-                Ok(first_title(&recorded.hits))
             }
             WEB_SEARCH => {
-                let query = arguments
-                    .positional
-                    .first()
-                    .map(text)
-                    .ok_or("WebSearch needs a query")?;
-                recorded.query = Some(query.clone());
                 if !self.tools.searches_web() {
                     return Err("skipped: no web backend is configured".into());
                 }
-                let site = arguments
-                    .positional
-                    .get(1)
-                    .map(text)
-                    .and_then(|u| Url::parse(&u).ok())
-                    .and_then(|u| u.host_str().map(str::to_owned));
+                let site = match arguments.positional.get(1).map(text) {
+                    None => None,
+                    Some(at) => Some(
+                        site_of(&at)
+                            .ok_or_else(|| format!("`{at}` is not a web address to keep to"))?,
+                    ),
+                };
                 recorded.hits = self
                     .tools
                     .web_search(&query, site.as_deref(), limit)
                     .await?;
-                Ok(first_title(&recorded.hits))
             }
-            other => Err(format!("there is no research tool `{other}`")),
+            other => return Err(format!("there is no research tool `{other}`")),
         }
+        Ok(first_title(&recorded.hits))
     }
-}
 
-impl Researcher {
     /// A Documentalist step's work: fetch and ingest a page the References list (`url=`), or
     /// check that a file is in the knowledge base (`name=` alone).
     async fn document(
         &self,
         arguments: &StepArguments,
         text: &dyn Fn(&ArgumentValue) -> String,
-        classification: &Classification,
+        context: Documenting<'_>,
         recorded: &mut RecordedStep,
     ) -> Result<(), String> {
         if let Some(url) = arguments.get("url").map(text) {
             recorded.query = Some(url.clone());
             // A page is fetched only when the syllabus lists it: never an address found in
-            // retrieved text or made up by a model.
-            if !listed_for_ingestion(&url, classification) {
-                return Err(format!(
-                    "{url} is not listed in the syllabus's References: only those are fetched"
-                ));
+            // retrieved text or made up by a model. What is fetched is the listed address.
+            let reference =
+                listed_for_ingestion(&url, context.classification).ok_or_else(|| {
+                    format!(
+                        "{url} is not listed in the syllabus's References: only those are fetched"
+                    )
+                })?;
+            let Target::Url(listed) = &reference.target else {
+                return Err(format!("{url} is listed as a file, not an address"));
+            };
+            if !context.added.insert(listed.to_string()) {
+                recorded.query = Some(format!("{listed}: already added in this run"));
+                return Ok(());
             }
-            let given = Given {
-                title: arguments.get("name").map(text),
-                summary: arguments.get("text").map(text),
-                keywords: arguments
+            // What the syllabus wrote beside the address comes first; the plan fills the rest.
+            let keywords = match reference.keywords.as_slice() {
+                [] => arguments
                     .get("keywords")
                     .map(value_list)
                     .unwrap_or_default(),
+                listed => listed.to_vec(),
+            };
+            let given = Given {
+                title: reference
+                    .title
+                    .clone()
+                    .or_else(|| arguments.get("name").map(text)),
+                summary: reference
+                    .text
+                    .clone()
+                    .or_else(|| arguments.get("text").map(text)),
+                keywords,
             };
             let added = self
                 .documentalist
-                .add(KnowledgeSource::Url(url.clone()), given)
+                .add(KnowledgeSource::Url(listed.to_string()), given)
                 .await
                 .map_err(|e| e.to_string())?;
-            recorded.query = Some(format!("{url} -> {}", added.entry.name));
+            context
+                .model_calls
+                .fetch_add(added.llm_calls.len(), Ordering::Relaxed);
+            recorded.query = Some(format!("{listed} -> {}", added.entry.name));
             if added.change != ferret_knowledge::Change::Unchanged {
                 self.tools.knowledge_changed();
             }
@@ -527,6 +648,13 @@ impl Researcher {
         }
         Ok(())
     }
+}
+
+/// What a Documentalist step works with beside its arguments.
+struct Documenting<'a> {
+    classification: &'a Classification,
+    added: &'a mut HashSet<String>,
+    model_calls: &'a AtomicUsize,
 }
 
 /// The note of a recorded run: its searches' hits as evidence, one section per search, the
@@ -567,6 +695,9 @@ async fn note(writer: &dyn ReportWriter, run: &PlanRecord, brief: &ResearchBrief
             brief: Some(&brief.to_markdown()),
         })
         .await;
+    // Whether the searches found anything is the writer's sections' to say, before the brief
+    // opens the note.
+    let found = finalize_report(written.value.clone(), &evidence).is_some();
     let mut report = written.value;
     if let Some(overview) = brief_overview(brief) {
         report.sections.insert(
@@ -577,7 +708,7 @@ async fn note(writer: &dyn ReportWriter, run: &PlanRecord, brief: &ResearchBrief
             },
         );
     }
-    let (report, markdown) = match finalize_report(report, &evidence) {
+    let (report, markdown) = match finalize_report(report, &evidence).filter(|_| found) {
         Some((report, answer)) => (Some(report), answer.text),
         None => (
             None,
@@ -601,8 +732,7 @@ fn value_text(value: &ArgumentValue, results: &HashMap<String, String>) -> Strin
         ArgumentValue::Text(text) => substitute(text, results),
         ArgumentValue::Reference(variable) => results.get(variable).cloned().unwrap_or_default(),
         ArgumentValue::List(items) => items.join(", "),
-        // A kind of value a newer plan language may add: its text as written.
-        #[allow(unreachable_patterns)]
+        // The plan language may grow other kinds of value; this run reads none of them.
         _ => String::new(),
     }
 }
@@ -635,15 +765,27 @@ fn brief_overview(brief: &ResearchBrief) -> Option<String> {
     }
 }
 
-/// Whether `url` is one of the addresses the syllabus's References list.
-fn listed_for_ingestion(url: &str, classification: &Classification) -> bool {
-    let Ok(asked) = Url::parse(url.trim()) else {
-        return false;
-    };
-    classification.to_ingest.iter().any(|r| match &r.target {
+/// The References entry listing `url` for ingestion, if there is one.
+fn listed_for_ingestion<'c>(
+    url: &str,
+    classification: &'c Classification,
+) -> Option<&'c Reference> {
+    let asked = Url::parse(url.trim()).ok()?;
+    classification.to_ingest.iter().find(|r| match &r.target {
         Target::Url(listed) => same_address(listed, &asked),
         Target::File(_) => false,
     })
+}
+
+/// The host a web search keeps to: of an address, or written bare (`example.org/docs`).
+fn site_of(at: &str) -> Option<String> {
+    let at = at.trim();
+    Url::parse(at)
+        .ok()
+        .filter(|u| u.has_host())
+        .or_else(|| Url::parse(&format!("https://{at}")).ok())
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .filter(|host| host.contains('.'))
 }
 
 /// Two addresses for the same page: equal without their fragments.

@@ -26,7 +26,7 @@ use crate::default_corpus::{default_embedder, index_error, shared_default_index}
 use crate::knowledge::LocalKnowledgeIndex;
 use crate::lazy::LazyBackend;
 use crate::research::BackendResearchTools;
-use ferret_knowledge::Documentalist;
+use ferret_knowledge::{Describer, Documentalist, ExtractiveDescriber, LlmDescriber};
 use ferret_research::{LlmBriefWriter, LlmResearchPlanner, ResearchConfig, Researcher};
 
 /// The environment variable holding a Qdrant server's API key: a key never goes in code or flags.
@@ -419,10 +419,23 @@ impl Ferret {
     }
 
     /// The Documentalist of the embedded index documents are added to (see
-    /// [`Ferret::writable_index`]): it records what it adds in the registry beside the index.
+    /// [`Ferret::writable_index`]): it records what it adds in the registry beside the index,
+    /// described by [`Ferret::describer`].
     pub fn documentalist(&self) -> Option<Documentalist> {
         let index = LocalKnowledgeIndex::new(self.writable.clone()?, IngestOptions::default());
-        Some(Documentalist::new(index.registry(), Arc::new(index)))
+        Some(Documentalist::new(index.registry(), Arc::new(index)).with_describer(self.describer()))
+    }
+
+    /// What describes the documents a Documentalist adds: the model when one is configured,
+    /// falling back to extraction, else extraction.
+    pub fn describer(&self) -> Arc<dyn Describer> {
+        match &self.model {
+            Some(model) => Arc::new(LlmDescriber::new(
+                model.clone(),
+                ExtractiveDescriber::default(),
+            )),
+            None => Arc::new(ExtractiveDescriber::default()),
+        }
     }
 
     /// A researcher over this searcher's backends: the knowledge base (every backend that is

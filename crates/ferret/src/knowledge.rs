@@ -4,9 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ferret_backends_local::{read_path, IngestOptions, IngestReport, LocalIndex, PathDocuments};
-use ferret_backends_qdrant::{QdrantError, QdrantIndex};
-use ferret_knowledge::{DocumentalistError, KnowledgeIndex, KnowledgeRegistry};
+use ferret_backends_local::{
+    checked_acl, read_path, IndexError, IngestOptions, IngestReport, LocalIndex, PathDocuments,
+};
+use ferret_backends_qdrant::{backend_error, QdrantIndex};
+use ferret_core::FerretError;
+use ferret_knowledge::{content_hash, DocumentalistError, KnowledgeIndex, KnowledgeRegistry};
 
 use crate::default_corpus::ferret_home;
 
@@ -28,11 +31,11 @@ impl LocalKnowledgeIndex {
         }
     }
 
-    /// The groups that may read what is ingested (checked by
-    /// [`checked_acl`](crate::checked_acl)).
-    pub fn with_default_acl(mut self, acl: Vec<String>) -> Self {
-        self.acl = Some(acl);
-        self
+    /// The groups that may read what is ingested, for documents that do not list their own;
+    /// an empty or blank list is refused (see [`checked_acl`](crate::checked_acl)).
+    pub fn with_default_acl(mut self, acl: Vec<String>) -> Result<Self, FerretError> {
+        self.acl = Some(checked_acl(acl).map_err(FerretError::Config)?);
+        Ok(self)
     }
 
     /// The registry beside this index: `knowledge_db.json` in its folder.
@@ -58,9 +61,13 @@ impl KnowledgeIndex for LocalKnowledgeIndex {
         self.index
             .ingest_read(found, self.options, &mut |_, _| {})
             .await
-            // A local write that failed (a full disk, a locked index) fails again until someone
-            // acts on it.
-            .map_err(|e| index_error(self.name(), path, e.to_string(), false))
+            .map_err(|e| {
+                // An embedder that did not answer may answer next time; a local write that
+                // failed (a locked index, a file it refuses) needs someone to act.
+                let retryable =
+                    matches!(&e, IndexError::Embed(embed) if embed.retry.is_retryable());
+                index_error(self.name(), path, e.to_string(), retryable)
+            })
     }
 }
 
@@ -89,17 +96,23 @@ impl QdrantKnowledgeIndex {
         }
     }
 
-    /// The groups that may read what is ingested (checked by
-    /// [`checked_acl`](crate::checked_acl)).
-    pub fn with_default_acl(mut self, acl: Vec<String>) -> Self {
-        self.acl = Some(acl);
-        self
+    /// The groups that may read what is ingested, for documents that do not list their own;
+    /// an empty or blank list is refused (see [`checked_acl`](crate::checked_acl)).
+    pub fn with_default_acl(mut self, acl: Vec<String>) -> Result<Self, FerretError> {
+        self.acl = Some(checked_acl(acl).map_err(FerretError::Config)?);
+        Ok(self)
     }
 
-    /// The registry of a Qdrant collection, which has no folder of its own:
-    /// `knowledge/<collection>/knowledge_db.json` in Ferret's home.
-    pub fn registry_of(collection: &str) -> KnowledgeRegistry {
-        KnowledgeRegistry::beside(&default_knowledge_dir().join(collection))
+    /// The registry of the collection `collection` on the server at `url`, which has no folder
+    /// of its own: `knowledge/<collection>-<hash of url>/knowledge_db.json` in Ferret's home,
+    /// so collections of one name on two servers keep two registries.
+    pub fn registry_of(collection: &str, url: &str) -> KnowledgeRegistry {
+        let server = content_hash(url.trim_end_matches('/').as_bytes());
+        let short = server
+            .trim_start_matches("sha256:")
+            .get(..12)
+            .unwrap_or_default();
+        KnowledgeRegistry::beside(&default_knowledge_dir().join(format!("{collection}-{short}")))
     }
 }
 
@@ -118,8 +131,9 @@ impl KnowledgeIndex for QdrantKnowledgeIndex {
             .ingest_read(found, options, &mut |_, _| {})
             .await
             .map_err(|e| {
-                let retryable = matches!(e, QdrantError::Unreachable { .. });
-                index_error(self.name.clone(), path, e.to_string(), retryable)
+                let message = e.to_string();
+                let retryable = backend_error("qdrant", e).retry.is_retryable();
+                index_error(self.name.clone(), path, message, retryable)
             })
     }
 }

@@ -48,7 +48,10 @@ impl BackendResearchTools {
         Self {
             knowledge,
             web,
-            budget: Arc::new(CallBudget::new(budget.max_backend_calls, budget.wall_time)),
+            budget: Arc::new(
+                CallBudget::new(budget.max_backend_calls, budget.wall_time)
+                    .with_paid_limit(budget.max_paid_units),
+            ),
             call_deadline: budget.call_deadline,
             agent,
         }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use ferret::fetch::{AllowedTarget, FetchConfig, Fetcher, RobotsPolicy};
 use ferret::{
-    Budget, Exchange, Ferret, Given, Hit, Implementation, KnowledgeSource, LanguageModel,
-    QueryForm, RecordedVerdict, ResearchConfig, ResearchRecord, Researcher, RetrievalMode,
-    ScriptedModel, Syllabus, Target,
+    Budget, Exchange, ExtractiveDescriber, Ferret, Given, Hit, Implementation, KnowledgeSource,
+    LanguageModel, QueryForm, RecordedVerdict, ResearchConfig, ResearchRecord, Researcher,
+    RetrievalMode, ScriptedModel, Syllabus, Target,
 };
 use ferret_test_support::ScriptedBackend;
 use wiremock::matchers::path;
@@ -66,10 +66,16 @@ impl Course {
             robots: RobotsPolicy::Ignore,
             ..FetchConfig::default()
         };
-        let documentalist = self.ferret.documentalist().unwrap().with_fetcher(
-            Fetcher::new(fetch).unwrap(),
-            self.dir.path().join("fetched"),
-        );
+        // Pages are described from their text: the scripted model answers the run's stages.
+        let documentalist = self
+            .ferret
+            .documentalist()
+            .unwrap()
+            .with_describer(Arc::new(ExtractiveDescriber::default()))
+            .with_fetcher(
+                Fetcher::new(fetch).unwrap(),
+                self.dir.path().join("fetched"),
+            );
         self.ferret
             .researcher(documentalist, ResearchConfig::default(), &Budget::default())
     }
@@ -134,6 +140,7 @@ async fn course(model: impl FnOnce(&str) -> Option<Arc<dyn LanguageModel>>) -> C
         ferret
             .documentalist()
             .unwrap()
+            .with_describer(Arc::new(ExtractiveDescriber::default()))
             .add(KnowledgeSource::File(notes.join(name)), Given::default())
             .await
             .unwrap();

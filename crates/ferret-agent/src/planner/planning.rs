@@ -129,7 +129,7 @@ impl Planner for LlmPlanner {
 
 /// `text` without the `#` of anything that reads as a plan reference (`#E1` becomes `E1`), so
 /// that a question put in a plan cannot refer to a step.
-pub(crate) fn without_references(text: &str) -> String {
+pub fn without_references(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
