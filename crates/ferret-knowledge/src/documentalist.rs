@@ -293,13 +293,14 @@ impl Documentalist {
         let still = known
             .as_ref()
             .filter(|k| change == Change::Unchanged && k.content_hash == hash);
+        // A title given before (a syllabus's) holds while the content does.
         let title = given
             .title
             .clone()
             .filter(|t| !t.trim().is_empty())
+            .or_else(|| still.and_then(|k| k.title.clone()))
             .or(page_title)
-            .or_else(|| first_heading(&text))
-            .or_else(|| still.and_then(|k| k.title.clone()));
+            .or_else(|| first_heading(&text));
         let given_keywords: Vec<String> = given
             .keywords
             .iter()
