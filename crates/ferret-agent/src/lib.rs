@@ -34,11 +34,12 @@ pub use find_model::{
     LlmModelSearchPlanner, ModelSearchPlanner, NameMatch, RuleValidator, Scored, MAX_FIND_STEPS,
 };
 pub use planner::{
-    finalize_report, substitute, without_references, ArgumentError, ArgumentKind, ArgumentValue,
-    HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner, LlmReportEvaluator,
-    LlmReportWriter, NamedParameter, Plan, PlanError, PlanEvaluator, PlanRecord, PlanRecordError,
-    PlanRequest, PlanStages, PlanStep, Planner, RecordedStep, RecordedVerdict, ReportEvaluator,
-    ReportRequest, ReportWriter, StepArguments, StepEvidence, ToolSignature,
+    finalize_report, plan_text, substitute, without_references, ArgumentError, ArgumentKind,
+    ArgumentValue, HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner,
+    LlmReportEvaluator, LlmReportWriter, NamedParameter, Plan, PlanError, PlanEvaluator,
+    PlanRecord, PlanRecordError, PlanRequest, PlanStages, PlanStep, Planner, RecordedStep,
+    RecordedVerdict, ReportEvaluator, ReportRequest, ReportWriter, StepArguments, StepEvidence,
+    ToolSignature,
 };
 pub use prompts::{
     CandidateJudgement, CandidateValidationContext, CandidateValidationReply, FileCandidate,

@@ -2,7 +2,7 @@
 //! ([`LlmResearchPlanner`], falling back to the rules), and the signatures every plan is checked
 //! against before it runs.
 
-use ferret_agent::{ArgumentKind, NamedParameter, ToolSignature};
+use ferret_agent::{plan_text, ArgumentKind, NamedParameter, ToolSignature};
 use ferret_core::StageOutput;
 use ferret_llm::{PromptContext, Stage, StageModel};
 use schemars::JsonSchema;
@@ -179,14 +179,7 @@ impl LlmResearchPlanner {
 impl ResearchPlanner for LlmResearchPlanner {
     async fn plan(&self, request: &ResearchPlanRequest<'_>) -> StageOutput<String> {
         let context = ResearchPlanningContext::new(request);
-        let accept = |reply: ResearchPlanReply| {
-            let text = reply.plan.trim();
-            if text.is_empty() {
-                Err("the plan is empty".to_owned())
-            } else {
-                Ok(text.to_owned())
-            }
-        };
+        let accept = |reply: ResearchPlanReply| plan_text(&reply.plan);
         self.model
             .run(
                 &context,

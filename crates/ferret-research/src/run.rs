@@ -229,7 +229,7 @@ impl Researcher {
         let mut sent_back: Option<(String, String)> = None;
         let mut earlier: Vec<(PlanRecord, Note)> = Vec::new();
         let mut added = HashSet::new();
-        loop {
+        let (last, planned_by) = loop {
             let mut problems = Vec::new();
             let settled = self
                 .settle_plan(&brief, &classification, sent_back.take(), &mut problems)
@@ -237,14 +237,8 @@ impl Researcher {
             model_calls.fetch_add(settled.model_calls, Ordering::Relaxed);
             let plan = settled.plan.render();
             // The same plan again would find the same things: the last note stands.
-            if let Some((run, written)) = earlier.pop_if(|(last, _)| last.plan == plan) {
-                return Ok(self.outcome(
-                    (classification, brief),
-                    (run, written, earlier),
-                    (briefed.implementation, settled.implementation),
-                    (calls, model_calls.into_inner()),
-                    started,
-                ));
+            if let Some(last) = earlier.pop_if(|(last, _)| last.plan == plan) {
+                break (last, settled.implementation);
             }
             let (steps, made) = self
                 .run_plan(&settled.plan, &classification, &mut added, &model_calls)
@@ -291,17 +285,16 @@ impl Researcher {
                     sent_back = Some((run.plan.clone(), feedback));
                     earlier.push((run, written));
                 }
-                None => {
-                    return Ok(self.outcome(
-                        (classification, brief),
-                        (run, written, earlier),
-                        (briefed.implementation, settled.implementation),
-                        (calls, model_calls.into_inner()),
-                        started,
-                    ))
-                }
+                None => break ((run, written), settled.implementation),
             }
-        }
+        };
+        Ok(self.outcome(
+            (classification, brief),
+            (last.0, last.1, earlier),
+            (briefed.implementation, planned_by),
+            (calls, model_calls.into_inner()),
+            started,
+        ))
     }
 
     /// The outcome of a run whose last round is `run`, written as `written`.

@@ -27,5 +27,5 @@ pub use stages::{
 };
 pub use writing::{HeuristicReportWriter, LlmReportWriter};
 
-pub use planning::without_references;
+pub use planning::{plan_text, without_references};
 pub use report::finalize as finalize_report;

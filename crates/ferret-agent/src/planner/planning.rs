@@ -113,17 +113,19 @@ impl Planner for LlmPlanner {
             previous_plan: request.previous_plan.map(str::to_owned),
             problems: request.problems.to_vec(),
         };
-        let accept = |reply: PlanReply| {
-            let text = reply.plan.trim();
-            if text.is_empty() {
-                Err("the plan is empty".to_owned())
-            } else {
-                Ok(text.to_owned())
-            }
-        };
+        let accept = |reply: PlanReply| plan_text(&reply.plan);
         self.model
             .run(&context, 400, accept, self.fallback.plan(request))
             .await
+    }
+}
+
+/// A model's plan as its reply gives it, trimmed; an empty one is refused, so the model is
+/// asked again. Whether the plan is valid is checked where it runs.
+pub fn plan_text(reply: &str) -> Result<String, String> {
+    match reply.trim() {
+        "" => Err("the plan is empty".to_owned()),
+        text => Ok(text.to_owned()),
     }
 }
 
