@@ -1,6 +1,7 @@
 //! Turning a fetched body into markdown: which types are taken, how the bytes become text, and
 //! how HTML is reduced to its main content.
 
+use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8};
 use std::rc::Rc;
 
 use markup5ever_rcdom::{Node, NodeData};
@@ -72,49 +73,44 @@ pub(crate) fn sniff(body: &[u8]) -> Option<Kind> {
     }
 }
 
-/// The body as text. UTF-8 is decoded lossily (a stray invalid byte becomes U+FFFD rather than
-/// losing the page); the only other charset honoured is the Latin-1 family, which the WHATWG
-/// encoding standard reads as windows-1252 and which needs no table beyond 32 entries. Any other
-/// declared charset (Shift_JIS, GBK, …) is read as lossy UTF-8 too, which garbles its non-ASCII
-/// text: acceptable for now, since a full decoder (encoding_rs) is a dependency to earn. Only
-/// the `Content-Type` header's charset is read, not an HTML `<meta charset>`.
-pub(crate) fn decode(body: &[u8], charset: Option<&str>) -> String {
-    let latin = matches!(
-        charset,
-        Some(
-            "iso-8859-1"
-                | "iso8859-1"
-                | "latin1"
-                | "l1"
-                | "windows-1252"
-                | "cp1252"
-                | "us-ascii"
-                | "ascii"
-        )
-    );
-    let text = if latin {
-        body.iter().map(|&byte| windows_1252(byte)).collect()
-    } else {
-        String::from_utf8_lossy(body).into_owned()
-    };
-    match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_owned(),
-        None => text,
-    }
+/// The body as text, in the charset it declares: a byte-order mark first, then the
+/// `Content-Type` header's charset, then (for HTML) a `<meta charset>` or `<meta http-equiv>` in
+/// its first 1024 bytes, else UTF-8. Decoded by the WHATWG encoding standard (`encoding_rs`), so
+/// a byte a charset cannot map becomes U+FFFD rather than losing the page, and an unknown label
+/// is read as UTF-8.
+pub(crate) fn decode(body: &[u8], charset: Option<&str>, html: bool) -> String {
+    let label = charset
+        .map(str::to_owned)
+        .or_else(|| html.then(|| meta_charset(body)).flatten());
+    let encoding = label
+        .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
+        // A page that says it is UTF-16 in its own bytes is read as UTF-8, as browsers do: had
+        // it been UTF-16, the ASCII of its `<meta>` could not have been read.
+        .filter(|e| !(html && charset.is_none() && (*e == UTF_16LE || *e == UTF_16BE)))
+        .unwrap_or(UTF_8);
+    let (text, _, _) = encoding.decode(body);
+    text.into_owned()
 }
 
-fn windows_1252(byte: u8) -> char {
-    // 0x80–0x9F are punctuation in windows-1252 (C1 controls in ISO-8859-1); the five it leaves
-    // undefined map to the control of the same number, as the WHATWG standard says.
-    const HIGH: [u32; 32] = [
-        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-        0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013,
-        0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
-    ];
-    match byte {
-        0x80..=0x9F => char::from_u32(HIGH[usize::from(byte - 0x80)]).unwrap_or('\u{fffd}'),
-        _ => char::from(byte),
+/// The charset a `<meta>` in the first 1024 bytes of an HTML page declares, if any.
+fn meta_charset(body: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase();
+    let mut rest = head.as_str();
+    while let Some(at) = rest.find("<meta") {
+        rest = &rest[at + 5..];
+        let tag = &rest[..rest.find('>').unwrap_or(rest.len())];
+        if let Some(at) = tag.find("charset=") {
+            let value = tag[at + 8..].trim_start_matches(['"', '\'', ' ']);
+            let end = value
+                .find(['"', '\'', ' ', ';', '/', '>'])
+                .unwrap_or(value.len());
+            let value = &value[..end];
+            if !value.is_empty() {
+                return Some(value.to_owned());
+            }
+        }
     }
+    None
 }
 
 /// Elements dropped with everything inside them: code, styling, navigation and page chrome,
@@ -161,7 +157,8 @@ pub(crate) struct Converted {
 
 /// The main content of an HTML page as markdown: the `<main>` element when there is one, else
 /// the page's only `<article>`, else the `<body>`, with the [`DROPPED`] elements left out and
-/// relative links made absolute against `base` (the page's final address), so a link still
+/// relative links made absolute against the page's `<base href>`, else `base` (the page's final
+/// address), so a link still
 /// leads somewhere once the markdown is stored elsewhere. The title is the `<title>`'s text,
 /// else the first `# ` heading.
 pub(crate) fn html_to_markdown(html: &str, base: &Url) -> Result<Converted, String> {
@@ -191,6 +188,13 @@ pub(crate) fn html_to_markdown(html: &str, base: &Url) -> Result<Converted, Stri
         .or_else(|| (articles == 1).then(|| first("article")).flatten())
         .or_else(|| first("body"))
         .unwrap_or(&document);
+    // A page's `<base href>` (the first one, resolved against its address) is what its
+    // relative links are relative to.
+    let declared = first("base")
+        .and_then(|node| attribute(node, "href"))
+        .and_then(|href| base.join(href.trim()).ok())
+        .filter(|url| matches!(url.scheme(), "http" | "https"));
+    let base = declared.as_ref().unwrap_or(base);
     for (name, node) in &elements {
         if name == "a" || name == "img" {
             absolutise(node, if name == "a" { "href" } else { "src" }, base);
@@ -331,6 +335,18 @@ fn absolutise(node: &Node, attribute: &str, base: &Url) {
     }
 }
 
+/// The value of `node`'s attribute `name`, if it has one.
+fn attribute(node: &Node, name: &str) -> Option<String> {
+    let NodeData::Element { attrs, .. } = &node.data else {
+        return None;
+    };
+    let attrs = attrs.borrow();
+    attrs
+        .iter()
+        .find(|attr| &*attr.name.local == name)
+        .map(|attr| attr.value.to_string())
+}
+
 /// The text inside `node`, tags left out.
 fn text_of(node: &Rc<Node>) -> String {
     let mut text = String::new();
@@ -460,12 +476,67 @@ mod tests {
     #[test]
     fn latin_1_is_decoded_and_utf_8_is_lossy() {
         assert_eq!(
-            decode(b"caf\xe9 \x93quoted\x94", Some("iso-8859-1")),
+            decode(b"caf\xe9 \x93quoted\x94", Some("iso-8859-1"), false),
             "café “quoted”"
         );
-        assert_eq!(decode("café".as_bytes(), Some("utf-8")), "café");
-        assert_eq!(decode(b"caf\xe9", None), "caf\u{fffd}");
-        assert_eq!(decode(b"\xef\xbb\xbfhello", None), "hello");
+        assert_eq!(decode("café".as_bytes(), Some("utf-8"), false), "café");
+        assert_eq!(decode(b"caf\xe9", None, false), "caf\u{fffd}");
+        assert_eq!(decode(b"\xef\xbb\xbfhello", None, false), "hello");
+        // A charset beyond Latin-1, from the header or from the page's own <meta>.
+        assert_eq!(
+            decode(b"\x82\xb1\x82\xf1", Some("shift_jis"), false),
+            "こん"
+        );
+        assert_eq!(
+            decode(
+                b"<meta charset=\"windows-1251\"><p>\xcf\xf0\xe8\xe2\xe5\xf2</p>",
+                None,
+                true
+            ),
+            "<meta charset=\"windows-1251\"><p>Привет</p>"
+        );
+        assert_eq!(
+            decode(
+                b"<META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=ISO-8859-1\">caf\xe9",
+                None,
+                true
+            ),
+            "<META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=ISO-8859-1\">café"
+        );
+        // The header wins over the page; a page claiming UTF-16 in ASCII is UTF-8.
+        assert!(decode(
+            b"<meta charset=\"windows-1251\">\xc3\xa9",
+            Some("utf-8"),
+            true
+        )
+        .ends_with('é'));
+        assert_eq!(
+            decode(b"<meta charset=utf-16>\xc3\xa9", None, true),
+            "<meta charset=utf-16>é"
+        );
+    }
+
+    #[test]
+    fn relative_links_follow_the_pages_base_href() {
+        let html = r#"<html><head><base href="https://cdn.example.net/manual/v2/"></head>
+            <body><p>See <a href="install.html">install</a> and <a href="/faq">the FAQ</a>.</p></body></html>"#;
+        let md = html_to_markdown(html, &base()).unwrap().markdown;
+        assert!(
+            md.contains("[install](https://cdn.example.net/manual/v2/install.html)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("[the FAQ](https://cdn.example.net/faq)"),
+            "{md}"
+        );
+        // A base that is not a web address is ignored.
+        let md = html_to_markdown(
+            r#"<head><base href="javascript:x()"></head><body><a href="a.html">a</a></body>"#,
+            &base(),
+        )
+        .unwrap()
+        .markdown;
+        assert!(md.contains("[a](https://example.org/docs/a.html)"), "{md}");
     }
 
     #[test]

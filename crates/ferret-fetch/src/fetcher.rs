@@ -206,7 +206,7 @@ impl Fetcher {
             }
             .to_owned()
         });
-        let text = content::decode(&body, charset.as_deref());
+        let text = content::decode(&body, charset.as_deref(), kind == Kind::Html);
         drop(body);
         let (title, markdown) = match kind {
             Kind::Html => {
