@@ -28,6 +28,7 @@ impl LanguageModel for Streaming {
             text: REPLY.to_owned(),
             usage: TokenUsage::default(),
             model: "streaming".into(),
+            response_format: None,
         })
     }
 

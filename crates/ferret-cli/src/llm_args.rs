@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use ferret::{LanguageModel, LocalModel, OpenAiConfig, OpenAiModel};
+use ferret::{LanguageModel, LocalModel, OpenAiConfig, OpenAiModel, SchemaSupport};
 
 /// Which model the stages ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -40,6 +40,16 @@ pub struct LlmArgs {
     /// Seconds one model request may take.
     #[arg(long, default_value_t = 60)]
     pub llm_timeout: u64,
+    /// How the server is asked for JSON: json-schema (OpenAI, vLLM, Ollama, llama-server),
+    /// json-object-schema (llama-cpp-python), json-object, or prompt-only. A server that refuses
+    /// it gets the next, once, and keeps the one that worked.
+    #[arg(long, env = "FERRET_LLM_FORMAT", default_value = "json-schema", value_parser = parse_format)]
+    pub llm_format: SchemaSupport,
+}
+
+/// A structured-output dialect by name, as `--llm-format` takes it.
+fn parse_format(name: &str) -> Result<SchemaSupport, String> {
+    name.parse()
 }
 
 impl LlmArgs {
@@ -68,6 +78,7 @@ impl LlmArgs {
                     config = config.api_key(key);
                 }
                 config.stream = self.llm_stream;
+                config.schema_support = self.llm_format;
                 config.timeout = Duration::from_secs(self.llm_timeout.max(1));
                 Some(Arc::new(OpenAiModel::new(config)?))
             }

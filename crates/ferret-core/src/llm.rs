@@ -64,6 +64,11 @@ pub struct Completion {
     pub usage: TokenUsage,
     /// The model that answered.
     pub model: String,
+    /// The structured-output dialect the request was sent in (`json_schema`,
+    /// `json_object_schema`, `json_object`, `prompt_only`), when it asked for JSON and the
+    /// provider has dialects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<String>,
 }
 
 /// A model call that failed.

@@ -65,6 +65,10 @@ pub struct LlmCall {
     pub duration_ms: u64,
     /// How it ended.
     pub outcome: LlmCallOutcome,
+    /// The structured-output dialect the provider was asked in (`json_schema`,
+    /// `json_object_schema`, `json_object`, `prompt_only`), when it has dialects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<String>,
 }
 
 /// One fact about one stage of a search. The trace is the list of these, in order; the stream

@@ -169,6 +169,7 @@ impl LanguageModel for LocalModel {
                 text,
                 usage,
                 model: name,
+                response_format: None,
             })
         })
         .await

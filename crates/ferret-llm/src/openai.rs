@@ -1,19 +1,26 @@
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
 use async_openai::types::chat::{
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestMessage,
     ChatCompletionRequestSystemMessage, ChatCompletionRequestUserMessage,
-    ChatCompletionStreamOptions, CompletionUsage, CreateChatCompletionRequest, ResponseFormat,
-    ResponseFormatJsonSchema,
+    ChatCompletionStreamOptions, CompletionUsage, CreateChatCompletionRequest,
+    CreateChatCompletionResponse, CreateChatCompletionStreamResponse,
 };
 use async_trait::async_trait;
 use ferret_core::{
     ChatRole, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TextSink,
     TokenUsage,
 };
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
+use serde_json::{json, Value};
 
 use ferret_openai::{
-    classify_openai_error, openai_client, retry_once, OpenAiConfig, SchemaSupport,
+    classify_openai_error, openai_client, refuses_response_format, retry_once, OpenAiConfig,
+    SchemaSupport,
 };
 
 /// A chat model behind an OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp's
@@ -23,19 +30,39 @@ use ferret_openai::{
 /// retry middleware, and [`complete`](LanguageModel::complete) retries once, for transient
 /// failures and rate limits, honouring `Retry-After` up to
 /// [`max_retry_wait`](OpenAiConfig::max_retry_wait).
+///
+/// Structured output starts in [`OpenAiConfig::schema_support`]'s dialect. A server that refuses
+/// it (an error naming `response_format`) is asked again at once in the next dialect, down to the
+/// prompt alone, and the model (and its clones) keep the dialect that worked for the rest of the
+/// process; each completion says which dialect it was asked in.
 #[derive(Debug, Clone)]
 pub struct OpenAiModel {
     client: async_openai::Client<OpenAIConfig>,
     config: OpenAiConfig,
+    /// The dialect in use, as its position in [`SchemaSupport::ALL`].
+    dialect: Arc<AtomicUsize>,
 }
 
 impl OpenAiModel {
     /// A client for `config`. Fails when the base URL is not a URL or the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        let first = SchemaSupport::ALL
+            .iter()
+            .position(|d| *d == config.schema_support)
+            .unwrap_or(0);
         Ok(Self {
             client: openai_client(&config)?,
             config,
+            dialect: Arc::new(AtomicUsize::new(first)),
         })
+    }
+
+    /// The structured-output dialect requests are sent in now.
+    pub fn dialect(&self) -> SchemaSupport {
+        SchemaSupport::ALL
+            .get(self.dialect.load(Ordering::Relaxed))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// The configuration, key redacted in its `Debug`.
@@ -57,24 +84,11 @@ impl OpenAiModel {
                 }
             })
             .collect();
-        let response_format = match (&request.json_schema, self.config.schema_support) {
-            (Some(schema), SchemaSupport::ResponseFormat) => Some(ResponseFormat::JsonSchema {
-                json_schema: ResponseFormatJsonSchema {
-                    description: None,
-                    name: "reply".into(),
-                    schema: schema.clone(),
-                    // Strict mode accepts only a subset of JSON Schema; the tolerant parser checks the rest.
-                    strict: Some(false),
-                },
-            }),
-            _ => None,
-        };
         CreateChatCompletionRequest {
             model: self.config.model.clone(),
             messages,
             max_completion_tokens: Some(request.max_tokens),
             temperature: Some(request.temperature),
-            response_format,
             stream: self.config.stream.then_some(true),
             stream_options: self.config.stream.then_some(ChatCompletionStreamOptions {
                 include_usage: Some(true),
@@ -84,20 +98,93 @@ impl OpenAiModel {
         }
     }
 
+    /// The request's body in `dialect`: the chat request, with the `response_format` the
+    /// dialect adds when the request asks for JSON.
+    fn body(&self, request: &CompletionRequest, dialect: SchemaSupport) -> Value {
+        let mut body = serde_json::to_value(self.chat_request(request)).unwrap_or(Value::Null);
+        let format = request
+            .json_schema
+            .as_ref()
+            .and_then(|schema| match dialect {
+                SchemaSupport::JsonSchema => Some(json!({
+                    "type": "json_schema",
+                    // Strict mode accepts only a subset of JSON Schema; the tolerant parser checks
+                    // the rest.
+                    "json_schema": {"name": "reply", "schema": schema, "strict": false},
+                })),
+                SchemaSupport::JsonObjectWithSchema => {
+                    Some(json!({"type": "json_object", "schema": schema}))
+                }
+                SchemaSupport::JsonObject => Some(json!({"type": "json_object"})),
+                SchemaSupport::PromptOnly => None,
+            });
+        if let (Some(format), Some(fields)) = (format, body.as_object_mut()) {
+            fields.insert("response_format".into(), format);
+        }
+        body
+    }
+
+    /// One request, in the dialect in use; a refused dialect gives way to the next at once.
     async fn call_once<'s>(
         &self,
         request: &CompletionRequest,
         sink: Option<&'s TextSink<'s>>,
     ) -> Result<Completion, LlmError> {
-        let chat = self.chat_request(request);
+        loop {
+            let dialect = self.dialect();
+            match self.call_in(request, dialect, sink).await {
+                Err(Failed::Api(refused))
+                    if request.json_schema.is_some() && refuses_response_format(&refused) =>
+                {
+                    let Some(next) = dialect.next() else {
+                        return Err(classify_openai_error(refused, &self.config.base_url));
+                    };
+                    tracing::warn!(
+                        url = %self.config.base_url,
+                        refused = dialect.name(),
+                        next = next.name(),
+                        "the server refused the structured-output dialect; trying the next"
+                    );
+                    // Another call may have moved on already: only the dialect it refused moves.
+                    let _ = self.dialect.compare_exchange(
+                        SchemaSupport::ALL
+                            .iter()
+                            .position(|d| *d == dialect)
+                            .unwrap_or(0),
+                        SchemaSupport::ALL
+                            .iter()
+                            .position(|d| *d == next)
+                            .unwrap_or(0),
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                }
+                Err(Failed::Api(error)) => {
+                    return Err(classify_openai_error(error, &self.config.base_url))
+                }
+                Err(Failed::Model(error)) => return Err(error),
+                Ok(mut completion) => {
+                    completion.response_format = request
+                        .json_schema
+                        .is_some()
+                        .then(|| dialect.name().to_owned());
+                    return Ok(completion);
+                }
+            }
+        }
+    }
+
+    async fn call_in<'s>(
+        &self,
+        request: &CompletionRequest,
+        dialect: SchemaSupport,
+        sink: Option<&'s TextSink<'s>>,
+    ) -> Result<Completion, Failed> {
+        let chat = self.body(request, dialect);
         let url = &self.config.base_url;
         if !self.config.stream {
-            let response = self
-                .client
-                .chat()
-                .create(chat)
-                .await
-                .map_err(|e| classify_openai_error(e, url))?;
+            let response: CreateChatCompletionResponse =
+                self.client.chat().create_byot(chat).await?;
             let choice = response
                 .choices
                 .into_iter()
@@ -110,18 +197,16 @@ impl OpenAiModel {
                 text: choice.message.content.unwrap_or_default(),
                 usage: usage(response.usage.as_ref()),
                 model: response.model,
+                response_format: None,
             });
         }
-        let mut stream = self
-            .client
-            .chat()
-            .create_stream(chat)
-            .await
-            .map_err(|e| classify_openai_error(e, url))?;
+        let mut stream: Pin<
+            Box<dyn Stream<Item = Result<CreateChatCompletionStreamResponse, OpenAIError>> + Send>,
+        > = self.client.chat().create_stream_byot(chat).await?;
         let (mut text, mut model, mut tokens, mut finished) =
             (String::new(), self.config.model.clone(), None, false);
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| classify_openai_error(e, url))?;
+            let chunk = chunk?;
             model = chunk.model;
             tokens = chunk.usage.or(tokens);
             for choice in chunk.choices {
@@ -134,16 +219,36 @@ impl OpenAiModel {
             }
         }
         if !finished {
-            return Err(LlmError {
+            return Err(Failed::Model(LlmError {
                 message: format!("the stream from {url} ended before the model finished ({} characters received)", text.len()),
                 retry: RetryClass::Transient,
-            });
+            }));
         }
         Ok(Completion {
             text,
             usage: usage(tokens.as_ref()),
             model,
+            response_format: None,
         })
+    }
+}
+
+/// A call that failed: at the server (kept whole, to read a refused dialect from it), or in
+/// what it answered.
+enum Failed {
+    Api(OpenAIError),
+    Model(LlmError),
+}
+
+impl From<OpenAIError> for Failed {
+    fn from(error: OpenAIError) -> Self {
+        Failed::Api(error)
+    }
+}
+
+impl From<LlmError> for Failed {
+    fn from(error: LlmError) -> Self {
+        Failed::Model(error)
     }
 }
 

@@ -99,6 +99,7 @@ impl LanguageModel for ScriptedModel {
             },
             text: exchange.reply,
             model: self.name.clone(),
+            response_format: None,
         })
     }
 }

@@ -137,6 +137,7 @@ impl StageModel {
             cost_usd: 0.0,
             duration_ms: 0,
             outcome: LlmCallOutcome::Parsed,
+            response_format: None,
         };
         let result = match self.prompts.render_context(context) {
             Err(e) => Err(e.to_string()),
@@ -156,6 +157,7 @@ impl StageModel {
                             1
                         };
                         self.account(&mut call, requests, out.usage);
+                        call.response_format = out.response_format;
                         accept(out.value)
                             .map(|value| (value, out.attempted))
                             .map_err(|e| format!("the reply makes no sense: {e}"))

@@ -44,6 +44,8 @@ pub struct StructuredOutput<T> {
     pub attempted: Attempted,
     /// Tokens over all attempts.
     pub usage: TokenUsage,
+    /// The structured-output dialect the provider was asked in, when it has dialects.
+    pub response_format: Option<String>,
 }
 
 /// Parse `raw` model output as `T`, tolerating what small models do to JSON: code fences, prose
@@ -271,6 +273,7 @@ pub async fn generate_streaming<T: DeserializeOwned + JsonSchema>(
                 value,
                 attempted: Attempted::Parsed,
                 usage,
+                response_format: first.response_format,
             })
         }
         Err(error) => error,
@@ -295,6 +298,7 @@ pub async fn generate_streaming<T: DeserializeOwned + JsonSchema>(
             value,
             attempted: Attempted::Repaired,
             usage,
+            response_format: second.response_format,
         }),
         Err(last_error) => Err(StructuredError::Unparseable {
             last_error,

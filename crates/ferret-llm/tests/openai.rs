@@ -406,3 +406,141 @@ async fn an_unreachable_server_says_where_it_looked() {
     assert!(error.message.contains("127.0.0.1:9"), "{}", error.message);
     assert!(OpenAiModel::new(OpenAiConfig::new("not a url", "m")).is_err());
 }
+
+/// The `response_format` of a request's body, `null` when it has none.
+fn format_of(request: &Request) -> Value {
+    body(request)
+        .get("response_format")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn each_dialect_asks_for_json_as_its_servers_take_it() {
+    for dialect in SchemaSupport::ALL {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ok(r#"{"intent": "search", "confidence": 1}"#))
+            .mount(&server)
+            .await;
+        let mut config = config(&server);
+        config.schema_support = dialect;
+        let model = OpenAiModel::new(config).expect("valid config");
+        generate::<Verdict>(&model, request("Is this a search?").messages, 64)
+            .await
+            .expect("parsed");
+        let format = format_of(&requests(&server).await[0]);
+        match dialect {
+            SchemaSupport::JsonSchema => {
+                assert_eq!(format["type"], "json_schema", "{format}");
+                assert_eq!(format["json_schema"]["name"], "reply");
+                assert!(format["json_schema"]["schema"]["properties"]["intent"].is_object());
+            }
+            SchemaSupport::JsonObjectWithSchema => {
+                assert_eq!(format["type"], "json_object", "{format}");
+                assert!(
+                    format["schema"]["properties"]["intent"].is_object(),
+                    "{format}"
+                );
+            }
+            SchemaSupport::JsonObject => assert_eq!(format, json!({"type": "json_object"})),
+            SchemaSupport::PromptOnly => assert_eq!(format, Value::Null),
+        }
+        assert_eq!(dialect.name().parse::<SchemaSupport>(), Ok(dialect));
+    }
+    assert!("json-object-schema".parse::<SchemaSupport>().is_ok());
+    let unknown = "xml".parse::<SchemaSupport>().unwrap_err();
+    assert!(
+        unknown.contains("json_schema, json_object_schema, json_object, prompt_only"),
+        "{unknown}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_dialect_gives_way_to_the_next_at_once_and_the_one_that_works_is_kept() {
+    let server = MockServer::start().await;
+    // What llama-cpp-python answers to a JSON Schema response_format.
+    Mock::given(method("POST"))
+        .and(|request: &Request| format_of(request)["type"] == "json_schema")
+        .respond_with(ResponseTemplate::new(500).set_body_json(json!({
+            "error": {"message": "response_format: type 'json_schema' is not supported", "type": "internal_server_error"}
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ok(r#"{"intent": "search", "confidence": 1}"#))
+        .mount(&server)
+        .await;
+    let model = model(&server);
+    let mut asked = request("Is this a search?");
+    asked.json_schema = Some(json!({"type": "object"}));
+
+    let first = model
+        .complete(&asked)
+        .await
+        .expect("answered in the next dialect");
+    assert_eq!(first.response_format.as_deref(), Some("json_object_schema"));
+    assert_eq!(model.dialect(), SchemaSupport::JsonObjectWithSchema);
+    let sent = requests(&server).await;
+    assert_eq!(sent.len(), 2, "no retry of the refused dialect");
+    assert_eq!(format_of(&sent[0])["type"], "json_schema");
+    assert_eq!(format_of(&sent[1])["type"], "json_object");
+
+    // The next call, and a clone's, go straight to the dialect that worked.
+    model.clone().complete(&asked).await.expect("answered");
+    let sent = requests(&server).await;
+    assert_eq!(sent.len(), 3);
+    assert_eq!(format_of(&sent[2])["type"], "json_object");
+    assert!(format_of(&sent[2])["schema"].is_object());
+
+    // A request that asks for no JSON is not in any dialect.
+    let plain = model.complete(&request("Hello")).await.expect("answered");
+    assert_eq!(plain.response_format, None);
+}
+
+#[tokio::test]
+async fn a_server_refusing_every_response_format_is_asked_in_the_prompt_alone() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(|request: &Request| !format_of(request).is_null())
+        .respond_with(
+            ResponseTemplate::new(400)
+                .set_body_string("Invalid request: unknown field response_format"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ok(r#"{"intent": "search", "confidence": 1}"#))
+        .mount(&server)
+        .await;
+    let model = model(&server);
+    let out = generate::<Verdict>(&model, request("Is this a search?").messages, 64)
+        .await
+        .expect("parsed");
+    assert_eq!(out.response_format.as_deref(), Some("prompt_only"));
+    assert_eq!(requests(&server).await.len(), 4, "one request per dialect");
+}
+
+#[tokio::test]
+async fn an_error_body_reaches_the_trace_as_one_short_line() {
+    let server = MockServer::start().await;
+    let page = format!(
+        "<html>\n<body>\n{}\n</body>\n</html>",
+        "Bad gateway. ".repeat(200)
+    );
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(400).set_body_string(page))
+        .mount(&server)
+        .await;
+    let error = model(&server)
+        .complete(&request("Hello"))
+        .await
+        .unwrap_err();
+    assert!(!error.message.contains('\n'), "{}", error.message);
+    assert!(error.message.chars().count() < 300, "{}", error.message);
+    assert!(
+        error.message.contains("answered HTTP 400"),
+        "{}",
+        error.message
+    );
+}

@@ -14,20 +14,78 @@ use std::time::{Duration, Instant};
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
-use ferret_core::text::{cut, CutMark};
+use ferret_core::text::{cut, one_line, CutMark};
 use ferret_core::{LlmError, RetryClass};
 use secrecy::{ExposeSecret, SecretString};
 
 pub use classify::classify_http_status;
 
-/// How the provider asks for JSON.
+/// How the provider asks for JSON: the structured-output dialects servers speak. The schema is
+/// written into the prompt in every one; the dialect says what the request adds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SchemaSupport {
-    /// Send `response_format: {"type": "json_schema", ...}` (OpenAI, vLLM, llama-server, Ollama).
+    /// `response_format: {"type": "json_schema", "json_schema": {...}}` (OpenAI, vLLM, Ollama,
+    /// llama.cpp's `llama-server`).
     #[default]
-    ResponseFormat,
-    /// The server rejects `response_format`: rely on the schema written into the prompt.
+    JsonSchema,
+    /// `response_format: {"type": "json_object", "schema": {...}}`, which llama.cpp-based servers
+    /// (llama-cpp-python's among them) enforce with a grammar.
+    JsonObjectWithSchema,
+    /// `response_format: {"type": "json_object"}`: any JSON, the schema in the prompt only.
+    JsonObject,
+    /// No `response_format`: the schema in the prompt only.
     PromptOnly,
+}
+
+impl SchemaSupport {
+    /// Every dialect, in the order a refused one falls back through.
+    pub const ALL: [SchemaSupport; 4] = [
+        SchemaSupport::JsonSchema,
+        SchemaSupport::JsonObjectWithSchema,
+        SchemaSupport::JsonObject,
+        SchemaSupport::PromptOnly,
+    ];
+
+    /// The dialect's name, as the configuration and the trace write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchemaSupport::JsonSchema => "json_schema",
+            SchemaSupport::JsonObjectWithSchema => "json_object_schema",
+            SchemaSupport::JsonObject => "json_object",
+            SchemaSupport::PromptOnly => "prompt_only",
+        }
+    }
+
+    /// The dialect tried when a server refuses this one; `None` after the prompt alone.
+    pub fn next(self) -> Option<SchemaSupport> {
+        let at = Self::ALL.iter().position(|d| *d == self)?;
+        Self::ALL.get(at + 1).copied()
+    }
+}
+
+impl std::fmt::Display for SchemaSupport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for SchemaSupport {
+    type Err = String;
+
+    /// A dialect by its name (`-` and `_` alike, any case).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let wanted = name.trim().to_lowercase().replace('-', "_");
+        Self::ALL
+            .into_iter()
+            .find(|d| d.name() == wanted)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Self::ALL.iter().map(|d| d.name()).collect();
+                format!(
+                    "`{name}` is not a structured-output dialect; the dialects are {}",
+                    known.join(", ")
+                )
+            })
+    }
 }
 
 /// Where and how to reach an OpenAI-compatible chat-completions server.
@@ -45,7 +103,8 @@ pub struct OpenAiConfig {
     pub timeout: Duration,
     /// Stream the answer token by token (the text is the same; a cut stream is a transient error).
     pub stream: bool,
-    /// Whether the server takes a JSON Schema `response_format`.
+    /// The structured-output dialect to try first; a server that refuses it (an error naming
+    /// `response_format`) gets the next, and the model remembers the one that worked.
     pub schema_support: SchemaSupport,
     /// Longest wait before the one retry (a `Retry-After` beyond it fails the call instead).
     pub max_retry_wait: Duration,
@@ -171,6 +230,25 @@ async fn send_keeping_failures(
     })))
 }
 
+/// Whether `error` is a server refusing the request's `response_format` (an error status whose
+/// body names it): the structured-output dialect to change, not a failure to retry.
+pub fn refuses_response_format(error: &OpenAIError) -> bool {
+    let (status, body) = match error {
+        OpenAIError::Boxed(boxed) => match boxed.downcast_ref::<HttpFailure>() {
+            Some(failure) => (failure.status, failure.body.to_lowercase()),
+            None => return false,
+        },
+        OpenAIError::ApiError(e) => (e.status_code.as_u16(), e.to_string().to_lowercase()),
+        _ => return false,
+    };
+    status >= 400 && (body.contains("response_format") || body.contains("response format"))
+}
+
+/// An error body as a trace shows it: one line, at most 200 characters.
+fn short(body: &str) -> String {
+    cut(&one_line(body), 200, CutMark::Ellipsis)
+}
+
 /// What an async-openai failure means for a retry, with a message that names `url`.
 pub fn classify_openai_error(error: OpenAIError, url: &str) -> LlmError {
     let (message, retry) = match error {
@@ -185,7 +263,7 @@ pub fn classify_openai_error(error: OpenAIError, url: &str) -> LlmError {
                     format!(
                         "{url} answered HTTP {}: {}",
                         failure.status,
-                        cut(&failure.body, 300, CutMark::Ellipsis)
+                        short(&failure.body)
                     ),
                     retry,
                 )
@@ -213,7 +291,7 @@ pub fn classify_openai_error(error: OpenAIError, url: &str) -> LlmError {
         OpenAIError::JSONDeserialize(e, body) => (
             format!(
                 "{url} sent a body that is not what the API returns ({e}): {}",
-                cut(&body, 200, CutMark::Ellipsis)
+                short(&body)
             ),
             RetryClass::Transient,
         ),
