@@ -1058,3 +1058,69 @@ fn research_prints_the_classification_and_the_note_and_replays_the_saved_run() {
         String::from_utf8_lossy(&nowhere.stderr)
     );
 }
+
+/// Against the live server `.ci/llama-server` starts (or any OpenAI-compatible one named by
+/// `FERRET_LLM_BASE_URL` and `FERRET_LLM_MODEL`): a search whose stages ask the model, in the
+/// dialect llama.cpp-based servers take, gets its calls answered and parsed.
+#[test]
+fn a_search_through_a_live_openai_compatible_server_gets_its_stage_calls_answered() {
+    if std::env::var("FERRET_LLM_BASE_URL").is_err() {
+        eprintln!("skipped: FERRET_LLM_BASE_URL is not set (see .ci/llama-server)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let notes = notes_in(dir.path());
+    let index = dir.path().join("index");
+    let out = ferret(dir.path())
+        .arg("ingest")
+        .arg(&notes)
+        .arg("--index")
+        .arg(&index)
+        .args(["--embedder", "none"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let out = ferret(dir.path())
+        .args([
+            "search",
+            "how often should keys be rotated?",
+            "--llm",
+            "openai",
+            "--llm-format",
+            "json-object-schema",
+            "--llm-timeout",
+            "120",
+            "--json",
+            "--index",
+        ])
+        .arg(&index)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let calls: Vec<&serde_json::Value> = response["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["stage"] == "llm_call")
+        .collect();
+    assert!(!calls.is_empty(), "{response}");
+    for call in &calls {
+        let error = call["outcome"]["error"].as_str().unwrap_or_default();
+        assert!(
+            !error.contains("answered HTTP") && !error.contains("cannot connect"),
+            "the server refused a call: {call}"
+        );
+    }
+    let accepted: Vec<&&serde_json::Value> = calls
+        .iter()
+        .filter(|call| call["outcome"]["kind"] != "failed")
+        .collect();
+    assert!(
+        !accepted.is_empty(),
+        "no stage call was accepted: {calls:?}"
+    );
+    for call in accepted {
+        assert_eq!(call["response_format"], "json_object_schema", "{call}");
+    }
+}

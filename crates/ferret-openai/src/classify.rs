@@ -4,8 +4,8 @@ use ferret_core::RetryClass;
 /// `Retry-After` header and its error body.
 ///
 /// 429 is a rate limit unless the body says the quota is exhausted, which no retry fixes;
-/// 408 and 5xx are transient; a 400 that says the context is too long is its own class, since only
-/// a shorter prompt helps; every other 4xx is permanent.
+/// a 400, 413 or 500 that says the context is too long is its own class, since only a shorter
+/// prompt helps; other 5xx and 408 are transient; every other 4xx is permanent.
 pub fn classify_http_status(status: u16, retry_after: Option<&str>, body: &str) -> RetryClass {
     let body = body.to_lowercase();
     match status {
@@ -16,14 +16,17 @@ pub fn classify_http_status(status: u16, retry_after: Option<&str>, body: &str) 
             RetryClass::Permanent
         }
         429 => RetryClass::rate_limited(retry_after),
-        408 | 500..=599 => RetryClass::Transient,
-        400 | 413
+        // OpenAI's wording, then llama-cpp-python's and llama-server's.
+        400 | 413 | 500
             if body.contains("context_length_exceeded")
                 || body.contains("maximum context length")
-                || body.contains("too many tokens") =>
+                || body.contains("too many tokens")
+                || body.contains("exceed context window")
+                || body.contains("exceeds the available context size") =>
         {
             RetryClass::ContextTooLong
         }
+        408 | 500..=599 => RetryClass::Transient,
         _ => RetryClass::Permanent,
     }
 }
@@ -38,7 +41,7 @@ mod tests {
     fn provider_failures_are_classified() {
         let quota = r#"{"error":{"type":"insufficient_quota","message":"You exceeded your current quota"}}"#;
         let context = r#"{"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 8192 tokens"}}"#;
-        let table: [(u16, Option<&str>, &str, RetryClass); 10] = [
+        let table: [(u16, Option<&str>, &str, RetryClass); 12] = [
             (
                 429,
                 Some("2"),
@@ -64,6 +67,18 @@ mod tests {
             (500, None, "", RetryClass::Transient),
             (503, Some("5"), "", RetryClass::Transient),
             (400, None, context, RetryClass::ContextTooLong),
+            (
+                400,
+                None,
+                r#"{"error":{"message":"Requested tokens (3012) exceed context window of 2048"}}"#,
+                RetryClass::ContextTooLong,
+            ),
+            (
+                500,
+                None,
+                r#"{"error":{"code":500,"message":"the request exceeds the available context size, try increasing it"}}"#,
+                RetryClass::ContextTooLong,
+            ),
             (
                 400,
                 None,
