@@ -42,7 +42,7 @@ pub struct LlmArgs {
     pub llm_timeout: u64,
     /// How the server is asked for JSON: json-schema (OpenAI, vLLM, Ollama, llama-server),
     /// json-object-schema (llama-cpp-python), json-object, or prompt-only. A server that refuses
-    /// it gets the next, once, and keeps the one that worked.
+    /// it is asked in the next at once, and the one that worked is kept.
     #[arg(long, env = "FERRET_LLM_FORMAT", default_value = "json-schema", value_parser = parse_format)]
     pub llm_format: SchemaSupport,
 }

@@ -46,14 +46,10 @@ pub struct OpenAiModel {
 impl OpenAiModel {
     /// A client for `config`. Fails when the base URL is not a URL or the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
-        let first = SchemaSupport::ALL
-            .iter()
-            .position(|d| *d == config.schema_support)
-            .unwrap_or(0);
         Ok(Self {
             client: openai_client(&config)?,
+            dialect: Arc::new(AtomicUsize::new(position(config.schema_support))),
             config,
-            dialect: Arc::new(AtomicUsize::new(first)),
         })
     }
 
@@ -118,8 +114,16 @@ impl OpenAiModel {
                 SchemaSupport::JsonObject => Some(json!({"type": "json_object"})),
                 SchemaSupport::PromptOnly => None,
             });
-        if let (Some(format), Some(fields)) = (format, body.as_object_mut()) {
-            fields.insert("response_format".into(), format);
+        if let Some(fields) = body.as_object_mut() {
+            if let Some(format) = format {
+                fields.insert("response_format".into(), format);
+            }
+            // llama.cpp-based servers read the older `max_tokens`, not `max_completion_tokens`,
+            // and would otherwise write until the context is full; OpenAI's reasoning models
+            // refuse `max_tokens`, and speak the first dialect.
+            if dialect != SchemaSupport::JsonSchema {
+                fields.insert("max_tokens".into(), json!(request.max_tokens));
+            }
         }
         body
     }
@@ -130,8 +134,9 @@ impl OpenAiModel {
         request: &CompletionRequest,
         sink: Option<&'s TextSink<'s>>,
     ) -> Result<Completion, LlmError> {
+        let first = self.dialect();
+        let mut dialect = first;
         loop {
-            let dialect = self.dialect();
             match self.call_in(request, dialect, sink).await {
                 Err(Failed::Api(refused))
                     if request.json_schema.is_some() && refuses_response_format(&refused) =>
@@ -145,25 +150,22 @@ impl OpenAiModel {
                         next = next.name(),
                         "the server refused the structured-output dialect; trying the next"
                     );
-                    // Another call may have moved on already: only the dialect it refused moves.
-                    let _ = self.dialect.compare_exchange(
-                        SchemaSupport::ALL
-                            .iter()
-                            .position(|d| *d == dialect)
-                            .unwrap_or(0),
-                        SchemaSupport::ALL
-                            .iter()
-                            .position(|d| *d == next)
-                            .unwrap_or(0),
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
+                    dialect = next;
                 }
                 Err(Failed::Api(error)) => {
                     return Err(classify_openai_error(error, &self.config.base_url))
                 }
                 Err(Failed::Model(error)) => return Err(error),
                 Ok(mut completion) => {
+                    // Kept once it worked; a call that moved on meanwhile keeps its own.
+                    if dialect != first {
+                        let _ = self.dialect.compare_exchange(
+                            position(first),
+                            position(dialect),
+                            Ordering::Relaxed,
+                            Ordering::Relaxed,
+                        );
+                    }
                     completion.response_format = request
                         .json_schema
                         .is_some()
@@ -231,6 +233,14 @@ impl OpenAiModel {
             response_format: None,
         })
     }
+}
+
+/// `dialect`'s position in [`SchemaSupport::ALL`].
+fn position(dialect: SchemaSupport) -> usize {
+    SchemaSupport::ALL
+        .iter()
+        .position(|d| *d == dialect)
+        .unwrap_or(0)
 }
 
 /// A call that failed: at the server (kept whole, to read a refused dialect from it), or in

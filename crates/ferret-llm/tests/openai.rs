@@ -544,3 +544,23 @@ async fn an_error_body_reaches_the_trace_as_one_short_line() {
         error.message
     );
 }
+
+#[tokio::test]
+async fn a_gateway_error_that_mentions_response_format_is_not_a_refused_dialect() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(502).set_body_string("upstream sent an invalid response_format"),
+        )
+        .mount(&server)
+        .await;
+    let model = model(&server);
+    let mut asked = request("Is this a search?");
+    asked.json_schema = Some(json!({"type": "object"}));
+    let error = model.complete(&asked).await.unwrap_err();
+    assert_eq!(error.retry, RetryClass::Transient, "{}", error.message);
+    assert_eq!(model.dialect(), SchemaSupport::JsonSchema);
+    let sent = requests(&server).await;
+    assert_eq!(sent.len(), 2, "the call and its one retry");
+    assert!(sent.iter().all(|r| format_of(r)["type"] == "json_schema"));
+}

@@ -230,8 +230,9 @@ async fn send_keeping_failures(
     })))
 }
 
-/// Whether `error` is a server refusing the request's `response_format` (an error status whose
-/// body names it): the structured-output dialect to change, not a failure to retry.
+/// Whether `error` is a server refusing the request's `response_format`: a 400, 422 or 500 whose
+/// body names the field. The structured-output dialect is then to change, not the call to retry;
+/// a gateway's 502 or a rate limit is not a refusal, whatever its body says.
 pub fn refuses_response_format(error: &OpenAIError) -> bool {
     let (status, body) = match error {
         OpenAIError::Boxed(boxed) => match boxed.downcast_ref::<HttpFailure>() {
@@ -241,7 +242,7 @@ pub fn refuses_response_format(error: &OpenAIError) -> bool {
         OpenAIError::ApiError(e) => (e.status_code.as_u16(), e.to_string().to_lowercase()),
         _ => return false,
     };
-    status >= 400 && (body.contains("response_format") || body.contains("response format"))
+    matches!(status, 400 | 422 | 500) && body.contains("response_format")
 }
 
 /// An error body as a trace shows it: one line, at most 200 characters.
