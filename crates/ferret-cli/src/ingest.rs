@@ -279,15 +279,10 @@ fn web_address(path: &Path) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")).then_some(text)
 }
 
-/// `url` as it may be shown: without a user name or password.
+/// `url` as it may be shown: without a user name, password or fragment.
 fn without_credentials(url: &str) -> String {
     match url::Url::parse(url.trim()) {
-        Ok(mut parsed) => {
-            // Both only fail on addresses without a host, which carry no credentials.
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.to_string()
-        }
+        Ok(parsed) => ferret::fetch::shown_address(&parsed).to_string(),
         Err(_) => url.to_owned(),
     }
 }

@@ -22,4 +22,4 @@ pub use error::FetchError;
 pub use fetcher::Fetcher;
 pub use guard::{NameResolver, SystemResolver};
 pub use ipnet::IpNet;
-pub use page::FetchedPage;
+pub use page::{shown_address, FetchedPage};

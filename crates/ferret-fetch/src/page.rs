@@ -28,16 +28,21 @@ pub struct FetchedPage {
     pub markdown: String,
 }
 
+/// `url` as it may be shown, stored and compared: without a user name, password or fragment.
+pub fn shown_address(url: &Url) -> Url {
+    let mut address = url.clone();
+    // Both fail only on an address without a host, which carries no credentials.
+    let _ = address.set_username("");
+    let _ = address.set_password(None);
+    address.set_fragment(None);
+    address
+}
+
 impl FetchedPage {
     /// The page's address as it may be shown and stored: [`FetchedPage::final_url`] without
     /// a user name, password or fragment.
     pub fn address(&self) -> Url {
-        let mut address = self.final_url.clone();
-        // Neither fails on an http(s) URL with a host, which is all a page can come from.
-        let _ = address.set_username("");
-        let _ = address.set_password(None);
-        address.set_fragment(None);
-        address
+        shown_address(&self.final_url)
     }
 
     /// A file name for the page, from the host and path of [`FetchedPage::address`] (so two

@@ -246,13 +246,7 @@ impl KnowledgeRegistry {
 /// parse.
 pub(crate) fn comparable_url(url: &str) -> String {
     match Url::parse(url.trim()) {
-        Ok(mut parsed) => {
-            parsed.set_fragment(None);
-            // Both only fail on URLs without a host, which keep what they have.
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.to_string()
-        }
+        Ok(parsed) => ferret_fetch::shown_address(&parsed).to_string(),
         Err(_) => url.trim().to_owned(),
     }
 }
