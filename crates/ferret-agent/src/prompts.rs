@@ -3,7 +3,7 @@
 //! from, the reply the model must give, and the template (under `templates/`), side by side. The
 //! template engine, the `data` fence and the structured-output parser are `ferret-llm`'s.
 
-use ferret_llm::{PromptContext, PromptSource, Stage};
+use ferret_llm::{reply_schema, restrict_to_labels, PromptContext, PromptSource, Stage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -45,11 +45,13 @@ pub struct ToolSelectionContext {
 pub struct ToolChoiceReply {
     /// Why this tool, in one or two sentences.
     #[serde(default)]
+    #[schemars(length(max = 200))]
     pub reasoning: String,
     /// The name of one of the tools given, or DONE to stop searching.
     pub tool: String,
     /// What to pass to the tool, as its description says; empty for DONE.
     #[serde(default, alias = "query", alias = "arguments", alias = "input")]
+    #[schemars(length(max = 200))]
     pub argument: String,
 }
 
@@ -64,6 +66,14 @@ impl PromptContext for ToolSelectionContext {
     const STAGE: Stage = Stage::ToolSelection;
     const TEMPLATE: &'static str = include_str!("../templates/tool_selection.j2");
     type Reply = ToolChoiceReply;
+
+    /// The tool is one of those offered, or [`DONE_TOOL`].
+    fn reply_schema(&self) -> serde_json::Value {
+        let mut schema = reply_schema::<ToolChoiceReply>();
+        let names = self.tools.iter().map(|t| t.name.as_str());
+        restrict_to_labels(&mut schema, "/properties/tool", names.chain([DONE_TOOL]));
+        schema
+    }
 }
 
 /// Context of planning: a ReWOO plan of tool calls for a question, or a corrected one.

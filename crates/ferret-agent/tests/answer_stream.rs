@@ -29,6 +29,7 @@ impl LanguageModel for Streaming {
             usage: TokenUsage::default(),
             model: "streaming".into(),
             response_format: None,
+            constrained: false,
         })
     }
 

@@ -216,6 +216,7 @@ fn trace_step(step: &TraceStep) -> String {
             let outcome = match &call.outcome {
                 LlmCallOutcome::Parsed => "parsed".to_owned(),
                 LlmCallOutcome::Repaired => "parsed after one repair".to_owned(),
+                LlmCallOutcome::Refused { error } => format!("refused, heuristic used: {error}"),
                 LlmCallOutcome::Failed { error } => format!("failed, heuristic used: {error}"),
             };
             format!(

@@ -69,6 +69,10 @@ pub struct Completion {
     /// provider has dialects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_format: Option<String>,
+    /// The reply was decoded under its JSON Schema's grammar, so it parses by construction and
+    /// asking the model to repair it cannot help.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub constrained: bool,
 }
 
 /// A model call that failed.

@@ -38,7 +38,14 @@ pub enum LlmCallOutcome {
     Parsed,
     /// The first answer did not parse; the repair request's answer did.
     Repaired,
-    /// No usable answer: the stage fell back to its heuristic.
+    /// The reply parsed, but the stage's own checks refused it (a label it does not know, a
+    /// citation that points nowhere): the stage fell back to its heuristic.
+    Refused {
+        /// Why the stage refused it.
+        error: String,
+    },
+    /// No usable answer (the call failed, or the reply did not parse): the stage fell back to
+    /// its heuristic.
     Failed {
         /// What went wrong.
         error: String,

@@ -12,6 +12,8 @@
 //! It must not depend on any backend crate, nor on the executor.
 
 #[cfg(feature = "local-model")]
+mod grammar;
+#[cfg(feature = "local-model")]
 mod local;
 #[cfg(feature = "openai")]
 mod openai;
@@ -37,5 +39,6 @@ pub use prompts::{
 pub use scripted::{Exchange, ScriptedModel};
 pub use stage::{ModelPrice, StageModel, StageModelConfig};
 pub use structured::{
-    generate, generate_streaming, parse_tolerant, Attempted, StructuredError, StructuredOutput,
+    generate, generate_streaming, generate_with_schema, parse_tolerant, reply_schema,
+    restrict_to_labels, Attempted, StructuredError, StructuredOutput,
 };

@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -16,6 +16,8 @@ use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::{AddedToken, PreTokenizerWrapper, Tokenizer};
+
+use crate::grammar::Grammars;
 
 /// File name of the embedded model inside a models directory (see `cargo xtask models`).
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -38,7 +40,18 @@ pub struct LocalModelConfig {
     /// multiply instead, which makes prompts several times faster for about 4 bytes a weight
     /// (some 550 MB for SmolLM2-135M).
     pub dequantize: bool,
+    /// Decode structured replies under their JSON Schema: at each step only the tokens that keep
+    /// the reply valid may be chosen, so it always parses and an enum field takes one of its
+    /// values. Off, the model writes freely and the reply is parsed tolerantly.
+    pub constrain_json: bool,
+    /// Divides the odds of a word the reply has used in its last [`REPEAT_WINDOW`] tokens (1.0:
+    /// off). A 135M model left alone repeats a phrase until its budget ends; the JSON's own
+    /// punctuation is exempt, so closing a string or an object is never made less likely.
+    pub repeat_penalty: f32,
 }
+
+/// How far back [`LocalModelConfig::repeat_penalty`] looks, in generated tokens.
+pub const REPEAT_WINDOW: usize = 64;
 
 impl LocalModelConfig {
     /// Defaults for the model at `gguf`.
@@ -48,6 +61,8 @@ impl LocalModelConfig {
             context_tokens: 4096,
             seed: 299_792_458,
             dequantize: true,
+            constrain_json: true,
+            repeat_penalty: 1.3,
         }
     }
 }
@@ -58,6 +73,11 @@ struct Loaded {
     /// The GGUF's chat template, compiled once at load as `chat`.
     chat: minijinja::Environment<'static>,
     stop_tokens: Vec<u32>,
+    /// Compiles reply schemas to token masks; `None` when the vocabulary cannot be read as
+    /// byte-level text (replies are then unconstrained).
+    grammars: Option<Grammars>,
+    /// Tokens that carry JSON punctuation, never penalised as repeats.
+    punctuation: HashSet<u32>,
 }
 
 /// A chat model run in-process by candle from a GGUF file, on the CPU: no server, no network.
@@ -84,18 +104,17 @@ impl LocalModel {
     /// Load the weights, tokenizer and chat template from the GGUF file.
     pub fn load(config: LocalModelConfig) -> Result<Self, LlmError> {
         let path = &config.gguf;
-        let fail = |what: &str, e: &dyn std::fmt::Display| LlmError {
-            message: format!("cannot load the model {}: {what}: {e}", path.display()),
+        // Missing, truncated or not a GGUF at all: fetching it again is the remedy for each.
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            LlmError {
+            message: format!(
+                "cannot load the model {}: {what}: {e} (run `cargo xtask models` to fetch it again)",
+                path.display()
+            ),
             retry: RetryClass::Permanent,
+        }
         };
-        let mut file = std::fs::File::open(path).map_err(|e| {
-            let hint = if e.kind() == std::io::ErrorKind::NotFound {
-                " (run `cargo xtask models` to fetch it)"
-            } else {
-                ""
-            };
-            fail("cannot open it", &format!("{e}{hint}"))
-        })?;
+        let mut file = std::fs::File::open(path).map_err(|e| fail("cannot open it", &e))?;
         let content =
             gguf_file::Content::read(&mut file).map_err(|e| fail("not a GGUF file", &e))?;
         let tokenizer =
@@ -126,6 +145,21 @@ impl LocalModel {
             ModelWeights::from_gguf(content, &mut file, &Device::Cpu)
         }
         .map_err(|e| fail("weights", &e))?;
+        let grammars = match stop_tokens.first() {
+            Some(&stop) => Grammars::new(&tokenizer, stop, tokenizer.get_vocab_size(true))
+                .map_err(|error| {
+                    tracing::warn!(model = %path.display(), %error, "replies cannot be constrained to their schema");
+                })
+                .ok(),
+            None => None,
+        };
+        let punctuation = (0..tokenizer.get_vocab_size(true) as u32)
+            .filter(|&id| {
+                tokenizer
+                    .id_to_token(id)
+                    .is_some_and(|token| token.contains(['"', '{', '}', '[', ']', ':', ',']))
+            })
+            .collect();
         let name = path
             .file_stem()
             .map_or_else(|| "local".to_owned(), |s| s.to_string_lossy().into_owned());
@@ -137,6 +171,8 @@ impl LocalModel {
                 tokenizer,
                 chat,
                 stop_tokens,
+                grammars,
+                punctuation,
             })),
         })
     }
@@ -165,11 +201,12 @@ impl LanguageModel for LocalModel {
                 message: "an earlier generation panicked; the model must be reloaded".into(),
                 retry: RetryClass::Permanent,
             })?;
-            generate_blocking(&mut loaded, &config, &request).map(|(text, usage)| Completion {
-                text,
-                usage,
+            generate_blocking(&mut loaded, &config, &request).map(|generated| Completion {
+                text: generated.text,
+                usage: generated.usage,
                 model: name,
-                response_format: None,
+                response_format: generated.constrained.then(|| GRAMMAR_FORMAT.to_owned()),
+                constrained: generated.constrained,
             })
         })
         .await
@@ -180,22 +217,42 @@ impl LanguageModel for LocalModel {
     }
 }
 
+/// The dialect the trace names for a reply decoded under its schema's grammar.
+const GRAMMAR_FORMAT: &str = "grammar";
+
+struct Generated {
+    text: String,
+    usage: TokenUsage,
+    /// Decoded under the reply schema's grammar.
+    constrained: bool,
+}
+
 fn generate_blocking(
     loaded: &mut Loaded,
     config: &LocalModelConfig,
     request: &CompletionRequest,
-) -> Result<(String, TokenUsage), LlmError> {
+) -> Result<Generated, LlmError> {
     let fail = |e: &dyn std::fmt::Display| LlmError {
         message: format!("local generation failed: {e}"),
         retry: RetryClass::Permanent,
     };
-    // A small model asked for JSON often starts with prose; beginning its reply with the object's
-    // first key puts it on the JSON track, and the reply ends where the object closes.
-    let prefill = request
-        .json_schema
-        .as_ref()
-        .map(json_prefill)
-        .unwrap_or_default();
+    let mut matcher = match (&request.json_schema, &loaded.grammars) {
+        (Some(schema), Some(grammars)) if config.constrain_json => match grammars.matcher(schema) {
+            Ok(matcher) => Some(matcher),
+            Err(error) => {
+                tracing::warn!(%error, "the reply's schema cannot be compiled to a grammar; generating unconstrained");
+                None
+            }
+        },
+        _ => None,
+    };
+    // Unconstrained, a small model asked for JSON often starts with prose; beginning its reply
+    // with the object's first key puts it on the JSON track, and the reply ends where the
+    // object closes. Under a grammar the matcher does both.
+    let prefill = match (&request.json_schema, &matcher) {
+        (Some(schema), None) => json_prefill(schema),
+        _ => String::new(),
+    };
     let mut json = (!prefill.is_empty()).then(|| JsonDepth::after(&prefill));
     let prompt = render_chat(&loaded.chat, &request.messages).map_err(|e| fail(&e))? + &prefill;
     let encoding = loaded
@@ -224,10 +281,32 @@ fn generate_blocking(
     let mut sampler = LogitsProcessor::from_sampling(config.seed, sampling);
     let device = Device::Cpu;
     let mut generated: Vec<u32> = Vec::new();
-    // The first pass sees the whole prompt; later passes feed one token against the cache.
+    // What the model chose, without the tokens the grammar forced: the repeats to penalise.
+    let mut sampled: Vec<u32> = Vec::new();
+    // Tokens the grammar forces (`{"intent":"` and every key after it) are not sampled: they
+    // join the next forward pass together.
     let mut input = prompt_ids.clone();
+    if let Some(matcher) = matcher.as_mut() {
+        let forced = matcher.consume_ff_tokens();
+        generated.extend_from_slice(&forced);
+        input.extend(forced);
+    }
     let mut position = 0;
     while generated.len() < max_new {
+        let mask = match matcher.as_mut() {
+            Some(matcher) => {
+                if matcher.is_stopped() {
+                    break;
+                }
+                let mask = matcher.compute_mask().map_err(|e| fail(&e))?;
+                // Only the end of the reply is left: it is complete.
+                if mask.num_set() <= 1 && matcher.is_accepting().unwrap_or(true) {
+                    break;
+                }
+                Some(mask)
+            }
+            None => None,
+        };
         let tensor = Tensor::new(input.as_slice(), &device)
             .and_then(|t| t.unsqueeze(0))
             .map_err(|e| fail(&e))?;
@@ -237,12 +316,31 @@ fn generate_blocking(
             .and_then(|l| l.squeeze(0))
             .map_err(|e| fail(&e))?;
         position += input.len();
+        let mut values = logits.to_vec1::<f32>().map_err(|e| fail(&e))?;
+        let recent = &sampled[sampled.len().saturating_sub(REPEAT_WINDOW)..];
+        penalize_repeats(&mut values, recent, config.repeat_penalty, &loaded.punctuation);
+        if let Some(mask) = &mask {
+            for (id, value) in values.iter_mut().enumerate() {
+                let allowed = id < mask.len() && mask.is_allowed(id as u32);
+                if !allowed {
+                    *value = f32::NEG_INFINITY;
+                }
+            }
+        }
+        let logits = Tensor::new(values, &device).map_err(|e| fail(&e))?;
         let next = sampler.sample(&logits).map_err(|e| fail(&e))?;
         if loaded.stop_tokens.contains(&next) {
             break;
         }
         generated.push(next);
+        sampled.push(next);
         input = vec![next];
+        if let Some(matcher) = matcher.as_mut() {
+            matcher.consume_token(next).map_err(|e| fail(&e))?;
+            let forced = matcher.consume_ff_tokens();
+            generated.extend_from_slice(&forced);
+            input.extend(forced);
+        }
         if let Some(depth) = json.as_mut() {
             let piece = loaded
                 .tokenizer
@@ -258,13 +356,32 @@ fn generate_blocking(
             .tokenizer
             .decode(&generated, true)
             .map_err(|e| fail(&e))?;
-    Ok((
+    Ok(Generated {
         text,
-        TokenUsage {
+        usage: TokenUsage {
             prompt_tokens: prompt_ids.len() as u64,
             completion_tokens: generated.len() as u64,
         },
-    ))
+        constrained: matcher.is_some(),
+    })
+}
+
+/// Divide (or, for a negative logit, multiply) by `penalty` the logit of each token in `recent`
+/// once, `exempt` aside.
+fn penalize_repeats(values: &mut [f32], recent: &[u32], penalty: f32, exempt: &HashSet<u32>) {
+    if penalty == 1.0 {
+        return;
+    }
+    let seen: HashSet<u32> = recent.iter().copied().collect();
+    for id in seen.difference(exempt) {
+        if let Some(logit) = values.get_mut(*id as usize) {
+            *logit = if *logit >= 0.0 {
+                *logit / penalty
+            } else {
+                *logit * penalty
+            };
+        }
+    }
 }
 
 /// `{"<first required property>":`, or `{` when the schema names none.

@@ -200,6 +200,7 @@ impl OpenAiModel {
                 usage: usage(response.usage.as_ref()),
                 model: response.model,
                 response_format: None,
+                constrained: false,
             });
         }
         let mut stream: Pin<
@@ -231,6 +232,7 @@ impl OpenAiModel {
             usage: usage(tokens.as_ref()),
             model,
             response_format: None,
+            constrained: false,
         })
     }
 }

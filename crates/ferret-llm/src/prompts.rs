@@ -197,6 +197,12 @@ pub trait PromptContext: Serialize {
     const TEMPLATE: &'static str;
     /// The reply the stage's prompt asks the model for.
     type Reply: DeserializeOwned + JsonSchema;
+
+    /// The JSON Schema the reply must follow: the reply type's, unless this context narrows it
+    /// (a string field restricted to the labels the prompt offers).
+    fn reply_schema(&self) -> serde_json::Value {
+        crate::structured::reply_schema::<Self::Reply>()
+    }
 }
 
 /// Context of action extraction.

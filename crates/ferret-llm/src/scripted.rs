@@ -100,6 +100,7 @@ impl LanguageModel for ScriptedModel {
             text: exchange.reply,
             model: self.name.clone(),
             response_format: None,
+            constrained: false,
         })
     }
 }

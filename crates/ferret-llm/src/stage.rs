@@ -9,7 +9,15 @@ use ferret_core::{
 use serde::{Deserialize, Serialize};
 
 use crate::prompts::{PromptContext, Prompts};
-use crate::structured::{generate_streaming, Attempted, StructuredError};
+use crate::structured::{generate_with_schema, Attempted, StructuredError};
+
+/// Why a stage's model call gave no value.
+enum Miss {
+    /// The reply parsed; the stage's checks refused it.
+    Refused(String),
+    /// No reply that parsed.
+    Failed(String),
+}
 
 /// What a model costs, in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -140,12 +148,13 @@ impl StageModel {
             response_format: None,
         };
         let result = match self.prompts.render_context(context) {
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(Miss::Failed(e.to_string())),
             Ok(messages) => {
-                match generate_streaming::<C::Reply>(
+                match generate_with_schema::<C::Reply>(
                     self.model.as_ref(),
                     messages,
                     max_tokens,
+                    context.reply_schema(),
                     sink,
                 )
                 .await
@@ -160,17 +169,25 @@ impl StageModel {
                         call.response_format = out.response_format;
                         accept(out.value)
                             .map(|value| (value, out.attempted))
-                            .map_err(|e| format!("the reply makes no sense: {e}"))
+                            .map_err(|e| Miss::Refused(format!("the reply makes no sense: {e}")))
                     }
                     Err(StructuredError::Unparseable {
                         last_error, usage, ..
                     }) => {
                         self.account(&mut call, 2, usage);
-                        Err(format!("unparseable after one repair: {last_error}"))
+                        Err(Miss::Failed(format!(
+                            "unparseable after one repair: {last_error}"
+                        )))
+                    }
+                    Err(StructuredError::Incomplete { error, usage, .. }) => {
+                        self.account(&mut call, 1, usage);
+                        Err(Miss::Failed(format!(
+                            "cut off before the reply was complete: {error}"
+                        )))
                     }
                     Err(StructuredError::Model(e)) => {
                         call.requests = 1;
-                        Err(e.to_string())
+                        Err(Miss::Failed(e.to_string()))
                     }
                 }
             }
@@ -190,13 +207,17 @@ impl StageModel {
                     llm_calls: vec![call],
                 }
             }
-            Err(error) => {
+            Err(miss) => {
+                let (error, outcome) = match miss {
+                    Miss::Refused(error) => (error.clone(), LlmCallOutcome::Refused { error }),
+                    Miss::Failed(error) => (error.clone(), LlmCallOutcome::Failed { error }),
+                };
                 tracing::warn!(stage = stage.name(), %model, %error, "model stage failed; the heuristic runs instead");
                 let mut output = fallback.await;
                 output.implementation = Implementation::Heuristic {
                     why: format!("fallback, {model} failed: {error}"),
                 };
-                call.outcome = LlmCallOutcome::Failed { error };
+                call.outcome = outcome;
                 output.llm_calls.insert(0, call);
                 output
             }

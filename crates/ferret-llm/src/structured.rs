@@ -24,6 +24,19 @@ pub enum StructuredError {
         /// Tokens spent on the attempts.
         usage: TokenUsage,
     },
+    /// The reply was decoded under the schema's grammar but stopped before the value was
+    /// complete (the token limit came first); a repair request cannot help.
+    #[error(
+        "the model's reply, decoded under the schema, was cut off before it was complete: {error}"
+    )]
+    Incomplete {
+        /// The parse error.
+        error: String,
+        /// The raw output, for the trace.
+        last_output: String,
+        /// Tokens spent.
+        usage: TokenUsage,
+    },
 }
 
 /// How a structured value was obtained.
@@ -242,11 +255,49 @@ pub async fn generate<T: DeserializeOwned + JsonSchema>(
 /// streams); a repair's answer is not streamed, as its reader has seen the first one.
 pub async fn generate_streaming<T: DeserializeOwned + JsonSchema>(
     model: &dyn LanguageModel,
-    mut messages: Vec<ChatMessage>,
+    messages: Vec<ChatMessage>,
     max_tokens: u32,
     sink: &TextSink<'_>,
 ) -> Result<StructuredOutput<T>, StructuredError> {
-    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Null);
+    generate_with_schema(model, messages, max_tokens, reply_schema::<T>(), sink).await
+}
+
+/// The JSON Schema of `T`, as a reply's schema is sent to a model.
+pub fn reply_schema<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+/// Restrict the string property at `pointer` (a JSON pointer into `schema`, such as
+/// `/properties/intent`) to `labels`; an optional property keeps `null`. A pointer that names
+/// nothing leaves the schema as it was, so a renamed field loses its narrowing, not its reply.
+pub fn restrict_to_labels<'a>(
+    schema: &mut Value,
+    pointer: &str,
+    labels: impl IntoIterator<Item = &'a str>,
+) {
+    let Some(property) = schema.pointer_mut(pointer).and_then(Value::as_object_mut) else {
+        return;
+    };
+    let nullable = match property.get("type") {
+        Some(Value::Array(kinds)) => kinds.iter().any(|k| k == "null"),
+        _ => false,
+    };
+    let mut allowed: Vec<Value> = labels.into_iter().map(Value::from).collect();
+    if nullable {
+        allowed.push(Value::Null);
+    }
+    property.insert("enum".to_owned(), Value::Array(allowed));
+}
+
+/// [`generate_streaming`] with `schema` in place of `T`'s own: a narrower one (an enum of the
+/// labels this request offers where `T` has a string) that every value of it still parses as `T`.
+pub async fn generate_with_schema<T: DeserializeOwned>(
+    model: &dyn LanguageModel,
+    mut messages: Vec<ChatMessage>,
+    max_tokens: u32,
+    schema: Value,
+    sink: &TextSink<'_>,
+) -> Result<StructuredOutput<T>, StructuredError> {
     let instruction = reply_instruction(&schema);
     // Small models follow one system message at the top best; the schema joins it.
     match messages.iter_mut().find(|m| m.role == ChatRole::System) {
@@ -274,6 +325,13 @@ pub async fn generate_streaming<T: DeserializeOwned + JsonSchema>(
                 attempted: Attempted::Parsed,
                 usage,
                 response_format: first.response_format,
+            })
+        }
+        Err(error) if first.constrained => {
+            return Err(StructuredError::Incomplete {
+                error,
+                last_output: first.text,
+                usage,
             })
         }
         Err(error) => error,

@@ -20,7 +20,7 @@ use crate::{
 };
 use crate::{BridgeFinder, Hop, HopFinder, HopRequest, QuestionShape};
 
-const INTENTS: [Intent; 4] = [
+pub(crate) const INTENTS: [Intent; 4] = [
     Intent::Search,
     Intent::Unclear,
     Intent::Unrelated,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use ferret_llm::{PromptContext, PromptSource, Stage};
+use ferret_llm::{reply_schema, restrict_to_labels, PromptContext, PromptSource, Stage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +37,7 @@ pub struct IntentReply {
     pub intent: String,
     /// One short sentence explaining the choice.
     #[serde(default)]
+    #[schemars(length(max = 100))]
     pub reason: String,
 }
 
@@ -44,6 +45,13 @@ impl PromptContext for IntentContext {
     const STAGE: Stage = Stage::Intent;
     const TEMPLATE: &'static str = include_str!("../templates/intent.j2");
     type Reply = IntentReply;
+
+    fn reply_schema(&self) -> serde_json::Value {
+        let mut schema = reply_schema::<IntentReply>();
+        let labels = crate::llm::INTENTS.map(crate::Intent::as_str);
+        restrict_to_labels(&mut schema, "/properties/intent", labels);
+        schema
+    }
 }
 
 /// Context of query analysis.
@@ -79,9 +87,11 @@ pub struct AnalysisReply {
     pub query_type: String,
     /// Names, products, versions, places, dates and key terms, copied as written.
     #[serde(default)]
+    #[schemars(length(max = 4), inner(length(max = 40)))]
     pub entities: Vec<String>,
     /// What the user wants to achieve, in a few words.
     #[serde(default)]
+    #[schemars(length(max = 30))]
     pub intent: String,
     /// "simple" if one search can answer the question, "complex" if it needs several.
     pub complexity: String,
@@ -91,6 +101,19 @@ impl PromptContext for AnalysisContext {
     const STAGE: Stage = Stage::Analysis;
     const TEMPLATE: &'static str = include_str!("../templates/analysis.j2");
     type Reply = AnalysisReply;
+
+    fn reply_schema(&self) -> serde_json::Value {
+        let mut schema = reply_schema::<AnalysisReply>();
+        let offered = self.query_types.iter().map(String::as_str);
+        restrict_to_labels(&mut schema, "/properties/query_type", offered);
+        let complexities = [crate::Complexity::Simple, crate::Complexity::Complex];
+        restrict_to_labels(
+            &mut schema,
+            "/properties/complexity",
+            complexities.map(crate::Complexity::as_str),
+        );
+        schema
+    }
 }
 
 /// Context of query decomposition.
@@ -111,9 +134,11 @@ pub struct DecompositionContext {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DecompositionReply {
     /// Focused search queries, each under 100 characters, each covering one part of the question.
+    #[schemars(inner(length(max = 100)))]
     pub sub_queries: Vec<String>,
     /// For an error, a brief hypothesis of what is wrong at the root, in one sentence.
     #[serde(default)]
+    #[schemars(length(max = 160))]
     pub root_cause_hypothesis: Option<String>,
 }
 
@@ -121,6 +146,18 @@ impl PromptContext for DecompositionContext {
     const STAGE: Stage = Stage::Decomposition;
     const TEMPLATE: &'static str = include_str!("../templates/decomposition.j2");
     type Reply = DecompositionReply;
+
+    fn reply_schema(&self) -> serde_json::Value {
+        let mut schema = reply_schema::<DecompositionReply>();
+        if let Some(queries) = schema
+            .pointer_mut("/properties/sub_queries")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            queries.insert("minItems".into(), 1.into());
+            queries.insert("maxItems".into(), self.max_sub_queries.max(1).into());
+        }
+        schema
+    }
 }
 
 /// Context of query rewriting.
@@ -156,6 +193,20 @@ impl PromptContext for RewriteContext {
     const STAGE: Stage = Stage::Rewrite;
     const TEMPLATE: &'static str = include_str!("../templates/rewrite.j2");
     type Reply = RewriteReply;
+
+    fn reply_schema(&self) -> serde_json::Value {
+        let mut schema = reply_schema::<RewriteReply>();
+        if let Some(query) = schema
+            .pointer_mut("/properties/query")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            query.insert("minLength".into(), 1.into());
+            // A search query, not a paragraph: small models otherwise write until the budget ends.
+            let longest = self.max_chars.clamp(1, 100);
+            query.insert("maxLength".into(), longest.into());
+        }
+        schema
+    }
 }
 
 /// Context of one hop of a multi-hop search.
@@ -177,12 +228,14 @@ pub struct NextHopContext {
 pub struct NextHopReply {
     /// What the sources show and what is still missing, in one or two sentences.
     #[serde(default)]
+    #[schemars(length(max = 200))]
     pub reasoning: String,
     /// true if the sources answer every part of the question, false if another search is needed.
     #[serde(default)]
     pub done: bool,
     /// The next search query: usually a name the sources point to plus what the question asks about it; empty when done.
     #[serde(default, alias = "next_query", alias = "search_query")]
+    #[schemars(length(max = 100))]
     pub query: String,
 }
 
@@ -220,6 +273,7 @@ pub struct FollowUpReply {
     pub standalone: bool,
     /// The new question rewritten to stand alone; empty when standalone.
     #[serde(default, alias = "rewritten", alias = "resolved")]
+    #[schemars(length(max = 300))]
     pub question: String,
 }
 
@@ -232,6 +286,30 @@ impl PromptContext for FollowUpContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_fields_are_restricted_to_the_labels_the_stages_read() {
+        let intent = IntentContext {
+            question: "hi".into(),
+            domain: "anything".into(),
+        }
+        .reply_schema();
+        assert_eq!(
+            intent["properties"]["intent"]["enum"],
+            serde_json::json!(["search", "unclear", "unrelated", "greeting"])
+        );
+        let mut analysis = AnalysisContext::new("How do I pin a crate?");
+        analysis.query_types = vec!["how_to".into(), "factual".into()];
+        let schema = analysis.reply_schema();
+        assert_eq!(
+            schema["properties"]["query_type"]["enum"],
+            serde_json::json!(["how_to", "factual"])
+        );
+        assert_eq!(
+            schema["properties"]["complexity"]["enum"],
+            serde_json::json!(["simple", "complex"])
+        );
+    }
 
     #[test]
     fn a_hop_reply_tolerates_what_small_models_rename_or_leave_out() {

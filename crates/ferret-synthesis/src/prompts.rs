@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ferret_llm::{PromptContext, PromptSource, Stage};
+use ferret_llm::{reply_schema, PromptContext, PromptSource, Stage};
 
 use crate::EarlierTurn;
 use schemars::JsonSchema;
@@ -40,6 +40,7 @@ pub struct SynthesisReply {
     /// The answer in a few words (a name, a date, a number, a place, yes or no), copied exactly
     /// from one source; absent when the sources do not state it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 80))]
     pub short_answer: Option<String>,
     /// The number of the source `short_answer` is copied from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,4 +51,97 @@ impl PromptContext for SynthesisContext {
     const STAGE: Stage = Stage::Synthesis;
     const TEMPLATE: &'static str = include_str!("../templates/synthesis.j2");
     type Reply = SynthesisReply;
+
+    /// With sources, the answer must cite at least one of them, and only them, by `[n]`; the
+    /// short answer's source is one of them.
+    fn reply_schema(&self) -> serde_json::Value {
+        let mut schema = reply_schema::<SynthesisReply>();
+        if self.sources.is_empty() {
+            return schema;
+        }
+        let numbers: Vec<String> = self.sources.iter().map(|s| s.number.to_string()).collect();
+        let marker = format!(r"\[(?:{})\]", numbers.join("|"));
+        if let Some(answer) = schema
+            .pointer_mut("/properties/answer")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            answer.insert(
+                "pattern".into(),
+                format!(r"^[^\[\]]*{marker}(?:[^\[\]]|{marker})*$").into(),
+            );
+            // Long enough for a few cited sentences, short enough that a small model reaches
+            // its citation within the token budget.
+            answer.insert("maxLength".into(), 320.into());
+        }
+        // A short answer comes with the number of the source it is copied from, or neither does.
+        let numbers: Vec<serde_json::Value> =
+            self.sources.iter().map(|s| s.number.into()).collect();
+        let short = schema.pointer("/properties/short_answer").cloned();
+        if let (Some(serde_json::Value::Object(object)), Some(mut short)) =
+            (Some(&mut schema), short)
+        {
+            short["type"] = "string".into();
+            object.insert(
+                "anyOf".into(),
+                serde_json::json!([
+                    {
+                        "properties": {
+                            "short_answer_source": {"enum": numbers},
+                            "short_answer": short
+                        },
+                        "required": ["short_answer_source", "short_answer"]
+                    },
+                    {
+                        "properties": {
+                            "short_answer_source": {"type": "null"},
+                            "short_answer": {"type": "null"}
+                        }
+                    }
+                ]),
+            );
+        }
+        schema
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_must_cite_a_source_shown_and_no_other() {
+        let source = |number: usize| PromptSource {
+            number,
+            title: format!("source {number}"),
+            text: String::new(),
+            url: None,
+        };
+        let context = SynthesisContext {
+            question: "q".into(),
+            sources: vec![source(1), source(2)],
+            guidance: None,
+            context: BTreeMap::new(),
+            conversation: Vec::new(),
+            search: Vec::new(),
+        };
+        let schema = context.reply_schema();
+        let pattern = schema["properties"]["answer"]["pattern"]
+            .as_str()
+            .expect("a pattern");
+        let answer = regex::Regex::new(pattern).expect("compiles");
+        for cited in [
+            "Paris [1].",
+            "Paris [2][1], on the Seine [2]",
+            "[1] says so",
+        ] {
+            assert!(answer.is_match(cited), "{cited}");
+        }
+        for uncited in ["Paris.", "Paris [3].", "Paris [1] and [x]", "Paris [12]."] {
+            assert!(!answer.is_match(uncited), "{uncited}");
+        }
+        assert_eq!(
+            schema["anyOf"][0]["properties"]["short_answer_source"]["enum"],
+            serde_json::json!([1, 2])
+        );
+    }
 }

@@ -1,30 +1,152 @@
-//! End to end with the embedded SmolLM2-135M on the default corpus: whatever the small model
-//! writes, the answer's citations resolve. Needs `cargo xtask models`; without the model the test
+//! The embedded SmolLM2-135M: its replies follow their schema, a bad model file is refused
+//! clearly, and end to end on the default corpus the answer's citations resolve. Needs `cargo xtask models`; without the model the test
 //! says it was skipped, unless `FERRET_REQUIRE_MODELS` is set (as CI does), when it fails.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use ferret::{Ferret, LocalModel, Query, ResponseType, TraceStep, SMOLLM2_FILE};
+use ferret::{Ferret, LocalModel, LocalModelConfig, Query, ResponseType, TraceStep, SMOLLM2_FILE};
+use ferret_core::{ChatMessage, ChatRole, CompletionRequest, LanguageModel};
+use ferret_llm::{generate_with_schema, restrict_to_labels, Attempted};
 
 mod common;
 use common::{assert_citations_resolve, use_temporary_ferret_home};
 
+/// The folder holding the embedded model, or `None` (the test is skipped, and says so) when it
+/// has not been fetched and CI does not require it.
+fn models_dir() -> Option<PathBuf> {
+    let models = ferret::default_models_dir();
+    if models.join(SMOLLM2_FILE).is_file() {
+        return Some(models);
+    }
+    assert!(
+        std::env::var_os("FERRET_REQUIRE_MODELS").is_none(),
+        "{SMOLLM2_FILE} is not in {}",
+        models.display()
+    );
+    eprintln!(
+        "skipped: {SMOLLM2_FILE} is not in {} (run `cargo xtask models`)",
+        models.display()
+    );
+    None
+}
+
+/// The intent verdict with its label restricted as the guardrail restricts it.
+fn intent_schema() -> serde_json::Value {
+    let mut schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "intent": {"type": "string"},
+            "reason": {"type": "string", "maxLength": 80}
+        },
+        "required": ["intent", "reason"]
+    });
+    restrict_to_labels(&mut schema, "/properties/intent", INTENT_LABELS);
+    schema
+}
+
+const INTENT_LABELS: [&str; 4] = ["search", "unclear", "unrelated", "greeting"];
+
+fn ask(question: &str) -> Vec<ChatMessage> {
+    vec![ChatMessage {
+        role: ChatRole::User,
+        content: format!("Classify this message for a search assistant: {question}"),
+    }]
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct IntentVerdict {
+    intent: String,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_its_schema_the_embedded_model_can_only_reply_with_an_allowed_label() {
+    let Some(models) = models_dir() else { return };
+    let model = LocalModel::smollm2(&models).expect("the model loads");
+    for question in [
+        "hello there!",
+        "Who founded the Bauhaus school?",
+        "asdf qwerty",
+    ] {
+        let reply = generate_with_schema::<IntentVerdict>(
+            &model,
+            ask(question),
+            48,
+            intent_schema(),
+            &|_| {},
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{question}: {e}"));
+        assert!(
+            INTENT_LABELS.contains(&reply.value.intent.as_str()),
+            "{question}: {:?}",
+            reply.value
+        );
+        assert_eq!(
+            reply.attempted,
+            Attempted::Parsed,
+            "{question}: no repair is ever asked"
+        );
+        assert_eq!(reply.response_format.as_deref(), Some("grammar"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_schema_no_grammar_can_be_made_of_is_answered_unconstrained() {
+    let Some(models) = models_dir() else { return };
+    let model = LocalModel::smollm2(&models).expect("the model loads");
+    // A reference to nothing cannot be compiled; the model still answers, freely.
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"intent": {"$ref": "#/$defs/Missing"}},
+        "required": ["intent"]
+    });
+    let request = CompletionRequest {
+        messages: ask("hello"),
+        max_tokens: 24,
+        temperature: 0.0,
+        json_schema: Some(schema),
+    };
+    let completion = model.complete(&request).await.expect("answers");
+    assert!(!completion.constrained);
+    assert_eq!(completion.response_format, None);
+    assert!(
+        completion.text.starts_with("{\"intent\":"),
+        "{}",
+        completion.text
+    );
+}
+
+#[test]
+fn a_model_file_that_is_not_a_whole_gguf_is_refused_naming_the_file_and_the_fix() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let not_gguf = folder.path().join("notes.gguf");
+    std::fs::write(&not_gguf, "these are notes, not weights").expect("written");
+    let mut cases = vec![not_gguf];
+    if let Some(models) = models_dir() {
+        // The first megabyte of the real file: a header that promises tensors never written.
+        let bytes = std::fs::read(models.join(SMOLLM2_FILE)).expect("readable");
+        let truncated = folder.path().join("truncated.gguf");
+        std::fs::write(&truncated, &bytes[..1 << 20]).expect("written");
+        cases.push(truncated);
+    }
+    for path in cases {
+        let error = LocalModel::load(LocalModelConfig::new(&path)).expect_err("refused");
+        assert!(
+            error.message.contains(&path.display().to_string())
+                && error.message.contains("cargo xtask models")
+                && !error.retry.is_retryable(),
+            "{error}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_embedded_model_answers_with_valid_citations() {
     // Resolved before the temporary home replaces the cache folder the models live in.
-    let models = ferret::default_models_dir();
-    if !models.join(SMOLLM2_FILE).is_file() {
-        assert!(
-            std::env::var_os("FERRET_REQUIRE_MODELS").is_none(),
-            "{SMOLLM2_FILE} is not in {}",
-            models.display()
-        );
-        eprintln!(
-            "skipped: {SMOLLM2_FILE} is not in {} (run `cargo xtask models`)",
-            models.display()
-        );
-        return;
-    }
+    let Some(models) = models_dir() else { return };
+    // The other tests of this file look for the model while this one moves the home folder.
+    std::env::set_var("FERRET_MODELS", &models);
     use_temporary_ferret_home();
     let model = LocalModel::smollm2(&models).expect("the model loads");
     let ferret = Ferret::builder()
