@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use ferret::{
     BridgeConfig, Budget, Embedder, Ferret, LanguageModel, LlmCallOutcome, LocalEmbedder,
-    LocalModel, NameRanking, Query, ResponseType, RetrievalMode, TraceStep,
+    LocalModel, LocalModelConfig, NameRanking, OpenAiConfig, OpenAiModel, Query, ResponseType,
+    RetrievalMode, TraceStep, WeightFormat, SMOLLM2_FILE,
 };
 use serde::Serialize;
 
@@ -24,13 +25,138 @@ pub enum LlmChoice {
     None,
     /// SmolLM2-135M in-process (`cargo xtask models` first).
     Local,
+    /// The same model writing freely, as it did before its replies were decoded under their
+    /// schema: weights in f32, no repeat penalty, tolerant parsing and a repair request.
+    LocalFree,
+    /// An OpenAI-compatible server: `FERRET_LLM_BASE_URL` and `FERRET_LLM_MODEL` (as
+    /// `.ci/llama-server start` prints them), `FERRET_LLM_FORMAT` for its structured-output
+    /// dialect.
+    Openai,
 }
 
-#[derive(Default, Serialize)]
-struct StageCalls {
-    parsed: u32,
-    repaired: u32,
-    fell_back: u32,
+impl LlmChoice {
+    /// The model the stages will ask, loaded or connected; `None` for the heuristics.
+    pub(crate) fn model(self) -> anyhow::Result<Option<Arc<dyn LanguageModel>>> {
+        Ok(match self {
+            Self::None => None,
+            Self::Local => Some(Arc::new(
+                LocalModel::smollm2(&ferret::default_models_dir())?,
+            )),
+            Self::LocalFree => {
+                let mut config =
+                    LocalModelConfig::new(ferret::default_models_dir().join(SMOLLM2_FILE));
+                config.constrain_json = false;
+                config.repeat_penalty = 1.0;
+                config.weights = WeightFormat::F32;
+                Some(Arc::new(LocalModel::load(config)?))
+            }
+            Self::Openai => {
+                let var = |name: &str| {
+                    std::env::var(name).map_err(|_| {
+                        anyhow::anyhow!("--llm openai needs {name} (run `.ci/llama-server start`)")
+                    })
+                };
+                let mut config =
+                    OpenAiConfig::new(var("FERRET_LLM_BASE_URL")?, var("FERRET_LLM_MODEL")?);
+                if let Ok(format) = std::env::var("FERRET_LLM_FORMAT") {
+                    config.schema_support = format.parse().map_err(anyhow::Error::msg)?;
+                }
+                // A CPU server answers one request at a time; the stages' calls queue.
+                config.timeout = Duration::from_secs(300);
+                Some(Arc::new(OpenAiModel::new(config)?))
+            }
+        })
+    }
+}
+
+/// How one stage's model calls ended. A call is accepted when its reply parsed and the stage's
+/// own checks let it through, so its answer was used; refused when it parsed but the checks
+/// said no; failed when no reply parsed. Refused and failed calls fell back to the heuristic.
+#[derive(Default, Serialize, Clone, Copy)]
+pub(crate) struct StageCalls {
+    pub accepted: u32,
+    /// Accepted after one repair request (a subset of `accepted`).
+    pub repaired: u32,
+    pub refused: u32,
+    pub failed: u32,
+}
+
+impl StageCalls {
+    pub fn calls(&self) -> u32 {
+        self.accepted + self.refused + self.failed
+    }
+
+    pub fn parsed(&self) -> u32 {
+        self.accepted + self.refused
+    }
+
+    pub fn add(&mut self, other: &StageCalls) {
+        self.accepted += other.accepted;
+        self.repaired += other.repaired;
+        self.refused += other.refused;
+        self.failed += other.failed;
+    }
+}
+
+/// Count the model calls of `response` by stage into `stages`; returns one mark per call
+/// (`stage:a` accepted, `:r` repaired, `:x` refused, `:f` failed) for the progress line.
+pub(crate) fn tally_stage_calls(
+    response: &ferret::Response,
+    stages: &mut BTreeMap<String, StageCalls>,
+) -> String {
+    let mut marks = String::new();
+    for step in &response.trace.steps {
+        if let TraceStep::LlmCall(call) = step {
+            let counts = stages.entry(call.caller.clone()).or_default();
+            let mark = match call.outcome {
+                LlmCallOutcome::Parsed => {
+                    counts.accepted += 1;
+                    'a'
+                }
+                LlmCallOutcome::Repaired => {
+                    counts.accepted += 1;
+                    counts.repaired += 1;
+                    'r'
+                }
+                LlmCallOutcome::Refused { .. } => {
+                    counts.refused += 1;
+                    'x'
+                }
+                LlmCallOutcome::Failed { .. } => {
+                    counts.failed += 1;
+                    'f'
+                }
+            };
+            marks.push_str(&format!(" {}:{mark}", call.caller));
+        }
+    }
+    marks
+}
+
+/// The stage table of a report: one row per stage, then all stages together.
+pub(crate) fn stage_table(stages: &BTreeMap<String, StageCalls>) -> String {
+    let mut total = StageCalls::default();
+    let mut md = String::from(
+        "| stage | calls | parsed | accepted | refused | failed | repaired |\n|---|---|---|---|---|---|---|\n",
+    );
+    let share = |n: u32, of: u32| 100.0 * f64::from(n) / f64::from(of.max(1));
+    let mut row = |name: &str, c: &StageCalls| {
+        md.push_str(&format!(
+            "| {name} | {} | {:.0}% | {:.0}% | {:.0}% | {:.0}% | {} |\n",
+            c.calls(),
+            share(c.parsed(), c.calls()),
+            share(c.accepted, c.calls()),
+            share(c.refused, c.calls()),
+            share(c.failed, c.calls()),
+            c.repaired
+        ));
+    };
+    for (stage, calls) in stages {
+        row(stage, calls);
+        total.add(calls);
+    }
+    row("**all**", &total);
+    md
 }
 
 #[derive(Serialize)]
@@ -47,9 +173,6 @@ pub struct AgenticReport {
     tokens_per_question: f64,
     llm_requests_per_question: f64,
     stage_calls: BTreeMap<String, StageCalls>,
-    parsed_share: f64,
-    repaired_share: f64,
-    fell_back_share: f64,
     command: String,
 }
 
@@ -102,12 +225,7 @@ pub fn run(
     wall_time: Duration,
     out: &Path,
 ) -> anyhow::Result<()> {
-    let model: Option<Arc<dyn LanguageModel>> = match llm {
-        LlmChoice::None => None,
-        LlmChoice::Local => Some(Arc::new(
-            LocalModel::smollm2(&ferret::default_models_dir())?,
-        )),
-    };
+    let model = llm.model()?;
     let (ferret, runtime) = pipeline(index_dir, None, None, model.clone(), NameRanking::Rules)?;
 
     let (mut ndcg, mut recall, mut answered, mut backend_calls, mut tokens, mut requests) =
@@ -124,27 +242,7 @@ pub fn run(
         backend_calls += u64::from(response.usage.backend_calls);
         tokens += response.usage.prompt_tokens + response.usage.completion_tokens;
         requests += u64::from(response.usage.llm_calls);
-        let mut outcomes = String::new();
-        for step in &response.trace.steps {
-            if let TraceStep::LlmCall(call) = step {
-                let counts = stage_calls.entry(call.caller.clone()).or_default();
-                let mark = match call.outcome {
-                    LlmCallOutcome::Parsed => {
-                        counts.parsed += 1;
-                        'p'
-                    }
-                    LlmCallOutcome::Repaired => {
-                        counts.repaired += 1;
-                        'r'
-                    }
-                    _ => {
-                        counts.fell_back += 1;
-                        'f'
-                    }
-                };
-                outcomes.push_str(&format!(" {}:{mark}", call.caller));
-            }
-        }
+        let outcomes = tally_stage_calls(&response, &mut stage_calls);
         let spent = response.usage.prompt_tokens + response.usage.completion_tokens;
         eprintln!(
             "{}/{}: {:.1}s, {spent} tokens, {:?};{outcomes}",
@@ -155,8 +253,6 @@ pub fn run(
         );
     }
     let n = queries.len() as f64;
-    let total = |f: fn(&StageCalls) -> u32| f64::from(stage_calls.values().map(f).sum::<u32>());
-    let calls = total(|c| c.parsed + c.repaired + c.fell_back).max(1.0);
     let report = AgenticReport {
         dataset: name.to_owned(),
         llm,
@@ -169,17 +265,14 @@ pub fn run(
         backend_calls_per_question: backend_calls as f64 / n,
         tokens_per_question: tokens as f64 / n,
         llm_requests_per_question: requests as f64 / n,
-        parsed_share: total(|c| c.parsed) / calls,
-        repaired_share: total(|c| c.repaired) / calls,
-        fell_back_share: total(|c| c.fell_back) / calls,
         stage_calls,
         command: crate::eval::command_line(),
     };
     let mut markdown = format!(
         "# {name}: agentic, llm {llm:?}\n\nGenerated by `{}`.\n\n\
-         | queries | nDCG@10 | Recall@10 | answered | s/question | backend calls/q | tokens/q | model requests/q | parsed | repaired | fell back |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n\
-         | {} | {:.4} | {:.4} | {:.0}% | {:.1} | {:.1} | {:.0} | {:.1} | {:.0}% | {:.0}% | {:.0}% |\n",
+         | queries | nDCG@10 | Recall@10 | answered | s/question | backend calls/q | tokens/q | model requests/q |\n\
+         |---|---|---|---|---|---|---|---|\n\
+         | {} | {:.4} | {:.4} | {:.0}% | {:.1} | {:.1} | {:.0} | {:.1} |\n",
         report.command,
         report.queries,
         report.ndcg_at_10,
@@ -189,18 +282,10 @@ pub fn run(
         report.backend_calls_per_question,
         report.tokens_per_question,
         report.llm_requests_per_question,
-        report.parsed_share * 100.0,
-        report.repaired_share * 100.0,
-        report.fell_back_share * 100.0,
     );
     if !report.stage_calls.is_empty() {
-        markdown.push_str("\n| stage | parsed | repaired | fell back |\n|---|---|---|---|\n");
-        for (stage, c) in &report.stage_calls {
-            markdown.push_str(&format!(
-                "| {stage} | {} | {} | {} |\n",
-                c.parsed, c.repaired, c.fell_back
-            ));
-        }
+        markdown.push('\n');
+        markdown.push_str(&stage_table(&report.stage_calls));
     }
     print!("{markdown}");
     let stem = out.join(format!(

@@ -1,25 +1,27 @@
-//! `cargo xtask eval --mode answer`: what the user reads, measured. The whole pipeline answers
-//! each question whose query carries `metadata.answer`; the report gives, overall and per question
-//! type, how often the answer holds the gold answer, the short answer's exact match and token F1
-//! (HotpotQA's answer metrics), the answer's length, and whether its citations point at relevant
-//! documents.
+//! `cargo xtask eval --mode answer`: what the user reads, measured, with the heuristics and with
+//! a model side by side. The whole pipeline answers each question; the report gives, overall and
+//! per question type, the documents found (every relevant one in the top 2, 5 and 10, and
+//! nDCG@10), whether the citations point at relevant documents, and, for queries that carry
+//! `metadata.answer`, how often the answer holds the gold answer and the short answer's exact
+//! match and token F1 (HotpotQA's answer metrics); then what it cost (seconds, tokens and model
+//! requests per question) and, per stage, how the model's calls ended.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferret::{LanguageModel, LocalEmbedder, LocalModel, NameRanking, Response, ResponseType};
+use ferret::{LocalEmbedder, NameRanking, Response, ResponseType};
 use serde::Serialize;
 
-use crate::agentic::LlmChoice;
+use crate::agentic::{stage_table, tally_stage_calls, LlmChoice, StageCalls};
 
 /// The inputs of one answer report.
 pub(crate) struct AnswerRun<'a> {
     pub name: &'a str,
     pub queries: &'a [(String, String)],
     pub qrels: &'a HashMap<String, HashMap<String, f64>>,
-    /// Gold answer and question type, by query id.
+    /// Gold answer and question type, by query id; may be empty (retrieval and citations are
+    /// still measured).
     pub gold: &'a HashMap<String, GoldAnswer>,
     pub llm: LlmChoice,
     pub wall_time: Duration,
@@ -62,21 +64,30 @@ pub(crate) fn read_gold_answers(path: &Path) -> anyhow::Result<HashMap<String, G
 struct Report {
     dataset: String,
     documents: usize,
+    /// Whether the queries carry gold answers (else the answer columns are left out).
+    gold_answers: bool,
     rows: Vec<Row>,
     command: String,
 }
 
-/// One pipeline's figures: overall and per question type.
+/// One pipeline's figures: overall and per question type, and how its model calls ended.
 #[derive(Serialize)]
 struct Row {
     pipeline: String,
     model: Option<String>,
     by_type: BTreeMap<String, Figures>,
+    stages: BTreeMap<String, StageCalls>,
 }
+
+/// The depths at which "every relevant document found" is counted.
+const DEPTHS: [usize; 3] = [2, 5, 10];
 
 #[derive(Serialize, Default, Clone)]
 struct Figures {
     questions: usize,
+    /// Questions with every relevant document in the top 2, 5 and 10 hits.
+    all_found_at: [f64; 3],
+    ndcg_at_10: f64,
     /// Answers whose text or short answer holds the gold answer, normalised.
     contains_gold: f64,
     /// Short answers equal to the gold answer, normalised.
@@ -94,11 +105,17 @@ struct Figures {
     /// Questions given a message instead of an answer.
     messages: f64,
     seconds_per_question: f64,
+    tokens_per_question: f64,
+    model_requests_per_question: f64,
 }
 
 /// One question's measurements.
 #[derive(Default, Clone, Copy)]
 struct Scored {
+    all_found_at: [bool; 3],
+    ndcg: f64,
+    tokens: u64,
+    model_requests: u32,
     contains: bool,
     exact: bool,
     f1: f64,
@@ -116,11 +133,9 @@ pub(crate) fn run(
     documents: usize,
     embedder: Option<LocalEmbedder>,
 ) -> anyhow::Result<()> {
-    let mut pipelines: Vec<(String, Option<Arc<dyn LanguageModel>>)> =
-        vec![("heuristic".to_owned(), None)];
-    if run.llm == LlmChoice::Local {
-        let model = LocalModel::smollm2(&ferret::default_models_dir())?;
-        pipelines.push(("model".to_owned(), Some(Arc::new(model))));
+    let mut pipelines = vec![("heuristic".to_owned(), None)];
+    if let Some(model) = run.llm.model()? {
+        pipelines.push(("model".to_owned(), Some(model)));
     }
     let mut rows = Vec::new();
     for (label, model) in pipelines {
@@ -128,34 +143,36 @@ pub(crate) fn run(
         let (ferret, runtime) =
             crate::agentic::pipeline(dir, None, embedder.clone(), model, NameRanking::Rules)?;
         let mut scored: Vec<(String, Scored)> = Vec::new();
+        let mut stages = BTreeMap::new();
         let mut misses = String::new();
         for (i, (id, text)) in run.queries.iter().enumerate() {
-            let Some(gold) = run.gold.get(id) else {
-                continue;
-            };
+            let gold = run.gold.get(id);
             let started = Instant::now();
             let response =
                 runtime.block_on(ferret.search(crate::agentic::question(text, run.wall_time)?))?;
-            let mut one = score(&response, &gold.answer, &run.qrels[id]);
+            let gold_answer = gold.map(|g| g.answer.as_str());
+            let mut one = score(&response, gold_answer, &run.qrels[id]);
             one.seconds = started.elapsed().as_secs_f64();
+            let marks = tally_stage_calls(&response, &mut stages);
             if model_name.is_some() {
                 eprintln!(
-                    "{label} {}/{}: {:.1}s",
+                    "{label} {}/{}: {:.1}s, {} tokens;{marks}",
                     i + 1,
                     run.queries.len(),
-                    one.seconds
+                    one.seconds,
+                    one.tokens
                 );
             }
             let cites_irrelevant = one.relevant_citations < one.citations;
-            if !one.contains || cites_irrelevant {
+            if (gold.is_some() && !one.contains) || cites_irrelevant {
                 let line = serde_json::json!({
                     "misses": !one.contains,
                     "cites_irrelevant": cites_irrelevant,
                     "cited": response.citations.iter().map(|c| &c.hit_id.0).collect::<Vec<_>>(),
                     "id": id,
-                    "type": gold.kind,
+                    "type": gold.map(|g| &g.kind),
                     "question": text,
-                    "gold": gold.answer,
+                    "gold": gold_answer,
                     "answer": response.answer,
                     "short": response.short_answer.as_ref().map(|s| &s.text),
                     "hits": response.hits.iter().take(4).map(|h| format!("{} {}", h.id.0, h.title)).collect::<Vec<_>>(),
@@ -163,7 +180,8 @@ pub(crate) fn run(
                 });
                 misses += &format!("{line}\n");
             }
-            scored.push((gold.kind.clone(), one));
+            let kind = gold.map_or_else(|| "all".to_owned(), |g| g.kind.clone());
+            scored.push((kind, one));
         }
         if let Some(path) = run.misses {
             std::fs::write(path.with_extension(format!("{label}.jsonl")), &misses)?;
@@ -179,6 +197,7 @@ pub(crate) fn run(
             pipeline: label,
             model: model_name,
             by_type,
+            stages,
         };
         println!("{}", line(&row));
         rows.push(row);
@@ -186,6 +205,7 @@ pub(crate) fn run(
     let report = Report {
         dataset: run.name.to_owned(),
         documents,
+        gold_answers: !run.gold.is_empty(),
         rows,
         command: crate::eval::command_line(),
     };
@@ -198,9 +218,16 @@ pub(crate) fn run(
     )
 }
 
-/// How `response` answers a question whose gold answer is `gold` and whose relevant documents
-/// are `relevant`.
-fn score(response: &Response, gold: &str, relevant: &HashMap<String, f64>) -> Scored {
+/// How `response` answers a question whose gold answer is `gold` (when known) and whose
+/// relevant documents are `relevant`.
+fn score(response: &Response, gold: Option<&str>, relevant: &HashMap<String, f64>) -> Scored {
+    let ranked: Vec<&str> = response.hits.iter().map(|h| h.id.0.as_str()).collect();
+    let all_found_at = DEPTHS.map(|k| {
+        relevant
+            .iter()
+            .filter(|(_, &grade)| grade > 0.0)
+            .all(|(doc, _)| ranked.iter().take(k).any(|r| r == doc))
+    });
     let answered = response.response_type == ResponseType::Results && response.answer.is_some();
     let text = response.answer.as_deref().unwrap_or_default();
     let short = response.short_answer.as_ref().map(|s| s.text.as_str());
@@ -219,7 +246,12 @@ fn score(response: &Response, gold: &str, relevant: &HashMap<String, f64>) -> Sc
     } else {
         0
     };
+    let gold = gold.unwrap_or_default();
     Scored {
+        all_found_at,
+        ndcg: crate::eval::ndcg_at(&ranked, relevant, 10),
+        tokens: response.usage.prompt_tokens + response.usage.completion_tokens,
+        model_requests: response.usage.llm_calls,
         contains: contains_answer(&read_together, gold),
         exact: short.is_some_and(|s| normalize(s) == normalize(gold)),
         f1: short.map_or(0.0, |s| token_f1(s, gold)),
@@ -245,6 +277,11 @@ fn summarise<'a>(scored: impl Iterator<Item = &'a Scored>) -> Figures {
     let relevant: usize = all.iter().map(|s| s.relevant_citations).sum();
     Figures {
         questions: all.len(),
+        all_found_at: [0, 1, 2].map(|d| share_at(&all, d)),
+        ndcg_at_10: all.iter().map(|s| s.ndcg).sum::<f64>() / n,
+        tokens_per_question: all.iter().map(|s| s.tokens as f64).sum::<f64>() / n,
+        model_requests_per_question: all.iter().map(|s| f64::from(s.model_requests)).sum::<f64>()
+            / n,
         contains_gold: share(|s| s.contains),
         short_exact: share(|s| s.exact),
         short_f1: all.iter().map(|s| s.f1).sum::<f64>() / n,
@@ -260,6 +297,11 @@ fn summarise<'a>(scored: impl Iterator<Item = &'a Scored>) -> Figures {
         messages: share(|s| !s.answered),
         seconds_per_question: all.iter().map(|s| s.seconds).sum::<f64>() / n,
     }
+}
+
+/// Share of `all` with every relevant document within the `depth`-th of [`DEPTHS`].
+fn share_at(all: &[&Scored], depth: usize) -> f64 {
+    all.iter().filter(|s| s.all_found_at[depth]).count() as f64 / all.len().max(1) as f64
 }
 
 /// `text` without its `[n]` / `[n, m]` markers.
@@ -327,53 +369,98 @@ fn token_f1(prediction: &str, gold: &str) -> f64 {
 fn line(row: &Row) -> String {
     let all = &row.by_type["all"];
     format!(
-        "answer ({}): contains gold {:.3}, short EM {:.3} F1 {:.3}, {:.1} words, citation precision {:.3}, citing irrelevant {:.3}",
+        "answer ({}): all@5 {:.3}, nDCG@10 {:.4}, contains gold {:.3}, short EM {:.3} F1 {:.3}, {:.1} words, citation precision {:.3}, citing irrelevant {:.3}, {:.1} s/q",
         row.pipeline,
+        all.all_found_at[1],
+        all.ndcg_at_10,
         all.contains_gold,
         all.short_exact,
         all.short_f1,
         all.mean_words,
         all.citation_precision,
-        all.citing_irrelevant
+        all.citing_irrelevant,
+        all.seconds_per_question
     )
 }
 
 fn render(report: &Report) -> String {
     let mut md = format!(
-        "# {}: answers\n\nGenerated by `{}`: {} documents. Each question is answered by the whole \
-         pipeline, as `Ferret::search` answers it.\n\n\
-         - **contains**: the answer text and short answer, read together, hold the gold answer \
-         (normalised: case, punctuation, articles).\n\
-         - **EM / F1**: the short answer against the gold answer (HotpotQA's metrics; none given \
-         scores 0). **short**: share of questions given one.\n\
-         - **words**: mean words of the answer text, markers and short answer excluded.\n\
-         - **cit. prec.**: citations pointing at a relevant document, over all citations. \
-         **cites irrelevant**: answers citing at least one document that is not relevant.\n\
-         - **messages**: questions given a message instead of an answer.\n\n\
-         | pipeline | type | questions | contains | EM | F1 | short | words | cit. prec. | cites irrelevant | messages | s/q |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "# {}: answers, heuristics and model\n\nGenerated by `{}`: {} documents. Each question is \
+         answered by the whole pipeline, as `Ferret::search` answers it, once with the heuristic \
+         stages and once with the model's.\n\n\
+         - **all@k**: questions with every relevant document in the top k hits; **nDCG**: nDCG@10 \
+         of the hits.\n",
         report.dataset, report.command, report.documents
     );
+    if report.gold_answers {
+        md.push_str(
+            "- **contains**: the answer text and short answer, read together, hold the gold answer \
+             (normalised: case, punctuation, articles).\n\
+             - **EM / F1**: the short answer against the gold answer (HotpotQA's metrics; none given \
+             scores 0). **short**: share of questions given one.\n",
+        );
+    }
+    md.push_str(
+        "- **words**: mean words of the answer text, markers and short answer excluded.\n\
+         - **cit. prec.**: citations pointing at a relevant document, over all citations. \
+         **cites irrelevant**: answers citing at least one document that is not relevant.\n\
+         - **messages**: questions given a message instead of an answer.\n\
+         - **tokens/q**, **requests/q**: model tokens (prompt and completion) and model requests \
+         per question.\n\n",
+    );
+    let answer_columns = if report.gold_answers {
+        " contains | EM | F1 | short |"
+    } else {
+        ""
+    };
+    let answer_rule = if report.gold_answers {
+        "---|---|---|---|"
+    } else {
+        ""
+    };
+    md.push_str(&format!(
+        "| pipeline | type | questions | all@2 | all@5 | all@10 | nDCG |{answer_columns} words | cit. prec. | cites irrelevant | messages | s/q | tokens/q | requests/q |\n\
+         |---|---|---|---|---|---|---|{answer_rule}---|---|---|---|---|---|---|\n"
+    ));
     for row in &report.rows {
         let name = match &row.model {
             Some(model) => format!("{} ({model})", row.pipeline),
             None => row.pipeline.clone(),
         };
         for (kind, f) in &row.by_type {
+            let answers = if report.gold_answers {
+                format!(
+                    " {:.3} | {:.3} | {:.3} | {:.3} |",
+                    f.contains_gold, f.short_exact, f.short_f1, f.short_given
+                )
+            } else {
+                String::new()
+            };
             md.push_str(&format!(
-                "| {name} | {kind} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.3} | {:.3} | {:.3} | {:.2} |\n",
+                "| {name} | {kind} | {} | {:.3} | {:.3} | {:.3} | {:.4} |{answers} {:.1} | {:.3} | {:.3} | {:.3} | {:.2} | {:.0} | {:.1} |\n",
                 f.questions,
-                f.contains_gold,
-                f.short_exact,
-                f.short_f1,
-                f.short_given,
+                f.all_found_at[0],
+                f.all_found_at[1],
+                f.all_found_at[2],
+                f.ndcg_at_10,
                 f.mean_words,
                 f.citation_precision,
                 f.citing_irrelevant,
                 f.messages,
-                f.seconds_per_question
+                f.seconds_per_question,
+                f.tokens_per_question,
+                f.model_requests_per_question,
             ));
         }
+    }
+    for row in report.rows.iter().filter(|r| !r.stages.is_empty()) {
+        md.push_str(&format!(
+            "\n## How {}'s calls ended, by stage\n\nAccepted: the reply parsed and the stage's \
+             own checks let it through, so its answer was used. Refused: it parsed, the checks \
+             said no. Failed: no reply parsed. Both fall back to the heuristic.\n\n",
+            row.model.as_deref().unwrap_or(&row.pipeline)
+        ));
+        md.push_str(&stage_table(&row.stages));
     }
     md
 }

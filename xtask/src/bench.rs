@@ -57,6 +57,11 @@ pub struct BenchArgs {
     /// Seconds of warm-up before the load test measures.
     #[arg(long, default_value_t = 10)]
     warmup: u64,
+    /// Measure the embedded language model instead (report in `docs/bench/generation`): prompt
+    /// and generation tokens per second with its weights expanded to f32 and on candle's
+    /// quantized kernels, free and under a reply schema.
+    #[arg(long)]
+    generation: bool,
 }
 
 #[derive(Serialize)]
@@ -118,6 +123,9 @@ print(json.dumps({"seconds": seconds, "documents_per_second": len(texts) / secon
 "#;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if args.generation {
+        return crate::generation_bench::run(&args.out);
+    }
     if args.server {
         let plan = crate::server_bench::LoadPlan {
             warmup: std::time::Duration::from_secs(args.warmup),

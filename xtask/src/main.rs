@@ -8,6 +8,7 @@ mod bench;
 mod chart;
 mod codegen;
 mod eval;
+mod generation_bench;
 mod models;
 mod multihop;
 mod server_bench;

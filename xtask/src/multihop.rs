@@ -5,10 +5,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferret::{LanguageModel, LocalModel};
 use ferret_backends_local::LocalIndex;
 use ferret_core::RetrievalMode;
 use ferret_embed::LocalEmbedder;
@@ -111,12 +109,7 @@ pub(crate) fn run(
     // The index admits one opener; the pipeline opens it again.
     drop(index);
     // The model is loaded only for the pipeline, which alone asks it.
-    let llm_model: Option<Arc<dyn LanguageModel>> = match (agentic, run.llm) {
-        (true, LlmChoice::Local) => Some(Arc::new(LocalModel::smollm2(
-            &ferret::default_models_dir(),
-        )?)),
-        _ => None,
-    };
+    let llm_model = if agentic { run.llm.model()? } else { None };
     if agentic {
         let (ferret, runtime) =
             crate::agentic::pipeline(&dir, Some(start), model, llm_model.clone(), run.ranking)?;

@@ -219,8 +219,11 @@ fn trace_step(step: &TraceStep) -> String {
                 LlmCallOutcome::Refused { error } => format!("refused, heuristic used: {error}"),
                 LlmCallOutcome::Failed { error } => format!("failed, heuristic used: {error}"),
             };
+            let condensed = call.condensed.map_or_else(String::new, |c| {
+                format!(", {} result(s) condensed (~{} tokens saved)", c.sources, c.tokens_saved)
+            });
             format!(
-                "model {} for {}: {} request(s), {}+{} tokens, ${:.6}, {} ms, {outcome}",
+                "model {} for {}: {} request(s), {}+{} tokens, ${:.6}, {} ms{condensed}, {outcome}",
                 call.model, call.caller, call.requests, call.prompt_tokens, call.completion_tokens, call.cost_usd, call.duration_ms
             )
         }

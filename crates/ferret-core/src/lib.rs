@@ -50,5 +50,8 @@ pub use response::{
     ResponseType, ShortAnswer, StopReason, Usage,
 };
 pub use strategy::{Strategy, StrategyReason, UnknownStrategy};
-pub use trace::{Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep};
+pub use trace::{
+    Condensation, Implementation, LlmCall, LlmCallOutcome, StageOutput, Trace, TraceStep,
+};
+pub mod sentences;
 pub mod text;

@@ -76,6 +76,20 @@ pub struct LlmCall {
     /// `json_object_schema`, `json_object`, `prompt_only`), when it has dialects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_format: Option<String>,
+    /// Results the prompt showed condensed, when some were longer than a prompt shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condensed: Option<Condensation>,
+}
+
+/// Results a prompt showed condensed to the passages that mention the question's terms. The
+/// results themselves keep their text; citations point at them whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Condensation {
+    /// Results condensed.
+    pub sources: u32,
+    /// Prompt tokens saved, estimated at four characters a token.
+    pub tokens_saved: u64,
 }
 
 /// One fact about one stage of a search. The trace is the list of these, in order; the stream

@@ -1,6 +1,6 @@
 use crate::{GradingContext, GradingReply};
 use ferret_core::{Hit, StageOutput};
-use ferret_llm::{PromptSource, StageModel};
+use ferret_llm::{noting_condensation, PromptSource, StageModel};
 
 use crate::grader::{grades_from_judgements, HeuristicGrader, RelevanceGrader};
 use crate::relevance::{heuristic_relevance, Judgement};
@@ -33,20 +33,24 @@ impl RelevanceGrader for LlmGrader {
             return self.rules.grade(question, hits).await;
         }
         let shown = hits.len().min(self.model.config().max_sources.max(1));
+        let mut results = PromptSource::numbered(&hits[..shown]);
+        let condensed = self.model.condense(question, &mut results);
         let context = GradingContext {
             question: question.to_owned(),
-            results: PromptSource::numbered(&hits[..shown]),
+            results,
             previous_queries: Vec::new(),
         };
         let accept = |reply: GradingReply| blend(self, question, hits, shown, reply);
-        self.model
+        let graded = self
+            .model
             .run(
                 &context,
                 64 + 20 * shown as u32,
                 accept,
                 self.rules.grade(question, hits),
             )
-            .await
+            .await;
+        noting_condensation(graded, condensed)
     }
 }
 

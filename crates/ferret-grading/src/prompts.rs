@@ -133,7 +133,10 @@ mod tests {
             .map(|grade| &grade["properties"]["number"]["const"])
             .collect();
         assert_eq!(numbers, [1, 2]);
-        assert_eq!(schema["required"], serde_json::json!(["grades", "overall_quality"]));
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["grades", "overall_quality"])
+        );
         // The prompt's outline still reads the grade's shape from `items`.
         assert!(grades["items"]["$ref"].is_string());
     }

@@ -11,6 +11,7 @@
 //!
 //! It must not depend on any backend crate, nor on the executor.
 
+mod condense;
 #[cfg(feature = "local-model")]
 mod grammar;
 #[cfg(feature = "local-model")]
@@ -22,13 +23,14 @@ mod scripted;
 mod stage;
 mod structured;
 
+pub use condense::condense_sources;
 #[cfg(feature = "openai")]
 pub use ferret_openai::{
     classify_http_status, classify_openai_error, openai_client, retry_once, OpenAiConfig,
     SchemaSupport,
 };
 #[cfg(feature = "local-model")]
-pub use local::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
+pub use local::{LocalModel, LocalModelConfig, WeightFormat, SMOLLM2_FILE};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;
 pub use prompts::{
@@ -37,7 +39,7 @@ pub use prompts::{
     DEFAULT_MAX_SOURCE_CHARS,
 };
 pub use scripted::{Exchange, ScriptedModel};
-pub use stage::{ModelPrice, StageModel, StageModelConfig};
+pub use stage::{noting_condensation, ModelPrice, StageModel, StageModelConfig};
 pub use structured::{
     generate, generate_streaming, generate_with_schema, parse_tolerant, reply_schema,
     restrict_to_labels, Attempted, StructuredError, StructuredOutput,

@@ -26,6 +26,23 @@ pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const CHATML: &str = "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}\
                       {% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
 
+/// How the embedded model holds its weights, which decides the kernels candle multiplies with.
+/// `cargo xtask bench --generation` measures each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WeightFormat {
+    /// As the file stores them. candle has no SIMD kernel for some quantisations (Q4_1 among
+    /// them) and falls back to scalar code: reading a prompt is several times slower.
+    AsStored,
+    /// Expanded to f32 when loading: prompts go through candle's vectorised f32 matrix multiply,
+    /// for about 4 bytes a weight (some 550 MB for SmolLM2-135M); each generated token reads
+    /// them all, so generation is bound by memory bandwidth.
+    #[default]
+    F32,
+    /// Re-quantized to 8 bits (Q8_0, which candle multiplies with SIMD kernels) when loading:
+    /// about a byte a weight.
+    Q8,
+}
+
 /// Settings of the embedded model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalModelConfig {
@@ -35,11 +52,8 @@ pub struct LocalModelConfig {
     pub context_tokens: usize,
     /// Seed for sampling when a request asks for a temperature above 0.
     pub seed: u64,
-    /// Expand the weights to f32 when loading. candle has no SIMD kernel for some quantisations
-    /// (Q4_1 among them) and falls back to scalar code; f32 goes through its vectorised matrix
-    /// multiply instead, which makes prompts several times faster for about 4 bytes a weight
-    /// (some 550 MB for SmolLM2-135M).
-    pub dequantize: bool,
+    /// How the weights are held in memory (see [`WeightFormat`]).
+    pub weights: WeightFormat,
     /// Decode structured replies under their JSON Schema: at each step only the tokens that keep
     /// the reply valid may be chosen, so it always parses and an enum field takes one of its
     /// values. Off, the model writes freely and the reply is parsed tolerantly.
@@ -60,7 +74,7 @@ impl LocalModelConfig {
             gguf: gguf.into(),
             context_tokens: 4096,
             seed: 299_792_458,
-            dequantize: true,
+            weights: WeightFormat::Q8,
             constrain_json: true,
             repeat_penalty: 1.3,
         }
@@ -78,6 +92,53 @@ struct Loaded {
     grammars: Option<Grammars>,
     /// Tokens that carry JSON punctuation, never penalised as repeats.
     punctuation: HashSet<u32>,
+    prefixes: PrefixCache,
+}
+
+/// Attention states after prompt prefixes already read, so a prompt that starts the same way
+/// (a stage's system message, the same on every call) is read from where they end. A state
+/// holds the weights (shared, not copied) and the prefix's keys and values, some 45 KB a token
+/// for SmolLM2-135M.
+#[derive(Default)]
+struct PrefixCache {
+    /// Most recently used last.
+    entries: Vec<(Vec<u32>, ModelWeights)>,
+}
+
+impl PrefixCache {
+    /// States kept; one per stage's system message covers the pipeline.
+    const CAPACITY: usize = 16;
+
+    /// Weights primed with the longest kept prefix of `prompt` (shorter than it), and that
+    /// prefix's length; `base` and 0 when none is kept.
+    fn primed(&mut self, prompt: &[u32], base: &ModelWeights) -> (ModelWeights, usize) {
+        let best = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, (prefix, _))| prefix.len() < prompt.len() && prompt.starts_with(prefix))
+            .max_by_key(|(_, (prefix, _))| prefix.len())
+            .map(|(i, _)| i);
+        match best {
+            Some(i) => {
+                let entry = self.entries.remove(i);
+                let primed = (entry.1.clone(), entry.0.len());
+                self.entries.push(entry);
+                primed
+            }
+            None => (base.clone(), 0),
+        }
+    }
+
+    fn keep(&mut self, prefix: &[u32], state: &ModelWeights) {
+        if self.entries.iter().any(|(kept, _)| kept == prefix) {
+            return;
+        }
+        if self.entries.len() == Self::CAPACITY {
+            self.entries.remove(0);
+        }
+        self.entries.push((prefix.to_vec(), state.clone()));
+    }
 }
 
 /// A chat model run in-process by candle from a GGUF file, on the CPU: no server, no network.
@@ -137,12 +198,18 @@ impl LocalModel {
                 .iter()
                 .filter_map(|t| tokenizer.token_to_id(t)),
         );
-        let weights = if config.dequantize {
-            let (content, mut expanded) =
-                expand_to_f32(content, &mut file).map_err(|e| fail("expanding the weights", &e))?;
-            ModelWeights::from_gguf(content, &mut expanded, &Device::Cpu)
-        } else {
-            ModelWeights::from_gguf(content, &mut file, &Device::Cpu)
+        let target = match config.weights {
+            WeightFormat::AsStored => None,
+            WeightFormat::F32 => Some(GgmlDType::F32),
+            WeightFormat::Q8 => Some(GgmlDType::Q8_0),
+        };
+        let weights = match target {
+            Some(dtype) => {
+                let (content, mut converted) = convert_weights(content, &mut file, dtype)
+                    .map_err(|e| fail("converting the weights", &e))?;
+                ModelWeights::from_gguf(content, &mut converted, &Device::Cpu)
+            }
+            None => ModelWeights::from_gguf(content, &mut file, &Device::Cpu),
         }
         .map_err(|e| fail("weights", &e))?;
         let grammars = match stop_tokens.first() {
@@ -173,6 +240,7 @@ impl LocalModel {
                 stop_tokens,
                 grammars,
                 punctuation,
+                prefixes: PrefixCache::default(),
             })),
         })
     }
@@ -285,13 +353,32 @@ fn generate_blocking(
     let mut sampled: Vec<u32> = Vec::new();
     // Tokens the grammar forces (`{"intent":"` and every key after it) are not sampled: they
     // join the next forward pass together.
-    let mut input = prompt_ids.clone();
+    let to_tensor = |ids: &[u32]| {
+        Tensor::new(ids, &device)
+            .and_then(|t| t.unsqueeze(0))
+            .map_err(|e| fail(&e))
+    };
+    let (mut weights, mut position) = loaded.prefixes.primed(&prompt_ids, &loaded.weights);
+    // The first turn (the system message) ends at the first end-of-turn token; its state is kept
+    // for the next prompt that starts with it.
+    let first_turn = prompt_ids
+        .iter()
+        .position(|id| loaded.stop_tokens.contains(id))
+        .map(|end| end + 1)
+        .filter(|&end| end < prompt_ids.len());
+    if let (0, Some(end)) = (position, first_turn) {
+        weights
+            .forward(&to_tensor(&prompt_ids[..end])?, 0)
+            .map_err(|e| fail(&e))?;
+        loaded.prefixes.keep(&prompt_ids[..end], &weights);
+        position = end;
+    }
+    let mut input = prompt_ids[position..].to_vec();
     if let Some(matcher) = matcher.as_mut() {
         let forced = matcher.consume_ff_tokens();
         generated.extend_from_slice(&forced);
         input.extend(forced);
     }
-    let mut position = 0;
     while generated.len() < max_new {
         let mask = match matcher.as_mut() {
             Some(matcher) => {
@@ -307,18 +394,19 @@ fn generate_blocking(
             }
             None => None,
         };
-        let tensor = Tensor::new(input.as_slice(), &device)
-            .and_then(|t| t.unsqueeze(0))
-            .map_err(|e| fail(&e))?;
-        let logits = loaded
-            .weights
-            .forward(&tensor, position)
+        let logits = weights
+            .forward(&to_tensor(&input)?, position)
             .and_then(|l| l.squeeze(0))
             .map_err(|e| fail(&e))?;
         position += input.len();
         let mut values = logits.to_vec1::<f32>().map_err(|e| fail(&e))?;
         let recent = &sampled[sampled.len().saturating_sub(REPEAT_WINDOW)..];
-        penalize_repeats(&mut values, recent, config.repeat_penalty, &loaded.punctuation);
+        penalize_repeats(
+            &mut values,
+            recent,
+            config.repeat_penalty,
+            &loaded.punctuation,
+        );
         if let Some(mask) = &mask {
             for (id, value) in values.iter_mut().enumerate() {
                 let allowed = id < mask.len() && mask.is_allowed(id as u32);
@@ -436,17 +524,22 @@ impl JsonDepth {
     }
 }
 
-/// The same GGUF with every tensor stored as f32, in memory, so candle multiplies in f32.
-fn expand_to_f32(
+/// The same GGUF, in memory, with every quantized tensor stored as `dtype` (tensors the file
+/// keeps in f32, such as the norms, stay so), so candle multiplies with that type's kernels.
+fn convert_weights(
     content: gguf_file::Content,
     file: &mut std::fs::File,
+    dtype: GgmlDType,
 ) -> candle_core::Result<(gguf_file::Content, std::io::Cursor<Vec<u8>>)> {
     let mut tensors = Vec::with_capacity(content.tensor_infos.len());
-    for name in content.tensor_infos.keys() {
-        let tensor = content
-            .tensor(file, name, &Device::Cpu)?
-            .dequantize(&Device::Cpu)?;
-        tensors.push((name.clone(), QTensor::quantize(&tensor, GgmlDType::F32)?));
+    for (name, info) in &content.tensor_infos {
+        let tensor = content.tensor(file, name, &Device::Cpu)?;
+        let converted = if info.ggml_dtype == GgmlDType::F32 || info.ggml_dtype == dtype {
+            tensor
+        } else {
+            QTensor::quantize(&tensor.dequantize(&Device::Cpu)?, dtype)?
+        };
+        tensors.push((name.clone(), converted));
     }
     let metadata: Vec<(&str, &gguf_file::Value)> = content
         .metadata

@@ -4,11 +4,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ferret_core::{
-    Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TextSink, TokenUsage,
+    Condensation, Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TextSink,
+    TokenUsage,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::prompts::{PromptContext, Prompts};
+use crate::condense::condense_sources;
+use crate::prompts::{PromptContext, PromptSource, Prompts};
 use crate::structured::{generate_with_schema, Attempted, StructuredError};
 
 /// Why a stage's model call gave no value.
@@ -146,6 +148,7 @@ impl StageModel {
             duration_ms: 0,
             outcome: LlmCallOutcome::Parsed,
             response_format: None,
+            condensed: None,
         };
         let result = match self.prompts.render_context(context) {
             Err(e) => Err(Miss::Failed(e.to_string())),
@@ -224,6 +227,13 @@ impl StageModel {
         }
     }
 
+    /// Condense the sources longer than a prompt shows them (see [`condense_sources`]), for
+    /// [`StageModel::run`] on the context that shows them; what was condensed, for
+    /// [`noting_condensation`].
+    pub fn condense(&self, question: &str, sources: &mut [PromptSource]) -> Option<Condensation> {
+        condense_sources(question, sources, self.config.source_chars)
+    }
+
     fn account(&self, call: &mut LlmCall, requests: u32, usage: TokenUsage) {
         call.requests = requests;
         call.prompt_tokens = usage.prompt_tokens;
@@ -234,4 +244,15 @@ impl StageModel {
             .get(&call.model)
             .map_or(0.0, |p| p.cost(usage));
     }
+}
+
+/// `output` with its model call marked as having read `condensation`'s condensed sources.
+pub fn noting_condensation<V>(
+    mut output: StageOutput<V>,
+    condensation: Option<Condensation>,
+) -> StageOutput<V> {
+    if let Some(call) = output.llm_calls.first_mut() {
+        call.condensed = condensation;
+    }
+    output
 }

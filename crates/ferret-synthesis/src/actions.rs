@@ -10,7 +10,7 @@ use ferret_core::{Actions, CommandAction, FileChange, Hit, StageOutput, VersionC
 use regex::Regex;
 
 use crate::citations::strip_markers;
-use crate::sentences::split_sentences;
+use ferret_core::sentences::split_sentences;
 
 /// The stage: the actions `answer` to `question` states, read from `sources` (the hits the answer
 /// cites, in citation order).

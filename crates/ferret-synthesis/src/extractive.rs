@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::factoid::{self, Draft};
 use crate::question::Asked;
-use crate::sentences::{is_closer, is_terminator};
 use crate::{check_citations, split_sentences, strip_markers, Answer, AnswerSynthesizer};
+use ferret_core::sentences::{is_closer, is_terminator};
 
 /// Limits of the extractive answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

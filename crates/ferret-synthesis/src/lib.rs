@@ -21,7 +21,6 @@ mod names;
 mod prompts;
 mod question;
 mod sections;
-mod sentences;
 mod spans;
 mod streamed;
 
@@ -29,7 +28,7 @@ pub use actions::{ActionExtractor, HeuristicActionExtractor};
 pub use answer::{Answer, AnswerSynthesizer, EarlierTurn, Situation};
 pub use citations::{check_citations, strip_markers};
 pub use extractive::{ExtractiveSynthesizer, SynthesisConfig, SynthesisConfigError};
+pub use ferret_core::sentences::split_sentences;
 pub use llm::{LlmActionExtractor, LlmSynthesizer};
 pub use prompts::{SynthesisContext, SynthesisReply};
 pub use sections::in_sections;
-pub use sentences::split_sentences;

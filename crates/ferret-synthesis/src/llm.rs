@@ -2,7 +2,9 @@ use crate::actions::{primary, ActionExtractor, HeuristicActionExtractor};
 use crate::{SynthesisContext, SynthesisReply};
 use ferret_core::text::one_line;
 use ferret_core::{Actions, CommandAction, FileChange, Hit, StageOutput, VersionChange};
-use ferret_llm::{ActionExtractionContext, ActionsReply, PromptSource, StageModel};
+use ferret_llm::{
+    noting_condensation, ActionExtractionContext, ActionsReply, PromptSource, StageModel,
+};
 
 use ferret_core::{ShortAnswer, TextSink};
 
@@ -132,9 +134,11 @@ impl LlmSynthesizer {
             return self.extractive.synthesize(question, hits).await;
         }
         let shown = &hits[..hits.len().min(self.model.config().max_sources.max(1))];
+        let mut sources = PromptSource::numbered(shown);
+        let condensed = self.model.condense(question, &mut sources);
         let context = SynthesisContext {
             question: question.to_owned(),
-            sources: PromptSource::numbered(shown),
+            sources,
             guidance: self.guidance.clone(),
             context: situation.context.clone(),
             conversation: situation.conversation.clone(),
@@ -162,7 +166,8 @@ impl LlmSynthesizer {
             };
             Ok(answer)
         };
-        self.model
+        let written = self
+            .model
             .run_streaming(
                 &context,
                 220,
@@ -170,7 +175,8 @@ impl LlmSynthesizer {
                 self.extractive.synthesize(question, hits),
                 sink,
             )
-            .await
+            .await;
+        noting_condensation(written, condensed)
     }
 }
 

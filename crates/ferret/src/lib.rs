@@ -90,7 +90,7 @@ pub use ferret_llm::{
     StageModelConfig,
 };
 #[cfg(feature = "local-model")]
-pub use ferret_llm::{LocalModel, LocalModelConfig, SMOLLM2_FILE};
+pub use ferret_llm::{LocalModel, LocalModelConfig, WeightFormat, SMOLLM2_FILE};
 pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, NameRanking};
 pub use ferret_research::{
     run_folder_name, BriefWriter, Classification, HeuristicBriefWriter, HeuristicResearchPlanner,

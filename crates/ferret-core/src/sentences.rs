@@ -1,12 +1,12 @@
 //! A rule-based sentence splitter, good enough for snippets and passages in English-like text.
 
 /// Characters that end a sentence.
-pub(crate) fn is_terminator(c: char) -> bool {
+pub fn is_terminator(c: char) -> bool {
     matches!(c, '.' | '!' | '?' | '\u{2026}')
 }
 
 /// Characters that may follow a terminator and still belong to the sentence it ends.
-pub(crate) use ferret_core::text::is_closing as is_closer;
+pub use crate::text::is_closing as is_closer;
 
 /// Words (lowercase, without their final dot) after which a dot does not end a sentence.
 const ABBREVIATIONS: &[&str] = &[

@@ -1,0 +1,127 @@
+//! Condensation of long results before a model reads them: a prompt shows each result in at
+//! most a few hundred characters, and the first few hundred of a long page rarely hold what the
+//! question asks. A result longer than that keeps its opening sentence (which names what the
+//! page is about) and then the sentences that mention the question's terms, in their order,
+//! until the size is reached. Only the prompt's copy is condensed: the hit keeps its text, and a
+//! citation `[n]` still points at the whole result.
+
+use ferret_core::sentences::split_sentences;
+use ferret_core::text::term_set;
+use ferret_core::Condensation;
+
+use crate::PromptSource;
+
+/// About four characters make a token in English text; the estimate the trace reports.
+const CHARS_PER_TOKEN: usize = 4;
+
+/// Shown between sentences that were not next to each other.
+const GAP: &str = " … ";
+
+/// Condense each source whose text is longer than `max_chars` to the passages of it that
+/// mention `question`'s terms (see the module's description); what was condensed, and the
+/// tokens saved, or `None` when every source fitted.
+pub fn condense_sources(
+    question: &str,
+    sources: &mut [PromptSource],
+    max_chars: usize,
+) -> Option<Condensation> {
+    let terms = term_set(question);
+    let mut condensation = Condensation::default();
+    for source in sources.iter_mut() {
+        let before = source.text.chars().count();
+        if before <= max_chars {
+            continue;
+        }
+        source.text = condense(&source.text, &terms, max_chars);
+        let after = source.text.chars().count();
+        condensation.sources += 1;
+        condensation.tokens_saved += before.saturating_sub(after).div_ceil(CHARS_PER_TOKEN) as u64;
+    }
+    (condensation.sources > 0).then_some(condensation)
+}
+
+/// `text` in at most `max_chars`: its first sentence, then the sentences richest in `terms`
+/// that fit, shown in the text's order.
+fn condense(text: &str, terms: &std::collections::HashSet<String>, max_chars: usize) -> String {
+    let sentences = split_sentences(text);
+    let Some(first) = sentences.first() else {
+        return ferret_core::text::cut(text, max_chars, ferret_core::text::CutMark::Ellipsis);
+    };
+    let mut ranked: Vec<(usize, usize)> = sentences
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, sentence)| (i, term_set(sentence).intersection(terms).count()))
+        .filter(|&(_, shared)| shared > 0)
+        .collect();
+    // Most terms first; the earlier sentence among equals.
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut kept = vec![0];
+    let mut used = first.chars().count();
+    for (i, _) in ranked {
+        let length = sentences[i].chars().count() + GAP.chars().count();
+        if used + length <= max_chars {
+            kept.push(i);
+            used += length;
+        }
+    }
+    kept.sort_unstable();
+    let mut condensed = String::new();
+    for (position, &i) in kept.iter().enumerate() {
+        if position > 0 {
+            let adjacent = kept[position - 1] + 1 == i;
+            condensed.push_str(if adjacent { " " } else { GAP });
+        }
+        condensed.push_str(&sentences[i]);
+    }
+    ferret_core::text::cut(&condensed, max_chars, ferret_core::text::CutMark::Ellipsis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(text: &str) -> PromptSource {
+        PromptSource {
+            number: 1,
+            title: "Kiss and Tell".into(),
+            text: text.into(),
+            url: None,
+        }
+    }
+
+    #[test]
+    fn a_long_result_keeps_its_opening_and_the_sentences_about_the_question() {
+        let text = "Kiss and Tell is a 1945 American comedy film. It was shot in Hollywood. \
+                    The studio built new sets. Shirley Temple played Corliss Archer in the film. \
+                    Critics liked the music. The film earned two million dollars.";
+        let mut sources = vec![source(text), source("Short enough.")];
+        let condensation = condense_sources(
+            "Who played Corliss Archer in Kiss and Tell?",
+            &mut sources,
+            110,
+        )
+        .expect("the long source is condensed");
+        assert_eq!(
+            sources[0].text,
+            "Kiss and Tell is a 1945 American comedy film. … Shirley Temple played Corliss Archer in the film."
+        );
+        assert_eq!(sources[1].text, "Short enough.");
+        assert_eq!(condensation.sources, 1);
+        assert!(condensation.tokens_saved > 0);
+    }
+
+    #[test]
+    fn sources_that_fit_are_left_alone() {
+        let mut sources = vec![source("One sentence. Two sentences.")];
+        assert_eq!(condense_sources("anything", &mut sources, 600), None);
+        assert_eq!(sources[0].text, "One sentence. Two sentences.");
+    }
+
+    #[test]
+    fn a_text_without_sentences_is_cut() {
+        let mut sources = vec![source(&"x".repeat(50))];
+        condense_sources("x", &mut sources, 10).expect("condensed");
+        assert!(sources[0].text.chars().count() <= 10);
+    }
+}
