@@ -79,6 +79,10 @@ pub(crate) struct StageCalls {
     pub repaired: u32,
     pub refused: u32,
     pub failed: u32,
+    /// Time the calls took, and their tokens.
+    pub millis: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
 }
 
 impl StageCalls {
@@ -95,6 +99,9 @@ impl StageCalls {
         self.repaired += other.repaired;
         self.refused += other.refused;
         self.failed += other.failed;
+        self.millis += other.millis;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
     }
 }
 
@@ -108,6 +115,9 @@ pub(crate) fn tally_stage_calls(
     for step in &response.trace.steps {
         if let TraceStep::LlmCall(call) = step {
             let counts = stages.entry(call.caller.clone()).or_default();
+            counts.millis += call.duration_ms;
+            counts.prompt_tokens += call.prompt_tokens;
+            counts.completion_tokens += call.completion_tokens;
             let mark = match call.outcome {
                 LlmCallOutcome::Parsed => {
                     counts.accepted += 1;
@@ -137,18 +147,21 @@ pub(crate) fn tally_stage_calls(
 pub(crate) fn stage_table(stages: &BTreeMap<String, StageCalls>) -> String {
     let mut total = StageCalls::default();
     let mut md = String::from(
-        "| stage | calls | parsed | accepted | refused | failed | repaired |\n|---|---|---|---|---|---|---|\n",
+        "| stage | calls | parsed | accepted | refused | failed | repaired | s/call | prompt tokens/call | completion tokens/call |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let share = |n: u32, of: u32| 100.0 * f64::from(n) / f64::from(of.max(1));
     let mut row = |name: &str, c: &StageCalls| {
         md.push_str(&format!(
-            "| {name} | {} | {:.0}% | {:.0}% | {:.0}% | {:.0}% | {} |\n",
+            "| {name} | {} | {:.0}% | {:.0}% | {:.0}% | {:.0}% | {} | {:.2} | {:.0} | {:.0} |\n",
             c.calls(),
             share(c.parsed(), c.calls()),
             share(c.accepted, c.calls()),
             share(c.refused, c.calls()),
             share(c.failed, c.calls()),
-            c.repaired
+            c.repaired,
+            c.millis as f64 / 1000.0 / f64::from(c.calls().max(1)),
+            c.prompt_tokens as f64 / f64::from(c.calls().max(1)),
+            c.completion_tokens as f64 / f64::from(c.calls().max(1)),
         ));
     };
     for (stage, calls) in stages {

@@ -123,7 +123,9 @@ impl Stages {
         }
     }
 
-    /// Every stage asks `model`, each falling back to its heuristic twin when the model fails.
+    /// Every stage asks `model`, each falling back to its heuristic twin when the model fails;
+    /// the stages that write what the user reads ask it only if it
+    /// [writes answers](StageModel::writes_answers).
     pub fn with_model(model: StageModel, config: StageConfig) -> Self {
         let StageConfig {
             guardrail,
@@ -145,8 +147,16 @@ impl Stages {
             plan: PlanStages::with_model(model.clone(), grading, bridge),
             model_search: Arc::new(LlmModelSearchPlanner::new(model.clone())),
             validator: Arc::new(LlmCandidateValidator::new(model.clone())),
-            actions: Arc::new(LlmActionExtractor::new(model.clone())),
-            synthesizer: Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default())),
+            actions: if model.writes_answers() {
+                Arc::new(LlmActionExtractor::new(model.clone()))
+            } else {
+                Arc::new(HeuristicActionExtractor)
+            },
+            synthesizer: if model.writes_answers() {
+                Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default()))
+            } else {
+                Arc::new(ExtractiveSynthesizer::default())
+            },
             guardrail,
         }
     }

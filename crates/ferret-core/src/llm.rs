@@ -94,6 +94,13 @@ pub trait LanguageModel: Send + Sync {
     /// Generate one completion.
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError>;
 
+    /// Whether the stages should ask this model to write what the user reads (answers, reports,
+    /// actions), not only to classify, rewrite, grade and plan. A model too small to write prose
+    /// faithful to its sources says no, and the extractive stages write instead.
+    fn writes_answers(&self) -> bool {
+        true
+    }
+
     /// Generate one completion, handing `sink` each piece of text as the model writes it. A
     /// model that does not stream hands it nothing (the default) and answers as
     /// [`complete`](Self::complete) does. Pieces from an attempt that fails are not taken back.

@@ -62,6 +62,12 @@ pub struct LocalModelConfig {
     /// off). A 135M model left alone repeats a phrase until its budget ends; the JSON's own
     /// punctuation is exempt, so closing a string or an object is never made less likely.
     pub repeat_penalty: f32,
+    /// Let the model write answers, reports and actions (see
+    /// [`LanguageModel::writes_answers`]). Off by default: SmolLM2-135M's answers, measured on
+    /// HotpotQA, held the gold answer a third as often as the extractive synthesizer's and cited
+    /// pages that do not support them, while its classifications, rewrites and grades were
+    /// as good as the rules' or better.
+    pub writes_answers: bool,
 }
 
 /// How far back [`LocalModelConfig::repeat_penalty`] looks, in generated tokens.
@@ -77,6 +83,7 @@ impl LocalModelConfig {
             weights: WeightFormat::Q8,
             constrain_json: true,
             repeat_penalty: 1.3,
+            writes_answers: false,
         }
     }
 }
@@ -255,6 +262,10 @@ impl LocalModel {
 impl LanguageModel for LocalModel {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn writes_answers(&self) -> bool {
+        self.config.writes_answers
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {

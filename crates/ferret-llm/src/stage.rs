@@ -98,6 +98,12 @@ impl StageModel {
         self.model.name()
     }
 
+    /// Whether the model should write what the user reads (see
+    /// [`LanguageModel::writes_answers`]).
+    pub fn writes_answers(&self) -> bool {
+        self.model.writes_answers()
+    }
+
     /// The settings.
     pub fn config(&self) -> &StageModelConfig {
         &self.config

@@ -177,14 +177,16 @@ async fn the_embedded_model_answers_with_valid_citations() {
             }
         })
         .collect();
-    for stage in ["intent", "analysis", "rewrite", "grading", "synthesis"] {
+    for stage in ["intent", "analysis", "rewrite", "grading"] {
         assert!(
             stages.contains(&stage),
             "the model was asked for {stage}: {stages:?}"
         );
     }
+    // Too small to write faithful prose, it is not asked to write the answer.
+    assert!(!stages.contains(&"synthesis"), "{stages:?}");
     assert!(
-        response.usage.llm_calls >= 5
+        response.usage.llm_calls >= 4
             && response.usage.prompt_tokens > 0
             && response.usage.completion_tokens > 0
     );

@@ -135,10 +135,17 @@ impl PlanStages {
                 HeuristicPlanner::new(bridge),
             )),
             plan_evaluator: Some(Arc::new(LlmPlanEvaluator::new(model.clone()))),
-            writer: Arc::new(LlmReportWriter::new(
-                model.clone(),
-                HeuristicReportWriter::new(ExtractiveSynthesizer::default(), grading),
-            )),
+            writer: if model.writes_answers() {
+                Arc::new(LlmReportWriter::new(
+                    model.clone(),
+                    HeuristicReportWriter::new(ExtractiveSynthesizer::default(), grading),
+                ))
+            } else {
+                Arc::new(HeuristicReportWriter::new(
+                    ExtractiveSynthesizer::default(),
+                    grading,
+                ))
+            },
             report_evaluator: Some(Arc::new(LlmReportEvaluator::new(model))),
         }
     }
