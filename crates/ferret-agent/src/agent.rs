@@ -1,6 +1,7 @@
 //! The agent: it screens a question with the guardrail, analyses it, runs the configured
 //! strategy over one [`SearchRun`], and turns how the strategy ended into the response.
 
+use ferret_llm::{with_model_budget, ModelBudget};
 use std::time::{Instant, SystemTime};
 
 use ferret_core::text::one_line;
@@ -81,7 +82,23 @@ impl Agent {
     ///
     /// Fails only when the search cannot start (an unusable budget); backend failures are listed
     /// in `Response::failures`.
+    ///
+    /// Every model call of the search is bounded by the query's budget: its per-call deadline,
+    /// what is left of its wall time and of its tokens.
     pub async fn run(
+        &self,
+        query: &Query,
+        events: Option<UnboundedSender<Event>>,
+    ) -> Result<Response, FerretError> {
+        let budget = ModelBudget::new(
+            Instant::now() + query.budget.wall_time,
+            query.budget.call_deadline,
+            query.budget.max_tokens,
+        );
+        with_model_budget(budget, self.run_within_budget(query, events)).await
+    }
+
+    async fn run_within_budget(
         &self,
         query: &Query,
         events: Option<UnboundedSender<Event>>,

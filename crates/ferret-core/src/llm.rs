@@ -39,6 +39,10 @@ pub struct CompletionRequest {
     /// JSON Schema the output must follow, when structured output is wanted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_schema: Option<serde_json::Value>,
+    /// When the answer is no longer wanted (the query's per-call deadline or the end of its wall
+    /// time): a provider stops working on it then, and waits for a retry only if it fits before.
+    #[serde(skip)]
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Receives text as a model writes it, one piece at a time.

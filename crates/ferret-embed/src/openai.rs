@@ -105,7 +105,7 @@ impl Embedder for OpenAiEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        retry_once(&self.config, || self.call_once(texts))
+        retry_once(&self.config, None, || self.call_once(texts))
             .await
             .map_err(from_llm)
     }

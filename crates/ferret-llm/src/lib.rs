@@ -11,6 +11,7 @@
 //!
 //! It must not depend on any backend crate, nor on the executor.
 
+mod budget;
 mod condense;
 #[cfg(feature = "local-model")]
 mod grammar;
@@ -23,6 +24,7 @@ mod scripted;
 mod stage;
 mod structured;
 
+pub use budget::{current_budget, with_model_budget, ModelBudget};
 pub use condense::condense_sources;
 #[cfg(feature = "openai")]
 pub use ferret_openai::{

@@ -1,6 +1,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
@@ -391,6 +392,13 @@ fn generate_blocking(
         input.extend(forced);
     }
     while generated.len() < max_new {
+        // Past the deadline the reply is no longer wanted: stop, with what was written.
+        if request
+            .deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            break;
+        }
         let mask = match matcher.as_mut() {
             Some(matcher) => {
                 if matcher.is_stopped() {

@@ -271,7 +271,10 @@ impl LanguageModel for OpenAiModel {
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        retry_once(&self.config, || self.call_once(request, None)).await
+        retry_once(&self.config, request.deadline, || {
+            self.call_once(request, None)
+        })
+        .await
     }
 
     async fn complete_streaming(
@@ -281,7 +284,7 @@ impl LanguageModel for OpenAiModel {
     ) -> Result<Completion, LlmError> {
         // Only the first attempt streams: a retry's text would follow the first's cut-off text.
         let first = std::sync::atomic::AtomicBool::new(true);
-        retry_once(&self.config, || {
+        retry_once(&self.config, request.deadline, || {
             let streams = first.swap(false, std::sync::atomic::Ordering::SeqCst);
             self.call_once(request, streams.then_some(sink))
         })

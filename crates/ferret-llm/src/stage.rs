@@ -4,14 +4,35 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ferret_core::{
-    Condensation, Implementation, LanguageModel, LlmCall, LlmCallOutcome, StageOutput, TextSink,
-    TokenUsage,
+    Condensation, Implementation, LanguageModel, LlmCall, LlmCallOutcome, LlmError, RetryClass,
+    StageOutput, TextSink, TokenUsage,
 };
 use serde::{Deserialize, Serialize};
 
+use crate::budget::{current_budget, ModelBudget};
 use crate::condense::condense_sources;
 use crate::prompts::{PromptContext, PromptSource, Prompts};
 use crate::structured::{generate_with_schema, Attempted, StructuredError};
+
+/// `work`, abandoned at the call deadline of `budget` when there is one.
+async fn within_deadline<T>(
+    budget: Option<&Arc<ModelBudget>>,
+    work: impl Future<Output = Result<T, StructuredError>>,
+) -> Result<T, StructuredError> {
+    let Some(budget) = budget else {
+        return work.await;
+    };
+    let deadline = budget.call_deadline();
+    let allowed = deadline.saturating_duration_since(Instant::now());
+    tokio::time::timeout_at(deadline.into(), work)
+        .await
+        .unwrap_or_else(|_| {
+            Err(StructuredError::Model(LlmError {
+                message: format!("no answer within the call's {} ms", allowed.as_millis()),
+                retry: RetryClass::Transient,
+            }))
+        })
+}
 
 /// Why a stage's model call gave no value.
 enum Miss {
@@ -156,15 +177,24 @@ impl StageModel {
             response_format: None,
             condensed: None,
         };
+        let budget = current_budget();
         let result = match self.prompts.render_context(context) {
             Err(e) => Err(Miss::Failed(e.to_string())),
-            Ok(messages) => {
-                match generate_with_schema::<C::Reply>(
-                    self.model.as_ref(),
-                    messages,
-                    max_tokens,
-                    context.reply_schema(),
-                    sink,
+            Ok(messages) => match budget.as_ref().and_then(|b| {
+                // About four characters a token: the call's cost is known before it is made.
+                let prompt_chars: usize = messages.iter().map(|m| m.content.len()).sum();
+                b.refuses((prompt_chars / 4) as u64 + u64::from(max_tokens))
+            }) {
+                Some(why) => Err(Miss::Failed(format!("not asked: {why}"))),
+                None => match within_deadline(
+                    budget.as_ref(),
+                    generate_with_schema::<C::Reply>(
+                        self.model.as_ref(),
+                        messages,
+                        max_tokens,
+                        context.reply_schema(),
+                        sink,
+                    ),
                 )
                 .await
                 {
@@ -198,9 +228,12 @@ impl StageModel {
                         call.requests = 1;
                         Err(Miss::Failed(e.to_string()))
                     }
-                }
-            }
+                },
+            },
         };
+        if let Some(budget) = &budget {
+            budget.spend(call.prompt_tokens + call.completion_tokens);
+        }
         call.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match result {
             Ok((value, attempted)) => {

@@ -315,6 +315,7 @@ pub async fn generate_with_schema<T: DeserializeOwned>(
         max_tokens,
         temperature: 0.0,
         json_schema: Some(schema),
+        deadline: crate::budget::current_budget().map(|budget| budget.call_deadline()),
     };
     let first = model.complete_streaming(&request, sink).await?;
     let mut usage = first.usage;

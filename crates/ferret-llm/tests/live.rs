@@ -48,6 +48,7 @@ fn ask(text: &str, max_tokens: u32) -> CompletionRequest {
         max_tokens,
         temperature: 0.0,
         json_schema: None,
+        deadline: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn request(text: &str) -> CompletionRequest {
         max_tokens: 64,
         temperature: 0.0,
         json_schema: None,
+        deadline: None,
     }
 }
 
@@ -321,6 +322,27 @@ async fn a_retry_after_beyond_the_limit_fails_at_once_as_rate_limited() {
             retry_after: Some(Duration::from_secs(60))
         }
     );
+    assert_eq!(requests(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_retry_after_past_the_calls_deadline_is_not_waited_for() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "1"))
+        .mount(&server)
+        .await;
+    // Within the configured longest wait, but the call must be over in 300 ms.
+    let mut asked = request("hi");
+    asked.deadline = Some(Instant::now() + Duration::from_millis(300));
+    let started = Instant::now();
+    let error = model(&server).complete(&asked).await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(error.message.contains("not retried"), "{error}");
     assert_eq!(requests(&server).await.len(), 1);
 }
 

@@ -175,8 +175,13 @@ pub fn openai_client(
 }
 
 /// The one retry layer of every OpenAI-compatible call: `call` runs again once after a transient
-/// failure or a rate limit, honouring `Retry-After` up to [`OpenAiConfig::max_retry_wait`].
-pub async fn retry_once<T, F, Fut>(config: &OpenAiConfig, mut call: F) -> Result<T, LlmError>
+/// failure or a rate limit, honouring `Retry-After` up to [`OpenAiConfig::max_retry_wait`] and
+/// only when the wait ends before `deadline` (the call's, when it has one).
+pub async fn retry_once<T, F, Fut>(
+    config: &OpenAiConfig,
+    deadline: Option<Instant>,
+    mut call: F,
+) -> Result<T, LlmError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, LlmError>>,
@@ -192,11 +197,13 @@ where
         // Permanent failures and a context too long: the same request cannot succeed.
         _ => return Err(error),
     };
-    if wait > config.max_retry_wait {
+    let time_left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    if wait > config.max_retry_wait || time_left.is_some_and(|left| wait >= left) {
         return Err(LlmError {
             message: format!(
-                "{} (not retried: the server asks to wait {wait:?})",
-                error.message
+                "{} (not retried: the server asks to wait {wait:?}{})",
+                error.message,
+                time_left.map_or_else(String::new, |left| format!(", the call has {left:?} left"))
             ),
             retry: error.retry,
         });

@@ -194,3 +194,94 @@ async fn a_model_that_writes_garbage_leaves_the_heuristics_in_charge_and_says_so
         "a model without a price costs nothing"
     );
 }
+
+/// A model that takes its time: it answers every stage, after `delay`.
+struct Slow {
+    delay: std::time::Duration,
+}
+
+#[async_trait::async_trait]
+impl ferret::LanguageModel for Slow {
+    fn name(&self) -> &str {
+        "slow"
+    }
+
+    async fn complete(
+        &self,
+        _request: &ferret_core::CompletionRequest,
+    ) -> Result<ferret_core::Completion, ferret_core::LlmError> {
+        tokio::time::sleep(self.delay).await;
+        Err(ferret_core::LlmError {
+            message: "too late to matter".into(),
+            retry: ferret_core::RetryClass::Permanent,
+        })
+    }
+}
+
+fn model_calls(response: &Response) -> Vec<&ferret::LlmCall> {
+    response
+        .trace
+        .steps
+        .iter()
+        .filter_map(|step| match step {
+            TraceStep::LlmCall(call) => Some(call),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn each_model_call_ends_at_the_querys_call_deadline_and_the_heuristics_answer() {
+    use_temporary_ferret_home();
+    let ferret = Ferret::builder()
+        .default_corpus()
+        .language_model(Arc::new(Slow {
+            delay: std::time::Duration::from_secs(30),
+        }))
+        .build()
+        .expect("the default corpus opens");
+    let mut query = Query::new(QUESTION).expect("a valid question");
+    query.budget.call_deadline = std::time::Duration::from_millis(100);
+    let started = std::time::Instant::now();
+    let response = ferret.search(query).await.expect("the search runs");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(response.response_type, ResponseType::Results);
+    assert_citations_resolve(&response);
+    let calls = model_calls(&response);
+    assert!(!calls.is_empty());
+    for call in calls {
+        assert!(
+            matches!(&call.outcome, LlmCallOutcome::Failed { error } if error.contains("no answer within")),
+            "{call:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn no_model_call_is_made_once_the_querys_tokens_are_spent() {
+    // A script with no replies: any call made would fail with "script exhausted".
+    let mut query = Query::new(QUESTION).expect("a valid question");
+    query.budget.max_tokens = 50;
+    use_temporary_ferret_home();
+    let ferret = Ferret::builder()
+        .default_corpus()
+        .language_model(Arc::new(ScriptedModel::new("scripted", Vec::new())))
+        .build()
+        .expect("the default corpus opens");
+    let response = ferret.search(query).await.expect("the search runs");
+    assert_eq!(response.response_type, ResponseType::Results);
+    assert_eq!(response.usage.prompt_tokens, 0);
+    let calls = model_calls(&response);
+    assert!(!calls.is_empty());
+    for call in calls {
+        assert_eq!(call.requests, 0, "{call:?}");
+        assert!(
+            matches!(&call.outcome, LlmCallOutcome::Failed { error } if error.contains("token budget")),
+            "{call:?}"
+        );
+    }
+}

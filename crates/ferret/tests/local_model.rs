@@ -106,6 +106,7 @@ async fn a_schema_no_grammar_can_be_made_of_is_answered_unconstrained() {
         max_tokens: 24,
         temperature: 0.0,
         json_schema: Some(schema),
+        deadline: None,
     };
     let completion = model.complete(&request).await.expect("answers");
     assert!(!completion.constrained);
@@ -115,6 +116,27 @@ async fn a_schema_no_grammar_can_be_made_of_is_answered_unconstrained() {
         "{}",
         completion.text
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_embedded_model_stops_writing_at_the_calls_deadline() {
+    let Some(models) = models_dir() else { return };
+    let model = LocalModel::smollm2(&models).expect("the model loads");
+    let mut request = CompletionRequest {
+        messages: ask("Write a long story about a ferret."),
+        max_tokens: 40,
+        temperature: 0.0,
+        json_schema: None,
+        deadline: None,
+    };
+    let free = model.complete(&request).await.expect("answers");
+    request.deadline = Some(std::time::Instant::now());
+    let cut = model
+        .complete(&request)
+        .await
+        .expect("answers, with nothing");
+    assert!(free.usage.completion_tokens > 20, "{:?}", free.usage);
+    assert_eq!(cut.usage.completion_tokens, 0, "{}", cut.text);
 }
 
 #[test]
