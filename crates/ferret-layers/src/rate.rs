@@ -9,6 +9,8 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 #[derive(Debug)]
 pub struct RateLimit {
     limiter: DefaultDirectRateLimiter,
+    /// The most the quota grants at once.
+    burst: NonZeroU32,
 }
 
 impl RateLimit {
@@ -16,6 +18,7 @@ impl RateLimit {
     pub fn per_second(per_second: NonZeroU32) -> Self {
         Self {
             limiter: RateLimiter::direct(Quota::per_second(per_second)),
+            burst: per_second,
         }
     }
 
@@ -23,12 +26,20 @@ impl RateLimit {
     pub fn per_minute(per_minute: NonZeroU32) -> Self {
         Self {
             limiter: RateLimiter::direct(Quota::per_minute(per_minute)),
+            burst: per_minute,
         }
     }
 
     /// Wait until one more call is allowed.
     pub async fn ready(&self) {
         self.limiter.until_ready().await;
+    }
+
+    /// Wait until `units` more are allowed (a call's tokens against a tokens-a-minute quota); a
+    /// call larger than the whole quota waits for all of it.
+    pub async fn ready_for(&self, units: NonZeroU32) {
+        // Never more than the burst, so the wait always ends.
+        let _ = self.limiter.until_n_ready(units.min(self.burst)).await;
     }
 
     /// Count one call now if the rate allows it; else how long until it would, for a caller to
@@ -57,6 +68,20 @@ mod tests {
             wait > Duration::from_secs(20) && wait <= Duration::from_secs(30),
             "{wait:?}"
         );
+    }
+
+    #[test]
+    fn units_are_counted_against_the_quota_and_no_call_waits_for_more_than_it_holds() {
+        let tokens = RateLimit::per_minute(NonZeroU32::new(1000).unwrap());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let started = Instant::now();
+        // Larger than the quota: takes all of it, at once.
+        runtime.block_on(tokens.ready_for(NonZeroU32::new(5000).unwrap()));
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(tokens.try_now().is_err(), "the minute's tokens are spent");
     }
 
     #[tokio::test]

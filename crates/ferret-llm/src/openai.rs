@@ -1,3 +1,4 @@
+use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use ferret_core::{
     ChatRole, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TextSink,
     TokenUsage,
 };
+use ferret_layers::{Deadline, RateLimit};
 use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
 
@@ -41,6 +43,9 @@ pub struct OpenAiModel {
     config: OpenAiConfig,
     /// The dialect in use, as its position in [`SchemaSupport::ALL`].
     dialect: Arc<AtomicUsize>,
+    /// The provider's limits, shared by the model's clones.
+    requests: Option<Arc<RateLimit>>,
+    tokens: Option<Arc<RateLimit>>,
 }
 
 impl OpenAiModel {
@@ -49,6 +54,12 @@ impl OpenAiModel {
         Ok(Self {
             client: openai_client(&config)?,
             dialect: Arc::new(AtomicUsize::new(position(config.schema_support))),
+            requests: config
+                .requests_per_minute
+                .map(|n| Arc::new(RateLimit::per_minute(n))),
+            tokens: config
+                .tokens_per_minute
+                .map(|n| Arc::new(RateLimit::per_minute(n))),
             config,
         })
     }
@@ -128,12 +139,43 @@ impl OpenAiModel {
         body
     }
 
+    /// Wait for the provider's limits to allow `request`, until its deadline at most.
+    async fn take_turn(&self, request: &CompletionRequest) -> Result<(), LlmError> {
+        let prompt_chars: usize = request.messages.iter().map(|m| m.content.len()).sum();
+        // About four characters a token; what the provider will count is not known before.
+        let tokens = u32::try_from(prompt_chars / 4)
+            .unwrap_or(u32::MAX)
+            .saturating_add(request.max_tokens);
+        let turn = async {
+            if let Some(requests) = &self.requests {
+                requests.ready().await;
+            }
+            if let (Some(quota), Some(tokens)) = (&self.tokens, NonZeroU32::new(tokens)) {
+                quota.ready_for(tokens).await;
+            }
+        };
+        let Some(deadline) = request.deadline else {
+            turn.await;
+            return Ok(());
+        };
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        Deadline::new(left).run(turn).await.map_err(|_| LlmError {
+            message: format!(
+                "the rate limit of {} gives no turn within the call's {} ms",
+                self.config.base_url,
+                left.as_millis()
+            ),
+            retry: RetryClass::RateLimited { retry_after: None },
+        })
+    }
+
     /// One request, in the dialect in use; a refused dialect gives way to the next at once.
     async fn call_once<'s>(
         &self,
         request: &CompletionRequest,
         sink: Option<&'s TextSink<'s>>,
     ) -> Result<Completion, LlmError> {
+        self.take_turn(request).await?;
         let first = self.dialect();
         let mut dialect = first;
         loop {

@@ -9,6 +9,8 @@ use ferret_core::{
 };
 use serde::{Deserialize, Serialize};
 
+use ferret_layers::Deadline;
+
 use crate::budget::{current_budget, ModelBudget};
 use crate::condense::condense_sources;
 use crate::prompts::{PromptContext, PromptSource, Prompts};
@@ -22,16 +24,15 @@ async fn within_deadline<T>(
     let Some(budget) = budget else {
         return work.await;
     };
-    let deadline = budget.call_deadline();
-    let allowed = deadline.saturating_duration_since(Instant::now());
-    tokio::time::timeout_at(deadline.into(), work)
-        .await
-        .unwrap_or_else(|_| {
-            Err(StructuredError::Model(LlmError {
-                message: format!("no answer within the call's {} ms", allowed.as_millis()),
-                retry: RetryClass::Transient,
-            }))
-        })
+    let allowed = budget
+        .call_deadline()
+        .saturating_duration_since(Instant::now());
+    Deadline::new(allowed).run(work).await.unwrap_or_else(|_| {
+        Err(StructuredError::Model(LlmError {
+            message: format!("no answer within the call's {} ms", allowed.as_millis()),
+            retry: RetryClass::Transient,
+        }))
+    })
 }
 
 /// Why a stage's model call gave no value.

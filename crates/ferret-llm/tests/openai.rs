@@ -347,6 +347,46 @@ async fn a_retry_after_past_the_calls_deadline_is_not_waited_for() {
 }
 
 #[tokio::test]
+async fn the_providers_request_limit_holds_a_call_back_and_fails_it_at_its_deadline() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ok("fine"))
+        .mount(&server)
+        .await;
+    let mut config = config(&server);
+    config.requests_per_minute = std::num::NonZeroU32::new(1);
+    let model = OpenAiModel::new(config).expect("valid config");
+    assert_eq!(
+        model
+            .complete(&request("one"))
+            .await
+            .expect("first turn")
+            .text,
+        "fine"
+    );
+    // The next turn is a minute away; the call has 300 ms.
+    let mut second = request("two");
+    second.deadline = Some(Instant::now() + Duration::from_millis(300));
+    let started = Instant::now();
+    let error = model.complete(&second).await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(error.retry, RetryClass::RateLimited { .. }),
+        "{error:?}"
+    );
+    assert!(error.message.contains("rate limit"), "{error}");
+    assert_eq!(
+        requests(&server).await.len(),
+        1,
+        "the limit kept the call from the server"
+    );
+}
+
+#[tokio::test]
 async fn a_server_error_is_retried_once_then_succeeds() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))

@@ -9,6 +9,7 @@
 
 mod classify;
 
+use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use async_openai::config::OpenAIConfig;
@@ -106,6 +107,13 @@ pub struct OpenAiConfig {
     /// The structured-output dialect to try first; a server that refuses it (an error naming
     /// `response_format`) gets the next, and the model remembers the one that worked.
     pub schema_support: SchemaSupport,
+    /// The provider's limits, as its plan states them: requests and tokens a minute. Each
+    /// request waits for its turn (its tokens estimated from the prompt and `max_tokens`), and a
+    /// turn that would come after the call's deadline fails the call as rate-limited instead.
+    /// `None`: no limit of ours.
+    pub requests_per_minute: Option<NonZeroU32>,
+    /// See [`requests_per_minute`](Self::requests_per_minute).
+    pub tokens_per_minute: Option<NonZeroU32>,
     /// Longest wait before the one retry (a `Retry-After` beyond it fails the call instead).
     pub max_retry_wait: Duration,
 }
@@ -121,6 +129,8 @@ impl OpenAiConfig {
             stream: false,
             schema_support: SchemaSupport::default(),
             max_retry_wait: Duration::from_secs(10),
+            requests_per_minute: None,
+            tokens_per_minute: None,
         }
     }
 
