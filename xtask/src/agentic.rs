@@ -26,7 +26,8 @@ pub enum LlmChoice {
     /// SmolLM2-135M in-process (`cargo xtask models` first).
     Local,
     /// The same model writing freely, as it did before its replies were decoded under their
-    /// schema: weights in f32, no repeat penalty, tolerant parsing and a repair request.
+    /// schema: weights in f32, no repeat penalty, tolerant parsing and a repair request, and
+    /// asked to write the answer.
     LocalFree,
     /// An OpenAI-compatible server: `FERRET_LLM_BASE_URL` and `FERRET_LLM_MODEL` (as
     /// `.ci/llama-server start` prints them), `FERRET_LLM_FORMAT` for its structured-output
@@ -48,6 +49,7 @@ impl LlmChoice {
                 config.constrain_json = false;
                 config.repeat_penalty = 1.0;
                 config.weights = WeightFormat::F32;
+                config.writes_answers = true;
                 Some(Arc::new(LocalModel::load(config)?))
             }
             Self::Openai => {
@@ -219,12 +221,14 @@ pub(crate) fn pipeline(
     Ok((builder.build()?, runtime))
 }
 
-/// A question as the evaluation asks it: the ten hits an answer shows, `wall_time` to answer.
+/// A question as the evaluation asks it: the ten hits an answer shows, `wall_time` to answer,
+/// and as long for any one call (a model on a loaded CPU is measured, not cut short).
 pub(crate) fn question(text: &str, wall_time: Duration) -> anyhow::Result<Query> {
     Ok(Query::new(text.to_owned())?
         .with_limit(10)?
         .with_budget(Budget {
             wall_time,
+            call_deadline: wall_time,
             ..Budget::default()
         }))
 }

@@ -112,6 +112,7 @@ struct Figures {
 /// One question's measurements.
 #[derive(Default, Clone, Copy)]
 struct Scored {
+    has_gold: bool,
     all_found_at: [bool; 3],
     ndcg: f64,
     tokens: u64,
@@ -180,7 +181,7 @@ pub(crate) fn run(
                 });
                 misses += &format!("{line}\n");
             }
-            let kind = gold.map_or_else(|| "all".to_owned(), |g| g.kind.clone());
+            let kind = gold.map_or_else(|| "no gold answer".to_owned(), |g| g.kind.clone());
             scored.push((kind, one));
         }
         if let Some(path) = run.misses {
@@ -189,9 +190,12 @@ pub(crate) fn run(
         let mut by_type = BTreeMap::new();
         by_type.insert("all".to_owned(), summarise(scored.iter().map(|(_, s)| s)));
         let kinds: std::collections::BTreeSet<&String> = scored.iter().map(|(k, _)| k).collect();
-        for kind in kinds {
-            let of_kind = scored.iter().filter(|(k, _)| k == kind).map(|(_, s)| s);
-            by_type.insert(kind.clone(), summarise(of_kind));
+        // A set whose queries are all of one kind needs no row per kind.
+        if kinds.len() > 1 {
+            for kind in kinds {
+                let of_kind = scored.iter().filter(|(k, _)| k == kind).map(|(_, s)| s);
+                by_type.insert(kind.clone(), summarise(of_kind));
+            }
         }
         let row = Row {
             pipeline: label,
@@ -246,8 +250,10 @@ fn score(response: &Response, gold: Option<&str>, relevant: &HashMap<String, f64
     } else {
         0
     };
+    let has_gold = gold.is_some();
     let gold = gold.unwrap_or_default();
     Scored {
+        has_gold,
         all_found_at,
         ndcg: crate::eval::ndcg_at(&ranked, relevant, 10),
         tokens: response.usage.prompt_tokens + response.usage.completion_tokens,
@@ -282,9 +288,11 @@ fn summarise<'a>(scored: impl Iterator<Item = &'a Scored>) -> Figures {
         tokens_per_question: all.iter().map(|s| s.tokens as f64).sum::<f64>() / n,
         model_requests_per_question: all.iter().map(|s| f64::from(s.model_requests)).sum::<f64>()
             / n,
-        contains_gold: share(|s| s.contains),
-        short_exact: share(|s| s.exact),
-        short_f1: all.iter().map(|s| s.f1).sum::<f64>() / n,
+        // Over the questions that have a gold answer.
+        contains_gold: gold_share(&all, |s| s.contains),
+        short_exact: gold_share(&all, |s| s.exact),
+        short_f1: all.iter().filter(|s| s.has_gold).map(|s| s.f1).sum::<f64>()
+            / all.iter().filter(|s| s.has_gold).count().max(1) as f64,
         short_given: share(|s| s.short_given),
         mean_words: answered.iter().map(|s| s.words as f64).sum::<f64>()
             / answered.len().max(1) as f64,
@@ -297,6 +305,12 @@ fn summarise<'a>(scored: impl Iterator<Item = &'a Scored>) -> Figures {
         messages: share(|s| !s.answered),
         seconds_per_question: all.iter().map(|s| s.seconds).sum::<f64>() / n,
     }
+}
+
+/// Share of the questions of `all` that have a gold answer for which `f` holds.
+fn gold_share(all: &[&Scored], f: fn(&Scored) -> bool) -> f64 {
+    let with_gold: Vec<&&Scored> = all.iter().filter(|s| s.has_gold).collect();
+    with_gold.iter().filter(|s| f(s)).count() as f64 / with_gold.len().max(1) as f64
 }
 
 /// Share of `all` with every relevant document within the `depth`-th of [`DEPTHS`].

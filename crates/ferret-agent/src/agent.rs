@@ -90,12 +90,7 @@ impl Agent {
         query: &Query,
         events: Option<UnboundedSender<Event>>,
     ) -> Result<Response, FerretError> {
-        let budget = ModelBudget::new(
-            Instant::now() + query.budget.wall_time,
-            query.budget.call_deadline,
-            query.budget.max_tokens,
-        );
-        with_model_budget(budget, self.run_within_budget(query, events)).await
+        with_model_budget(model_budget(query), self.run_within_budget(query, events)).await
     }
 
     async fn run_within_budget(
@@ -209,27 +204,30 @@ impl Agent {
         events: Option<UnboundedSender<Event>>,
     ) -> Result<Response, FerretError> {
         let span = tracing::info_span!("job", input = %query.text(), %strategy);
-        async {
-            query.budget.validate()?;
-            self.config.validate_for(strategy)?;
-            let mut run = if strategy == Strategy::FindModel {
-                // A file name is not a question: no analysis to ask a model for, no query
-                // written per form. The heuristic reading costs nothing and fills the run.
-                let mut rec = Recorder::new(events);
-                rec.step(TraceStep::Strategy {
-                    chosen: strategy,
-                    reason: StrategyReason::Job,
-                });
-                let analysis = HeuristicAnalyzer.analysis(query.text());
-                self.start(query, analysis, rec, Instant::now())
-            } else {
-                self.begin(query, Recorder::new(events), Instant::now(), Some(strategy))
-                    .await
-            };
-            let ending = implementation(strategy).run(&mut run).await;
-            Ok(run.finish(ending))
-        }
-        .instrument(span)
+        with_model_budget(
+            model_budget(query),
+            async {
+                query.budget.validate()?;
+                self.config.validate_for(strategy)?;
+                let mut run = if strategy == Strategy::FindModel {
+                    // A file name is not a question: no analysis to ask a model for, no query
+                    // written per form. The heuristic reading costs nothing and fills the run.
+                    let mut rec = Recorder::new(events);
+                    rec.step(TraceStep::Strategy {
+                        chosen: strategy,
+                        reason: StrategyReason::Job,
+                    });
+                    let analysis = HeuristicAnalyzer.analysis(query.text());
+                    self.start(query, analysis, rec, Instant::now())
+                } else {
+                    self.begin(query, Recorder::new(events), Instant::now(), Some(strategy))
+                        .await
+                };
+                let ending = implementation(strategy).run(&mut run).await;
+                Ok(run.finish(ending))
+            }
+            .instrument(span),
+        )
         .await
     }
 
@@ -242,20 +240,23 @@ impl Agent {
         events: Option<UnboundedSender<Event>>,
     ) -> Result<(Response, PlanRecord), FerretError> {
         let span = tracing::info_span!("plan", question = %query.text());
-        async {
-            query.budget.validate()?;
-            let mut run = self
-                .begin(
-                    query,
-                    Recorder::new(events),
-                    Instant::now(),
-                    Some(Strategy::Plan),
-                )
-                .await;
-            let (ending, record) = PlanStrategy.run_recorded(&mut run).await;
-            Ok((run.finish(ending), record))
-        }
-        .instrument(span)
+        with_model_budget(
+            model_budget(query),
+            async {
+                query.budget.validate()?;
+                let mut run = self
+                    .begin(
+                        query,
+                        Recorder::new(events),
+                        Instant::now(),
+                        Some(Strategy::Plan),
+                    )
+                    .await;
+                let (ending, record) = PlanStrategy.run_recorded(&mut run).await;
+                Ok((run.finish(ending), record))
+            }
+            .instrument(span),
+        )
         .await
     }
 
@@ -305,6 +306,19 @@ impl Agent {
         events: Option<UnboundedSender<Event>>,
     ) -> Result<Response, FerretError> {
         let query = Query::new(record.question.clone())?.with_limit(record.limit.max(1))?;
+        with_model_budget(
+            model_budget(&query),
+            self.replay_plan_within_budget(query, record, events),
+        )
+        .await
+    }
+
+    async fn replay_plan_within_budget(
+        &self,
+        query: Query,
+        record: &PlanRecord,
+        events: Option<UnboundedSender<Event>>,
+    ) -> Result<Response, FerretError> {
         let started = Instant::now();
         // A replay searches nothing: the analysis only fills the run's state, so no model is asked.
         let analysis = HeuristicAnalyzer.analysis(query.text());
@@ -417,4 +431,14 @@ fn guardrail_reply(message: String, rec: Recorder, started: Instant) -> Response
         response: Box::new(response.clone()),
     });
     response
+}
+
+/// What the model calls of a search of `query` may spend: its per-call deadline, its wall time
+/// from now and its tokens.
+fn model_budget(query: &Query) -> ModelBudget {
+    ModelBudget::new(
+        Instant::now() + query.budget.wall_time,
+        query.budget.call_deadline,
+        query.budget.max_tokens,
+    )
 }

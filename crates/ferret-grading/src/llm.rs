@@ -45,7 +45,8 @@ impl RelevanceGrader for LlmGrader {
             .model
             .run(
                 &context,
-                64 + 20 * shown as u32,
+                // A grade's keys are forced, its reason may take some 15 tokens more.
+                64 + 32 * shown as u32,
                 accept,
                 self.rules.grade(question, hits),
             )

@@ -37,10 +37,11 @@ pub enum WeightFormat {
     /// Expanded to f32 when loading: prompts go through candle's vectorised f32 matrix multiply,
     /// for about 4 bytes a weight (some 550 MB for SmolLM2-135M); each generated token reads
     /// them all, so generation is bound by memory bandwidth.
-    #[default]
     F32,
     /// Re-quantized to 8 bits (Q8_0, which candle multiplies with SIMD kernels) when loading:
-    /// about a byte a weight.
+    /// about a byte a weight. Reads prompts at about half the f32 speed and writes about three
+    /// times faster (`cargo xtask bench --generation`): the default.
+    #[default]
     Q8,
 }
 
@@ -71,6 +72,10 @@ pub struct LocalModelConfig {
     pub writes_answers: bool,
 }
 
+/// The longest sequence candle's llama implementation has rotary embeddings for; a larger
+/// `context_tokens` is held to it.
+const MAX_CONTEXT: usize = 4096;
+
 /// How far back [`LocalModelConfig::repeat_penalty`] looks, in generated tokens.
 pub const REPEAT_WINDOW: usize = 64;
 
@@ -81,7 +86,7 @@ impl LocalModelConfig {
             gguf: gguf.into(),
             context_tokens: 4096,
             seed: 299_792_458,
-            weights: WeightFormat::Q8,
+            weights: WeightFormat::default(),
             constrain_json: true,
             repeat_penalty: 1.3,
             writes_answers: false,
@@ -316,6 +321,16 @@ fn generate_blocking(
         message: format!("local generation failed: {e}"),
         retry: RetryClass::Permanent,
     };
+    // A call that waited for the model past its deadline is not wanted any more.
+    if request
+        .deadline
+        .is_some_and(|deadline| Instant::now() >= deadline)
+    {
+        return Err(LlmError {
+            message: "the call's deadline passed before the model was free".into(),
+            retry: RetryClass::Transient,
+        });
+    }
     let mut matcher = match (&request.json_schema, &loaded.grammars) {
         (Some(schema), Some(grammars)) if config.constrain_json => match grammars.matcher(schema) {
             Ok(matcher) => Some(matcher),
@@ -341,12 +356,12 @@ fn generate_blocking(
         .map_err(|e| fail(&e))?;
     let prompt_ids = encoding.get_ids().to_vec();
     let max_new = request.max_tokens as usize;
-    if prompt_ids.len() + max_new > config.context_tokens {
+    if prompt_ids.len() + max_new > config.context_tokens.min(MAX_CONTEXT) {
         return Err(LlmError {
             message: format!(
                 "the prompt has {} tokens; with {max_new} to generate that exceeds the model's {}-token context",
                 prompt_ids.len(),
-                config.context_tokens
+                config.context_tokens.min(MAX_CONTEXT)
             ),
             retry: RetryClass::ContextTooLong,
         });
@@ -378,6 +393,15 @@ fn generate_blocking(
         .position(|id| loaded.stop_tokens.contains(id))
         .map(|end| end + 1)
         .filter(|&end| end < prompt_ids.len());
+    if request
+        .deadline
+        .is_some_and(|deadline| Instant::now() >= deadline)
+    {
+        return Err(LlmError {
+            message: "the call's deadline passed before the prompt was read".into(),
+            retry: RetryClass::Transient,
+        });
+    }
     if let (0, Some(end)) = (position, first_turn) {
         weights
             .forward(&to_tensor(&prompt_ids[..end])?, 0)

@@ -60,14 +60,18 @@ impl PromptContext for SynthesisContext {
             return schema;
         }
         let numbers: Vec<String> = self.sources.iter().map(|s| s.number.to_string()).collect();
-        let marker = format!(r"\[(?:{})\]", numbers.join("|"));
+        let number = format!("(?:{})", numbers.join("|"));
+        // `[1]` or `[1, 2]`: markers naming sources shown, as the citation check reads them.
+        let marker = format!(r"\[ ?{number}(?:, ?{number})* ?\]");
+        // Anything else, brackets included when they do not open with a digit (`vec[i]` would).
+        let other = r"(?:[^\[\]]|\[[^\[\]0-9 ][^\[\]]*\])";
         if let Some(answer) = schema
             .pointer_mut("/properties/answer")
             .and_then(serde_json::Value::as_object_mut)
         {
             answer.insert(
                 "pattern".into(),
-                format!(r"^[^\[\]]*{marker}(?:[^\[\]]|{marker})*$").into(),
+                format!(r"^{other}*{marker}(?:{other}|{marker})*$").into(),
             );
             // Long enough for a few cited sentences, short enough that a small model reaches
             // its citation within the token budget.
@@ -81,9 +85,11 @@ impl PromptContext for SynthesisContext {
             (Some(&mut schema), short)
         {
             short["type"] = "string".into();
+            // Under `allOf`, so a converter that reads `anyOf` before `properties` (llama.cpp's)
+            // still sees the answer.
             object.insert(
-                "anyOf".into(),
-                serde_json::json!([
+                "allOf".into(),
+                serde_json::json!([{ "anyOf": [
                     {
                         "properties": {
                             "short_answer_source": {"enum": numbers},
@@ -97,7 +103,7 @@ impl PromptContext for SynthesisContext {
                             "short_answer": {"type": "null"}
                         }
                     }
-                ]),
+                ]}]),
             );
         }
         schema
@@ -133,14 +139,22 @@ mod tests {
             "Paris [1].",
             "Paris [2][1], on the Seine [2]",
             "[1] says so",
+            "Both say so [1, 2].",
+            "Index with v[i] [1].",
         ] {
             assert!(answer.is_match(cited), "{cited}");
         }
-        for uncited in ["Paris.", "Paris [3].", "Paris [1] and [x]", "Paris [12]."] {
+        for uncited in [
+            "Paris.",
+            "Paris [3].",
+            "Paris [1, 3]",
+            "Paris [12].",
+            "x [i]",
+        ] {
             assert!(!answer.is_match(uncited), "{uncited}");
         }
         assert_eq!(
-            schema["anyOf"][0]["properties"]["short_answer_source"]["enum"],
+            schema["allOf"][0]["anyOf"][0]["properties"]["short_answer_source"]["enum"],
             serde_json::json!([1, 2])
         );
     }
