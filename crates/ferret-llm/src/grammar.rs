@@ -209,6 +209,42 @@ mod tests {
         );
     }
 
+    /// The shape of the synthesis reply: a citation pattern under a length, and two optional
+    /// fields given together or not at all. A pattern the regex engine cannot bound would make
+    /// every such reply unconstrained.
+    #[test]
+    fn a_cited_answer_schema_compiles_to_a_grammar() {
+        let env = llguidance::toktrie::ApproximateTokEnv::single_byte_env();
+        let factory = ParserFactory::new_simple(&env).expect("a factory");
+        let marker = r"\[ ?(?:1|2)(?:, ?(?:1|2))* ?\]";
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "answer": {
+                    "type": "string",
+                    "maxLength": 320,
+                    "pattern": format!(r"^[^\[\]]*{marker}(?:[^\[\]]|{marker})*$")
+                },
+                "short_answer": {"type": ["string", "null"]},
+                "short_answer_source": {"type": ["integer", "null"]}
+            },
+            "required": ["answer"],
+            "additionalProperties": false,
+            "allOf": [{"anyOf": [
+                {
+                    "properties": {
+                        "short_answer_source": {"enum": [1, 2]},
+                        "short_answer": {"type": "string"}
+                    },
+                    "required": ["short_answer_source", "short_answer"]
+                },
+                {"properties": {"short_answer_source": {"type": "null"}, "short_answer": {"type": "null"}}}
+            ]}]
+        });
+        let parser = factory.create_parser(TopLevelGrammar::from_json_schema(schema));
+        assert!(parser.is_ok(), "{:?}", parser.err());
+    }
+
     #[test]
     fn the_byte_level_alphabet_covers_every_byte_once() {
         let decoder = byte_level_decoder();
