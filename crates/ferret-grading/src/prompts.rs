@@ -2,7 +2,7 @@
 //! from, the reply the model must give, and the template (under `templates/`), side by side. The
 //! template engine, the `data` fence and the structured-output parser are `ferret-llm`'s.
 
-use ferret_llm::{reply_schema, restrict_to_labels, PromptContext, PromptSource, Stage};
+use ferret_llm::{narrow, reply_schema, restrict_to_labels, PromptContext, PromptSource, Stage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -77,15 +77,16 @@ impl PromptContext for GradingContext {
                 Some(grade)
             })
             .collect();
-        if let Some(grades) = schema
-            .pointer_mut("/properties/grades")
-            .and_then(serde_json::Value::as_object_mut)
-        {
-            let shown = numbered.len();
-            grades.insert("prefixItems".to_owned(), numbered.into());
-            grades.insert("minItems".to_owned(), shown.into());
-            grades.insert("maxItems".to_owned(), shown.into());
-        }
+        let shown = numbered.len();
+        narrow(
+            &mut schema,
+            "/properties/grades",
+            [
+                ("prefixItems", numbered.into()),
+                ("minItems", shown.into()),
+                ("maxItems", shown.into()),
+            ],
+        );
         // A verdict without grades is refused, so the grades are asked for, not offered.
         if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
             required.insert(0, "grades".into());

@@ -43,6 +43,6 @@ pub use prompts::{
 pub use scripted::{Exchange, ScriptedModel};
 pub use stage::{noting_condensation, ModelPrice, StageModel, StageModelConfig};
 pub use structured::{
-    generate, generate_streaming, generate_with_schema, parse_tolerant, reply_schema,
+    generate, generate_streaming, generate_with_schema, narrow, parse_tolerant, reply_schema,
     restrict_to_labels, Attempted, StructuredError, StructuredOutput,
 };

@@ -321,16 +321,17 @@ fn generate_blocking(
         message: format!("local generation failed: {e}"),
         retry: RetryClass::Permanent,
     };
-    // A call that waited for the model past its deadline is not wanted any more.
-    if request
-        .deadline
-        .is_some_and(|deadline| Instant::now() >= deadline)
-    {
-        return Err(LlmError {
-            message: "the call's deadline passed before the model was free".into(),
-            retry: RetryClass::Transient,
-        });
-    }
+    // Past its deadline a call is not wanted any more: checked before each costly step.
+    let past_deadline = |before: &str| -> Result<(), LlmError> {
+        match request.deadline {
+            Some(deadline) if Instant::now() >= deadline => Err(LlmError {
+                message: format!("the call's deadline passed before {before}"),
+                retry: RetryClass::Transient,
+            }),
+            _ => Ok(()),
+        }
+    };
+    past_deadline("the model was free")?;
     let mut matcher = match (&request.json_schema, &loaded.grammars) {
         (Some(schema), Some(grammars)) if config.constrain_json => match grammars.matcher(schema) {
             Ok(matcher) => Some(matcher),
@@ -393,15 +394,7 @@ fn generate_blocking(
         .position(|id| loaded.stop_tokens.contains(id))
         .map(|end| end + 1)
         .filter(|&end| end < prompt_ids.len());
-    if request
-        .deadline
-        .is_some_and(|deadline| Instant::now() >= deadline)
-    {
-        return Err(LlmError {
-            message: "the call's deadline passed before the prompt was read".into(),
-            retry: RetryClass::Transient,
-        });
-    }
+    past_deadline("the prompt was read")?;
     if let (0, Some(end)) = (position, first_turn) {
         weights
             .forward(&to_tensor(&prompt_ids[..end])?, 0)

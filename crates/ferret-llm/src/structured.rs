@@ -267,6 +267,17 @@ pub fn reply_schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
 }
 
+/// Set `keywords` (`maxLength`, `minItems`, ...) on the schema at `pointer` (a JSON pointer into
+/// `schema`, such as `/properties/query`); a pointer that names nothing leaves the schema as it
+/// was, so a renamed field loses its narrowing, not its reply.
+pub fn narrow<const N: usize>(schema: &mut Value, pointer: &str, keywords: [(&str, Value); N]) {
+    if let Some(node) = schema.pointer_mut(pointer).and_then(Value::as_object_mut) {
+        for (keyword, value) in keywords {
+            node.insert(keyword.to_owned(), value);
+        }
+    }
+}
+
 /// Restrict the string property at `pointer` (a JSON pointer into `schema`, such as
 /// `/properties/intent`) to `labels`; an optional property keeps `null`. A pointer that names
 /// nothing leaves the schema as it was, so a renamed field loses its narrowing, not its reply.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use ferret_llm::{reply_schema, restrict_to_labels, PromptContext, PromptSource, Stage};
+use ferret_llm::{narrow, reply_schema, restrict_to_labels, PromptContext, PromptSource, Stage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -149,13 +149,12 @@ impl PromptContext for DecompositionContext {
 
     fn reply_schema(&self) -> serde_json::Value {
         let mut schema = reply_schema::<DecompositionReply>();
-        if let Some(queries) = schema
-            .pointer_mut("/properties/sub_queries")
-            .and_then(serde_json::Value::as_object_mut)
-        {
-            queries.insert("minItems".into(), 1.into());
-            queries.insert("maxItems".into(), self.max_sub_queries.max(1).into());
-        }
+        let most = self.max_sub_queries.max(1);
+        narrow(
+            &mut schema,
+            "/properties/sub_queries",
+            [("minItems", 1.into()), ("maxItems", most.into())],
+        );
         schema
     }
 }
@@ -196,15 +195,13 @@ impl PromptContext for RewriteContext {
 
     fn reply_schema(&self) -> serde_json::Value {
         let mut schema = reply_schema::<RewriteReply>();
-        if let Some(query) = schema
-            .pointer_mut("/properties/query")
-            .and_then(serde_json::Value::as_object_mut)
-        {
-            query.insert("minLength".into(), 1.into());
-            // A search query, not a paragraph: small models otherwise write until the budget ends.
-            let longest = self.max_chars.clamp(1, 100);
-            query.insert("maxLength".into(), longest.into());
-        }
+        // A search query, not a paragraph: small models otherwise write until the budget ends.
+        let longest = self.max_chars.clamp(1, 100);
+        narrow(
+            &mut schema,
+            "/properties/query",
+            [("minLength", 1.into()), ("maxLength", longest.into())],
+        );
         schema
     }
 }

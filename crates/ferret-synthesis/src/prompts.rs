@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ferret_llm::{reply_schema, PromptContext, PromptSource, Stage};
+use ferret_llm::{narrow, reply_schema, PromptContext, PromptSource, Stage};
 
 use crate::EarlierTurn;
 use schemars::JsonSchema;
@@ -65,18 +65,14 @@ impl PromptContext for SynthesisContext {
         // brackets are left out: with them the pattern is too large to bound under a length.
         let marker = format!(r"\[ ?{number}(?:, ?{number})* ?\]");
         let other = r"[^\[\]]";
-        if let Some(answer) = schema
-            .pointer_mut("/properties/answer")
-            .and_then(serde_json::Value::as_object_mut)
-        {
-            answer.insert(
-                "pattern".into(),
-                format!(r"^{other}*{marker}(?:{other}|{marker})*$").into(),
-            );
-            // Long enough for a few cited sentences, short enough that a small model reaches
-            // its citation within the token budget.
-            answer.insert("maxLength".into(), 320.into());
-        }
+        let pattern = format!(r"^{other}*{marker}(?:{other}|{marker})*$");
+        // Long enough for a few cited sentences, short enough that a small model reaches its
+        // citation within the token budget.
+        narrow(
+            &mut schema,
+            "/properties/answer",
+            [("pattern", pattern.into()), ("maxLength", 320.into())],
+        );
         // A short answer comes with the number of the source it is copied from, or neither does.
         let numbers: Vec<serde_json::Value> =
             self.sources.iter().map(|s| s.number.into()).collect();
