@@ -134,6 +134,7 @@ async fn timed(
             max_tokens,
             temperature: 0.0,
             json_schema: json_schema.clone(),
+            stop: Vec::new(),
             deadline: None,
         };
         let started = Instant::now();

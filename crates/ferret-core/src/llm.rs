@@ -39,6 +39,9 @@ pub struct CompletionRequest {
     /// JSON Schema the output must follow, when structured output is wanted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_schema: Option<serde_json::Value>,
+    /// Text that ends the answer where it first appears; the answer stops before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
     /// When the answer is no longer wanted (the query's per-call deadline or the end of its wall
     /// time): a provider stops working on it then, and waits for a retry only if it fits before.
     #[serde(skip)]

@@ -465,6 +465,19 @@ fn generate_blocking(
             generated.extend_from_slice(&forced);
             input.extend(forced);
         }
+        if !request.stop.is_empty() {
+            let written = loaded
+                .tokenizer
+                .decode(&generated, true)
+                .map_err(|e| fail(&e))?;
+            if request
+                .stop
+                .iter()
+                .any(|stop| written.contains(stop.as_str()))
+            {
+                break;
+            }
+        }
         if let Some(depth) = json.as_mut() {
             let piece = loaded
                 .tokenizer
@@ -475,11 +488,20 @@ fn generate_blocking(
             }
         }
     }
-    let text = prefill
+    let mut text = prefill
         + &loaded
             .tokenizer
             .decode(&generated, true)
             .map_err(|e| fail(&e))?;
+    // The answer ends before the first stop text it wrote.
+    if let Some(end) = request
+        .stop
+        .iter()
+        .filter_map(|stop| text.find(stop.as_str()))
+        .min()
+    {
+        text.truncate(end);
+    }
     Ok(Generated {
         text,
         usage: TokenUsage {

@@ -126,6 +126,9 @@ impl OpenAiModel {
                 SchemaSupport::PromptOnly => None,
             });
         if let Some(fields) = body.as_object_mut() {
+            if !request.stop.is_empty() {
+                fields.insert("stop".into(), json!(request.stop));
+            }
             if let Some(format) = format {
                 fields.insert("response_format".into(), format);
             }

@@ -326,6 +326,7 @@ pub async fn generate_with_schema<T: DeserializeOwned>(
         max_tokens,
         temperature: 0.0,
         json_schema: Some(schema),
+        stop: Vec::new(),
         deadline: crate::budget::current_budget().map(|budget| budget.call_deadline()),
     };
     let first = model.complete_streaming(&request, sink).await?;

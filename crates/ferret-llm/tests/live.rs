@@ -48,6 +48,7 @@ fn ask(text: &str, max_tokens: u32) -> CompletionRequest {
         max_tokens,
         temperature: 0.0,
         json_schema: None,
+        stop: Vec::new(),
         deadline: None,
     }
 }
@@ -71,6 +72,28 @@ async fn a_chat_completion_answers_with_text_and_usage() {
         .unwrap();
     assert!(!answer.text.trim().is_empty());
     assert!(answer.usage.prompt_tokens > 0 && answer.usage.completion_tokens > 0);
+}
+
+#[tokio::test]
+async fn the_answer_ends_before_its_stop_sequence() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let Some(model) = live("stop", SchemaSupport::default(), false) else {
+        return;
+    };
+    let mut request = ask("Count from 1 to 10, separated by commas.", 48);
+    let free = model.complete(&request).await.unwrap();
+    request.stop = vec!["2".into()];
+    let stopped = model.complete(&request).await.unwrap();
+    // Where the free answer reaches 2, the stopped one ends before it.
+    if free.text.contains('2') {
+        assert!(!stopped.text.contains('2'), "{}", stopped.text);
+        assert!(
+            stopped.text.len() < free.text.len(),
+            "{} / {}",
+            stopped.text,
+            free.text
+        );
+    }
 }
 
 #[tokio::test]

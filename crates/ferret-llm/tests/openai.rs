@@ -38,6 +38,7 @@ fn request(text: &str) -> CompletionRequest {
         max_tokens: 64,
         temperature: 0.0,
         json_schema: None,
+        stop: Vec::new(),
         deadline: None,
     }
 }
@@ -384,6 +385,22 @@ async fn the_providers_request_limit_holds_a_call_back_and_fails_it_at_its_deadl
         1,
         "the limit kept the call from the server"
     );
+}
+
+#[tokio::test]
+async fn stop_sequences_are_sent_and_absent_when_there_are_none() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ok("one, two, three"))
+        .mount(&server)
+        .await;
+    let mut asked = request("count");
+    model(&server).complete(&asked).await.expect("answers");
+    asked.stop = vec!["\n\n".into(), "four".into()];
+    model(&server).complete(&asked).await.expect("answers");
+    let bodies: Vec<Value> = requests(&server).await.iter().map(body).collect();
+    assert_eq!(bodies[0].get("stop"), None);
+    assert_eq!(bodies[1]["stop"], json!(["\n\n", "four"]));
 }
 
 #[tokio::test]

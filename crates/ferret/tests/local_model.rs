@@ -106,6 +106,7 @@ async fn a_schema_no_grammar_can_be_made_of_is_answered_unconstrained() {
         max_tokens: 24,
         temperature: 0.0,
         json_schema: Some(schema),
+        stop: Vec::new(),
         deadline: None,
     };
     let completion = model.complete(&request).await.expect("answers");
@@ -119,6 +120,26 @@ async fn a_schema_no_grammar_can_be_made_of_is_answered_unconstrained() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_embedded_models_answer_ends_before_its_stop_sequence() {
+    let Some(models) = models_dir() else { return };
+    let model = LocalModel::smollm2(&models).expect("the model loads");
+    let mut request = CompletionRequest {
+        messages: ask("Count from 1 to 10, separated by commas."),
+        max_tokens: 40,
+        temperature: 0.0,
+        json_schema: None,
+        stop: Vec::new(),
+        deadline: None,
+    };
+    let free = model.complete(&request).await.expect("answers");
+    assert!(free.text.contains('2'), "{}", free.text);
+    request.stop = vec!["2".into()];
+    let stopped = model.complete(&request).await.expect("answers");
+    assert!(!stopped.text.contains('2'), "{}", stopped.text);
+    assert!(stopped.usage.completion_tokens < free.usage.completion_tokens);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_embedded_model_stops_writing_at_the_calls_deadline() {
     let Some(models) = models_dir() else { return };
     let model = LocalModel::smollm2(&models).expect("the model loads");
@@ -127,6 +148,7 @@ async fn the_embedded_model_stops_writing_at_the_calls_deadline() {
         max_tokens: 40,
         temperature: 0.0,
         json_schema: None,
+        stop: Vec::new(),
         deadline: None,
     };
     let free = model.complete(&request).await.expect("answers");
