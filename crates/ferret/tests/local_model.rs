@@ -54,6 +54,18 @@ fn ask(question: &str) -> Vec<ChatMessage> {
     }]
 }
 
+/// A request for free text: no schema, no stop sequence, no deadline.
+fn free_request(question: &str, max_tokens: u32) -> CompletionRequest {
+    CompletionRequest {
+        messages: ask(question),
+        max_tokens,
+        temperature: 0.0,
+        json_schema: None,
+        stop: Vec::new(),
+        deadline: None,
+    }
+}
+
 #[derive(Debug, serde::Deserialize)]
 struct IntentVerdict {
     intent: String,
@@ -102,12 +114,8 @@ async fn a_schema_no_grammar_can_be_made_of_is_answered_unconstrained() {
         "required": ["intent"]
     });
     let request = CompletionRequest {
-        messages: ask("hello"),
-        max_tokens: 24,
-        temperature: 0.0,
         json_schema: Some(schema),
-        stop: Vec::new(),
-        deadline: None,
+        ..free_request("hello", 24)
     };
     let completion = model.complete(&request).await.expect("answers");
     assert!(!completion.constrained);
@@ -123,14 +131,7 @@ async fn a_schema_no_grammar_can_be_made_of_is_answered_unconstrained() {
 async fn the_embedded_models_answer_ends_before_its_stop_sequence() {
     let Some(models) = models_dir() else { return };
     let model = LocalModel::smollm2(&models).expect("the model loads");
-    let mut request = CompletionRequest {
-        messages: ask("Count from 1 to 10, separated by commas."),
-        max_tokens: 40,
-        temperature: 0.0,
-        json_schema: None,
-        stop: Vec::new(),
-        deadline: None,
-    };
+    let mut request = free_request("Count from 1 to 10, separated by commas.", 40);
     let free = model.complete(&request).await.expect("answers");
     assert!(free.text.contains('2'), "{}", free.text);
     request.stop = vec!["2".into()];
@@ -143,14 +144,7 @@ async fn the_embedded_models_answer_ends_before_its_stop_sequence() {
 async fn a_call_past_its_deadline_is_refused_by_the_embedded_model() {
     let Some(models) = models_dir() else { return };
     let model = LocalModel::smollm2(&models).expect("the model loads");
-    let mut request = CompletionRequest {
-        messages: ask("Write a long story about a ferret."),
-        max_tokens: 40,
-        temperature: 0.0,
-        json_schema: None,
-        stop: Vec::new(),
-        deadline: None,
-    };
+    let mut request = free_request("Write a long story about a ferret.", 40);
     let free = model.complete(&request).await.expect("answers");
     assert!(free.usage.completion_tokens > 20, "{:?}", free.usage);
     // A call whose deadline has passed is not worked on: the model says so, and a retry later
