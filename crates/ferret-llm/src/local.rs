@@ -408,6 +408,7 @@ fn generate_blocking(
         generated.extend_from_slice(&forced);
         input.extend(forced);
     }
+    let stop_window = request.stop.iter().map(String::len).max().unwrap_or(0);
     while generated.len() < max_new {
         // Past the deadline the reply is no longer wanted: stop, with what was written.
         if request
@@ -456,6 +457,7 @@ fn generate_blocking(
         if loaded.stop_tokens.contains(&next) {
             break;
         }
+        let before = generated.len();
         generated.push(next);
         sampled.push(next);
         input = vec![next];
@@ -465,11 +467,12 @@ fn generate_blocking(
             generated.extend_from_slice(&forced);
             input.extend(forced);
         }
-        if !request.stop.is_empty() {
-            let written = loaded
-                .tokenizer
-                .decode(&generated, true)
-                .map_err(|e| fail(&e))?;
+        if stop_window > 0 {
+            // Each token writes at least one byte, so a stop text that just appeared lies within
+            // this step's tokens and the `stop_window` before them: decoding only those keeps
+            // the check linear in the answer's length.
+            let tail = &generated[before.saturating_sub(stop_window)..];
+            let written = loaded.tokenizer.decode(tail, true).map_err(|e| fail(&e))?;
             if request
                 .stop
                 .iter()
@@ -497,6 +500,7 @@ fn generate_blocking(
     if let Some(end) = request
         .stop
         .iter()
+        .filter(|stop| !stop.is_empty())
         .filter_map(|stop| text.find(stop.as_str()))
         .min()
     {

@@ -138,6 +138,15 @@ async fn the_embedded_models_answer_ends_before_its_stop_sequence() {
     let stopped = model.complete(&request).await.expect("answers");
     assert!(!stopped.text.contains('2'), "{}", stopped.text);
     assert!(stopped.usage.completion_tokens < free.usage.completion_tokens);
+    // An empty stop text stops nothing; a later one still ends the answer.
+    request.stop = vec![String::new(), "3".into()];
+    let later = model.complete(&request).await.expect("answers");
+    assert!(
+        later.text.contains('2') && !later.text.contains('3'),
+        "{}",
+        later.text
+    );
+    assert!(later.usage.completion_tokens > stopped.usage.completion_tokens);
 }
 
 #[tokio::test(flavor = "multi_thread")]
