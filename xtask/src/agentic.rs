@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use ferret::{
     BridgeConfig, Budget, Embedder, Ferret, LanguageModel, LlmCallOutcome, LocalEmbedder,
     LocalModel, LocalModelConfig, NameRanking, OpenAiConfig, OpenAiModel, Query, ResponseType,
-    RetrievalMode, TraceStep, WeightFormat, SMOLLM2_FILE,
+    RetrievalMode, StageModelConfig, TraceStep, WeightFormat, SMOLLM2_FILE,
 };
 use serde::Serialize;
 
@@ -199,7 +199,7 @@ pub(crate) fn pipeline(
     dir: &Path,
     start: Option<RetrievalMode>,
     embedder: Option<LocalEmbedder>,
-    model: Option<Arc<dyn LanguageModel>>,
+    model: Option<(Arc<dyn LanguageModel>, StageModelConfig)>,
     ranking: NameRanking,
 ) -> anyhow::Result<(Ferret, tokio::runtime::Runtime)> {
     let mut builder = Ferret::builder().local_index(dir).bridge(BridgeConfig {
@@ -212,8 +212,8 @@ pub(crate) fn pipeline(
     if let Some(embedder) = embedder {
         builder = builder.embedder(Arc::new(embedder) as Arc<dyn Embedder>);
     }
-    if let Some(model) = model {
-        builder = builder.language_model(model);
+    if let Some((model, stages)) = model {
+        builder = builder.language_model(model).stage_model(stages);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -243,7 +243,13 @@ pub fn run(
     out: &Path,
 ) -> anyhow::Result<()> {
     let model = llm.model()?;
-    let (ferret, runtime) = pipeline(index_dir, None, None, model.clone(), NameRanking::Rules)?;
+    let (ferret, runtime) = pipeline(
+        index_dir,
+        None,
+        None,
+        model.clone().map(|m| (m, StageModelConfig::default())),
+        NameRanking::Rules,
+    )?;
 
     let (mut ndcg, mut recall, mut answered, mut backend_calls, mut tokens, mut requests) =
         (0.0, 0.0, 0, 0u64, 0u64, 0u64);

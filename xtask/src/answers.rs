@@ -6,11 +6,11 @@
 //! match and token F1 (HotpotQA's answer metrics); then what it cost (seconds, tokens and model
 //! requests per question) and, per stage, how the model's calls ended.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ferret::{LocalEmbedder, NameRanking, Response, ResponseType};
+use ferret::{LocalEmbedder, NameRanking, Response, ResponseType, Stage, StageModelConfig};
 use serde::Serialize;
 
 use crate::agentic::{stage_table, tally_stage_calls, LlmChoice, StageCalls};
@@ -24,6 +24,8 @@ pub(crate) struct AnswerRun<'a> {
     /// still measured).
     pub gold: &'a HashMap<String, GoldAnswer>,
     pub llm: LlmChoice,
+    /// Stages that keep their heuristic in the model pipeline.
+    pub heuristic_stages: BTreeSet<Stage>,
     pub wall_time: Duration,
     pub out: &'a Path,
     pub report: &'a str,
@@ -140,9 +142,24 @@ pub(crate) fn run(
     }
     let mut rows = Vec::new();
     for (label, model) in pipelines {
-        let model_name = model.as_ref().map(|m| m.name().to_owned());
-        let (ferret, runtime) =
-            crate::agentic::pipeline(dir, None, embedder.clone(), model, NameRanking::Rules)?;
+        let model_name = model.as_ref().map(|m| {
+            let names: Vec<&str> = run.heuristic_stages.iter().map(|s| s.name()).collect();
+            match names.is_empty() {
+                true => m.name().to_owned(),
+                false => format!("{}; heuristic {}", m.name(), names.join(", ")),
+            }
+        });
+        let stages = StageModelConfig {
+            heuristic_stages: run.heuristic_stages.clone(),
+            ..StageModelConfig::default()
+        };
+        let (ferret, runtime) = crate::agentic::pipeline(
+            dir,
+            None,
+            embedder.clone(),
+            model.map(|m| (m, stages)),
+            NameRanking::Rules,
+        )?;
         let mut scored: Vec<(String, Scored)> = Vec::new();
         let mut stages = BTreeMap::new();
         let mut misses = String::new();

@@ -51,6 +51,10 @@ pub struct EvalArgs {
     /// short for a model on a CPU).
     #[arg(long, default_value_t = 30)]
     wall_time: u64,
+    /// Answer mode: stages that keep their heuristic in the model pipeline (comma-separated
+    /// stage names, as the per-stage table gives them).
+    #[arg(long, value_delimiter = ',', value_name = "STAGE")]
+    heuristic_stages: Vec<ferret::Stage>,
     /// Evaluate only the first N judged queries (agentic runs with a model are slow).
     #[arg(long)]
     limit: Option<usize>,
@@ -479,6 +483,7 @@ fn run_answers(args: &EvalArgs, fresh: bool) -> anyhow::Result<()> {
         qrels: &qrels,
         gold: &gold,
         llm: args.llm,
+        heuristic_stages: args.heuristic_stages.iter().copied().collect(),
         wall_time: std::time::Duration::from_secs(args.wall_time),
         out: &args.out,
         report: args.report.as_deref().unwrap_or(&name),

@@ -111,8 +111,15 @@ pub(crate) fn run(
     // The model is loaded only for the pipeline, which alone asks it.
     let llm_model = if agentic { run.llm.model()? } else { None };
     if agentic {
-        let (ferret, runtime) =
-            crate::agentic::pipeline(&dir, Some(start), model, llm_model.clone(), run.ranking)?;
+        let (ferret, runtime) = crate::agentic::pipeline(
+            &dir,
+            Some(start),
+            model,
+            llm_model
+                .clone()
+                .map(|m| (m, ferret::StageModelConfig::default())),
+            run.ranking,
+        )?;
         let mut outcomes = Vec::with_capacity(run.queries.len());
         let mut misses = String::new();
         for (id, text) in run.queries {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ferret_core::Embedder;
 use ferret_grading::{GradingConfig, HeuristicGrader, LlmGrader, RelevanceGrader};
-use ferret_llm::StageModel;
+use ferret_llm::{Stage, StageModel};
 use ferret_query_intel::{
     BridgeConfig, BridgeFinder, FollowUpResolver, GuardrailConfig, HeuristicAnalyzer,
     HeuristicDecomposer, HeuristicFollowUpResolver, HeuristicIntentClassifier, HeuristicRewriter,
@@ -127,37 +127,76 @@ impl Stages {
     /// the stages that write what the user reads ask it only if it
     /// [writes answers](StageModel::writes_answers).
     pub fn with_model(model: StageModel, config: StageConfig) -> Self {
-        let StageConfig {
-            guardrail,
-            grading,
-            bridge,
-            embedder: _,
-        } = config;
-        let bridge = BridgeFinder::new(bridge);
+        let grading = config.grading;
+        let guardrail = config.guardrail.clone();
+        let heuristic = Self::heuristic(config);
+        let bridge = heuristic.bridge;
+        let asks = |stage: Stage| model.asks(stage);
+        let writes = |stage: Stage| asks(stage) && model.writes_answers();
         Self {
-            follow_up: Arc::new(LlmFollowUpResolver::new(model.clone())),
-            classifier: Arc::new(LlmIntentClassifier::new(model.clone(), guardrail.clone())),
-            analyzer: Arc::new(LlmAnalyzer::new(model.clone())),
-            decomposer: Arc::new(LlmDecomposer::new(model.clone())),
-            rewriter: Arc::new(LlmRewriter::new(model.clone())),
-            grader: Arc::new(LlmGrader::new(model.clone(), HeuristicGrader::new(grading))),
+            follow_up: if asks(Stage::FollowUp) {
+                Arc::new(LlmFollowUpResolver::new(model.clone()))
+            } else {
+                heuristic.follow_up
+            },
+            classifier: if asks(Stage::Intent) {
+                Arc::new(LlmIntentClassifier::new(model.clone(), guardrail))
+            } else {
+                heuristic.classifier
+            },
+            analyzer: if asks(Stage::Analysis) {
+                Arc::new(LlmAnalyzer::new(model.clone()))
+            } else {
+                heuristic.analyzer
+            },
+            decomposer: if asks(Stage::Decomposition) {
+                Arc::new(LlmDecomposer::new(model.clone()))
+            } else {
+                heuristic.decomposer
+            },
+            rewriter: if asks(Stage::Rewrite) {
+                Arc::new(LlmRewriter::new(model.clone()))
+            } else {
+                heuristic.rewriter
+            },
+            grader: if asks(Stage::Grading) {
+                Arc::new(LlmGrader::new(model.clone(), HeuristicGrader::new(grading)))
+            } else {
+                heuristic.grader
+            },
             bridge,
-            hop_finder: Arc::new(LlmHopFinder::new(model.clone(), bridge)),
-            tool_selector: Arc::new(LlmToolSelector::new(model.clone())),
+            hop_finder: if asks(Stage::NextHop) {
+                Arc::new(LlmHopFinder::new(model.clone(), bridge))
+            } else {
+                heuristic.hop_finder
+            },
+            tool_selector: if asks(Stage::ToolSelection) {
+                Arc::new(LlmToolSelector::new(model.clone()))
+            } else {
+                heuristic.tool_selector
+            },
             plan: PlanStages::with_model(model.clone(), grading, bridge),
-            model_search: Arc::new(LlmModelSearchPlanner::new(model.clone())),
-            validator: Arc::new(LlmCandidateValidator::new(model.clone())),
-            actions: if model.writes_answers() {
+            model_search: if asks(Stage::ModelSearchPlanning) {
+                Arc::new(LlmModelSearchPlanner::new(model.clone()))
+            } else {
+                heuristic.model_search
+            },
+            validator: if asks(Stage::CandidateValidation) {
+                Arc::new(LlmCandidateValidator::new(model.clone()))
+            } else {
+                heuristic.validator
+            },
+            actions: if writes(Stage::ActionExtraction) {
                 Arc::new(LlmActionExtractor::new(model.clone()))
             } else {
-                Arc::new(HeuristicActionExtractor)
+                heuristic.actions
             },
-            synthesizer: if model.writes_answers() {
+            synthesizer: if writes(Stage::Synthesis) {
                 Arc::new(LlmSynthesizer::new(model, ExtractiveSynthesizer::default()))
             } else {
-                Arc::new(ExtractiveSynthesizer::default())
+                heuristic.synthesizer
             },
-            guardrail,
+            guardrail: heuristic.guardrail,
         }
     }
 }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_MAX_SOURCE_CHARS: usize = 1200;
 
 /// A pipeline stage that asks a language model something.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// A thread's follow-up question rewritten to stand alone.
@@ -113,6 +113,21 @@ impl Stage {
             Stage::ResearchBrief => "research_brief",
             Stage::ResearchPlanning => "research_planning",
         }
+    }
+}
+
+impl std::str::FromStr for Stage {
+    type Err = String;
+
+    /// A stage by its [name](Stage::name).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Stage::ALL
+            .into_iter()
+            .find(|stage| stage.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+                format!("no stage `{name}`: the stages are {}", names.join(", "))
+            })
     }
 }
 
@@ -705,6 +720,9 @@ mod tests {
                 serde_json::to_value(stage).ok(),
                 Some(serde_json::Value::from(stage.name()))
             );
+            assert_eq!(stage.name().parse::<Stage>(), Ok(stage));
         }
+        let error = "next-hop".parse::<Stage>().unwrap_err();
+        assert!(error.contains("next_hop"), "{error}");
     }
 }

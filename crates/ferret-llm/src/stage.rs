@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,7 +13,7 @@ use ferret_layers::Deadline;
 
 use crate::budget::{current_budget, ModelBudget};
 use crate::condense::condense_sources;
-use crate::prompts::{PromptContext, PromptSource, Prompts};
+use crate::prompts::{PromptContext, PromptSource, Prompts, Stage};
 use crate::structured::{generate_with_schema, Attempted, StructuredError};
 
 /// `work`, abandoned at the call deadline of `budget` when there is one.
@@ -72,6 +72,9 @@ pub struct StageModelConfig {
     pub max_sources: usize,
     /// Characters of each result's text shown to a prompt.
     pub source_chars: usize,
+    /// Stages that keep their heuristic though a model is configured: where measurement shows
+    /// the model does no better, or costs more time than the search has.
+    pub heuristic_stages: BTreeSet<Stage>,
 }
 
 impl Default for StageModelConfig {
@@ -81,6 +84,7 @@ impl Default for StageModelConfig {
             prices: HashMap::new(),
             max_sources: 5,
             source_chars: 600,
+            heuristic_stages: BTreeSet::new(),
         }
     }
 }
@@ -118,6 +122,12 @@ impl StageModel {
     /// The model's name.
     pub fn name(&self) -> &str {
         self.model.name()
+    }
+
+    /// Whether `stage` asks the model, rather than keeping its heuristic
+    /// ([`StageModelConfig::heuristic_stages`]).
+    pub fn asks(&self, stage: Stage) -> bool {
+        !self.config.heuristic_stages.contains(&stage)
     }
 
     /// Whether the model should write what the user reads (see

@@ -285,3 +285,44 @@ async fn no_model_call_is_made_once_the_querys_tokens_are_spent() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_stage_kept_heuristic_never_asks_the_model() {
+    use_temporary_ferret_home();
+    let callers = |heuristic_stages: Vec<ferret::Stage>| async move {
+        let ferret = Ferret::builder()
+            .default_corpus()
+            .language_model(Arc::new(ScriptedModel::new("scripted", Vec::new())))
+            .stage_model(StageModelConfig {
+                heuristic_stages: heuristic_stages.into_iter().collect(),
+                ..StageModelConfig::default()
+            })
+            .build()
+            .expect("the default corpus opens");
+        let response = ferret
+            .search(Query::new(QUESTION).expect("a valid question"))
+            .await
+            .expect("the search runs");
+        let mut callers: Vec<String> = response
+            .trace
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                TraceStep::LlmCall(call) => Some(call.caller.clone()),
+                _ => None,
+            })
+            .collect();
+        callers.dedup();
+        callers
+    };
+    let all = callers(Vec::new()).await;
+    for stage in ["intent", "analysis", "grading"] {
+        assert!(all.iter().any(|c| c == stage), "{stage} asks: {all:?}");
+    }
+    let some = callers(vec![ferret::Stage::Intent, ferret::Stage::Grading]).await;
+    assert!(
+        !some.iter().any(|c| c == "intent" || c == "grading"),
+        "{some:?}"
+    );
+    assert!(some.iter().any(|c| c == "analysis"), "{some:?}");
+}

@@ -7,7 +7,7 @@ use crate::{ToolDescription, Verdict};
 use async_trait::async_trait;
 use ferret_core::{Hit, Report, StageOutput};
 use ferret_grading::GradingConfig;
-use ferret_llm::StageModel;
+use ferret_llm::{Stage, StageModel};
 use ferret_query_intel::{Analysis, BridgeFinder};
 use ferret_synthesis::ExtractiveSynthesizer;
 
@@ -126,27 +126,34 @@ impl PlanStages {
         }
     }
 
-    /// Every stage asks `model`, the planner and the writer falling back to their heuristic
-    /// twins; both evaluators are on.
+    /// Every stage the model is [asked for](StageModel::asks) asks `model`, the planner and
+    /// the writer falling back to their heuristic twins; an evaluator is on when its stage is
+    /// asked.
     pub fn with_model(model: StageModel, grading: GradingConfig, bridge: BridgeFinder) -> Self {
+        let heuristic = Self::heuristic(grading, bridge);
         Self {
-            planner: Arc::new(LlmPlanner::new(
-                model.clone(),
-                HeuristicPlanner::new(bridge),
-            )),
-            plan_evaluator: Some(Arc::new(LlmPlanEvaluator::new(model.clone()))),
-            writer: if model.writes_answers() {
+            planner: if model.asks(Stage::Planning) {
+                Arc::new(LlmPlanner::new(
+                    model.clone(),
+                    HeuristicPlanner::new(bridge),
+                ))
+            } else {
+                heuristic.planner
+            },
+            plan_evaluator: model
+                .asks(Stage::PlanEvaluation)
+                .then(|| Arc::new(LlmPlanEvaluator::new(model.clone())) as Arc<dyn PlanEvaluator>),
+            writer: if model.asks(Stage::ReportWriting) && model.writes_answers() {
                 Arc::new(LlmReportWriter::new(
                     model.clone(),
                     HeuristicReportWriter::new(ExtractiveSynthesizer::default(), grading),
                 ))
             } else {
-                Arc::new(HeuristicReportWriter::new(
-                    ExtractiveSynthesizer::default(),
-                    grading,
-                ))
+                heuristic.writer
             },
-            report_evaluator: Some(Arc::new(LlmReportEvaluator::new(model))),
+            report_evaluator: model
+                .asks(Stage::ReportEvaluation)
+                .then(|| Arc::new(LlmReportEvaluator::new(model)) as Arc<dyn ReportEvaluator>),
         }
     }
 }
