@@ -98,6 +98,23 @@ pub const RULES: &[Rule] = &[
         why: "call layers know calls, not backends or models, so both can use them",
     },
     Rule {
+        krate: "ferret-record",
+        forbidden: &[
+            "ferret-exec",
+            "ferret-agent",
+            "ferret-llm",
+            "ferret-embed",
+            "reqwest",
+            "tokio",
+            "candle-core",
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+        ],
+        why: "a recording sits at the traits' seams: it knows the traits, not what implements them",
+    },
+    Rule {
         krate: "ferret-exec",
         forbidden: &[
             "ferret-llm",

@@ -17,12 +17,11 @@ use tracing::Instrument;
 
 use crate::config::AgentConfig;
 use crate::gathered::Gathered;
-use crate::planner::PlanRecord;
 use crate::recorder::Recorder;
 use crate::run::{conversation, elapsed_ms, SearchRun, NOTHING_FOUND};
 use crate::session::{normalized, Asked, Sessions, Turn};
 use crate::stages::Stages;
-use crate::strategy::{implementation, PlanStrategy};
+use crate::strategy::implementation;
 
 /// Runs a strategy over the stages and the executor.
 #[derive(Debug, Clone)]
@@ -231,35 +230,6 @@ impl Agent {
         .await
     }
 
-    /// Run the planner strategy for `query` whatever the configured strategy, and hand back the
-    /// record of the run with the response, to [`PlanRecord::save`] and [`Agent::replay_plan`]
-    /// later. Asking for a plan is asking to search, so it is a job: no guardrail.
-    pub async fn run_plan_recorded(
-        &self,
-        query: &Query,
-        events: Option<UnboundedSender<Event>>,
-    ) -> Result<(Response, PlanRecord), FerretError> {
-        let span = tracing::info_span!("plan", question = %query.text());
-        with_model_budget(
-            model_budget(query),
-            async {
-                query.budget.validate()?;
-                let mut run = self
-                    .begin(
-                        query,
-                        Recorder::new(events),
-                        Instant::now(),
-                        Some(Strategy::Plan),
-                    )
-                    .await;
-                let (ending, record) = PlanStrategy.run_recorded(&mut run).await;
-                Ok((run.finish(ending), record))
-            }
-            .instrument(span),
-        )
-        .await
-    }
-
     /// Start searching `query`: analyse it and, for a job, record the strategy it runs and why.
     async fn begin<'a>(
         &'a self,
@@ -295,36 +265,6 @@ impl Agent {
             asked,
             ..self.start(query, analysis, rec, started)
         }
-    }
-
-    /// Write the report of a recorded run again from the hits it found, without calling a
-    /// backend: grading, the writer and the report evaluator run as configured (a model-backed
-    /// one asks its model again). The trace holds the recorded plan and steps.
-    pub async fn replay_plan(
-        &self,
-        record: &PlanRecord,
-        events: Option<UnboundedSender<Event>>,
-    ) -> Result<Response, FerretError> {
-        let query = Query::new(record.question.clone())?.with_limit(record.limit.max(1))?;
-        with_model_budget(
-            model_budget(&query),
-            self.replay_plan_within_budget(query, record, events),
-        )
-        .await
-    }
-
-    async fn replay_plan_within_budget(
-        &self,
-        query: Query,
-        record: &PlanRecord,
-        events: Option<UnboundedSender<Event>>,
-    ) -> Result<Response, FerretError> {
-        let started = Instant::now();
-        // A replay searches nothing: the analysis only fills the run's state, so no model is asked.
-        let analysis = HeuristicAnalyzer.analysis(query.text());
-        let mut run = self.start(&query, analysis, Recorder::new(events), started);
-        let ending = PlanStrategy.replay(&mut run, record).await;
-        Ok(run.finish(ending))
     }
 
     fn start<'a>(

@@ -37,9 +37,8 @@ pub use planner::{
     finalize_report, plan_text, substitute, without_references, ArgumentError, ArgumentKind,
     ArgumentValue, HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner,
     LlmReportEvaluator, LlmReportWriter, NamedParameter, Plan, PlanError, PlanEvaluator,
-    PlanRecord, PlanRecordError, PlanRequest, PlanStages, PlanStep, Planner, RecordedStep,
-    RecordedVerdict, ReportEvaluator, ReportRequest, ReportWriter, StepArguments, StepEvidence,
-    ToolSignature,
+    PlanRecord, PlanRequest, PlanStages, PlanStep, Planner, RecordedStep, RecordedVerdict,
+    ReportEvaluator, ReportRequest, ReportWriter, StepArguments, StepEvidence, ToolSignature,
 };
 pub use prompts::{
     CandidateJudgement, CandidateValidationContext, CandidateValidationReply, FileCandidate,

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use ferret::{Budget, DateRange, Filters, PlanRecord, Query, Strategy};
+use ferret::{Budget, DateRange, Ferret, Filters, Query, Recorder, Recording, Strategy};
 use searcher::SearcherArgs;
 
 // candle's attention temporaries make the system allocator spend its time in page faults.
@@ -67,17 +67,26 @@ enum Command {
         /// Only the N most recent dated entries.
         #[arg(long)]
         recent: Option<usize>,
+        /// Seconds the whole search may take (default 30); a model on a slow machine may need
+        /// more.
+        #[arg(long, value_name = "SECS", value_parser = positive_seconds)]
+        wall_time: Option<std::time::Duration>,
+        /// Seconds one backend or model call may take (default 10).
+        #[arg(long, value_name = "SECS", value_parser = positive_seconds)]
+        call_deadline: Option<std::time::Duration>,
         /// How hard to try: auto chooses per question (one pass when results are good, multi-hop
         /// for bridge questions, a plan for a report), refine retries weak results, single-pass
         /// searches once, multi-hop follows the names results lead to, tool-loop lets a selector
         /// pick each search, plan runs a plan of searches and writes a report.
         #[arg(long, default_value = "auto", value_parser = parse_strategy)]
         strategy: Strategy,
-        /// Run the planner and keep what it found in DIR/plan.json, to write the report again
-        /// later with --replay.
+        /// Keep everything the search exchanges with its backends, model and embedder in the
+        /// folder DIR (case.json, exchanges.jsonl, response.json), to run it again with
+        /// --replay; the folder is also a test case for fixtures/search/.
         #[arg(long, value_name = "DIR", conflicts_with = "replay")]
         record: Option<PathBuf>,
-        /// Write the report of the plan run recorded in DIR/plan.json again, calling no backend.
+        /// Run the search recorded in DIR again, its strategy and settings included, with no
+        /// network and no model; an error if it strays from the recording.
         #[arg(long, value_name = "DIR")]
         replay: Option<PathBuf>,
         #[command(flatten)]
@@ -136,6 +145,17 @@ fn at_least_one(text: &str) -> Result<usize, String> {
     }
 }
 
+/// A number of seconds above zero, fractions allowed.
+fn positive_seconds(text: &str) -> Result<std::time::Duration, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() => {
+            std::time::Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+        }
+        Ok(_) => Err("give a number of seconds above 0".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// `key=value`, split at the first `=`.
 fn parse_context_pair(pair: &str) -> Result<(String, String), String> {
     let (key, value) = pair
@@ -143,9 +163,6 @@ fn parse_context_pair(pair: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("`{pair}` is not key=value"))?;
     Ok((key.trim().to_owned(), value.trim().to_owned()))
 }
-
-/// The file a recorded plan run is kept in, inside the `--record` / `--replay` folder.
-const PLAN_RECORD_FILE: &str = "plan.json";
 
 fn main() -> ExitCode {
     if std::env::var_os("RUST_LOG").is_some() {
@@ -180,6 +197,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             since,
             until,
             recent,
+            wall_time,
+            call_deadline,
             strategy,
             record,
             replay,
@@ -206,6 +225,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         max_paid_units: web_options
                             .max_paid_units
                             .unwrap_or(query.budget.max_paid_units),
+                        wall_time: wall_time.unwrap_or(query.budget.wall_time),
+                        call_deadline: call_deadline.unwrap_or(query.budget.call_deadline),
                         ..query.budget
                     };
                     anyhow::Ok(query.with_budget(budget))
@@ -214,20 +235,41 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            let ferret = searcher.build(strategy)?;
             let response = match (&record, &replay, query) {
-                (None, Some(dir), _) => {
-                    let plan = PlanRecord::load(dir.join(PLAN_RECORD_FILE))?;
-                    runtime.block_on(ferret.replay(&plan))?
-                }
-                (Some(dir), _, Some(query)) => {
-                    let (response, plan) = runtime.block_on(ferret.search_recorded(query))?;
-                    std::fs::create_dir_all(dir)
-                        .with_context(|| format!("creating {}", dir.display()))?;
-                    plan.save(dir.join(PLAN_RECORD_FILE))?;
+                (None, Some(dir), query) => {
+                    let recording = Recording::load(dir)?;
+                    if let Some(query) = &query {
+                        recording.check_question(query.text())?;
+                    }
+                    let response = runtime.block_on(Ferret::replay(&recording))?;
+                    if let Some(difference) = recording.difference(&response) {
+                        eprintln!(
+                            "warning: the replayed response differs from the one recorded in {} {difference}",
+                            dir.display()
+                        );
+                    }
                     response
                 }
-                (_, _, Some(query)) => runtime.block_on(ferret.search(query))?,
+                (Some(dir), _, Some(query)) => {
+                    let ferret = searcher.build_recording(strategy, Recorder::new())?;
+                    let (response, recording) = runtime.block_on(ferret.search_recorded(query))?;
+                    recording.save(dir)?;
+                    // A run that hung on its clock (a model call cut by its deadline) cannot
+                    // be replayed exactly: say so now rather than when a test fails.
+                    match runtime.block_on(Ferret::replay(&recording)) {
+                        Ok(replayed) => {
+                            if let Some(difference) = recording.difference(&replayed) {
+                                eprintln!(
+                                    "warning: {} replays to a different response ({difference}): this run depended on its timing",
+                                    dir.display()
+                                );
+                            }
+                        }
+                        Err(e) => eprintln!("warning: {} does not replay: {e}", dir.display()),
+                    }
+                    response
+                }
+                (_, _, Some(query)) => runtime.block_on(searcher.build(strategy)?.search(query))?,
                 (_, _, None) => anyhow::bail!("a question is needed unless --replay is given"),
             };
             if json {

@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
-use ferret::{AgentConfig, Ferret, FileConfig, ModelSource, RetrievalMode, Strategy, WebProvider};
+use ferret::{
+    AgentConfig, Ferret, FerretBuilder, FileConfig, ModelSource, Recorder, RetrievalMode, Strategy,
+    WebProvider,
+};
 
 use crate::llm_args::LlmArgs;
 use crate::store_args::StoreArgs;
@@ -47,6 +50,15 @@ impl SearcherArgs {
     /// The searcher these flags and the configuration file describe, running `strategy`.
     /// Warnings (a web provider that could not be set up) go to standard error.
     pub fn build(self, strategy: Strategy) -> anyhow::Result<Ferret> {
+        Ok(self.builder(strategy)?.build()?)
+    }
+
+    /// [`SearcherArgs::build`], every exchange with the world kept in `recorder`.
+    pub fn build_recording(self, strategy: Strategy, recorder: Recorder) -> anyhow::Result<Ferret> {
+        Ok(self.builder(strategy)?.recorder(recorder).build()?)
+    }
+
+    fn builder(self, strategy: Strategy) -> anyhow::Result<FerretBuilder> {
         let file = self.file_config()?;
         let local = file.local.clone();
         let store = self.store;
@@ -99,6 +111,6 @@ impl SearcherArgs {
         if let Some(model) = self.llm.model()? {
             builder = builder.language_model(model);
         }
-        Ok(builder.build()?)
+        Ok(builder)
     }
 }

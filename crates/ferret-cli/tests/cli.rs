@@ -143,7 +143,7 @@ fn bad_input_exits_with_a_message_not_a_panic() {
 }
 
 #[test]
-fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
+fn a_recorded_run_replays_to_the_same_response_without_its_index() {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes");
     std::fs::create_dir_all(&notes).unwrap();
@@ -182,10 +182,9 @@ fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
     let recorded = search(&["--strategy", "plan", "--record"]);
-    assert!(
-        record.join("plan.json").is_file(),
-        "the run is kept in DIR/plan.json"
-    );
+    for file in ["case.json", "exchanges.jsonl", "response.json"] {
+        assert!(record.join(file).is_file(), "the run keeps DIR/{file}");
+    }
     assert!(
         recorded["answer"]
             .as_str()
@@ -208,9 +207,33 @@ fn a_plan_run_is_recorded_and_its_report_written_again_without_searching() {
         "{}",
         String::from_utf8_lossy(&replayed.stderr)
     );
+    assert!(
+        replayed.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
     let replayed: serde_json::Value = serde_json::from_slice(&replayed.stdout).unwrap();
     assert_eq!(replayed["answer"], recorded["answer"]);
     assert_eq!(replayed["citations"], recorded["citations"]);
+    assert_eq!(replayed["hits"], recorded["hits"]);
+
+    // Another question, or a folder that holds no recording, is refused with the reason.
+    let out = ferret(dir.path())
+        .args(["search", "How do rivers form?", "--replay"])
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(question), "{stderr}");
+    let out = ferret(dir.path())
+        .args(["search", "--replay"])
+        .arg(&index)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is not a recording"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

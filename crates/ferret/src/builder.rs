@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ferret_agent::{
-    Agent, AgentConfig, PlanRecord, SessionLimits, SessionStore, Sessions, StageConfig, Stages,
+    Agent, AgentConfig, SessionLimits, SessionStore, Sessions, StageConfig, Stages,
 };
 use ferret_backends_local::{IngestOptions, IngestReport, LocalBackend, LocalIndex, PathDocuments};
 use ferret_backends_qdrant::{
@@ -12,12 +12,13 @@ use ferret_backends_qdrant::{
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, Budget, Embedder, Event, FerretError,
     FileRequest, LanguageModel, Query, QueryForm, Response, RetrievalMode, SearchBackend,
-    StopReason, Trace,
+    StopReason, Strategy, Trace,
 };
 use ferret_exec::{CallRate, Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
 use ferret_llm::{StageModel, StageModelConfig};
 use ferret_query_intel::{BridgeConfig, GuardrailConfig, NameRanking};
+use ferret_record::{Recorder, Recording, ReplayError, Replayer};
 use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -54,6 +55,7 @@ pub struct FerretBuilder {
     embedder: Option<Arc<dyn Embedder>>,
     session_store: Option<Arc<dyn SessionStore>>,
     session_limits: SessionLimits,
+    recorder: Option<Recorder>,
 }
 
 impl FerretBuilder {
@@ -183,6 +185,28 @@ impl FerretBuilder {
         self
     }
 
+    /// Keep every exchange of the built searcher with its backends, model and embedder in
+    /// `recorder`, for [`Ferret::search_recorded`]. The exchanges of searches run at once mix:
+    /// record one search at a time.
+    pub fn recorder(mut self, recorder: Recorder) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// Search the world `replayer` stands in for: its recorded backends, model and embedder
+    /// replace any configured, and no network or model is used. [`Ferret::replay`] runs a
+    /// recording this way with the recorded strategy.
+    pub fn replaying(mut self, replayer: &Replayer) -> Self {
+        self.backends = replayer
+            .backends()
+            .into_iter()
+            .map(|backend| BackendSpec::Ready(backend, None))
+            .collect();
+        self.model = replayer.model();
+        self.embedder = replayer.embedder();
+        self
+    }
+
     /// Open the indexes and wire everything, or say what is missing or unusable. The default
     /// corpus and a Qdrant server are opened on the first search, so this never blocks on
     /// indexing or the network.
@@ -194,10 +218,17 @@ impl FerretBuilder {
         // The embedder of a searched index with vectors, which also reads bridge names' meaning.
         let mut index_embedder: Option<Arc<dyn Embedder>> = None;
         let mut writable = None;
+        let recorder = self.recorder;
+        let recorded = |backend: Arc<dyn SearchBackend>| match &recorder {
+            Some(recorder) => recorder.backend(backend),
+            None => backend,
+        };
         for spec in self.backends {
             executor = match spec {
-                BackendSpec::Ready(backend, None) => executor.backend(backend),
-                BackendSpec::Ready(backend, Some(rate)) => executor.paced_backend(backend, rate),
+                BackendSpec::Ready(backend, None) => executor.backend(recorded(backend)),
+                BackendSpec::Ready(backend, Some(rate)) => {
+                    executor.paced_backend(recorded(backend), rate)
+                }
                 BackendSpec::LocalIndex(dir) => {
                     let has_dense = LocalIndex::dense_embedder_of(&dir)
                         .map_err(|e| index_error(&dir, e))?
@@ -220,23 +251,26 @@ impl FerretBuilder {
                     let backend = LocalBackend::new("local", index)
                         .with_mode(mode)
                         .map_err(|e| index_error(&dir, e))?;
-                    executor.backend(Arc::new(backend))
+                    executor.backend(recorded(Arc::new(backend)))
                 }
                 BackendSpec::DefaultCorpus => {
                     // Loading the model here is paid only by those who asked for meaning.
                     if self.bridge.ranking == NameRanking::Meaning && index_embedder.is_none() {
                         index_embedder = default_embedder().ok();
                     }
-                    executor.backend(Arc::new(default_corpus_backend()))
+                    executor.backend(recorded(Arc::new(default_corpus_backend())))
                 }
-                BackendSpec::Qdrant(config) => executor.backend(Arc::new(qdrant_backend(
-                    config,
-                    self.retrieval,
-                    self.embedder.clone(),
-                )?)),
+                BackendSpec::Qdrant(config) => executor.backend(recorded(Arc::new(
+                    qdrant_backend(config, self.retrieval, self.embedder.clone())?,
+                ))),
             };
         }
-        let embedder = index_embedder.or(self.embedder);
+        let mut embedder = index_embedder.or(self.embedder);
+        let mut model = self.model;
+        if let Some(recorder) = &recorder {
+            embedder = embedder.map(|e| recorder.embedder(e));
+            model = model.map(|m| recorder.model(m));
+        }
         let sessions = match self.session_store {
             Some(store) => Sessions::new(store, embedder.clone(), self.session_limits.similarity),
             None => Sessions::in_memory(self.session_limits, embedder.clone()),
@@ -247,17 +281,17 @@ impl FerretBuilder {
             bridge: self.bridge,
             embedder,
         };
-        let model = self
-            .model
-            .map(|model| StageModel::new(model, self.stage_model));
+        let model = model.map(|model| StageModel::new(model, self.stage_model));
         let stages = match &model {
             Some(model) => Stages::with_model(model.clone(), config),
             None => Stages::heuristic(config),
         };
+        let strategy = self.agent.strategy;
         Ok(Ferret {
             agent: Agent::new(stages, executor.build()?, self.agent)?.with_sessions(sessions),
             writable,
             model,
+            recording: recorder.map(|recorder| (recorder, strategy)),
         })
     }
 }
@@ -353,6 +387,8 @@ pub struct Ferret {
     writable: Option<Arc<LocalIndex>>,
     /// The model the stages ask, if any: a research run's planner asks it too.
     model: Option<StageModel>,
+    /// Where its exchanges are kept, and the strategy configured, when it records.
+    recording: Option<(Recorder, Strategy)>,
 }
 
 impl Ferret {
@@ -403,19 +439,41 @@ impl Ferret {
         stream_of(move |sender| async move { agent.run(&query, Some(sender)).await })
     }
 
-    /// Run the planner whatever the configured strategy, and hand back the record of the run
-    /// with the response: [`PlanRecord::save`] keeps it, [`Ferret::replay`] writes the report
-    /// again from it without calling a backend.
+    /// Answer `query` as [`Ferret::search`] does, and hand back everything the search
+    /// exchanged with its backends, model and embedder: [`Recording::save`] keeps it as a
+    /// folder, [`Ferret::replay`] runs it again with no network and no model. Needs a searcher
+    /// built with [`FerretBuilder::recorder`].
     pub async fn search_recorded(
         &self,
         query: Query,
-    ) -> Result<(Response, PlanRecord), FerretError> {
-        self.agent.run_plan_recorded(&query, None).await
+    ) -> Result<(Response, Recording), FerretError> {
+        let Some((recorder, strategy)) = &self.recording else {
+            return Err(FerretError::Config(
+                "search_recorded needs a searcher built with FerretBuilder::recorder".into(),
+            ));
+        };
+        let response = self.search(query.clone()).await?;
+        let recording = recorder.take(&query, *strategy, &response);
+        Ok((response, recording))
     }
 
-    /// Write the report of a recorded plan run again from the hits it found, calling no backend.
-    pub async fn replay(&self, record: &PlanRecord) -> Result<Response, FerretError> {
-        self.agent.replay_plan(record, None).await
+    /// Run `recording` again: its query, with its strategy, against stand-ins for the backends,
+    /// model and embedder it talked to, with default settings otherwise. No network and no
+    /// model is used. A run that asks for something the recording does not hold (the code or
+    /// the prompts changed since) is an error; compare the response with the recorded one
+    /// with [`Recording::same_response`].
+    pub async fn replay(recording: &Recording) -> Result<Response, ReplayFailure> {
+        let replayer = Replayer::new(recording);
+        let ferret = Ferret::builder()
+            .replaying(&replayer)
+            .agent(AgentConfig {
+                strategy: recording.case.strategy,
+                ..AgentConfig::default()
+            })
+            .build()?;
+        let response = ferret.search(recording.case.query.clone()).await?;
+        replayer.finish()?;
+        Ok(response)
     }
 
     /// The Documentalist of the embedded index documents are added to (see
@@ -539,4 +597,15 @@ impl Session<'_> {
             .search(query.with_thread(self.thread.clone()))
             .await
     }
+}
+
+/// A replay that could not give a response.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayFailure {
+    /// The recorded query could not be searched with these settings.
+    #[error(transparent)]
+    Search(#[from] FerretError),
+    /// The run strayed from the recording.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
 }

@@ -24,7 +24,7 @@ mod knowledge;
 mod lazy;
 mod research;
 
-pub use builder::{Ferret, FerretBuilder, Session, QDRANT_API_KEY_VAR};
+pub use builder::{Ferret, FerretBuilder, ReplayFailure, Session, QDRANT_API_KEY_VAR};
 pub use config_file::{
     BraveSection, CivitaiSection, ConfigFileError, FetchSection, FileConfig, HubSection,
     HuggingFaceSection, LocalSection, SearxngSection, ServerSection, TavilySection, TokenSection,
@@ -35,9 +35,8 @@ pub use default_corpus::{
     default_research_dir, open_default_index, DEFAULT_CORPUS_JSONL,
 };
 pub use ferret_agent::{
-    AgentConfig, InMemorySessions, PlanConfig, PlanRecord, PlanRecordError, RecordedStep,
-    RecordedVerdict, SessionLimits, SessionStore, Sessions, StageConfig, Strategy, StrategyReason,
-    ToolLoopConfig, Turn,
+    AgentConfig, InMemorySessions, PlanConfig, SessionLimits, SessionStore, Sessions, StageConfig,
+    Strategy, StrategyReason, ToolLoopConfig, Turn,
 };
 pub use ferret_backends_hub::{
     CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig, CIVITAI_KEY_VARIABLE,
@@ -86,12 +85,13 @@ pub use ferret_knowledge::{
     LlmDescriber, RegistryError,
 };
 pub use ferret_llm::{
-    Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, StageModel,
-    StageModelConfig,
+    Exchange, ModelPrice, OpenAiConfig, OpenAiModel, SchemaSupport, ScriptedModel, Stage,
+    StageModel, StageModelConfig,
 };
 #[cfg(feature = "local-model")]
 pub use ferret_llm::{LocalModel, LocalModelConfig, WeightFormat, SMOLLM2_FILE};
 pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, NameRanking};
+pub use ferret_record::{Recorder, Recording, RecordingError, ReplayError, Replayer};
 pub use ferret_research::{
     run_folder_name, BriefWriter, Classification, HeuristicBriefWriter, HeuristicResearchPlanner,
     KnownFiles, LlmBriefWriter, LlmResearchPlanner, Module, Place, Reference, ResearchBrief,

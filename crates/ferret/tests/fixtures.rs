@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferret::{
-    AgentConfig, Ferret, FerretBuilder, Implementation, IngestOptions, LocalIndex, Query, Response,
-    ScriptedModel, Strategy, TraceStep,
+    AgentConfig, Ferret, FerretBuilder, Implementation, IngestOptions, LocalIndex, Query,
+    Recording, Response, ScriptedModel, Strategy, TraceStep,
 };
 use ferret_test_support::{BackendScript, ScriptedBackend};
 use serde::Deserialize;
@@ -26,6 +26,10 @@ struct Case {
     /// Scripted backends; without them the case's corpus is indexed for real.
     #[serde(default)]
     backends: Vec<BackendScript>,
+    /// The world a recorded search talked to (`ferret search --record`): the case is replayed
+    /// from its `exchanges.jsonl`, read by `Recording::load`.
+    #[serde(default)]
+    recorded: Option<serde_json::Value>,
 }
 
 fn cases() -> Vec<PathBuf> {
@@ -180,23 +184,57 @@ async fn every_fixture_case_matches_its_snapshot() {
             query,
             strategy,
             backends,
+            recorded,
         } = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}/case.json: {e}"));
-        let dir = tempfile::tempdir().unwrap();
-        let mut builder = with_backends(Ferret::builder(), &case, backends, dir.path());
-        builder = builder.agent(AgentConfig {
-            strategy,
-            ..AgentConfig::default()
-        });
-        if let Ok(transcript) = std::fs::read_to_string(case.join("transcript.jsonl")) {
-            let model = ScriptedModel::from_jsonl("scripted", &transcript)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            builder = builder.language_model(Arc::new(model));
-        }
-        let response = builder.build().unwrap().search(query).await.unwrap();
+        let response = if recorded.is_some() {
+            replayed(&case).await
+        } else {
+            run(&case, query, strategy, backends).await
+        };
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path(&case);
         settings.set_prepend_module_to_snapshot(false);
         settings.set_input_file(case.join("case.json"));
         settings.bind(|| insta::assert_json_snapshot!("answer", view(&response, &case)));
     }
+}
+
+/// The recorded search in `case`, run again from its recording: it must give the response
+/// recorded beside it.
+async fn replayed(case: &Path) -> Response {
+    let name = case.file_name().unwrap().to_string_lossy();
+    let recording = Recording::load(case).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let response = Ferret::replay(&recording)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    if let Some(difference) = recording.difference(&response) {
+        panic!("{name}: the replay differs from response.json {difference}");
+    }
+    response
+}
+
+/// `query` run with `strategy` on the case's backends and its transcript's model.
+async fn run(
+    case: &Path,
+    query: Query,
+    strategy: Strategy,
+    backends: Vec<BackendScript>,
+) -> Response {
+    let name = case.file_name().unwrap().to_string_lossy();
+    let dir = tempfile::tempdir().unwrap();
+    let mut builder = with_backends(Ferret::builder(), case, backends, dir.path());
+    builder = builder.agent(AgentConfig {
+        strategy,
+        ..AgentConfig::default()
+    });
+    if let Ok(transcript) = std::fs::read_to_string(case.join("transcript.jsonl")) {
+        let model = ScriptedModel::from_jsonl("scripted", &transcript)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        builder = builder.language_model(Arc::new(model));
+    }
+    // The searcher, and the index it holds, go before the folder the index is in.
+    let ferret = builder.build().unwrap();
+    let response = ferret.search(query).await.unwrap();
+    drop(ferret);
+    response
 }

@@ -1,6 +1,5 @@
-//! What a plan run found, kept on disk to write the report again without calling a backend.
-
-use std::path::{Path, PathBuf};
+//! What a plan run found: the plan, each step with its hits, the evaluators' verdicts. A
+//! research run keeps one per run to write its note again without calling a backend.
 
 use ferret_core::Hit;
 use serde::{Deserialize, Serialize};
@@ -40,9 +39,8 @@ pub struct RecordedVerdict {
     pub feedback: String,
 }
 
-/// What a planner run found, to keep on disk and write the report again from
-/// ([`Agent::replay_plan`]) without calling a backend: the question, the plan that ran, each
-/// step with its hits, and the evaluators' verdicts.
+/// What a planner run found: the question, the plan that ran, each step with its hits, and the
+/// evaluators' verdicts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanRecord {
     /// The question.
@@ -62,54 +60,4 @@ pub struct PlanRecord {
     /// The budget ran out before every step ran.
     #[serde(default)]
     pub budget_exhausted: bool,
-}
-
-/// A [`PlanRecord`] that could not be saved or loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum PlanRecordError {
-    /// The file could not be read or written.
-    #[error("plan record {}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What failed.
-        source: std::io::Error,
-    },
-    /// The file is not a plan record.
-    #[error("plan record {}: not a plan record: {source}", path.display())]
-    Format {
-        /// The file.
-        path: PathBuf,
-        /// What does not parse.
-        source: serde_json::Error,
-    },
-}
-
-impl PlanRecord {
-    /// Write the record to `path` as JSON.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), PlanRecordError> {
-        let path = path.as_ref();
-        let json =
-            serde_json::to_string_pretty(self).map_err(|source| PlanRecordError::Format {
-                path: path.into(),
-                source,
-            })?;
-        std::fs::write(path, json).map_err(|source| PlanRecordError::Io {
-            path: path.into(),
-            source,
-        })
-    }
-
-    /// Read a record [`PlanRecord::save`] wrote.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self, PlanRecordError> {
-        let path = path.as_ref();
-        let json = std::fs::read_to_string(path).map_err(|source| PlanRecordError::Io {
-            path: path.into(),
-            source,
-        })?;
-        serde_json::from_str(&json).map_err(|source| PlanRecordError::Format {
-            path: path.into(),
-            source,
-        })
-    }
 }

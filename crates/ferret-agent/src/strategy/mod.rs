@@ -20,8 +20,6 @@ use ferret_core::Strategy;
 
 use crate::run::{Ending, SearchRun};
 
-pub(crate) use plan::PlanStrategy;
-
 /// A way to search: it makes its moves on the run (search, grade, check the budget, answer)
 /// and says how the search ended. It records its own steps in the run's trace; the agent
 /// records which strategy runs and why, and turns the ending into the response.

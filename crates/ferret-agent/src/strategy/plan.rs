@@ -4,8 +4,7 @@
 //! optional evaluator may send it back, its steps run wave by wave (the steps of a wave
 //! concurrently), and a writer turns the graded evidence into a report with sections and
 //! references, which an optional evaluator may send back too. Everything is in the trace, and a
-//! [`PlanRecord`] keeps what a run found so the report can be written again without calling a
-//! backend.
+//! [`PlanRecord`] gathers what the run found as it goes.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -14,7 +13,7 @@ use crate::{ToolDescription, Verdict};
 use async_trait::async_trait;
 use ferret_core::text::{one_line, term_set};
 use ferret_core::{Hit, HitId, Implementation, Report, SearchQuery, StopReason, TraceStep};
-use ferret_exec::{dedup_and_fuse, normalize_query, ExecOutcome, ExecRequest, RRF_K};
+use ferret_exec::{dedup_and_fuse, normalize_query, ExecRequest, RRF_K};
 use ferret_grading::{LinkedRelevance, Quality};
 use ferret_query_intel::{Analysis, BridgeFinder};
 use ferret_synthesis::Answer;
@@ -185,30 +184,6 @@ impl PlanStrategy {
         record.steps = runs;
         let ending = conclude(run, query.budget.max_tokens, &mut record).await;
         (ending, record)
-    }
-
-    /// Write the report of `record` again from the hits it found, without calling a backend.
-    pub(crate) async fn replay(&self, run: &mut SearchRun<'_>, record: &PlanRecord) -> Ending {
-        run.rec.step(TraceStep::Plan {
-            plan: record.plan.clone(),
-            problems: record.problems.clone(),
-            implementation: Implementation::Heuristic {
-                why: "replayed from a record".into(),
-            },
-        });
-        for (round, step) in record.steps.iter().enumerate() {
-            let outcome = ExecOutcome {
-                hits: step.hits.clone(),
-                ..ExecOutcome::default()
-            };
-            let (_, new_results) = run.gathered.absorb(outcome, round as u32 + 1, &mut run.rec);
-            run.rec.step(plan_step_trace(step, new_results));
-        }
-        let mut replayed = PlanRecord {
-            verdicts: Vec::new(),
-            ..record.clone()
-        };
-        conclude(run, u64::MAX, &mut replayed).await
     }
 }
 

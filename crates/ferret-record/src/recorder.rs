@@ -1,0 +1,268 @@
+//! Wrappers that pass each call through and keep it.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use ferret_core::{
+    BackendCapabilities, BackendError, Completion, CompletionRequest, EmbedError, Embedder, Hit,
+    LanguageModel, LlmError, PaidCost, Query, QueryForm, Response, SearchBackend, SearchRequest,
+    Strategy, TextSink,
+};
+
+use crate::format::{
+    BackendOutcome, BackendProfile, EmbedOutcome, EmbedderProfile, Exchange, ModelOutcome,
+    ModelProfile, RecordedCase, Recording, World,
+};
+
+/// Keeps every exchange of the parts it wraps. Wrap the parts once, when the searcher is
+/// built, and take a [`Recording`] after each search; one search at a time, or their
+/// exchanges mix.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    log: Arc<Mutex<Log>>,
+}
+
+#[derive(Default)]
+struct Log {
+    world: World,
+    exchanges: Vec<Exchange>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let log = self.lock();
+        f.debug_struct("Recorder")
+            .field("backends", &log.world.backends.len())
+            .field("exchanges", &log.exchanges.len())
+            .finish()
+    }
+}
+
+impl Recorder {
+    /// A recorder with nothing wrapped yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Log> {
+        // A panic while pushing one exchange leaves the others intact.
+        self.log.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn keep(&self, exchange: Exchange) {
+        self.lock().exchanges.push(exchange);
+    }
+
+    /// Keeps `abandoned` if the call is dropped before [`Pending::end`] says how it ended.
+    fn pending(&self, abandoned: Exchange) -> Pending<'_> {
+        Pending {
+            recorder: self,
+            exchange: Some(abandoned),
+        }
+    }
+
+    /// `backend`, its searches kept.
+    pub fn backend(&self, backend: Arc<dyn SearchBackend>) -> Arc<dyn SearchBackend> {
+        self.lock().world.backends.push(BackendProfile {
+            name: backend.name().to_owned(),
+            capabilities: backend.capabilities(),
+            query_form: backend.query_form(),
+        });
+        Arc::new(RecordedBackend {
+            inner: backend,
+            recorder: self.clone(),
+        })
+    }
+
+    /// `model`, its completions kept.
+    pub fn model(&self, model: Arc<dyn LanguageModel>) -> Arc<dyn LanguageModel> {
+        self.lock().world.model = Some(ModelProfile {
+            name: model.name().to_owned(),
+            writes_answers: model.writes_answers(),
+        });
+        Arc::new(RecordedModel {
+            inner: model,
+            recorder: self.clone(),
+        })
+    }
+
+    /// `embedder`, its vectors kept.
+    pub fn embedder(&self, embedder: Arc<dyn Embedder>) -> Arc<dyn Embedder> {
+        self.lock().world.embedder = Some(EmbedderProfile {
+            name: embedder.name().to_owned(),
+            dimension: embedder.dimension(),
+        });
+        Arc::new(RecordedEmbedder {
+            inner: embedder,
+            recorder: self.clone(),
+        })
+    }
+
+    /// The search just run, as a recording: its exchanges are taken out of the recorder, which
+    /// keeps the wrapped parts for the next search.
+    pub fn take(&self, query: &Query, strategy: Strategy, response: &Response) -> Recording {
+        let mut log = self.lock();
+        let exchanges = std::mem::take(&mut log.exchanges);
+        // Through text, as `save` writes it, so a recording compares the same before and after
+        // it is saved.
+        let response = serde_json::to_string(response)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
+        Recording {
+            case: RecordedCase {
+                query: query.clone(),
+                strategy,
+                recorded: log.world.clone(),
+            },
+            exchanges,
+            response,
+        }
+    }
+}
+
+struct RecordedBackend {
+    inner: Arc<dyn SearchBackend>,
+    recorder: Recorder,
+}
+
+#[async_trait]
+impl SearchBackend for RecordedBackend {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn capabilities(&self) -> BackendCapabilities {
+        self.inner.capabilities()
+    }
+
+    fn query_form(&self) -> QueryForm {
+        self.inner.query_form()
+    }
+
+    fn cost(&self, request: &SearchRequest) -> Option<PaidCost> {
+        self.inner.cost(request)
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        let exchange = |outcome| Exchange::Backend {
+            backend: self.inner.name().to_owned(),
+            request: request.clone(),
+            cost: self.inner.cost(request),
+            outcome,
+        };
+        let pending = self.recorder.pending(exchange(BackendOutcome::Abandoned));
+        let result = self.inner.search(request).await;
+        pending.end(exchange(match &result {
+            Ok(hits) => BackendOutcome::Hits(hits.clone()),
+            Err(error) => BackendOutcome::Error(error.clone()),
+        }));
+        result
+    }
+}
+
+struct RecordedModel {
+    inner: Arc<dyn LanguageModel>,
+    recorder: Recorder,
+}
+
+impl RecordedModel {
+    fn exchange(&self, request: &CompletionRequest, outcome: ModelOutcome) -> Exchange {
+        Exchange::Model {
+            model: self.inner.name().to_owned(),
+            request: request.clone(),
+            outcome,
+        }
+    }
+
+    fn outcome(result: &Result<Completion, LlmError>) -> ModelOutcome {
+        match result {
+            Ok(completion) => ModelOutcome::Completion(completion.clone()),
+            Err(error) => ModelOutcome::Error(error.into()),
+        }
+    }
+}
+
+#[async_trait]
+impl LanguageModel for RecordedModel {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn writes_answers(&self) -> bool {
+        self.inner.writes_answers()
+    }
+
+    async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
+        let pending = self
+            .recorder
+            .pending(self.exchange(request, ModelOutcome::Abandoned));
+        let result = self.inner.complete(request).await;
+        pending.end(self.exchange(request, Self::outcome(&result)));
+        result
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &CompletionRequest,
+        sink: &TextSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        let pending = self
+            .recorder
+            .pending(self.exchange(request, ModelOutcome::Abandoned));
+        let result = self.inner.complete_streaming(request, sink).await;
+        pending.end(self.exchange(request, Self::outcome(&result)));
+        result
+    }
+}
+
+struct RecordedEmbedder {
+    inner: Arc<dyn Embedder>,
+    recorder: Recorder,
+}
+
+#[async_trait]
+impl Embedder for RecordedEmbedder {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let exchange = |outcome| Exchange::Embed {
+            embedder: self.inner.name().to_owned(),
+            texts: texts.to_vec(),
+            outcome,
+        };
+        let pending = self.recorder.pending(exchange(EmbedOutcome::Abandoned));
+        let result = self.inner.embed(texts).await;
+        pending.end(exchange(match &result {
+            Ok(vectors) => EmbedOutcome::Vectors(vectors.clone()),
+            Err(error) => EmbedOutcome::Error(error.into()),
+        }));
+        result
+    }
+}
+
+/// A call under way: kept as abandoned if its future is dropped before it ends.
+struct Pending<'a> {
+    recorder: &'a Recorder,
+    exchange: Option<Exchange>,
+}
+
+impl Pending<'_> {
+    /// The call ended as `exchange` says.
+    fn end(mut self, exchange: Exchange) {
+        self.exchange = Some(exchange);
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if let Some(exchange) = self.exchange.take() {
+            self.recorder.keep(exchange);
+        }
+    }
+}
