@@ -123,7 +123,8 @@ impl Stages {
         }
     }
 
-    /// Every stage asks `model`, each falling back to its heuristic twin when the model fails;
+    /// Every stage asks `model` unless its configuration keeps the stage heuristic
+    /// ([`StageModel::asks`]), each falling back to its heuristic twin when the model fails;
     /// the stages that write what the user reads ask it only if it
     /// [writes answers](StageModel::writes_answers).
     pub fn with_model(model: StageModel, config: StageConfig) -> Self {

@@ -1,7 +1,6 @@
 //! The ReWOO planner over scripted backends: the heuristic plan end to end, waves that run
 //! together, `#En` substitution, plans a model gets wrong (repaired, or replaced by the
-//! heuristic plan), evaluators that never approve, a budget that stops the plan, and records
-//! saved, loaded and replayed.
+//! heuristic plan), evaluators that never approve, and a budget that stops the plan.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,8 +10,8 @@ use async_trait::async_trait;
 use ferret_agent::Verdict;
 use ferret_agent::{
     Agent, AgentConfig, HeuristicPlanner, HeuristicReportWriter, LlmPlanner, PlanConfig,
-    PlanEvaluator, PlanRecord, PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest,
-    ReportWriter, StageConfig, Stages, Strategy,
+    PlanEvaluator, PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest, ReportWriter,
+    StageConfig, Stages, Strategy,
 };
 use ferret_core::{
     BackendCapabilities, Budget, Hit, Implementation, Query, Report, Response, ResponseType,

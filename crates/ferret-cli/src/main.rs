@@ -86,8 +86,12 @@ enum Command {
         #[arg(long, value_name = "DIR", conflicts_with = "replay")]
         record: Option<PathBuf>,
         /// Run the search recorded in DIR again, its strategy and settings included, with no
-        /// network and no model; an error if it strays from the recording.
-        #[arg(long, value_name = "DIR")]
+        /// network and no model; an error if it strays from the recording. The recording's
+        /// own settings are used, so the flags that choose them are refused beside it.
+        #[arg(long, value_name = "DIR", conflicts_with_all = [
+            "strategy", "index", "mode", "llm", "web", "limit", "since", "until", "recent",
+            "wall_time", "call_deadline", "qdrant_url",
+        ])]
         replay: Option<PathBuf>,
         #[command(flatten)]
         web_options: web_args::WebOptionArgs,

@@ -234,6 +234,15 @@ fn a_recorded_run_replays_to_the_same_response_without_its_index() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("is not a recording"), "{stderr}");
+    // A replay runs with the recorded settings: a flag choosing other ones is refused.
+    let out = ferret(dir.path())
+        .args(["search", "--strategy", "refine", "--replay"])
+        .arg(&record)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--strategy"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

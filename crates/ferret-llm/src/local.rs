@@ -476,7 +476,7 @@ fn generate_blocking(
             if request
                 .stop
                 .iter()
-                .any(|stop| written.contains(stop.as_str()))
+                .any(|stop| !stop.is_empty() && written.contains(stop.as_str()))
             {
                 break;
             }

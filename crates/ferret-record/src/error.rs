@@ -13,8 +13,8 @@ pub enum RecordingError {
         /// What failed.
         source: std::io::Error,
     },
-    /// The folder holds no `case.json`.
-    #[error("{} is not a recording: it holds no case.json (write one with `ferret search QUESTION --record DIR`)", dir.display())]
+    /// The folder holds no `case.json`, or one with no recorded world.
+    #[error("{} is not a recording: it holds no case.json with a recorded world (write one with `ferret search QUESTION --record DIR`)", dir.display())]
     NotARecording {
         /// The folder.
         dir: PathBuf,

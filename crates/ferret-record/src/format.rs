@@ -57,7 +57,7 @@ pub struct EmbedderProfile {
 }
 
 /// The parts of the world a search talked to, as they described themselves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct World {
     /// The recording format ([`RECORDING_FORMAT`]).
@@ -70,6 +70,10 @@ pub struct World {
     /// The embedder the stages used, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedder: Option<EmbedderProfile>,
+    /// How the stages used the model (which stages asked it, how much of each result they
+    /// showed), as the searcher wrote it: a replay uses the same, or its prompts differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage_settings: Option<Value>,
 }
 
 impl Default for World {
@@ -79,6 +83,7 @@ impl Default for World {
             backends: Vec::new(),
             model: None,
             embedder: None,
+            stage_settings: None,
         }
     }
 }
@@ -188,6 +193,16 @@ pub enum Exchange {
         /// The outcome.
         outcome: ModelOutcome,
     },
+    /// What a paid backend said a request would cost, asked before the call (a call the
+    /// budget then refused has this and no search).
+    Cost {
+        /// The backend's name.
+        backend: String,
+        /// The request.
+        request: SearchRequest,
+        /// The cost.
+        cost: PaidCost,
+    },
     /// An embedding call.
     Embed {
         /// The embedder's name.
@@ -241,10 +256,15 @@ impl Recording {
         let text = read(&case_path)?;
         // The format is checked before the rest, so a newer folder says so instead of naming
         // a field this build does not know.
-        let format = serde_json::from_str::<Value>(&text)
-            .map_err(|e| RecordingError::format(&case_path, None, e))?
-            .pointer("/recorded/format")
-            .and_then(Value::as_u64);
+        let case = serde_json::from_str::<Value>(&text)
+            .map_err(|e| RecordingError::format(&case_path, None, e))?;
+        // A fixture case written by hand has a case.json and no recorded world.
+        if case.get("recorded").is_none() {
+            return Err(RecordingError::NotARecording {
+                dir: dir.to_owned(),
+            });
+        }
+        let format = case.pointer("/recorded/format").and_then(Value::as_u64);
         if format != Some(u64::from(RECORDING_FORMAT)) {
             return Err(RecordingError::Version {
                 path: case_path,

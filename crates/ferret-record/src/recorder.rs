@@ -15,8 +15,8 @@ use crate::format::{
 };
 
 /// Keeps every exchange of the parts it wraps. Wrap the parts once, when the searcher is
-/// built, and take a [`Recording`] after each search; one search at a time, or their
-/// exchanges mix.
+/// built; [`Recorder::clear`] before a search and [`Recorder::take`] after it give that
+/// search's [`Recording`]. One search at a time, or their exchanges mix.
 #[derive(Clone, Default)]
 pub struct Recorder {
     log: Arc<Mutex<Log>>,
@@ -98,6 +98,11 @@ impl Recorder {
         })
     }
 
+    /// Forget the exchanges kept so far (those of earlier searches).
+    pub fn clear(&self) {
+        self.lock().exchanges.clear();
+    }
+
     /// The search just run, as a recording: its exchanges are taken out of the recorder, which
     /// keeps the wrapped parts for the next search.
     pub fn take(&self, query: &Query, strategy: Strategy, response: &Response) -> Recording {
@@ -140,7 +145,13 @@ impl SearchBackend for RecordedBackend {
     }
 
     fn cost(&self, request: &SearchRequest) -> Option<PaidCost> {
-        self.inner.cost(request)
+        let cost = self.inner.cost(request)?;
+        self.recorder.keep(Exchange::Cost {
+            backend: self.inner.name().to_owned(),
+            request: request.clone(),
+            cost,
+        });
+        Some(cost)
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {

@@ -116,6 +116,13 @@ impl Replayer {
                     }
                     push(&mut backends, key, outcome.clone());
                 }
+                Exchange::Cost {
+                    backend,
+                    request,
+                    cost,
+                } => {
+                    costs.insert(key(backend, request), *cost);
+                }
                 Exchange::Model {
                     model,
                     request,

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use ferret_core::{
     BackendCapabilities, BackendError, BackendErrorKind, ChatMessage, ChatRole, Completion,
-    CompletionRequest, EmbedError, Embedder, Filters, Hit, LanguageModel, LlmError, Query,
-    QueryForm, Response, RetryClass, SearchBackend, SearchRequest, StopReason, Strategy, Trace,
-    TraceStep,
+    CompletionRequest, EmbedError, Embedder, Filters, Hit, LanguageModel, LlmError, PaidCost,
+    PaidUnit, Query, QueryForm, Response, RetryClass, SearchBackend, SearchRequest, StopReason,
+    Strategy, Trace, TraceStep,
 };
 use ferret_record::{
     BackendOutcome, Exchange, ModelOutcome, Recorder, Recording, RecordingError, ReplayError,
@@ -39,6 +39,13 @@ impl SearchBackend for Library {
 
     fn query_form(&self) -> QueryForm {
         QueryForm::Question
+    }
+
+    fn cost(&self, request: &SearchRequest) -> Option<PaidCost> {
+        (request.query == "paid").then_some(PaidCost {
+            unit: PaidUnit::Credits,
+            amount: 2,
+        })
     }
 
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
@@ -412,4 +419,19 @@ fn responses_compare_without_timings_or_the_order_concurrent_calls_finished() {
     assert!(recording.same_response(&second));
     second.trace.steps[0] = call("c", 1, false, false);
     assert!(!recording.same_response(&second));
+}
+
+#[tokio::test]
+async fn what_a_paid_call_would_cost_replays_even_when_the_call_was_refused() {
+    let recorder = Recorder::new();
+    let backend = recorder.backend(Arc::new(Library::default()));
+    // The budget had no units left: the cost was asked, the search never made.
+    let cost = backend.cost(&request("paid"));
+    assert_eq!(backend.cost(&request("free")), None);
+    let recording = recorder.take(&query(), Strategy::Auto, &response());
+    assert_eq!(recording.exchanges.len(), 1, "{:?}", recording.exchanges);
+    let replayer = Replayer::new(&recording);
+    assert_eq!(replayer.backends()[0].cost(&request("paid")), cost);
+    assert!(cost.is_some());
+    replayer.finish().unwrap();
 }

@@ -16,7 +16,7 @@ use ferret_core::{
 };
 use ferret_exec::{CallRate, Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
-use ferret_llm::{StageModel, StageModelConfig};
+use ferret_llm::{Stage, StageModel, StageModelConfig};
 use ferret_query_intel::{BridgeConfig, GuardrailConfig, NameRanking};
 use ferret_record::{Recorder, Recording, ReplayError, Replayer};
 use futures::Stream;
@@ -172,8 +172,9 @@ impl FerretBuilder {
     }
 
     /// Let every stage ask `model` (an [`OpenAiModel`](ferret_llm::OpenAiModel), a local model, a
-    /// scripted one), each falling back to its heuristic when the model fails. Without a model the
-    /// pipeline runs on heuristics alone.
+    /// scripted one), each falling back to its heuristic when the model fails; stages listed in
+    /// [`StageModelConfig::heuristic_stages`] keep their heuristic. Without a model the pipeline
+    /// runs on heuristics alone.
     pub fn language_model(mut self, model: Arc<dyn LanguageModel>) -> Self {
         self.model = Some(model);
         self
@@ -442,7 +443,9 @@ impl Ferret {
     /// Answer `query` as [`Ferret::search`] does, and hand back everything the search
     /// exchanged with its backends, model and embedder: [`Recording::save`] keeps it as a
     /// folder, [`Ferret::replay`] runs it again with no network and no model. Needs a searcher
-    /// built with [`FerretBuilder::recorder`].
+    /// built with [`FerretBuilder::recorder`]; run one recorded search at a time. The search
+    /// starts with an empty cache, so every result it uses is in the recording; a question of
+    /// a thread is refused, since its earlier turns would not be.
     pub async fn search_recorded(
         &self,
         query: Query,
@@ -452,8 +455,19 @@ impl Ferret {
                 "search_recorded needs a searcher built with FerretBuilder::recorder".into(),
             ));
         };
+        if query.thread_id.is_some() {
+            return Err(FerretError::Config(
+                "a question of a thread cannot be recorded: its earlier turns would be missing from the recording".into(),
+            ));
+        }
+        self.agent.executor().forget_results();
+        recorder.clear();
         let response = self.search(query.clone()).await?;
-        let recording = recorder.take(&query, *strategy, &response);
+        let mut recording = recorder.take(&query, *strategy, &response);
+        recording.case.recorded.stage_settings = self
+            .model
+            .as_ref()
+            .and_then(|model| serde_json::to_value(model.config()).ok());
         Ok((response, recording))
     }
 
@@ -464,13 +478,16 @@ impl Ferret {
     /// with [`Recording::same_response`].
     pub async fn replay(recording: &Recording) -> Result<Response, ReplayFailure> {
         let replayer = Replayer::new(recording);
-        let ferret = Ferret::builder()
-            .replaying(&replayer)
-            .agent(AgentConfig {
-                strategy: recording.case.strategy,
-                ..AgentConfig::default()
-            })
-            .build()?;
+        let mut builder = Ferret::builder().replaying(&replayer).agent(AgentConfig {
+            strategy: recording.case.strategy,
+            ..AgentConfig::default()
+        });
+        if let Some(settings) = &recording.case.recorded.stage_settings {
+            let settings = serde_json::from_value(settings.clone())
+                .map_err(|e| FerretError::Config(format!("the recording's stage settings: {e}")))?;
+            builder = builder.stage_model(settings);
+        }
+        let ferret = builder.build()?;
         let response = ferret.search(recording.case.query.clone()).await?;
         replayer.finish()?;
         Ok(response)
@@ -487,7 +504,8 @@ impl Ferret {
     /// What describes the documents a Documentalist adds: the model when one is configured,
     /// falling back to extraction, else extraction.
     pub fn describer(&self) -> Arc<dyn Describer> {
-        match &self.model {
+        let model = self.model.as_ref().filter(|m| m.asks(Stage::Description));
+        match model {
             Some(model) => Arc::new(LlmDescriber::new(
                 model.clone(),
                 ExtractiveDescriber::default(),
@@ -517,10 +535,11 @@ impl Ferret {
             plan.writer.clone(),
             config,
         );
-        if let Some(model) = &self.model {
-            researcher = researcher
-                .with_briefer(Arc::new(LlmBriefWriter::new(model.clone())))
-                .with_planner(Arc::new(LlmResearchPlanner::new(model.clone())));
+        if let Some(model) = self.model.as_ref().filter(|m| m.asks(Stage::ResearchBrief)) {
+            researcher = researcher.with_briefer(Arc::new(LlmBriefWriter::new(model.clone())));
+        }
+        if let Some(model) = (self.model.as_ref()).filter(|m| m.asks(Stage::ResearchPlanning)) {
+            researcher = researcher.with_planner(Arc::new(LlmResearchPlanner::new(model.clone())));
         }
         if let Some(evaluator) = &plan.report_evaluator {
             researcher = researcher.with_evaluator(evaluator.clone());

@@ -35,8 +35,9 @@ pub use default_corpus::{
     default_research_dir, open_default_index, DEFAULT_CORPUS_JSONL,
 };
 pub use ferret_agent::{
-    AgentConfig, InMemorySessions, PlanConfig, SessionLimits, SessionStore, Sessions, StageConfig,
-    Strategy, StrategyReason, ToolLoopConfig, Turn,
+    AgentConfig, InMemorySessions, PlanConfig, PlanRecord, RecordedStep, RecordedVerdict,
+    SessionLimits, SessionStore, Sessions, StageConfig, Strategy, StrategyReason, ToolLoopConfig,
+    Turn,
 };
 pub use ferret_backends_hub::{
     CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig, CIVITAI_KEY_VARIABLE,
