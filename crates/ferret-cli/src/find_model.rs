@@ -194,7 +194,9 @@ impl FindModelArgs {
             ..AgentConfig::default()
         });
         if let Some(model) = self.llm.model()? {
-            builder = builder.language_model(model);
+            builder = builder
+                .language_model(model)
+                .stage_model(self.llm.stage_config());
         }
         Ok(builder.build()?)
     }

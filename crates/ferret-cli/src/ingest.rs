@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use ferret::{
     Added, Change, Describer, Documentalist, ExtractiveDescriber, Given, IngestOptions,
     IngestReport, KnowledgeSource, LlmDescriber, LocalIndex, LocalKnowledgeIndex, QdrantIndex,
-    QdrantKnowledgeIndex, StageModel, StageModelConfig,
+    QdrantKnowledgeIndex, Stage, StageModel,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -135,8 +135,11 @@ impl IngestArgs {
                 Documentalist::new(index.registry(), Arc::new(index))
             }
         };
-        if let Some(model) = self.llm.model()? {
-            let model = StageModel::new(model, StageModelConfig::default());
+        let model = self.llm.model()?;
+        let model = model
+            .map(|m| StageModel::new(m, self.llm.stage_config()))
+            .filter(|m| m.asks(Stage::Description));
+        if let Some(model) = model {
             let describer: Arc<dyn Describer> =
                 Arc::new(LlmDescriber::new(model, ExtractiveDescriber::default()));
             documentalist = documentalist.with_describer(describer);

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use ferret::{LanguageModel, LocalModel, OpenAiConfig, OpenAiModel, SchemaSupport};
+use ferret::{
+    LanguageModel, LocalModel, OpenAiConfig, OpenAiModel, SchemaSupport, Stage, StageModelConfig,
+};
 
 /// Which model the stages ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,6 +47,20 @@ pub struct LlmArgs {
     /// it is asked in the next at once, and the one that worked is kept.
     #[arg(long, env = "FERRET_LLM_FORMAT", default_value = "json-schema", value_parser = parse_format)]
     pub llm_format: SchemaSupport,
+    /// Stages that keep their heuristic though a model is configured (comma-separated stage
+    /// names, as `-v` shows them; `none` for none). Default: none, except analysis,
+    /// decomposition, grading and next_hop for `--llm local`, where measurement found the small
+    /// model no help.
+    #[arg(long, value_delimiter = ',', value_name = "STAGE", value_parser = parse_stage)]
+    pub heuristic_stages: Vec<Option<Stage>>,
+}
+
+/// A stage by name, or `none`.
+fn parse_stage(name: &str) -> Result<Option<Stage>, String> {
+    match name {
+        "none" => Ok(None),
+        name => name.parse().map(Some),
+    }
 }
 
 /// A structured-output dialect by name, as `--llm-format` takes it.
@@ -53,6 +69,20 @@ fn parse_format(name: &str) -> Result<SchemaSupport, String> {
 }
 
 impl LlmArgs {
+    /// How the stages use the chosen model: `--heuristic-stages`, else the defaults for it.
+    pub fn stage_config(&self) -> StageModelConfig {
+        if !self.heuristic_stages.is_empty() {
+            return StageModelConfig {
+                heuristic_stages: self.heuristic_stages.iter().flatten().copied().collect(),
+                ..StageModelConfig::default()
+            };
+        }
+        match self.llm {
+            LlmChoice::Local => StageModelConfig::small_model(),
+            LlmChoice::None | LlmChoice::Openai => StageModelConfig::default(),
+        }
+    }
+
     /// The chosen model, loaded; `None` for `--llm none`.
     pub fn model(&self) -> anyhow::Result<Option<Arc<dyn LanguageModel>>> {
         Ok(match self.llm {

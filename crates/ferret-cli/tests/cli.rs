@@ -104,8 +104,14 @@ fn ingest_then_search_with_json_and_trace() {
 #[test]
 fn bad_input_exits_with_a_message_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["search", "   "], "the question is empty"),
+        (
+            &["search", "x", "--heuristic-stages", "next-hop"],
+            "the stages are follow_up, intent",
+        ),
+        (&["search", "x", "--wall-time", "0"], "above 0"),
+        (&["search", "x", "--call-deadline", "soon"], "invalid float"),
         (
             &["serve", "--max-concurrent", "0"],
             "would refuse every request",
