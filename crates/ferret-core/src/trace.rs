@@ -21,10 +21,11 @@ pub enum Implementation {
 }
 
 impl Implementation {
-    /// The heuristic ran because no model is configured.
+    /// The heuristic ran because no model is configured for the stage: none at all, or one the
+    /// configuration keeps off this stage.
     pub fn heuristic_default() -> Self {
         Self::Heuristic {
-            why: "no language model configured".into(),
+            why: "no language model for this stage".into(),
         }
     }
 }
@@ -81,7 +82,8 @@ pub struct LlmCall {
     pub condensed: Option<Condensation>,
 }
 
-/// Results a prompt showed condensed to the passages that mention the question's terms. The
+/// Results a prompt showed condensed to the passages that mention the question's terms: summarised
+/// by the model where one that writes answers is configured, else cut to those passages. The
 /// results themselves keep their text; citations point at them whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -90,6 +92,13 @@ pub struct Condensation {
     pub sources: u32,
     /// Prompt tokens saved, estimated at four characters a token.
     pub tokens_saved: u64,
+    /// Of those results, the ones the model summarised (the others were cut to their passages).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub by_model: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One fact about one stage of a search. The trace is the list of these, in order; the stream

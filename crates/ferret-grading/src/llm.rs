@@ -34,7 +34,7 @@ impl RelevanceGrader for LlmGrader {
         }
         let shown = hits.len().min(self.model.config().max_sources.max(1));
         let mut results = PromptSource::numbered(&hits[..shown]);
-        let condensed = self.model.condense(question, &mut results);
+        let condensed = self.model.condense(question, &mut results).await;
         let context = GradingContext {
             question: question.to_owned(),
             results,

@@ -1,15 +1,96 @@
 //! Condensation of long results before a model reads them: a prompt shows each result in at
 //! most a few hundred characters, and the first few hundred of a long page rarely hold what the
-//! question asks. A result longer than that keeps its opening sentence (which names what the
-//! page is about) and then the sentences that mention the question's terms, in their order,
-//! until the size is reached. Only the prompt's copy is condensed: the hit keeps its text, and a
+//! question asks. Extractively, a result longer than that keeps its opening sentence (which
+//! names what the page is about) and then the sentences that mention the question's terms, in
+//! their order, until the size is reached. A model that writes answers summarises it instead
+//! ([`CondensationContext`]), a summary that adds words the result does not hold being refused
+//! for the extractive cut. Only the prompt's copy is condensed: the hit keeps its text, and a
 //! citation `[n]` still points at the whole result.
+
+use std::collections::HashSet;
 
 use ferret_core::sentences::split_sentences;
 use ferret_core::text::term_set;
 use ferret_core::Condensation;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
+use crate::prompts::{PromptContext, Stage};
+use crate::structured::{narrow, reply_schema};
 use crate::PromptSource;
+
+/// Characters of a long result the summary prompt shows: enough for a page's few paragraphs,
+/// within a small model's context.
+pub const CONDENSATION_INPUT_CHARS: usize = 4000;
+
+/// Share of a summary's words that must come from the result it summarises.
+const FAITHFUL_SHARE: f64 = 0.8;
+
+/// The prompt that summarises one long result for a question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CondensationContext {
+    /// The question the summary serves.
+    pub question: String,
+    /// The result, its text cut to [`CONDENSATION_INPUT_CHARS`].
+    pub source: PromptSource,
+    /// Longest summary, in characters.
+    pub max_chars: usize,
+}
+
+/// A long result, summarised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CondensationReply {
+    /// What the result says about the question, in its own words.
+    pub summary: String,
+}
+
+impl PromptContext for CondensationContext {
+    const STAGE: Stage = Stage::Condensation;
+    const TEMPLATE: &'static str = include_str!("../templates/condensation.j2");
+    type Reply = CondensationReply;
+
+    fn reply_schema(&self) -> serde_json::Value {
+        let mut schema = reply_schema::<CondensationReply>();
+        narrow(
+            &mut schema,
+            "/properties/summary",
+            [
+                ("minLength", json!(1)),
+                ("maxLength", json!(self.max_chars.max(1))),
+            ],
+        );
+        schema
+    }
+}
+
+/// `summary` of `source` when it is one: shorter than the source, not empty, and made of the
+/// source's words (most of them; a summary may join them with words of its own); else why not.
+pub fn accept_summary(summary: &str, source: &str) -> Result<String, String> {
+    let summary = summary.trim();
+    if summary.is_empty() {
+        return Err("the summary is empty".into());
+    }
+    if summary.chars().count() >= source.chars().count() {
+        return Err("the summary is no shorter than the result".into());
+    }
+    let held: HashSet<String> = term_set(source);
+    let words = term_set(summary);
+    let own = words.iter().filter(|w| held.contains(*w)).count();
+    if (own as f64) < FAITHFUL_SHARE * words.len() as f64 {
+        return Err(format!(
+            "the summary has {} of its {} words from the result: it adds what the result does not say",
+            own,
+            words.len()
+        ));
+    }
+    Ok(summary.to_owned())
+}
+
+/// How many characters of tokens a prompt saves when `before` characters become `after`.
+pub(crate) fn tokens_saved(before: usize, after: usize) -> u64 {
+    before.saturating_sub(after).div_ceil(CHARS_PER_TOKEN) as u64
+}
 
 /// About four characters make a token in English text; the estimate the trace reports.
 const CHARS_PER_TOKEN: usize = 4;
@@ -35,7 +116,7 @@ pub fn condense_sources(
         source.text = condense(&source.text, &terms, max_chars);
         let after = source.text.chars().count();
         condensation.sources += 1;
-        condensation.tokens_saved += before.saturating_sub(after).div_ceil(CHARS_PER_TOKEN) as u64;
+        condensation.tokens_saved += tokens_saved(before, after);
     }
     (condensation.sources > 0).then_some(condensation)
 }

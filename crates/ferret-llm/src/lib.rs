@@ -25,7 +25,10 @@ mod stage;
 mod structured;
 
 pub use budget::{current_budget, with_model_budget, ModelBudget};
-pub use condense::condense_sources;
+pub use condense::{
+    accept_summary, condense_sources, CondensationContext, CondensationReply,
+    CONDENSATION_INPUT_CHARS,
+};
 #[cfg(feature = "openai")]
 pub use ferret_openai::{
     classify_http_status, classify_openai_error, openai_client, retry_once, OpenAiConfig,
@@ -41,7 +44,7 @@ pub use prompts::{
     DEFAULT_MAX_SOURCE_CHARS,
 };
 pub use scripted::{Exchange, ScriptedModel};
-pub use stage::{noting_condensation, ModelPrice, StageModel, StageModelConfig};
+pub use stage::{noting_condensation, Condensed, ModelPrice, StageModel, StageModelConfig};
 pub use structured::{
     generate, generate_streaming, generate_with_schema, narrow, parse_tolerant, reply_schema,
     restrict_to_labels, Attempted, StructuredError, StructuredOutput,

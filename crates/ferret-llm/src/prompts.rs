@@ -64,11 +64,13 @@ pub enum Stage {
     ResearchBrief,
     /// A research run's plan, from a syllabus's brief and references.
     ResearchPlanning,
+    /// A long result summarised to what the question needs, before a prompt shows it.
+    Condensation,
 }
 
 impl Stage {
     /// Every stage, in pipeline order.
-    pub const ALL: [Stage; 19] = [
+    pub const ALL: [Stage; 20] = [
         Stage::FollowUp,
         Stage::Intent,
         Stage::Analysis,
@@ -88,6 +90,7 @@ impl Stage {
         Stage::Description,
         Stage::ResearchBrief,
         Stage::ResearchPlanning,
+        Stage::Condensation,
     ];
 
     /// The stage's name in snake case, as used in traces and template file names.
@@ -112,6 +115,7 @@ impl Stage {
             Stage::Description => "description",
             Stage::ResearchBrief => "research_brief",
             Stage::ResearchPlanning => "research_planning",
+            Stage::Condensation => "condensation",
         }
     }
 }

@@ -12,7 +12,10 @@ use serde::{Deserialize, Serialize};
 use ferret_layers::Deadline;
 
 use crate::budget::{current_budget, ModelBudget};
-use crate::condense::condense_sources;
+use crate::condense::{
+    accept_summary, condense_sources, tokens_saved, CondensationContext, CondensationReply,
+    CONDENSATION_INPUT_CHARS,
+};
 use crate::prompts::{PromptContext, PromptSource, Prompts, Stage};
 use crate::structured::{generate_with_schema, Attempted, StructuredError};
 
@@ -85,6 +88,26 @@ impl Default for StageModelConfig {
             max_sources: 5,
             source_chars: 600,
             heuristic_stages: BTreeSet::new(),
+        }
+    }
+}
+
+impl StageModelConfig {
+    /// For a model of a few hundred million parameters on a CPU, such as the embedded
+    /// SmolLM2-135M: it classifies the message and rewrites the query, while the question's
+    /// analysis, its decomposition, grading and the next hop keep their heuristics. Measured on
+    /// HotpotQA dev questions, its analysis lowered retrieval and answers, nine in ten of its
+    /// decompositions failed the stage's checks, and its grading and next-hop calls took most of
+    /// the time a question has while lowering both; see `docs/eval/stage-ablation/`.
+    pub fn small_model() -> Self {
+        Self {
+            heuristic_stages: BTreeSet::from([
+                Stage::Analysis,
+                Stage::Decomposition,
+                Stage::Grading,
+                Stage::NextHop,
+            ]),
+            ..Self::default()
         }
     }
 }
@@ -277,11 +300,63 @@ impl StageModel {
         }
     }
 
-    /// Condense the sources longer than a prompt shows them (see [`condense_sources`]), for
-    /// [`StageModel::run`] on the context that shows them; what was condensed, for
-    /// [`noting_condensation`].
-    pub fn condense(&self, question: &str, sources: &mut [PromptSource]) -> Option<Condensation> {
-        condense_sources(question, sources, self.config.source_chars)
+    /// Condense the sources longer than a prompt shows them, for [`StageModel::run`] on the
+    /// context that shows them: a model that writes answers summarises each (the condensation
+    /// stage, unless it is kept heuristic), and a source it does not summarise acceptably is cut
+    /// to its passages about the question ([`condense_sources`]). What was condensed, with the
+    /// summary calls, for [`noting_condensation`].
+    pub async fn condense(&self, question: &str, sources: &mut [PromptSource]) -> Condensed {
+        let max_chars = self.config.source_chars;
+        let mut condensed = Condensed::default();
+        if self.writes_answers() && self.asks(Stage::Condensation) {
+            for source in sources.iter_mut() {
+                let before = source.text.chars().count();
+                if before <= max_chars {
+                    continue;
+                }
+                let mut shown = source.clone();
+                shown.text = ferret_core::text::cut(
+                    &shown.text,
+                    CONDENSATION_INPUT_CHARS,
+                    ferret_core::text::CutMark::Ellipsis,
+                );
+                let context = CondensationContext {
+                    question: question.to_owned(),
+                    source: shown,
+                    max_chars,
+                };
+                let text = source.text.clone();
+                let accept =
+                    |reply: CondensationReply| accept_summary(&reply.summary, &text).map(Some);
+                // About four characters a token, and room for the JSON around the summary.
+                let max_tokens = (max_chars / 3 + 16) as u32;
+                let output = self
+                    .run(&context, max_tokens, accept, async {
+                        StageOutput::heuristic(None)
+                    })
+                    .await;
+                condensed.calls.extend(output.llm_calls);
+                if let Some(summary) = output.value {
+                    let after = summary.chars().count();
+                    source.text = summary;
+                    let note = condensed
+                        .condensation
+                        .get_or_insert_with(Condensation::default);
+                    note.sources += 1;
+                    note.by_model += 1;
+                    note.tokens_saved += tokens_saved(before, after);
+                }
+            }
+        }
+        // What the model did not summarise is cut to its passages about the question.
+        if let Some(cut) = condense_sources(question, sources, max_chars) {
+            let note = condensed
+                .condensation
+                .get_or_insert_with(Condensation::default);
+            note.sources += cut.sources;
+            note.tokens_saved += cut.tokens_saved;
+        }
+        condensed
     }
 
     fn account(&self, call: &mut LlmCall, requests: u32, usage: TokenUsage) {
@@ -296,13 +371,23 @@ impl StageModel {
     }
 }
 
-/// `output` with its model call marked as having read `condensation`'s condensed sources.
-pub fn noting_condensation<V>(
-    mut output: StageOutput<V>,
-    condensation: Option<Condensation>,
-) -> StageOutput<V> {
+/// Sources condensed for a prompt ([`StageModel::condense`]).
+#[derive(Debug, Default)]
+pub struct Condensed {
+    /// What was condensed and the tokens saved; `None` when every source fitted.
+    pub condensation: Option<Condensation>,
+    /// The summary calls made, in order.
+    pub calls: Vec<LlmCall>,
+}
+
+/// `output` with its model call marked as having read `condensed`'s sources, the summary calls
+/// traced before it.
+pub fn noting_condensation<V>(mut output: StageOutput<V>, condensed: Condensed) -> StageOutput<V> {
     if let Some(call) = output.llm_calls.first_mut() {
-        call.condensed = condensation;
+        call.condensed = condensed.condensation;
     }
+    let mut calls = condensed.calls;
+    calls.append(&mut output.llm_calls);
+    output.llm_calls = calls;
     output
 }

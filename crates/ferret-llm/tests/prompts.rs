@@ -1,7 +1,7 @@
 //! The rendered prompts of the prompts that wait here for their stages, for realistic contexts, pinned as snapshots: these
 //! are the words a model reads, so any change to them should be seen and reviewed.
 
-use ferret_llm::ActionExtractionContext;
+use ferret_llm::{ActionExtractionContext, CondensationContext};
 use ferret_llm::{PromptContext, PromptSource, Prompts, Stage};
 
 /// The rendered prompt as a reviewer reads it. Rendering also checks the engine's rules: both
@@ -29,4 +29,17 @@ fn action_extraction_prompt() {
         spring_sources().into_iter().take(2).collect(),
     );
     insta::assert_snapshot!(Stage::ActionExtraction.name(), render(&context));
+}
+
+#[test]
+fn condensation_prompt() {
+    let mut source = spring_sources().remove(0);
+    source.text = vec![source.text; 3].join(" ");
+    let context = CondensationContext {
+        question: "Why does Spring Boot 1.1.9 fail with a CGLIB NoClassDefFoundError on Java 21?"
+            .into(),
+        source,
+        max_chars: 600,
+    };
+    insta::assert_snapshot!(Stage::Condensation.name(), render(&context));
 }

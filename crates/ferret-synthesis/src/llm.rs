@@ -135,7 +135,7 @@ impl LlmSynthesizer {
         }
         let shown = &hits[..hits.len().min(self.model.config().max_sources.max(1))];
         let mut sources = PromptSource::numbered(shown);
-        let condensed = self.model.condense(question, &mut sources);
+        let condensed = self.model.condense(question, &mut sources).await;
         let context = SynthesisContext {
             question: question.to_owned(),
             sources,
