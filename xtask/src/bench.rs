@@ -62,6 +62,10 @@ pub struct BenchArgs {
     /// quantized kernels, free and under a reply schema.
     #[arg(long)]
     generation: bool,
+    /// Compare llguidance and outlines-core on the stages' reply schemas instead (report in
+    /// `docs/bench/constraints.md`; installs both from PyPI into `target/constraint-venv`).
+    #[arg(long)]
+    constraints: bool,
 }
 
 #[derive(Serialize)]
@@ -125,6 +129,9 @@ print(json.dumps({"seconds": seconds, "documents_per_second": len(texts) / secon
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.generation {
         return crate::generation_bench::run(&args.out);
+    }
+    if args.constraints {
+        return crate::constraint_bench::run(&args.out);
     }
     if args.server {
         let plan = crate::server_bench::LoadPlan {

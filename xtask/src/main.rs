@@ -7,6 +7,7 @@ mod answers;
 mod bench;
 mod chart;
 mod codegen;
+mod constraint_bench;
 mod eval;
 mod generation_bench;
 mod models;
