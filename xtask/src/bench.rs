@@ -406,7 +406,7 @@ fn tempfile_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-fn run_checked(command: &mut Command) -> anyhow::Result<()> {
+pub(crate) fn run_checked(command: &mut Command) -> anyhow::Result<()> {
     let status = command
         .status()
         .with_context(|| format!("running {command:?}"))?;

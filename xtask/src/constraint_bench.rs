@@ -10,6 +10,8 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
+use crate::bench::run_checked;
+
 /// The comparison script, run with the venv's Python.
 const SCRIPT: &str = include_str!("constraint_compare.py");
 
@@ -51,8 +53,8 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     let python = venv.join("bin/python");
     if !python.is_file() {
         println!("installing {} into {}", PACKAGES.join(", "), venv.display());
-        checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
-        checked(
+        run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+        run_checked(
             Command::new(&python)
                 .args(["-m", "pip", "install", "-q"])
                 .args(PACKAGES),
@@ -131,14 +133,4 @@ fn render(m: &Measured) -> String {
         ));
     }
     md
-}
-
-fn checked(command: &mut Command) -> anyhow::Result<()> {
-    let status = command
-        .status()
-        .with_context(|| format!("running {command:?}"))?;
-    if !status.success() {
-        bail!("{command:?} failed with {status}");
-    }
-    Ok(())
 }
