@@ -66,6 +66,10 @@ pub struct BenchArgs {
     /// `docs/bench/constraints.md`; installs both from PyPI into `target/constraint-venv`).
     #[arg(long)]
     constraints: bool,
+    /// Measure BM25 queries per second instead, through `LocalBackend` and beside bm25s
+    /// (report in `docs/bench/bm25.md`; installs bm25s from PyPI into `target/bm25-venv`).
+    #[arg(long)]
+    bm25: bool,
 }
 
 #[derive(Serialize)]
@@ -132,6 +136,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     if args.constraints {
         return crate::constraint_bench::run(&args.out);
+    }
+    if args.bm25 {
+        return crate::bm25_bench::run(&args.dataset, &args.index, &args.out);
     }
     if args.server {
         let plan = crate::server_bench::LoadPlan {

@@ -5,6 +5,7 @@
 mod agentic;
 mod answers;
 mod bench;
+mod bm25_bench;
 mod chart;
 mod codegen;
 mod constraint_bench;

@@ -1,0 +1,243 @@
+//! `cargo xtask bench --bm25`: BM25 queries per second on one thread, through the path a search
+//! takes (`LocalBackend` behind the `SearchBackend` trait) and straight into the index
+//! (`LocalIndex::search_blocking`), beside bm25s (PyPI, installed into `target/bm25-venv`) on the
+//! same corpus and queries in the same run, at k = 10 and k = 100, with each side's nDCG@10.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use ferret::{Filters, LocalBackend, RetrievalMode, SearchBackend, SearchRequest};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::run_checked;
+use crate::eval::{ndcg_at, read_qrels, read_queries};
+
+const PEER_SCRIPT: &str = include_str!("bm25_peer.py");
+const PEER_PACKAGES: &[&str] = &["bm25s==0.3.16", "PyStemmer==3.1.0"];
+/// Each measurement repeats the queries until it has run this long.
+const MEASURE_FOR: Duration = Duration::from_secs(2);
+
+#[derive(Serialize)]
+struct Row {
+    k: usize,
+    backend_qps: f64,
+    index_qps: f64,
+    bm25s_qps: f64,
+    bm25s_batch_qps: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    dataset: String,
+    documents: usize,
+    queries: usize,
+    ndcg_at_10: f64,
+    bm25s_ndcg_at_10: f64,
+    bm25s_version: String,
+    rows: Vec<Row>,
+    command: String,
+}
+
+#[derive(Deserialize)]
+struct PeerRun {
+    version: String,
+    queries_per_second: HashMap<String, PeerRate>,
+}
+
+#[derive(Deserialize)]
+struct PeerRate {
+    one_at_a_time: f64,
+    batch: f64,
+}
+
+pub fn run(dataset: &Path, base: &Path, out: &Path) -> anyhow::Result<()> {
+    let name = dataset
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset".into());
+    let index = Arc::new(crate::eval::prepare_index(dataset, &name, base, None, false)?.index);
+    let qrels = read_qrels(&dataset.join("qrels/test.tsv"))?;
+    let queries: Vec<(String, String)> = read_queries(&dataset.join("queries.test.jsonl"))?
+        .into_iter()
+        .filter(|(id, _)| qrels.contains_key(id))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let backend = LocalBackend::new("local", Arc::clone(&index)).with_mode(RetrievalMode::Bm25)?;
+
+    let work = std::env::temp_dir().join(format!("ferret-bm25-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    let peer = run_peer(dataset, &queries, &work)?;
+    let bm25s_ranked: HashMap<String, Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(work.join("ranked.json"))?)?;
+    let _ = std::fs::remove_dir_all(&work);
+
+    let mut rows = Vec::new();
+    let mut ndcg = 0.0;
+    for k in [10, 100] {
+        let requests: Vec<SearchRequest> = queries
+            .iter()
+            .map(|(_, text)| SearchRequest {
+                query: text.clone(),
+                limit: k,
+                filters: Filters::default(),
+                options: Default::default(),
+            })
+            .collect();
+        if k == 10 {
+            for ((id, _), request) in queries.iter().zip(&requests) {
+                let hits = runtime.block_on(backend.search(request))?;
+                let ranked: Vec<&str> = hits.iter().map(|h| h.id.0.as_str()).collect();
+                ndcg += ndcg_at(&ranked, &qrels[id], 10);
+            }
+        }
+        let backend_qps = rate(requests.len(), || {
+            for request in &requests {
+                runtime.block_on(backend.search(request))?;
+            }
+            Ok(())
+        })?;
+        let index_qps = rate(requests.len(), || {
+            for request in &requests {
+                index.search_blocking(request, RetrievalMode::Bm25, None, "local")?;
+            }
+            Ok(())
+        })?;
+        let peer_rate = peer
+            .queries_per_second
+            .get(&k.to_string())
+            .context("bm25s gave no rate for this k")?;
+        println!(
+            "k={k}: LocalBackend {backend_qps:.0} q/s, LocalIndex {index_qps:.0} q/s, bm25s {:.0} q/s ({:.0} batched)",
+            peer_rate.one_at_a_time, peer_rate.batch
+        );
+        rows.push(Row {
+            k,
+            backend_qps,
+            index_qps,
+            bm25s_qps: peer_rate.one_at_a_time,
+            bm25s_batch_qps: peer_rate.batch,
+        });
+    }
+    let bm25s_ndcg = queries
+        .iter()
+        .map(|(id, _)| {
+            let ranked: Vec<&str> = bm25s_ranked
+                .get(id)
+                .map(|r| r.iter().map(String::as_str).collect())
+                .unwrap_or_default();
+            ndcg_at(&ranked, &qrels[id], 10)
+        })
+        .sum::<f64>();
+    let n = queries.len() as f64;
+    let report = Report {
+        dataset: name,
+        documents: index.len(),
+        queries: queries.len(),
+        ndcg_at_10: ndcg / n,
+        bm25s_ndcg_at_10: bm25s_ndcg / n,
+        bm25s_version: peer.version,
+        rows,
+        command: crate::eval::command_line(),
+    };
+    std::fs::create_dir_all(out)?;
+    std::fs::write(
+        out.join("bm25.json"),
+        serde_json::to_string_pretty(&report)?,
+    )?;
+    std::fs::write(out.join("bm25.md"), render(&report))?;
+    println!("wrote {}", out.join("bm25.{json,md}").display());
+    Ok(())
+}
+
+/// Queries per second of `pass` (which runs `queries` queries), repeated for at least
+/// [`MEASURE_FOR`] after one warm-up pass.
+fn rate(queries: usize, mut pass: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+    pass()?;
+    let started = Instant::now();
+    let mut passes = 0;
+    while started.elapsed() < MEASURE_FOR {
+        pass()?;
+        passes += 1;
+    }
+    Ok((queries * passes) as f64 / started.elapsed().as_secs_f64())
+}
+
+fn run_peer(dataset: &Path, queries: &[(String, String)], work: &Path) -> anyhow::Result<PeerRun> {
+    let venv = Path::new("target/bm25-venv");
+    let python = venv.join("bin/python");
+    if !python.is_file() {
+        println!(
+            "installing {} into {}",
+            PEER_PACKAGES.join(", "),
+            venv.display()
+        );
+        run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+        run_checked(
+            Command::new(&python)
+                .args(["-m", "pip", "install", "-q"])
+                .args(PEER_PACKAGES),
+        )?;
+    }
+    let script = work.join("bm25_peer.py");
+    std::fs::write(&script, PEER_SCRIPT)?;
+    let queries_file = work.join("queries.json");
+    std::fs::write(&queries_file, serde_json::to_string(queries)?)?;
+    let output = Command::new(&python)
+        .arg(&script)
+        .arg(dataset)
+        .arg(&queries_file)
+        .arg("100")
+        .arg(work.join("ranked.json"))
+        .output()
+        .context("running bm25s")?;
+    if !output.status.success() {
+        bail!("bm25s failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let last = output
+        .stdout
+        .split(|&b| b == b'\n')
+        .rfind(|line| !line.is_empty())
+        .unwrap_or_default();
+    serde_json::from_slice(last).context("reading bm25s's figures")
+}
+
+fn render(r: &Report) -> String {
+    let mut md = format!(
+        "# BM25 throughput: Ferret and bm25s\n\n\
+         Generated by `{}`: {} documents of {}, its {} judged test queries, one thread, measured \
+         one after the other in one run ({}).\n\n\
+         - **LocalBackend**: the path a search takes, through the `SearchBackend` trait (the \
+         query encoded, the engine searched on a blocking thread, the hits with their payload).\n\
+         - **LocalIndex**: the same search called straight on the calling thread.\n\
+         - **bm25s**: one query at a time (tokenize, retrieve), as a search would ask it; \
+         **batched**: all queries in one call, which a search never does.\n\n\
+         nDCG@10: Ferret {:.4}, bm25s {:.4}.\n\n\
+         | k | LocalBackend q/s | LocalIndex q/s | bm25s q/s | bm25s batched q/s | LocalBackend / bm25s |\n\
+         |---|---|---|---|---|---|\n",
+        r.command,
+        r.documents,
+        r.dataset,
+        r.queries,
+        r.bm25s_version,
+        r.ndcg_at_10,
+        r.bm25s_ndcg_at_10,
+    );
+    for row in &r.rows {
+        md += &format!(
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}x |\n",
+            row.k,
+            row.backend_qps,
+            row.index_qps,
+            row.bm25s_qps,
+            row.bm25s_batch_qps,
+            row.backend_qps / row.bm25s_qps.max(1e-9),
+        );
+    }
+    md
+}
