@@ -413,7 +413,27 @@ fn tempfile_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-pub(crate) fn run_checked(command: &mut Command) -> anyhow::Result<()> {
+/// The Python of the virtual environment `venv` holding `packages`, made and filled first if
+/// it is not; a marker written after the install says it completed, so a failed one is tried
+/// again.
+pub(crate) fn venv_with(venv: &Path, packages: &[&str]) -> anyhow::Result<PathBuf> {
+    let python = venv.join("bin/python");
+    let marker = venv.join("ferret-installed.txt");
+    let wanted = packages.join("\n");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
+        println!("installing {} into {}", packages.join(", "), venv.display());
+        run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+        run_checked(
+            Command::new(&python)
+                .args(["-m", "pip", "install", "-q"])
+                .args(packages),
+        )?;
+        std::fs::write(&marker, wanted)?;
+    }
+    Ok(python)
+}
+
+fn run_checked(command: &mut Command) -> anyhow::Result<()> {
     let status = command
         .status()
         .with_context(|| format!("running {command:?}"))?;

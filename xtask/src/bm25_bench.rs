@@ -13,7 +13,6 @@ use anyhow::{bail, Context};
 use ferret::{Filters, LocalBackend, RetrievalMode, SearchBackend, SearchRequest};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::run_checked;
 use crate::eval::{ndcg_at, read_qrels, read_queries};
 
 const PEER_SCRIPT: &str = include_str!("bm25_peer.py");
@@ -169,21 +168,7 @@ fn rate(queries: usize, mut pass: impl FnMut() -> anyhow::Result<()>) -> anyhow:
 }
 
 fn run_peer(dataset: &Path, queries: &[(String, String)], work: &Path) -> anyhow::Result<PeerRun> {
-    let venv = Path::new("target/bm25-venv");
-    let python = venv.join("bin/python");
-    if !python.is_file() {
-        println!(
-            "installing {} into {}",
-            PEER_PACKAGES.join(", "),
-            venv.display()
-        );
-        run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
-        run_checked(
-            Command::new(&python)
-                .args(["-m", "pip", "install", "-q"])
-                .args(PEER_PACKAGES),
-        )?;
-    }
+    let python = crate::bench::venv_with(Path::new("target/bm25-venv"), PEER_PACKAGES)?;
     let script = work.join("bm25_peer.py");
     std::fs::write(&script, PEER_SCRIPT)?;
     let queries_file = work.join("queries.json");

@@ -10,8 +10,6 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
-use crate::bench::run_checked;
-
 /// The comparison script, run with the venv's Python.
 const SCRIPT: &str = include_str!("constraint_compare.py");
 
@@ -50,16 +48,7 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
         bail!("{} is missing: run `cargo xtask models`", model.display());
     }
     let venv = Path::new("target/constraint-venv");
-    let python = venv.join("bin/python");
-    if !python.is_file() {
-        println!("installing {} into {}", PACKAGES.join(", "), venv.display());
-        run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
-        run_checked(
-            Command::new(&python)
-                .args(["-m", "pip", "install", "-q"])
-                .args(PACKAGES),
-        )?;
-    }
+    let python = crate::bench::venv_with(venv, PACKAGES)?;
     let script = std::env::temp_dir().join(format!("ferret-constraints-{}.py", std::process::id()));
     std::fs::write(&script, SCRIPT)?;
     let output = Command::new(&python)
@@ -100,9 +89,10 @@ fn render(m: &Measured) -> String {
          the embedded SmolLM2-135M's ({} tokens, byte-level BPE read from its GGUF); the schemas \
          and replies are the first of each stage among the model exchanges recorded under \
          `fixtures/search/`.\n\n\
-         - **ready**: making the constraint for one request: llguidance compiles the schema \
-         (its masks are computed lazily, step by step); outlines-core turns the schema into a \
-         regular expression and indexes the whole vocabulary against it. A stage's schema is \
+         - **ready**: making the constraint for one request, the median of three: llguidance \
+         compiles the schema (its masks are computed lazily, step by step); outlines-core turns \
+         the schema into a regular expression and indexes the whole vocabulary against it. Both \
+         are given compact JSON (no free whitespace), as Ferret asks. A stage's schema is \
          narrowed per request, so this is paid on every call.\n\
          - **step**: computing the allowed tokens at one step, averaged over the steps walked \
          (in brackets): the reply is tokenized afresh, and a token the constraint refuses (the \

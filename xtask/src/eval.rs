@@ -52,9 +52,10 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 30)]
     wall_time: u64,
     /// Answer mode: stages that keep their heuristic in the model pipeline (comma-separated
-    /// stage names, as the per-stage table gives them).
-    #[arg(long, value_delimiter = ',', value_name = "STAGE")]
-    heuristic_stages: Vec<ferret::Stage>,
+    /// stage names, as the per-stage table gives them, or `none`), in place of the defaults the
+    /// command line uses (`StageModelConfig::small_model` for `--llm local`, else none).
+    #[arg(long, value_delimiter = ',', value_name = "STAGE", value_parser = ferret::Stage::parse_or_none)]
+    heuristic_stages: Vec<Option<ferret::Stage>>,
     /// Evaluate only the first N judged queries (agentic runs with a model are slow).
     #[arg(long)]
     limit: Option<usize>,
@@ -483,7 +484,13 @@ fn run_answers(args: &EvalArgs, fresh: bool) -> anyhow::Result<()> {
         qrels: &qrels,
         gold: &gold,
         llm: args.llm,
-        heuristic_stages: args.heuristic_stages.iter().copied().collect(),
+        heuristic_stages: match (args.heuristic_stages.is_empty(), args.llm) {
+            (false, _) => args.heuristic_stages.iter().flatten().copied().collect(),
+            (true, crate::agentic::LlmChoice::Local) => {
+                ferret::StageModelConfig::small_model().heuristic_stages
+            }
+            (true, _) => Default::default(),
+        },
         wall_time: std::time::Duration::from_secs(args.wall_time),
         out: &args.out,
         report: args.report.as_deref().unwrap_or(&name),

@@ -136,8 +136,9 @@ impl IngestArgs {
             }
         };
         let model = self.llm.model()?;
+        let stages = self.llm.stage_config()?;
         let model = model
-            .map(|m| StageModel::new(m, self.llm.stage_config()))
+            .map(|m| StageModel::new(m, stages))
             .filter(|m| m.asks(Stage::Description));
         if let Some(model) = model {
             let describer: Arc<dyn Describer> =

@@ -48,19 +48,12 @@ pub struct LlmArgs {
     #[arg(long, env = "FERRET_LLM_FORMAT", default_value = "json-schema", value_parser = parse_format)]
     pub llm_format: SchemaSupport,
     /// Stages that keep their heuristic though a model is configured (comma-separated stage
-    /// names, as `-v` shows them; `none` for none). Default: none, except analysis,
-    /// decomposition, grading and next_hop for `--llm local`, where measurement found the small
-    /// model no help.
-    #[arg(long, value_delimiter = ',', value_name = "STAGE", value_parser = parse_stage)]
+    /// names, as `-v` shows them; `none` for none), in place of the defaults: none, except
+    /// analysis, decomposition, grading and next_hop for `--llm local`, where measurement found
+    /// the small model no help. Stages that write answers stay heuristic for a model that does
+    /// not write them (the embedded one) whatever this says.
+    #[arg(long, value_delimiter = ',', value_name = "STAGE", value_parser = Stage::parse_or_none)]
     pub heuristic_stages: Vec<Option<Stage>>,
-}
-
-/// A stage by name, or `none`.
-fn parse_stage(name: &str) -> Result<Option<Stage>, String> {
-    match name {
-        "none" => Ok(None),
-        name => name.parse().map(Some),
-    }
 }
 
 /// A structured-output dialect by name, as `--llm-format` takes it.
@@ -70,17 +63,21 @@ fn parse_format(name: &str) -> Result<SchemaSupport, String> {
 
 impl LlmArgs {
     /// How the stages use the chosen model: `--heuristic-stages`, else the defaults for it.
-    pub fn stage_config(&self) -> StageModelConfig {
-        if !self.heuristic_stages.is_empty() {
-            return StageModelConfig {
-                heuristic_stages: self.heuristic_stages.iter().flatten().copied().collect(),
-                ..StageModelConfig::default()
-            };
+    pub fn stage_config(&self) -> anyhow::Result<StageModelConfig> {
+        let named: Vec<Stage> = self.heuristic_stages.iter().flatten().copied().collect();
+        if !named.is_empty() && named.len() < self.heuristic_stages.len() {
+            anyhow::bail!("--heuristic-stages takes `none` alone, or stage names");
         }
-        match self.llm {
+        if !self.heuristic_stages.is_empty() {
+            return Ok(StageModelConfig {
+                heuristic_stages: named.into_iter().collect(),
+                ..StageModelConfig::default()
+            });
+        }
+        Ok(match self.llm {
             LlmChoice::Local => StageModelConfig::small_model(),
             LlmChoice::None | LlmChoice::Openai => StageModelConfig::default(),
-        }
+        })
     }
 
     /// The chosen model, loaded; `None` for `--llm none`.

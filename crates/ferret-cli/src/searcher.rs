@@ -111,7 +111,7 @@ impl SearcherArgs {
         if let Some(model) = self.llm.model()? {
             builder = builder
                 .language_model(model)
-                .stage_model(self.llm.stage_config());
+                .stage_model(self.llm.stage_config()?);
         }
         Ok(builder)
     }

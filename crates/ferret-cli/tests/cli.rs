@@ -104,13 +104,28 @@ fn ingest_then_search_with_json_and_trace() {
 #[test]
 fn bad_input_exits_with_a_message_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["search", "   "], "the question is empty"),
         (
             &["search", "x", "--heuristic-stages", "next-hop"],
             "the stages are follow_up, intent",
         ),
         (&["search", "x", "--wall-time", "0"], "above 0"),
+        (
+            &[
+                "search",
+                "x",
+                "--llm",
+                "openai",
+                "--llm-url",
+                "http://127.0.0.1:9/v1",
+                "--llm-model",
+                "m",
+                "--heuristic-stages",
+                "none,grading",
+            ],
+            "`none` alone",
+        ),
         (&["search", "x", "--call-deadline", "soon"], "invalid float"),
         (
             &["serve", "--max-concurrent", "0"],

@@ -27,6 +27,59 @@ pub const CONDENSATION_INPUT_CHARS: usize = 4000;
 /// Share of a summary's words that must come from the result it summarises.
 const FAITHFUL_SHARE: f64 = 0.8;
 
+/// Tokens of a summary prompt besides the result: its instructions and the question.
+pub(crate) const SUMMARY_PROMPT_TOKENS: u64 = 200;
+
+/// Tokens of the call the summaries serve besides its sources: instructions, question, reply.
+pub(crate) const SERVED_CALL_TOKENS: u64 = 1_000;
+
+/// Summaries kept at most; the oldest go first.
+const SUMMARIES_KEPT: usize = 256;
+
+/// Summaries accepted so far, by question, result and size.
+#[derive(Debug, Default)]
+pub(crate) struct Summaries {
+    kept: std::sync::Mutex<std::collections::VecDeque<(u64, String)>>,
+}
+
+impl Summaries {
+    pub(crate) fn get(&self, key: &u64) -> Option<String> {
+        let kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.iter().find(|(k, _)| k == key).map(|(_, s)| s.clone())
+    }
+
+    pub(crate) fn keep(&self, key: u64, summary: String) {
+        let mut kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept.len() >= SUMMARIES_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((key, summary));
+    }
+}
+
+/// The key of a summary of `text` for `question` in at most `max_chars`.
+pub(crate) fn summary_key(question: &str, text: &str, max_chars: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (question, text, max_chars).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// `text`'s passages about `question` in at most `max_chars` (its opening sentence, then the
+/// sentences richest in the question's terms).
+pub(crate) fn passages(question: &str, text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    condense(text, &term_set(question), max_chars)
+}
+
 /// The prompt that summarises one long result for a question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CondensationContext {
@@ -64,18 +117,37 @@ impl PromptContext for CondensationContext {
     }
 }
 
-/// `summary` of `source` when it is one: shorter than the source, not empty, and made of the
-/// source's words (most of them; a summary may join them with words of its own); else why not.
-pub fn accept_summary(summary: &str, source: &str) -> Result<String, String> {
+/// `summary` of `source` when it is one: within `max_chars` and shorter than the source, with
+/// words of substance, every number it gives written in the source, and made of the source's
+/// words (most of them; a summary may join them with words of its own); else why not.
+pub fn accept_summary(summary: &str, source: &str, max_chars: usize) -> Result<String, String> {
     let summary = summary.trim();
-    if summary.is_empty() {
-        return Err("the summary is empty".into());
+    let length = summary.chars().count();
+    if length > max_chars {
+        return Err(format!(
+            "the summary has {length} characters, over {max_chars}"
+        ));
     }
-    if summary.chars().count() >= source.chars().count() {
+    if length >= source.chars().count() {
         return Err("the summary is no shorter than the result".into());
     }
-    let held: HashSet<String> = term_set(source);
     let words = term_set(summary);
+    if words.is_empty() {
+        return Err("the summary says nothing of substance".into());
+    }
+    let source_lower = source.to_lowercase();
+    if let Some(number) = summary
+        .split(|c: char| !c.is_alphanumeric() && c != '.' && c != ',')
+        .map(|w| w.trim_matches(|c: char| c == '.' || c == ','))
+        .find(|w| {
+            w.chars().any(|c| c.is_ascii_digit()) && !source_lower.contains(&w.to_lowercase())
+        })
+    {
+        return Err(format!(
+            "the summary gives {number}, which the result does not"
+        ));
+    }
+    let held: HashSet<String> = term_set(source);
     let own = words.iter().filter(|w| held.contains(*w)).count();
     if (own as f64) < FAITHFUL_SHARE * words.len() as f64 {
         return Err(format!(

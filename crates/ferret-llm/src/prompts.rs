@@ -120,6 +120,17 @@ impl Stage {
     }
 }
 
+impl Stage {
+    /// A stage by [name](Stage::name), or `none` (or nothing) for none: what a list of stages
+    /// on a command line takes.
+    pub fn parse_or_none(name: &str) -> Result<Option<Stage>, String> {
+        match name.trim() {
+            "none" | "" => Ok(None),
+            name => name.parse().map(Some),
+        }
+    }
+}
+
 impl std::str::FromStr for Stage {
     type Err = String;
 

@@ -13,8 +13,9 @@ use ferret_layers::Deadline;
 
 use crate::budget::{current_budget, ModelBudget};
 use crate::condense::{
-    accept_summary, condense_sources, tokens_saved, CondensationContext, CondensationReply,
-    CONDENSATION_INPUT_CHARS,
+    accept_summary, condense_sources, passages, summary_key, tokens_saved, CondensationContext,
+    CondensationReply, Summaries, CONDENSATION_INPUT_CHARS, SERVED_CALL_TOKENS,
+    SUMMARY_PROMPT_TOKENS,
 };
 use crate::prompts::{PromptContext, PromptSource, Prompts, Stage};
 use crate::structured::{generate_with_schema, Attempted, StructuredError};
@@ -97,8 +98,8 @@ impl StageModelConfig {
     /// SmolLM2-135M: it classifies the message and rewrites the query, while the question's
     /// analysis, its decomposition, grading and the next hop keep their heuristics. Measured on
     /// HotpotQA dev questions, its analysis lowered retrieval and answers, nine in ten of its
-    /// decompositions failed the stage's checks, and its grading and next-hop calls took most of
-    /// the time a question has while lowering both; see `docs/eval/stage-ablation/`.
+    /// decompositions failed the stage's checks, and its grading and next-hop calls took about
+    /// six seconds each, beyond the time a question has; see `docs/eval/stage-ablation/`.
     pub fn small_model() -> Self {
         Self {
             heuristic_stages: BTreeSet::from([
@@ -120,6 +121,9 @@ pub struct StageModel {
     model: Arc<dyn LanguageModel>,
     prompts: Arc<Prompts>,
     config: StageModelConfig,
+    /// Summaries already accepted, so grading and synthesis of one search, and later
+    /// searches, do not ask for the same one again.
+    summaries: Arc<Summaries>,
 }
 
 impl std::fmt::Debug for StageModel {
@@ -139,6 +143,7 @@ impl StageModel {
             model,
             prompts: Arc::new(prompts),
             config,
+            summaries: Arc::default(),
         }
     }
 
@@ -308,37 +313,62 @@ impl StageModel {
     pub async fn condense(&self, question: &str, sources: &mut [PromptSource]) -> Condensed {
         let max_chars = self.config.source_chars;
         let mut condensed = Condensed::default();
-        if self.writes_answers() && self.asks(Stage::Condensation) {
-            for source in sources.iter_mut() {
-                let before = source.text.chars().count();
-                if before <= max_chars {
-                    continue;
-                }
+        let long: Vec<usize> = (0..sources.len())
+            .filter(|&i| sources[i].text.chars().count() > max_chars)
+            .collect();
+        // About four characters a token, and room for the JSON around the summary.
+        let max_tokens = (max_chars / 3 + 16) as u32;
+        let summaries_cost: u64 = long
+            .iter()
+            .map(|&i| {
+                let shown = sources[i].text.len().min(CONDENSATION_INPUT_CHARS);
+                (shown / 4) as u64 + SUMMARY_PROMPT_TOKENS + u64::from(max_tokens)
+            })
+            .sum();
+        // The call the summaries serve must still fit after them: it reads every source shown.
+        let served_cost = (sources.len() * max_chars / 4) as u64 + SERVED_CALL_TOKENS;
+        let affordable = current_budget()
+            .is_none_or(|budget| budget.refuses(summaries_cost + served_cost).is_none());
+        if !long.is_empty() && affordable && self.writes_answers() && self.asks(Stage::Condensation)
+        {
+            let asks = long.iter().map(|&i| {
+                let source = &sources[i];
                 let mut shown = source.clone();
-                shown.text = ferret_core::text::cut(
-                    &shown.text,
-                    CONDENSATION_INPUT_CHARS,
-                    ferret_core::text::CutMark::Ellipsis,
-                );
+                // The model reads the passages about the question, not only the page's head.
+                shown.text = passages(question, &source.text, CONDENSATION_INPUT_CHARS);
                 let context = CondensationContext {
                     question: question.to_owned(),
                     source: shown,
                     max_chars,
                 };
                 let text = source.text.clone();
-                let accept =
-                    |reply: CondensationReply| accept_summary(&reply.summary, &text).map(Some);
-                // About four characters a token, and room for the JSON around the summary.
-                let max_tokens = (max_chars / 3 + 16) as u32;
-                let output = self
-                    .run(&context, max_tokens, accept, async {
-                        StageOutput::heuristic(None)
-                    })
-                    .await;
+                async move {
+                    let key = summary_key(question, &text, max_chars);
+                    if let Some(summary) = self.summaries.get(&key) {
+                        return StageOutput::heuristic(Some(summary));
+                    }
+                    let accept = |reply: CondensationReply| {
+                        accept_summary(&reply.summary, &text, max_chars).map(Some)
+                    };
+                    let output = self
+                        .run(&context, max_tokens, accept, async {
+                            StageOutput::heuristic(None)
+                        })
+                        .await;
+                    if let Some(summary) = &output.value {
+                        self.summaries.keep(key, summary.clone());
+                    }
+                    output
+                }
+            });
+            // A remote model answers them side by side; the embedded one takes them in turn.
+            let outputs = futures::future::join_all(asks).await;
+            for (&i, output) in long.iter().zip(outputs) {
                 condensed.calls.extend(output.llm_calls);
                 if let Some(summary) = output.value {
+                    let before = sources[i].text.chars().count();
                     let after = summary.chars().count();
-                    source.text = summary;
+                    sources[i].text = summary;
                     let note = condensed
                         .condensation
                         .get_or_insert_with(Condensation::default);

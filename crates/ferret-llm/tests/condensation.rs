@@ -65,7 +65,7 @@ async fn a_model_that_writes_answers_summarises_a_long_result() {
 
 #[tokio::test]
 async fn a_summary_that_adds_what_the_result_lacks_is_refused_for_the_extractive_cut() {
-    let reply = r#"{"summary": "Judy Garland starred as Dorothy in a famous 1939 musical."}"#;
+    let reply = r#"{"summary": "Judy Garland starred as Dorothy in a famous musical."}"#;
     let mut shown = sources();
     let condensed = model(&[reply], BTreeSet::new())
         .condense(QUESTION, &mut shown)
@@ -95,4 +95,41 @@ async fn with_the_stage_kept_heuristic_the_model_is_not_asked() {
     assert!(shown[0]
         .text
         .contains("Shirley Temple played Corliss Archer"));
+}
+
+#[tokio::test]
+async fn a_summary_once_accepted_is_not_asked_for_again() {
+    let summary = "Shirley Temple played Corliss Archer in Kiss and Tell, a 1945 comedy film.";
+    let reply = format!("{{\"summary\": \"{summary}\"}}");
+    // One reply only: a second request would find the script empty and fail.
+    let model = model(&[&reply], BTreeSet::new());
+    model.condense(QUESTION, &mut sources()).await;
+    let mut again = sources();
+    let condensed = model.condense(QUESTION, &mut again).await;
+    assert_eq!(again[0].text, summary);
+    assert!(condensed.calls.is_empty(), "{:?}", condensed.calls);
+    assert_eq!(condensed.condensation.map(|c| c.by_model), Some(1));
+}
+
+#[test]
+fn a_summary_is_refused_when_it_is_long_empty_of_substance_or_gives_numbers_the_result_lacks() {
+    let page = "Kiss and Tell is a 1945 American comedy film. Shirley Temple played Corliss \
+                Archer in the film. The film earned two million dollars at the box office.";
+    let fine = "Shirley Temple played Corliss Archer in the 1945 film.";
+    assert_eq!(
+        ferret_llm::accept_summary(fine, page, 80).as_deref(),
+        Ok(fine)
+    );
+    for (summary, why) in [
+        (fine, "over 40"),
+        ("It is not.", "nothing of substance"),
+        (
+            "Shirley Temple played Corliss Archer in the 1946 film.",
+            "1946",
+        ),
+    ] {
+        let max = if why == "over 40" { 40 } else { 80 };
+        let error = ferret_llm::accept_summary(summary, page, max).unwrap_err();
+        assert!(error.contains(why), "{summary}: {error}");
+    }
 }
