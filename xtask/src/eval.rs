@@ -719,6 +719,7 @@ pub(crate) fn search_one(
         limit,
         filters: Filters::default(),
         options: Default::default(),
+        text_for: None,
     };
     Ok(index.search_blocking(&request, mode, vector.as_deref(), "local")?)
 }

@@ -24,6 +24,7 @@ fn request(query: &str) -> SearchRequest {
         limit: 20,
         filters: Default::default(),
         options: SearchOptions::default(),
+        text_for: None,
     }
 }
 

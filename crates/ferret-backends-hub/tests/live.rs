@@ -22,6 +22,7 @@ fn request(query: &str) -> SearchRequest {
         limit: 10,
         filters: Default::default(),
         options: SearchOptions::default(),
+        text_for: None,
     }
 }
 

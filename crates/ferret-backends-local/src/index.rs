@@ -156,6 +156,9 @@ pub struct LocalIndex {
     writer: tokio::sync::Mutex<()>,
     query_encoder: EdgeBm25,
     embedder: Option<Arc<dyn Embedder>>,
+    /// Document ids by point id, read from the payloads when a search first needs them and
+    /// dropped by every write: the hits whose text is not read need no payload.
+    doc_ids: RwLock<Option<Arc<HashMap<u64, String>>>>,
 }
 
 impl std::fmt::Debug for LocalIndex {
@@ -253,6 +256,7 @@ impl LocalIndex {
             writer: tokio::sync::Mutex::new(()),
             query_encoder,
             embedder,
+            doc_ids: RwLock::new(None),
         })
     }
 
@@ -323,7 +327,53 @@ impl LocalIndex {
 
     /// The shard, for one write or flush; reads wait.
     fn shard_mut(&self) -> RwLockWriteGuard<'_, EdgeShard> {
-        self.shard.write().unwrap_or_else(PoisonError::into_inner)
+        let shard = self.shard.write().unwrap_or_else(PoisonError::into_inner);
+        // Dropped while no search reads the shard: a search keeps the ids it read only while
+        // it still holds its read guard, so none can put back ids from before this write.
+        *self.doc_ids.write().unwrap_or_else(PoisonError::into_inner) = None;
+        shard
+    }
+
+    /// The document id of every point, read once from `shard` (under the caller's read guard).
+    fn doc_ids(&self, shard: &EdgeShard) -> Result<Arc<HashMap<u64, String>>, IndexError> {
+        if let Some(ids) = &*self.doc_ids.read().unwrap_or_else(PoisonError::into_inner) {
+            return Ok(Arc::clone(ids));
+        }
+        let include =
+            WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
+                include: vec![field("doc_id")],
+            }));
+        let mut ids = HashMap::new();
+        let mut offset = None;
+        loop {
+            let (records, next) = shard
+                .scroll(ScrollRequest {
+                    offset,
+                    limit: Some(1_000),
+                    filter: None,
+                    with_payload: Some(include.clone()),
+                    with_vector: WithVector::Bool(false),
+                    order_by: None,
+                })
+                .map_err(|e| IndexError::Engine(e.to_string()))?;
+            for record in records {
+                let doc_id = record
+                    .payload
+                    .as_ref()
+                    .and_then(|p| p.0.get("doc_id"))
+                    .and_then(|v| v.as_str());
+                if let (PointId::NumId(point), Some(doc_id)) = (record.id, doc_id) {
+                    ids.insert(point, doc_id.to_owned());
+                }
+            }
+            match next {
+                Some(next) => offset = Some(next),
+                None => break,
+            }
+        }
+        let ids = Arc::new(ids);
+        *self.doc_ids.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&ids));
+        Ok(ids)
     }
 
     fn bm25(&self) -> Bm25Params {
@@ -575,8 +625,11 @@ impl LocalIndex {
                 )
             }
         };
-        let points = self
-            .shard()
+        // Fewer hits read than returned: the ranking needs only ids and scores, and the text of
+        // the first few is read afterwards.
+        let text_for = request.text_for.filter(|&n| n < request.limit);
+        let shard = self.shard();
+        let points = shard
             .query(QueryRequest {
                 prefetches,
                 query: Some(query),
@@ -586,9 +639,12 @@ impl LocalIndex {
                 offset: 0,
                 params: None,
                 with_vector: WithVector::Bool(false),
-                with_payload: WithPayloadInterface::Bool(true),
+                with_payload: WithPayloadInterface::Bool(text_for.is_none()),
             })
             .map_err(|e| IndexError::Engine(e.to_string()))?;
+        if let Some(read) = text_for {
+            return self.ranked_by_id(&shard, points, request.limit, read, backend_name);
+        }
         let hits = points
             .into_iter()
             .filter_map(|p| {
@@ -600,6 +656,51 @@ impl LocalIndex {
             })
             .collect();
         Ok(rank_hits(hits, request.limit))
+    }
+
+    /// `points` ranked as [`rank_hits`] ranks hits and cut to `limit`, the first `read` with their
+    /// text and payload, the others with their id and score only.
+    fn ranked_by_id(
+        &self,
+        shard: &EdgeShard,
+        points: Vec<qdrant_edge::ScoredPoint>,
+        limit: usize,
+        read: usize,
+        backend_name: &str,
+    ) -> Result<Vec<Hit>, IndexError> {
+        let ids = self.doc_ids(shard)?;
+        let mut ranked: Vec<(f32, &String, u64)> = points
+            .iter()
+            .filter_map(|p| match p.id {
+                PointId::NumId(point) => ids.get(&point).map(|doc| (p.score, doc, point)),
+                PointId::Uuid(_) => None,
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        ranked.truncate(limit);
+        let wanted: Vec<PointId> = ranked
+            .iter()
+            .take(read)
+            .map(|&(_, _, point)| PointId::NumId(point))
+            .collect();
+        let mut whole: HashMap<u64, serde_json::Map<String, serde_json::Value>> = shard
+            .retrieve(&wanted, Some(WithPayloadInterface::Bool(true)), None)
+            .map_err(|e| IndexError::Engine(e.to_string()))?
+            .into_iter()
+            .filter_map(|r| match (r.id, r.payload) {
+                (PointId::NumId(point), Some(payload)) => Some((point, payload.0)),
+                _ => None,
+            })
+            .collect();
+        Ok(ranked
+            .into_iter()
+            .map(|(score, doc, point)| {
+                whole
+                    .remove(&point)
+                    .and_then(|payload| to_hit(score, payload, backend_name))
+                    .unwrap_or_else(|| Hit::new(doc.clone(), "", "", score, backend_name))
+            })
+            .collect())
     }
 
     /// The newest `n` dated documents, newest first, scored from 1 down.

@@ -20,6 +20,7 @@ fn request(query: &str, filters: Filters) -> SearchRequest {
         limit: 10,
         filters,
         options: Default::default(),
+        text_for: None,
     }
 }
 
@@ -59,6 +60,56 @@ fn bm25_finds_stemmed_terms_and_ranks_the_better_match_first() {
         ids(&index, "the of and", Filters::default()).is_empty(),
         "stop words alone match nothing"
     );
+}
+
+#[test]
+fn hits_past_those_whose_text_is_read_come_with_their_id_and_score_only() {
+    let (dir, mut index, _) = journal();
+    let whole_request = request("garden tomatoes gardening", Filters::default());
+    let whole = index
+        .search_blocking(&whole_request, RetrievalMode::Bm25, None, "local")
+        .unwrap();
+    assert!(whole.len() >= 3, "{whole:?}");
+    let partial = index
+        .search_blocking(
+            &SearchRequest {
+                text_for: Some(1),
+                ..whole_request.clone()
+            },
+            RetrievalMode::Bm25,
+            None,
+            "local",
+        )
+        .unwrap();
+    let ranking = |hits: &[ferret_core::Hit]| -> Vec<(String, f32)> {
+        hits.iter().map(|h| (h.id.0.clone(), h.score)).collect()
+    };
+    assert_eq!(ranking(&partial), ranking(&whole), "the same ranking");
+    assert_eq!(partial[0], whole[0], "the first hit whole");
+    assert!(partial[1..]
+        .iter()
+        .all(|h| h.text.is_empty() && h.title.is_empty()));
+
+    // A write is seen by the next search: the ids read before it are not reused.
+    let more = dir.path().join("more.jsonl");
+    std::fs::write(
+        &more,
+        r#"{"id":"j9","title":"Garden tomatoes","text":"Garden tomatoes, gardening and more garden tomatoes."}"#,
+    )
+    .unwrap();
+    ingest(&mut index, &more);
+    let after = index
+        .search_blocking(
+            &SearchRequest {
+                text_for: Some(0),
+                ..whole_request
+            },
+            RetrievalMode::Bm25,
+            None,
+            "local",
+        )
+        .unwrap();
+    assert!(after.iter().any(|h| h.id.0 == "j9"), "{after:?}");
 }
 
 #[test]

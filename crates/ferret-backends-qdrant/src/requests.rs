@@ -603,6 +603,7 @@ mod tests {
             limit,
             filters,
             options: Default::default(),
+            text_for: None,
         }
     }
 

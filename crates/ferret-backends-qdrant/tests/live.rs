@@ -133,6 +133,7 @@ fn request(query: &str, filters: Filters) -> SearchRequest {
         limit: 10,
         filters,
         options: Default::default(),
+        text_for: None,
     }
 }
 

@@ -132,6 +132,7 @@ async fn run(dir: &Path) -> String {
             ..Default::default()
         },
         options: case.options.clone(),
+        text_for: None,
     };
     let cost = backend.cost(&request);
     let direct = backend.search(&request).await;

@@ -16,6 +16,7 @@ async fn searched(backend: &dyn SearchBackend) {
         limit: 5,
         filters: Filters::default(),
         options: Default::default(),
+        text_for: None,
     };
     let hits = backend
         .search(&request)

@@ -343,6 +343,7 @@ impl Executor {
                 limit,
                 filters: filters.clone(),
                 options: options.clone(),
+                text_for: None,
             };
             // Two queries can read the same in one backend's form: it is asked once.
             let repeated = requests.iter().any(|(seen, earlier)| {

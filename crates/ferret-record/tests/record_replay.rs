@@ -127,6 +127,7 @@ fn request(query: &str) -> SearchRequest {
         limit: 5,
         filters: Filters::default(),
         options: Default::default(),
+        text_for: None,
     }
 }
 

@@ -429,6 +429,7 @@ mod tests {
             limit: 10,
             filters,
             options: Default::default(),
+            text_for: None,
         }
     }
 
