@@ -327,15 +327,29 @@ impl LocalIndex {
 
     /// The shard, for one write or flush; reads wait.
     fn shard_mut(&self) -> RwLockWriteGuard<'_, EdgeShard> {
-        let shard = self.shard.write().unwrap_or_else(PoisonError::into_inner);
-        // Dropped while no search reads the shard: a search keeps the ids it read only while
-        // it still holds its read guard, so none can put back ids from before this write.
-        *self.doc_ids.write().unwrap_or_else(PoisonError::into_inner) = None;
-        shard
+        self.shard.write().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The document id of every point, read once from `shard` (under the caller's read guard).
-    fn doc_ids(&self, shard: &EdgeShard) -> Result<Arc<HashMap<u64, String>>, IndexError> {
+    /// Add the points of `documents` to the document ids, if they were read: called under the
+    /// write guard of the upsert that adds them, so no search sees the points without their
+    /// ids. Deleted points need no removal: no search returns them, and an id never changes
+    /// its point.
+    fn note_doc_ids<'d>(&self, documents: impl Iterator<Item = (u64, &'d str)>) {
+        let mut kept = self.doc_ids.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(ids) = kept.as_mut() {
+            let ids = Arc::make_mut(ids);
+            for (point, doc_id) in documents {
+                ids.insert(point, doc_id.to_owned());
+            }
+        }
+    }
+
+    /// The document id of every point, read once from `shard` under the caller's read guard
+    /// (about a hundred bytes a point), then kept up to date by each upsert.
+    fn doc_ids(
+        &self,
+        shard: &RwLockReadGuard<'_, EdgeShard>,
+    ) -> Result<Arc<HashMap<u64, String>>, IndexError> {
         if let Some(ids) = &*self.doc_ids.read().unwrap_or_else(PoisonError::into_inner) {
             return Ok(Arc::clone(ids));
         }
@@ -662,7 +676,7 @@ impl LocalIndex {
     /// text and payload, the others with their id and score only.
     fn ranked_by_id(
         &self,
-        shard: &EdgeShard,
+        shard: &RwLockReadGuard<'_, EdgeShard>,
         points: Vec<qdrant_edge::ScoredPoint>,
         limit: usize,
         read: usize,
@@ -943,16 +957,20 @@ impl PointStore for Writer<'_> {
         points: Vec<PendingPoint<'_>>,
         encoder: &EdgeBm25,
     ) -> Result<(), IndexError> {
+        let ids: Vec<(u64, &str)> = points.iter().map(|p| (p.id, p.doc.id.as_str())).collect();
         let points = points
             .into_iter()
             .map(|p| to_point(p.doc, PointId::NumId(p.id), &p.hash, encoder, p.dense).0)
             .collect();
-        self.0
-            .shard_mut()
+        let shard = self.0.shard_mut();
+        shard
             .update(UpdateOperation::PointOperation(
                 PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
             ))
-            .map_err(|e| IndexError::Engine(e.to_string()))
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        self.0.note_doc_ids(ids.into_iter());
+        drop(shard);
+        Ok(())
     }
 
     async fn flush(&mut self) -> Result<(), IndexError> {

@@ -16,9 +16,10 @@ pub struct SearchRequest {
     /// Provider options; backends without a provider ignore them.
     #[serde(default, skip_serializing_if = "SearchOptions::is_empty")]
     pub options: SearchOptions,
-    /// How many of the best hits the caller reads the text of; the rest may come back with
-    /// their id and score only, which is all fusion and recall need, and a backend that can
-    /// skip reading them does. `None`: every hit whole.
+    /// How many of the best hits the caller reads; the rest may come back with their id and
+    /// score only (no title, text, url or date), which a backend that can skip reading them
+    /// does. Enough for recall and for fusing one backend's ranking by rank; not for merging
+    /// results of several backends by address. `None`: every hit whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_for: Option<usize>,
 }

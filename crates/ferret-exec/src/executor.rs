@@ -70,6 +70,7 @@ struct CacheKey {
     filters: Filters,
     options: SearchOptions,
     limit: usize,
+    text_for: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -428,6 +429,7 @@ impl Executor {
             filters: request.filters.clone(),
             options: request.options.clone(),
             limit: request.limit,
+            text_for: request.text_for,
         };
         let attempts = AtomicU32::new(0);
         // Whoever runs the shared call runs it under their own budget and deadline, so a search that
