@@ -70,6 +70,10 @@ pub struct BenchArgs {
     /// (report in `docs/bench/bm25.md`; installs bm25s from PyPI into `target/bm25-venv`).
     #[arg(long)]
     bm25: bool,
+    /// Time `ferret search` from an empty `FERRET_HOME` and warm instead (report in
+    /// `docs/bench/cold-start.md`).
+    #[arg(long)]
+    cold_start: bool,
 }
 
 #[derive(Serialize)]
@@ -139,6 +143,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     if args.bm25 {
         return crate::bm25_bench::run(&args.dataset, &args.index, &args.out);
+    }
+    if args.cold_start {
+        return crate::cold_start_bench::run(&args.out);
     }
     if args.server {
         let plan = crate::server_bench::LoadPlan {

@@ -8,6 +8,7 @@ mod bench;
 mod bm25_bench;
 mod chart;
 mod codegen;
+mod cold_start_bench;
 mod constraint_bench;
 mod eval;
 mod generation_bench;
