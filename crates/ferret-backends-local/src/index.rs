@@ -353,38 +353,12 @@ impl LocalIndex {
         if let Some(ids) = &*self.doc_ids.read().unwrap_or_else(PoisonError::into_inner) {
             return Ok(Arc::clone(ids));
         }
-        let include =
-            WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
-                include: vec![field("doc_id")],
-            }));
         let mut ids = HashMap::new();
-        let mut offset = None;
-        loop {
-            let (records, next) = shard
-                .scroll(ScrollRequest {
-                    offset,
-                    limit: Some(1_000),
-                    filter: None,
-                    with_payload: Some(include.clone()),
-                    with_vector: WithVector::Bool(false),
-                    order_by: None,
-                })
-                .map_err(|e| IndexError::Engine(e.to_string()))?;
-            for record in records {
-                let doc_id = record
-                    .payload
-                    .as_ref()
-                    .and_then(|p| p.0.get("doc_id"))
-                    .and_then(|v| v.as_str());
-                if let (PointId::NumId(point), Some(doc_id)) = (record.id, doc_id) {
-                    ids.insert(point, doc_id.to_owned());
-                }
+        each_doc_id(shard, None, |point, doc_id| {
+            if let (PointId::NumId(point), Some(doc_id)) = (point, doc_id) {
+                ids.insert(point, doc_id.to_owned());
             }
-            match next {
-                Some(next) => offset = Some(next),
-                None => break,
-            }
-        }
+        })?;
         let ids = Arc::new(ids);
         *self.doc_ids.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&ids));
         Ok(ids)
@@ -444,39 +418,12 @@ impl LocalIndex {
                 value: ValueVariants::String(source.to_owned()),
             }),
         )));
-        let include =
-            WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
-                include: vec![field("doc_id")],
-            }));
         let mut stale = Vec::new();
-        let mut offset = None;
-        loop {
-            let (records, next) = self
-                .shard()
-                .scroll(ScrollRequest {
-                    offset,
-                    limit: Some(1_000),
-                    filter: Some(filter.clone()),
-                    with_payload: Some(include.clone()),
-                    with_vector: WithVector::Bool(false),
-                    order_by: None,
-                })
-                .map_err(|e| IndexError::Engine(e.to_string()))?;
-            for record in records {
-                let doc_id = record
-                    .payload
-                    .as_ref()
-                    .and_then(|p| p.0.get("doc_id"))
-                    .and_then(|v| v.as_str());
-                if doc_id.is_none_or(|id| !kept.contains(id)) {
-                    stale.push(record.id);
-                }
+        each_doc_id(&self.shard(), Some(filter), |point, doc_id| {
+            if doc_id.is_none_or(|id| !kept.contains(id)) {
+                stale.push(point);
             }
-            match next {
-                Some(next) => offset = Some(next),
-                None => break,
-            }
-        }
+        })?;
         if !stale.is_empty() {
             let removed = stale.len();
             let shard = self.shard_mut();
@@ -765,6 +712,44 @@ impl LocalIndex {
                 )
             })
             .collect())
+    }
+}
+
+/// Every point `filter` admits (all of them without one), a page at a time, with the document id
+/// its payload holds; only that field is read.
+fn each_doc_id(
+    shard: &EdgeShard,
+    filter: Option<Filter>,
+    mut visit: impl FnMut(PointId, Option<&str>),
+) -> Result<(), IndexError> {
+    let include =
+        WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
+            include: vec![field("doc_id")],
+        }));
+    let mut offset = None;
+    loop {
+        let (records, next) = shard
+            .scroll(ScrollRequest {
+                offset,
+                limit: Some(1_000),
+                filter: filter.clone(),
+                with_payload: Some(include.clone()),
+                with_vector: WithVector::Bool(false),
+                order_by: None,
+            })
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+        for record in records {
+            let doc_id = record
+                .payload
+                .as_ref()
+                .and_then(|p| p.0.get("doc_id"))
+                .and_then(|v| v.as_str());
+            visit(record.id, doc_id);
+        }
+        match next {
+            Some(next) => offset = Some(next),
+            None => return Ok(()),
+        }
     }
 }
 

@@ -163,10 +163,14 @@ impl SearchBackend for RecordedBackend {
         };
         let pending = self.recorder.pending(exchange(BackendOutcome::Abandoned));
         let result = self.inner.search(request).await;
-        pending.end(exchange(match &result {
-            Ok(hits) => BackendOutcome::Hits(hits.clone()),
-            Err(error) => BackendOutcome::Error(error.clone()),
-        }));
+        pending.end(|exchange| {
+            if let Exchange::Backend { outcome, .. } = exchange {
+                *outcome = match &result {
+                    Ok(hits) => BackendOutcome::Hits(hits.clone()),
+                    Err(error) => BackendOutcome::Error(error.clone()),
+                };
+            }
+        });
         result
     }
 }
@@ -185,10 +189,12 @@ impl RecordedModel {
         }
     }
 
-    fn outcome(result: &Result<Completion, LlmError>) -> ModelOutcome {
-        match result {
-            Ok(completion) => ModelOutcome::Completion(completion.clone()),
-            Err(error) => ModelOutcome::Error(error.into()),
+    fn settle(exchange: &mut Exchange, result: &Result<Completion, LlmError>) {
+        if let Exchange::Model { outcome, .. } = exchange {
+            *outcome = match result {
+                Ok(completion) => ModelOutcome::Completion(completion.clone()),
+                Err(error) => ModelOutcome::Error(error.into()),
+            };
         }
     }
 }
@@ -208,7 +214,7 @@ impl LanguageModel for RecordedModel {
             .recorder
             .pending(self.exchange(request, ModelOutcome::Abandoned));
         let result = self.inner.complete(request).await;
-        pending.end(self.exchange(request, Self::outcome(&result)));
+        pending.end(|exchange| Self::settle(exchange, &result));
         result
     }
 
@@ -221,7 +227,7 @@ impl LanguageModel for RecordedModel {
             .recorder
             .pending(self.exchange(request, ModelOutcome::Abandoned));
         let result = self.inner.complete_streaming(request, sink).await;
-        pending.end(self.exchange(request, Self::outcome(&result)));
+        pending.end(|exchange| Self::settle(exchange, &result));
         result
     }
 }
@@ -249,10 +255,14 @@ impl Embedder for RecordedEmbedder {
         };
         let pending = self.recorder.pending(exchange(EmbedOutcome::Abandoned));
         let result = self.inner.embed(texts).await;
-        pending.end(exchange(match &result {
-            Ok(vectors) => EmbedOutcome::Vectors(vectors.clone()),
-            Err(error) => EmbedOutcome::Error(error.into()),
-        }));
+        pending.end(|exchange| {
+            if let Exchange::Embed { outcome, .. } = exchange {
+                *outcome = match &result {
+                    Ok(vectors) => EmbedOutcome::Vectors(vectors.clone()),
+                    Err(error) => EmbedOutcome::Error(error.into()),
+                };
+            }
+        });
         result
     }
 }
@@ -264,9 +274,12 @@ struct Pending<'a> {
 }
 
 impl Pending<'_> {
-    /// The call ended as `exchange` says.
-    fn end(mut self, exchange: Exchange) {
-        self.exchange = Some(exchange);
+    /// The call ended: `settle` writes its outcome into the exchange kept as abandoned, so the
+    /// request is copied once.
+    fn end(mut self, settle: impl FnOnce(&mut Exchange)) {
+        if let Some(exchange) = self.exchange.as_mut() {
+            settle(exchange);
+        }
     }
 }
 
