@@ -25,6 +25,9 @@ pub enum LlmChoice {
     None,
     /// SmolLM2-135M in-process (`cargo xtask models` first).
     Local,
+    /// Gemma 3 270M in-process (`cargo xtask models --gemma` first), with the same stages as
+    /// `local`.
+    Gemma,
     /// The same model writing freely, as it did before its replies were decoded under their
     /// schema: weights in f32, no repeat penalty, tolerant parsing and a repair request, and
     /// asked to write the answer.
@@ -43,6 +46,9 @@ impl LlmChoice {
             Self::Local => Some(Arc::new(
                 LocalModel::smollm2(&ferret::default_models_dir())?,
             )),
+            Self::Gemma => Some(Arc::new(LocalModel::load(LocalModelConfig::new(
+                ferret::default_models_dir().join(ferret::GEMMA3_270M_FILE),
+            ))?)),
             Self::LocalFree => {
                 let mut config =
                     LocalModelConfig::new(ferret::default_models_dir().join(SMOLLM2_FILE));

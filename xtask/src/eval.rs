@@ -53,7 +53,7 @@ pub struct EvalArgs {
     wall_time: u64,
     /// Answer mode: stages that keep their heuristic in the model pipeline (comma-separated
     /// stage names, as the per-stage table gives them, or `none`), in place of the defaults the
-    /// command line uses (`StageModelConfig::small_model` for `--llm local`, else none).
+    /// command line uses (`StageModelConfig::small_model` for `--llm local` and `gemma`, else none).
     #[arg(long, value_delimiter = ',', value_name = "STAGE", value_parser = ferret::Stage::parse_or_none)]
     heuristic_stages: Vec<Option<ferret::Stage>>,
     /// Evaluate only the first N judged queries (agentic runs with a model are slow).
@@ -486,7 +486,7 @@ fn run_answers(args: &EvalArgs, fresh: bool) -> anyhow::Result<()> {
         llm: args.llm,
         heuristic_stages: match (args.heuristic_stages.is_empty(), args.llm) {
             (false, _) => args.heuristic_stages.iter().flatten().copied().collect(),
-            (true, crate::agentic::LlmChoice::Local) => {
+            (true, crate::agentic::LlmChoice::Local | crate::agentic::LlmChoice::Gemma) => {
                 ferret::StageModelConfig::small_model().heuristic_stages
             }
             (true, _) => Default::default(),

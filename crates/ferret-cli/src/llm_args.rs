@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use ferret::{
-    LanguageModel, LocalModel, OpenAiConfig, OpenAiModel, SchemaSupport, Stage, StageModelConfig,
+    LanguageModel, LocalModel, LocalModelConfig, OpenAiConfig, OpenAiModel, SchemaSupport, Stage,
+    StageModelConfig,
 };
 
 /// Which model the stages ask.
@@ -14,7 +15,8 @@ use ferret::{
 pub enum LlmChoice {
     /// No model: every stage runs its heuristic.
     None,
-    /// SmolLM2-135M-Instruct, run in-process (fetch it once with `cargo xtask models`).
+    /// A model run in-process, SmolLM2-135M-Instruct unless `--local-model` says otherwise
+    /// (fetch it once with `cargo xtask models`).
     Local,
     /// An OpenAI-compatible server (OpenAI, vLLM, Ollama, llama-server); the key, if any, is read
     /// from `FERRET_LLM_API_KEY`, never from a flag.
@@ -30,6 +32,11 @@ pub struct LlmArgs {
     /// Folder holding the local model (default: `$FERRET_MODELS`, else ~/.cache/ferret/models).
     #[arg(long)]
     pub models: Option<PathBuf>,
+    /// The model `--llm local` runs: `smollm2` (Apache-2.0), `gemma3-270m` (Gemma Terms of Use;
+    /// `cargo xtask models --gemma` fetches it), or the path of a GGUF file (llama or gemma3
+    /// architecture).
+    #[arg(long, default_value = "smollm2")]
+    pub local_model: String,
     /// Base URL of the OpenAI-compatible server, up to `/v1`.
     #[arg(long, env = "FERRET_LLM_BASE_URL")]
     pub llm_url: Option<String>,
@@ -89,7 +96,10 @@ impl LlmArgs {
                     .models
                     .clone()
                     .unwrap_or_else(ferret::default_models_dir);
-                Some(Arc::new(LocalModel::smollm2(&dir)?))
+                Some(Arc::new(LocalModel::load(LocalModelConfig::named(
+                    &dir,
+                    &self.local_model,
+                ))?))
             }
             LlmChoice::Openai => {
                 let url = self

@@ -10,17 +10,55 @@ use llguidance::{Matcher, ParserFactory};
 use serde_json::Value;
 use tokenizers::Tokenizer;
 
+/// How a vocabulary writes the bytes of its tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Spelling {
+    /// Byte-level BPE (GPT-2, SmolLM2): each byte is one of 256 printable characters.
+    ByteLevel,
+    /// SentencePiece (Llama 2, Gemma): text as written, `▁` for a space, and `<0xNN>` tokens for
+    /// bytes the pieces do not cover.
+    SentencePiece,
+}
+
+impl Spelling {
+    /// The bytes `token` stands for; `None` when it is not text of this spelling.
+    fn bytes(
+        self,
+        token: &str,
+        byte_level: &std::collections::HashMap<char, u8>,
+    ) -> Option<Vec<u8>> {
+        match self {
+            Self::ByteLevel => token.chars().map(|c| byte_level.get(&c).copied()).collect(),
+            Self::SentencePiece => Some(match byte_token(token) {
+                Some(byte) => vec![byte],
+                None => token.replace('\u{2581}', " ").into_bytes(),
+            }),
+        }
+    }
+}
+
+/// The byte a SentencePiece byte token (`<0x0A>`) stands for.
+pub(crate) fn byte_token(token: &str) -> Option<u8> {
+    let hex = token.strip_prefix("<0x")?.strip_suffix('>')?;
+    (hex.len() == 2).then(|| u8::from_str_radix(hex, 16).ok())?
+}
+
 /// Compiles reply schemas against one model's vocabulary.
 pub(crate) struct Grammars {
     factory: ParserFactory,
 }
 
 impl Grammars {
-    /// The vocabulary of `tokenizer` (byte-level BPE, as the GGUF describes it), `stop` being the
-    /// token that ends a reply; `vocab_size` is the model's output width, which may exceed the
-    /// tokenizer's (padding rows are never allowed).
-    pub(crate) fn new(tokenizer: &Tokenizer, stop: u32, vocab_size: usize) -> Result<Self, String> {
-        let env = GgufTokEnv::new(tokenizer.clone(), stop, vocab_size)?;
+    /// The vocabulary of `tokenizer` (as the GGUF describes it, spelled as `spelling` says),
+    /// `stop` being the token that ends a reply; `vocab_size` is the model's output width, which
+    /// may exceed the tokenizer's (padding rows are never allowed).
+    pub(crate) fn new(
+        tokenizer: &Tokenizer,
+        spelling: Spelling,
+        stop: u32,
+        vocab_size: usize,
+    ) -> Result<Self, String> {
+        let env = GgufTokEnv::new(tokenizer.clone(), spelling, stop, vocab_size)?;
         let env: TokEnv = Arc::new(env);
         let mut factory = ParserFactory::new_simple(&env).map_err(|e| e.to_string())?;
         // Warnings go to the trace, not to the terminal of a CLI user.
@@ -111,7 +149,12 @@ struct GgufTokEnv {
 }
 
 impl GgufTokEnv {
-    fn new(tokenizer: Tokenizer, stop: u32, vocab_size: usize) -> Result<Self, String> {
+    fn new(
+        tokenizer: Tokenizer,
+        spelling: Spelling,
+        stop: u32,
+        vocab_size: usize,
+    ) -> Result<Self, String> {
         let vocab_size = vocab_size.max(tokenizer.get_vocab_size(true));
         let unicode_to_byte = byte_level_decoder();
         let special: std::collections::HashSet<u32> = tokenizer
@@ -132,10 +175,9 @@ impl GgufTokEnv {
                 bytes.extend_from_slice(name.as_bytes());
                 bytes
             } else {
-                // A token that is not byte-level text stays empty: never allowed.
-                name.chars()
-                    .map(|c| unicode_to_byte.get(&c).copied())
-                    .collect::<Option<Vec<u8>>>()
+                // A token that is not text of its spelling stays empty: never allowed.
+                spelling
+                    .bytes(name.as_str(), &unicode_to_byte)
                     .unwrap_or_default()
             };
         }
@@ -243,6 +285,16 @@ mod tests {
         });
         let parser = factory.create_parser(TopLevelGrammar::from_json_schema(schema));
         assert!(parser.is_ok(), "{:?}", parser.err());
+    }
+
+    #[test]
+    fn sentencepiece_tokens_spell_spaces_and_bytes() {
+        let none = std::collections::HashMap::new();
+        let spell = |token| Spelling::SentencePiece.bytes(token, &none);
+        assert_eq!(spell("\u{2581}the").as_deref(), Some(&b" the"[..]));
+        assert_eq!(spell("<0x0A>").as_deref(), Some(&b"\n"[..]));
+        assert_eq!(spell("<0xZZ>").as_deref(), Some(&b"<0xZZ>"[..]));
+        assert_eq!(spell("{\"").as_deref(), Some(&b"{\""[..]));
     }
 
     #[test]

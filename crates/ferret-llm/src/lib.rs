@@ -35,7 +35,9 @@ pub use ferret_openai::{
     SchemaSupport,
 };
 #[cfg(feature = "local-model")]
-pub use local::{LocalModel, LocalModelConfig, WeightFormat, SMOLLM2_FILE};
+pub use local::{
+    LocalModel, LocalModelConfig, WeightFormat, EMBEDDED_MODELS, GEMMA3_270M_FILE, SMOLLM2_FILE,
+};
 #[cfg(feature = "openai")]
 pub use openai::OpenAiModel;
 pub use prompts::{

@@ -7,25 +7,104 @@ use async_trait::async_trait;
 use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
-use candle_transformers::models::quantized_llama::ModelWeights;
+use candle_transformers::models::{quantized_gemma3, quantized_llama};
 use ferret_core::{
     ChatMessage, Completion, CompletionRequest, LanguageModel, LlmError, RetryClass, TokenUsage,
 };
+use tokenizers::decoders::byte_fallback::ByteFallback;
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
+use tokenizers::decoders::fuse::Fuse;
+use tokenizers::decoders::sequence::Sequence as DecoderSequence;
 use tokenizers::models::bpe::BPE;
+use tokenizers::normalizers::replace::Replace;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
-use tokenizers::{AddedToken, PreTokenizerWrapper, Tokenizer};
+use tokenizers::{AddedToken, DecoderWrapper, PreTokenizerWrapper, Tokenizer};
 
-use crate::grammar::Grammars;
+use crate::grammar::{byte_token, Grammars, Spelling};
 
 /// File name of the embedded model inside a models directory (see `cargo xtask models`).
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
+/// File name of Gemma 3 270M (the pretrained model, Q4_K_M), fetched by
+/// `cargo xtask models --gemma`.
+pub const GEMMA3_270M_FILE: &str = "gemma-3-270m-q4_k_m.gguf";
+
+/// The embedded models `cargo xtask models` fetches: the name `--local-model` takes, the file,
+/// and its licence. SmolLM2 is the default: on the same HotpotQA questions its calls were
+/// accepted twice as often as those of Gemma 3 270M (a pretrained model, not instruction-tuned),
+/// in half the time, in a ninth of the memory (`docs/eval/hotpotqa-gemma-odd-answers.md`,
+/// `docs/bench/generation.md`).
+pub const EMBEDDED_MODELS: &[(&str, &str, &str)] = &[
+    ("smollm2", SMOLLM2_FILE, "Apache-2.0"),
+    (
+        "gemma3-270m",
+        GEMMA3_270M_FILE,
+        "Gemma Terms of Use (https://ai.google.dev/gemma/terms)",
+    ),
+];
+
 /// ChatML, SmolLM2's format, for GGUF files that carry no chat template.
 const CHATML: &str = "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}\
                       {% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+/// Gemma's turns, for Gemma files that carry no chat template (the pretrained model). The
+/// system message keeps a turn of its own, as in ChatML, so its state can be kept for the next
+/// prompt that starts with it.
+const GEMMA_TURNS: &str = "{{ bos_token }}{% for message in messages %}<start_of_turn>\
+                           {% if message.role == 'assistant' %}model{% else %}{{ message.role }}{% endif %}\n\
+                           {{ message.content }}<end_of_turn>\n{% endfor %}\
+                           {% if add_generation_prompt %}<start_of_turn>model\n{% endif %}";
+
+/// The network a GGUF file holds, by its `general.architecture`.
+#[derive(Clone)]
+enum Network {
+    /// Llama and the models built like it (SmolLM2).
+    Llama(quantized_llama::ModelWeights),
+    Gemma3(quantized_gemma3::ModelWeights),
+}
+
+impl Network {
+    fn load(
+        architecture: &str,
+        content: gguf_file::Content,
+        reader: &mut (impl std::io::Read + std::io::Seek),
+    ) -> candle_core::Result<Self> {
+        match architecture {
+            "gemma3" => quantized_gemma3::ModelWeights::from_gguf(content, reader, &Device::Cpu)
+                .map(Self::Gemma3),
+            _ => quantized_llama::ModelWeights::from_gguf(content, reader, &Device::Cpu)
+                .map(Self::Llama),
+        }
+    }
+
+    /// Read `ids`, which sit at `position` onwards, and return the logits after the last.
+    fn forward(&mut self, ids: &[u32], position: usize) -> candle_core::Result<Tensor> {
+        let tensor = |ids: &[u32]| Tensor::new(ids, &Device::Cpu)?.unsqueeze(0);
+        match self {
+            Self::Llama(weights) => weights.forward(&tensor(ids)?, position)?.squeeze(0),
+            // candle's Gemma 3 builds no attention mask for several tokens after the start
+            // (its mask for the cached part has the wrong type), so past the start they are
+            // read one at a time.
+            Self::Gemma3(weights) if position > 0 && ids.len() > 1 => {
+                let mut logits = None;
+                for (offset, id) in ids.iter().enumerate() {
+                    logits = Some(weights.forward(&tensor(&[*id])?, position + offset)?);
+                }
+                logits
+                    .ok_or_else(|| candle_core::Error::Msg("no tokens to read".into()))?
+                    .squeeze(0)
+            }
+            Self::Gemma3(weights) => weights.forward(&tensor(ids)?, position)?.squeeze(0),
+        }
+    }
+
+    /// A prompt can resume from a kept prefix in one pass (see [`Network::forward`]).
+    fn resumes_in_one_pass(&self) -> bool {
+        matches!(self, Self::Llama(_))
+    }
+}
 
 /// How the embedded model holds its weights, which decides the kernels candle multiplies with.
 /// `cargo xtask bench --generation` measures each.
@@ -80,6 +159,15 @@ const MAX_CONTEXT: usize = 4096;
 pub const REPEAT_WINDOW: usize = 64;
 
 impl LocalModelConfig {
+    /// Defaults for the embedded model `name` (see [`EMBEDDED_MODELS`]) in `models_dir`, or,
+    /// for any other name, for the GGUF file at that path.
+    pub fn named(models_dir: &Path, name: &str) -> Self {
+        match EMBEDDED_MODELS.iter().find(|(known, _, _)| *known == name) {
+            Some((_, file, _)) => Self::new(models_dir.join(file)),
+            None => Self::new(name),
+        }
+    }
+
     /// Defaults for the model at `gguf`.
     pub fn new(gguf: impl Into<PathBuf>) -> Self {
         Self {
@@ -95,10 +183,12 @@ impl LocalModelConfig {
 }
 
 struct Loaded {
-    weights: ModelWeights,
+    weights: Network,
     tokenizer: Tokenizer,
     /// The GGUF's chat template, compiled once at load as `chat`.
     chat: minijinja::Environment<'static>,
+    /// The text of the token that begins a sequence, for templates that write it.
+    bos_token: String,
     stop_tokens: Vec<u32>,
     /// Compiles reply schemas to token masks; `None` when the vocabulary cannot be read as
     /// byte-level text (replies are then unconstrained).
@@ -115,7 +205,7 @@ struct Loaded {
 #[derive(Default)]
 struct PrefixCache {
     /// Most recently used last.
-    entries: Vec<(Vec<u32>, ModelWeights)>,
+    entries: Vec<(Vec<u32>, Network)>,
 }
 
 impl PrefixCache {
@@ -124,7 +214,7 @@ impl PrefixCache {
 
     /// Weights primed with the longest kept prefix of `prompt` (shorter than it), and that
     /// prefix's length; `base` and 0 when none is kept.
-    fn primed(&mut self, prompt: &[u32], base: &ModelWeights) -> (ModelWeights, usize) {
+    fn primed(&mut self, prompt: &[u32], base: &Network) -> (Network, usize) {
         let best = self
             .entries
             .iter()
@@ -143,7 +233,7 @@ impl PrefixCache {
         }
     }
 
-    fn keep(&mut self, prefix: &[u32], state: &ModelWeights) {
+    fn keep(&mut self, prefix: &[u32], state: &Network) {
         if self.entries.iter().any(|(kept, _)| kept == prefix) {
             return;
         }
@@ -191,14 +281,35 @@ impl LocalModel {
         let mut file = std::fs::File::open(path).map_err(|e| fail("cannot open it", &e))?;
         let content =
             gguf_file::Content::read(&mut file).map_err(|e| fail("not a GGUF file", &e))?;
-        let tokenizer =
+        let architecture = content
+            .metadata
+            .get("general.architecture")
+            .and_then(|v| v.to_string().ok())
+            .cloned()
+            .unwrap_or_else(|| "llama".to_owned());
+        if !matches!(architecture.as_str(), "llama" | "gemma3") {
+            return Err(fail(
+                "unsupported architecture",
+                &format!("`{architecture}` (the embedded model runs llama and gemma3)"),
+            ));
+        }
+        let (tokenizer, spelling) =
             tokenizer_from_gguf(&content.metadata).map_err(|e| fail("tokenizer", &e))?;
         let chat_template = content
             .metadata
             .get("tokenizer.chat_template")
             .and_then(|v| v.to_string().ok())
             .cloned()
-            .unwrap_or_else(|| CHATML.to_owned());
+            .unwrap_or_else(|| match architecture.as_str() {
+                "gemma3" => GEMMA_TURNS.to_owned(),
+                _ => CHATML.to_owned(),
+            });
+        let bos_token = content
+            .metadata
+            .get("tokenizer.ggml.bos_token_id")
+            .and_then(|v| v.to_u32().ok())
+            .and_then(|id| tokenizer.id_to_token(id))
+            .unwrap_or_default();
         let mut chat = minijinja::Environment::new();
         chat.add_template_owned("chat", chat_template)
             .map_err(|e| fail("chat template", &e))?;
@@ -207,9 +318,15 @@ impl LocalModel {
             .filter_map(|k| content.metadata.get(*k)?.to_u32().ok())
             .collect();
         stop_tokens.extend(
-            ["<|im_end|>", "<|endoftext|>", "</s>"]
-                .iter()
-                .filter_map(|t| tokenizer.token_to_id(t)),
+            [
+                "<|im_end|>",
+                "<|endoftext|>",
+                "</s>",
+                "<end_of_turn>",
+                "<eos>",
+            ]
+            .iter()
+            .filter_map(|t| tokenizer.token_to_id(t)),
         );
         let target = match config.weights {
             WeightFormat::AsStored => None,
@@ -220,13 +337,13 @@ impl LocalModel {
             Some(dtype) => {
                 let (content, mut converted) = convert_weights(content, &mut file, dtype)
                     .map_err(|e| fail("converting the weights", &e))?;
-                ModelWeights::from_gguf(content, &mut converted, &Device::Cpu)
+                Network::load(&architecture, content, &mut converted)
             }
-            None => ModelWeights::from_gguf(content, &mut file, &Device::Cpu),
+            None => Network::load(&architecture, content, &mut file),
         }
         .map_err(|e| fail("weights", &e))?;
         let grammars = match stop_tokens.first() {
-            Some(&stop) => Grammars::new(&tokenizer, stop, tokenizer.get_vocab_size(true))
+            Some(&stop) => Grammars::new(&tokenizer, spelling, stop, tokenizer.get_vocab_size(true))
                 .map_err(|error| {
                     tracing::warn!(model = %path.display(), %error, "replies cannot be constrained to their schema");
                 })
@@ -250,12 +367,30 @@ impl LocalModel {
                 weights,
                 tokenizer,
                 chat,
+                bos_token,
                 stop_tokens,
                 grammars,
                 punctuation,
                 prefixes: PrefixCache::default(),
             })),
         })
+    }
+
+    /// The ids the model reads for `text`, control tokens (`<|im_start|>`, `<start_of_turn>`)
+    /// matched whole, as llama.cpp tokenizes it: to measure a prompt before sending it.
+    pub fn tokenize(&self, text: &str) -> Result<Vec<u32>, LlmError> {
+        let loaded = self.loaded.lock().map_err(|_| LlmError {
+            message: "an earlier generation panicked; the model must be reloaded".into(),
+            retry: RetryClass::Permanent,
+        })?;
+        loaded
+            .tokenizer
+            .encode(text, false)
+            .map(|encoding| encoding.get_ids().to_vec())
+            .map_err(|e| LlmError {
+                message: format!("cannot tokenize the text: {e}"),
+                retry: RetryClass::Permanent,
+            })
     }
 
     /// The model at `models_dir/SmolLM2-135M-Instruct.Q4_1.gguf`.
@@ -350,7 +485,9 @@ fn generate_blocking(
         _ => String::new(),
     };
     let mut json = (!prefill.is_empty()).then(|| JsonDepth::after(&prefill));
-    let prompt = render_chat(&loaded.chat, &request.messages).map_err(|e| fail(&e))? + &prefill;
+    let prompt = render_chat(&loaded.chat, &loaded.bos_token, &request.messages)
+        .map_err(|e| fail(&e))?
+        + &prefill;
     let encoding = loaded
         .tokenizer
         .encode(prompt, false)
@@ -375,17 +512,11 @@ fn generate_blocking(
         }
     };
     let mut sampler = LogitsProcessor::from_sampling(config.seed, sampling);
-    let device = Device::Cpu;
     let mut generated: Vec<u32> = Vec::new();
     // What the model chose, without the tokens the grammar forced: the repeats to penalise.
     let mut sampled: Vec<u32> = Vec::new();
     // Tokens the grammar forces (`{"intent":"` and every key after it) are not sampled: they
     // join the next forward pass together.
-    let to_tensor = |ids: &[u32]| {
-        Tensor::new(ids, &device)
-            .and_then(|t| t.unsqueeze(0))
-            .map_err(|e| fail(&e))
-    };
     let (mut weights, mut position) = loaded.prefixes.primed(&prompt_ids, &loaded.weights);
     // The first turn (the system message) ends at the first end-of-turn token; its state is kept
     // for the next prompt that starts with it.
@@ -395,9 +526,9 @@ fn generate_blocking(
         .map(|end| end + 1)
         .filter(|&end| end < prompt_ids.len());
     past_deadline("the prompt was read")?;
-    if let (0, Some(end)) = (position, first_turn) {
+    if let (0, Some(end), true) = (position, first_turn, weights.resumes_in_one_pass()) {
         weights
-            .forward(&to_tensor(&prompt_ids[..end])?, 0)
+            .forward(&prompt_ids[..end], 0)
             .map_err(|e| fail(&e))?;
         loaded.prefixes.keep(&prompt_ids[..end], &weights);
         position = end;
@@ -431,10 +562,7 @@ fn generate_blocking(
             }
             None => None,
         };
-        let logits = weights
-            .forward(&to_tensor(&input)?, position)
-            .and_then(|l| l.squeeze(0))
-            .map_err(|e| fail(&e))?;
+        let logits = weights.forward(&input, position).map_err(|e| fail(&e))?;
         position += input.len();
         let mut values = logits.to_vec1::<f32>().map_err(|e| fail(&e))?;
         let recent = &sampled[sampled.len().saturating_sub(REPEAT_WINDOW)..];
@@ -452,7 +580,7 @@ fn generate_blocking(
                 }
             }
         }
-        let logits = Tensor::new(values, &device).map_err(|e| fail(&e))?;
+        let logits = Tensor::new(values, &Device::Cpu).map_err(|e| fail(&e))?;
         let next = sampler.sample(&logits).map_err(|e| fail(&e))?;
         if loaded.stop_tokens.contains(&next) {
             break;
@@ -618,15 +746,22 @@ fn convert_weights(
 
 fn render_chat(
     chat: &minijinja::Environment<'static>,
+    bos_token: &str,
     messages: &[ChatMessage],
 ) -> Result<String, minijinja::Error> {
-    chat.get_template("chat")?
-        .render(minijinja::context! { messages => messages, add_generation_prompt => true })
+    chat.get_template("chat")?.render(minijinja::context! {
+        messages => messages,
+        add_generation_prompt => true,
+        bos_token => bos_token,
+    })
 }
 
-/// Rebuild the byte-level BPE tokenizer that a llama.cpp GGUF file describes in its metadata
-/// (`tokenizer.ggml.*`), so the model needs no separate `tokenizer.json`.
-fn tokenizer_from_gguf(metadata: &HashMap<String, gguf_file::Value>) -> Result<Tokenizer, String> {
+/// Rebuild the tokenizer that a llama.cpp GGUF file describes in its metadata
+/// (`tokenizer.ggml.*`), byte-level BPE (`gpt2`) or SentencePiece (`llama`), so the model needs
+/// no separate `tokenizer.json`.
+fn tokenizer_from_gguf(
+    metadata: &HashMap<String, gguf_file::Value>,
+) -> Result<(Tokenizer, Spelling), String> {
     let get = |key: &str| {
         metadata
             .get(key)
@@ -635,11 +770,15 @@ fn tokenizer_from_gguf(metadata: &HashMap<String, gguf_file::Value>) -> Result<T
     let kind = get("tokenizer.ggml.model")?
         .to_string()
         .map_err(|e| e.to_string())?;
-    if kind != "gpt2" {
-        return Err(format!(
-            "only byte-level BPE (`gpt2`) tokenizers are supported, this one is `{kind}`"
-        ));
-    }
+    let spelling = match kind.as_str() {
+        "gpt2" => Spelling::ByteLevel,
+        "llama" => Spelling::SentencePiece,
+        _ => {
+            return Err(format!(
+            "only byte-level BPE (`gpt2`) and SentencePiece (`llama`) tokenizers are supported, this one is `{kind}`"
+        ))
+        }
+    };
     let strings = |key: &str| -> Result<Vec<String>, String> {
         get(key)?
             .to_vec()
@@ -649,37 +788,117 @@ fn tokenizer_from_gguf(metadata: &HashMap<String, gguf_file::Value>) -> Result<T
             .collect()
     };
     let tokens = strings("tokenizer.ggml.tokens")?;
-    let merges = strings("tokenizer.ggml.merges")?
-        .into_iter()
-        .filter_map(|m| m.split_once(' ').map(|(a, b)| (a.to_owned(), b.to_owned())))
-        .collect::<Vec<_>>();
+    let types: Vec<i32> = match get("tokenizer.ggml.token_type") {
+        Ok(types) => types
+            .to_vec()
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|v| v.to_i32().unwrap_or(NORMAL_TOKEN))
+            .collect(),
+        Err(_) => vec![NORMAL_TOKEN; tokens.len()],
+    };
+    let mut tokenizer = match spelling {
+        Spelling::ByteLevel => {
+            let merges = strings("tokenizer.ggml.merges")?
+                .into_iter()
+                .filter_map(|m| m.split_once(' ').map(|(a, b)| (a.to_owned(), b.to_owned())))
+                .collect::<Vec<_>>();
+            let mut tokenizer = Tokenizer::new(bpe(&tokens, merges, false)?);
+            tokenizer.with_pre_tokenizer(Some(PreTokenizerWrapper::Sequence(Sequence::new(vec![
+                Digits::new(true).into(),
+                ByteLevel::new(false, true, true).into(),
+            ]))));
+            tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
+            tokenizer
+        }
+        Spelling::SentencePiece => {
+            let scores: Vec<f32> = get("tokenizer.ggml.scores")?
+                .to_vec()
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|v| v.to_f32().map_err(|e| e.to_string()))
+                .collect::<Result<_, _>>()?;
+            let merges = merges_from_scores(&tokens, &scores, &types);
+            let mut tokenizer = Tokenizer::new(bpe(&tokens, merges, true)?);
+            tokenizer.with_normalizer(Some(
+                Replace::new(" ", "\u{2581}").map_err(|e| e.to_string())?,
+            ));
+            tokenizer.with_decoder(Some(DecoderWrapper::Sequence(DecoderSequence::new(vec![
+                DecoderWrapper::Replace(Replace::new("\u{2581}", " ").map_err(|e| e.to_string())?),
+                DecoderWrapper::ByteFallback(ByteFallback::new()),
+                DecoderWrapper::Fuse(Fuse::new()),
+            ]))));
+            tokenizer
+        }
+    };
+    // Control tokens (`<|im_start|>`, `<start_of_turn>`) must match as whole tokens in the
+    // prompt and are left out of decoded text; user-defined ones (Gemma's newline runs) are
+    // matched whole too, as llama.cpp does, but are text.
+    let added = |kind: i32, special: bool| -> Vec<AddedToken> {
+        tokens
+            .iter()
+            .zip(&types)
+            .filter(|(_, t)| **t == kind)
+            .map(|(token, _)| AddedToken::from(token.clone(), special).normalized(false))
+            .collect()
+    };
+    tokenizer.add_special_tokens(&added(CONTROL_TOKEN, true));
+    tokenizer.add_tokens(&added(USER_DEFINED_TOKEN, false));
+    Ok((tokenizer, spelling))
+}
+
+/// Token types in `tokenizer.ggml.token_type`, as llama.cpp numbers them.
+const NORMAL_TOKEN: i32 = 1;
+const CONTROL_TOKEN: i32 = 3;
+const USER_DEFINED_TOKEN: i32 = 4;
+
+fn bpe(
+    tokens: &[String],
+    merges: Vec<(String, String)>,
+    byte_fallback: bool,
+) -> Result<BPE, String> {
     let vocab: tokenizers::models::bpe::Vocab = tokens
         .iter()
         .enumerate()
         .map(|(i, t)| (t.clone(), i as u32))
         .collect();
-    let bpe = BPE::builder()
+    let mut builder = BPE::builder()
         .vocab_and_merges(vocab, merges)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let mut tokenizer = Tokenizer::new(bpe);
-    tokenizer.with_pre_tokenizer(Some(PreTokenizerWrapper::Sequence(Sequence::new(vec![
-        Digits::new(true).into(),
-        ByteLevel::new(false, true, true).into(),
-    ]))));
-    tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
-    // Control tokens (type 3) such as `<|im_start|>` must match as whole tokens in the prompt.
-    let types = get("tokenizer.ggml.token_type")
-        .ok()
-        .and_then(|v| v.to_vec().ok());
-    let special: Vec<AddedToken> = tokens
+        .byte_fallback(byte_fallback);
+    if byte_fallback {
+        builder = builder.unk_token("<unk>".to_owned());
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+/// The merges a SentencePiece BPE vocabulary implies. SentencePiece joins, at each step, the
+/// adjacent pair whose union is the best-scored piece; a BPE merge list ranked by that score
+/// does the same. Every way of splitting a normal piece into two normal pieces is a merge.
+fn merges_from_scores(tokens: &[String], scores: &[f32], types: &[i32]) -> Vec<(String, String)> {
+    let normal: HashSet<&str> = tokens
         .iter()
-        .enumerate()
-        .filter(|(i, _)| types.and_then(|t| t.get(*i)).and_then(|v| v.to_i32().ok()) == Some(3))
-        .map(|(_, t)| AddedToken::from(t.clone(), true))
+        .zip(types)
+        .filter(|(token, t)| **t == NORMAL_TOKEN && byte_token(token).is_none())
+        .map(|(token, _)| token.as_str())
         .collect();
-    tokenizer.add_special_tokens(&special);
-    Ok(tokenizer)
+    let mut ranked: Vec<(f32, usize, &str, &str)> = Vec::new();
+    for (id, piece) in tokens.iter().enumerate() {
+        if !normal.contains(piece.as_str()) {
+            continue;
+        }
+        let score = scores.get(id).copied().unwrap_or(f32::MIN);
+        for (split, _) in piece.char_indices().skip(1) {
+            let (left, right) = piece.split_at(split);
+            if normal.contains(left) && normal.contains(right) {
+                ranked.push((score, id, left, right));
+            }
+        }
+    }
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked
+        .into_iter()
+        .map(|(_, _, left, right)| (left.to_owned(), right.to_owned()))
+        .collect()
 }
 
 #[cfg(test)]

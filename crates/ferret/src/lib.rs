@@ -90,7 +90,9 @@ pub use ferret_llm::{
     StageModel, StageModelConfig,
 };
 #[cfg(feature = "local-model")]
-pub use ferret_llm::{LocalModel, LocalModelConfig, WeightFormat, SMOLLM2_FILE};
+pub use ferret_llm::{
+    LocalModel, LocalModelConfig, WeightFormat, EMBEDDED_MODELS, GEMMA3_270M_FILE, SMOLLM2_FILE,
+};
 pub use ferret_query_intel::{BridgeConfig, GuardrailConfig, GuardrailMessages, NameRanking};
 pub use ferret_record::{Recorder, Recording, RecordingError, ReplayError, Replayer};
 pub use ferret_research::{

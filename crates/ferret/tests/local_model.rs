@@ -1,11 +1,16 @@
-//! The embedded SmolLM2-135M: its replies follow their schema, a bad model file is refused
-//! clearly, and end to end on the default corpus the answer's citations resolve. Needs `cargo xtask models`; without the model the test
-//! says it was skipped, unless `FERRET_REQUIRE_MODELS` is set (as CI does), when it fails.
+//! The embedded models, SmolLM2-135M and Gemma 3 270M: they read text as llama.cpp does, their
+//! replies follow their schema, a bad model file is refused clearly, and end to end on the
+//! default corpus the answer's citations resolve. Needs `cargo xtask models --gemma`; without a
+//! model its tests say they were skipped, unless `FERRET_REQUIRE_MODELS` is set (as CI does),
+//! when they fail.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ferret::{Ferret, LocalModel, LocalModelConfig, Query, ResponseType, TraceStep, SMOLLM2_FILE};
+use ferret::{
+    Ferret, LocalModel, LocalModelConfig, Query, ResponseType, TraceStep, GEMMA3_270M_FILE,
+    SMOLLM2_FILE,
+};
 use ferret_core::{ChatMessage, ChatRole, CompletionRequest, LanguageModel};
 use ferret_llm::{generate_with_schema, restrict_to_labels, Attempted};
 
@@ -15,20 +20,61 @@ use common::{assert_citations_resolve, use_temporary_ferret_home};
 /// The folder holding the embedded model, or `None` (the test is skipped, and says so) when it
 /// has not been fetched and CI does not require it.
 fn models_dir() -> Option<PathBuf> {
+    model_file(SMOLLM2_FILE).and_then(|file| file.parent().map(PathBuf::from))
+}
+
+/// The path of the model `file`, or `None` (skipped, and said) as for [`models_dir`].
+fn model_file(file: &str) -> Option<PathBuf> {
     let models = ferret::default_models_dir();
-    if models.join(SMOLLM2_FILE).is_file() {
-        return Some(models);
+    if models.join(file).is_file() {
+        return Some(models.join(file));
     }
     assert!(
         std::env::var_os("FERRET_REQUIRE_MODELS").is_none(),
-        "{SMOLLM2_FILE} is not in {}",
+        "{file} is not in {}",
         models.display()
     );
     eprintln!(
-        "skipped: {SMOLLM2_FILE} is not in {} (run `cargo xtask models`)",
+        "skipped: {file} is not in {} (run `cargo xtask models --gemma`)",
         models.display()
     );
     None
+}
+
+/// Each embedded model that has been fetched.
+fn embedded_models() -> Vec<LocalModel> {
+    [SMOLLM2_FILE, GEMMA3_270M_FILE]
+        .into_iter()
+        .filter_map(model_file)
+        .map(|path| LocalModel::load(LocalModelConfig::new(path)).expect("the model loads"))
+        .collect()
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct TokenizedText {
+    text: String,
+    ids: Vec<u32>,
+}
+
+#[test]
+fn the_embedded_models_read_text_as_llama_cpp_tokenizes_it() {
+    let reference: std::collections::BTreeMap<String, Vec<TokenizedText>> =
+        serde_json::from_str(include_str!("../../../fixtures/tokenize/reference.json"))
+            .expect("the reference parses");
+    for (file, cases) in reference {
+        let Some(path) = model_file(&file) else {
+            continue;
+        };
+        let model = LocalModel::load(LocalModelConfig::new(path)).expect("the model loads");
+        for case in cases {
+            assert_eq!(
+                model.tokenize(&case.text).expect("tokenizes"),
+                case.ids,
+                "{file}: {:?}",
+                case.text
+            );
+        }
+    }
 }
 
 /// The intent verdict with its label restricted as the guardrail restricts it.
@@ -72,32 +118,38 @@ struct IntentVerdict {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn under_its_schema_the_embedded_model_can_only_reply_with_an_allowed_label() {
-    let Some(models) = models_dir() else { return };
-    let model = LocalModel::smollm2(&models).expect("the model loads");
+async fn under_its_schema_an_embedded_model_can_only_reply_with_an_allowed_label() {
+    for model in embedded_models() {
+        replies_with_allowed_labels(&model).await;
+    }
+}
+
+async fn replies_with_allowed_labels(model: &LocalModel) {
     for question in [
         "hello there!",
         "Who founded the Bauhaus school?",
         "asdf qwerty",
     ] {
         let reply = generate_with_schema::<IntentVerdict>(
-            &model,
+            model,
             ask(question),
             48,
             intent_schema(),
             &|_| {},
         )
         .await
-        .unwrap_or_else(|e| panic!("{question}: {e}"));
+        .unwrap_or_else(|e| panic!("{}, {question}: {e}", model.name()));
         assert!(
             INTENT_LABELS.contains(&reply.value.intent.as_str()),
-            "{question}: {:?}",
+            "{}, {question}: {:?}",
+            model.name(),
             reply.value
         );
         assert_eq!(
             reply.attempted,
             Attempted::Parsed,
-            "{question}: no repair is ever asked"
+            "{}, {question}: no repair is ever asked",
+            model.name()
         );
         assert_eq!(reply.response_format.as_deref(), Some("grammar"));
     }
