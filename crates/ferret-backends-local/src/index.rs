@@ -319,6 +319,14 @@ impl LocalIndex {
         self.len() == 0
     }
 
+    /// A write (an ingest, a deletion) holds the shard now: a search would wait for it.
+    fn is_being_written(&self) -> bool {
+        matches!(
+            self.shard.try_read(),
+            Err(std::sync::TryLockError::WouldBlock)
+        )
+    }
+
     /// The shard, for reading; writes wait.
     fn shard(&self) -> RwLockReadGuard<'_, EdgeShard> {
         // A panic in the engine leaves nothing half-done on our side, so a poisoned lock is used.
@@ -1066,6 +1074,16 @@ impl SearchBackend for LocalBackend {
                 .await
                 .map_err(|e| self.backend_error(e))?,
         };
+        // A keyword search is an inverted-index lookup, a fraction of a millisecond at the
+        // sizes measured (`cargo xtask bench --bm25`), of which a hop to the blocking pool
+        // would be a quarter: it runs here, unless a write holds the index. A dense or hybrid
+        // search may scan every vector, so it leaves the async worker free.
+        if self.mode == RetrievalMode::Bm25 && !self.index.is_being_written() {
+            return self
+                .index
+                .search_blocking(request, self.mode, query_vector.as_deref(), &self.name)
+                .map_err(|e| self.backend_error(e));
+        }
         let (index, request, name, mode) = (
             Arc::clone(&self.index),
             request.clone(),
