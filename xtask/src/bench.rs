@@ -74,6 +74,11 @@ pub struct BenchArgs {
     /// `docs/bench/cold-start.md`).
     #[arg(long)]
     cold_start: bool,
+    /// Measure the orchestration's cost per question instead, over backends that answer at
+    /// once (report in `docs/bench/orchestration.md`); with `--peers`, beside LangGraph and
+    /// LlamaIndex, installed into `target/orchestration-venv`.
+    #[arg(long)]
+    orchestration: bool,
 }
 
 #[derive(Serialize)]
@@ -146,6 +151,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     if args.cold_start {
         return crate::cold_start_bench::run(&args.out);
+    }
+    if args.orchestration {
+        return crate::orchestration_bench::run(
+            &args.dataset,
+            &args.questions,
+            args.peers,
+            &args.out,
+        );
     }
     if args.server {
         let plan = crate::server_bench::LoadPlan {

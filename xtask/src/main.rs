@@ -14,6 +14,7 @@ mod eval;
 mod generation_bench;
 mod models;
 mod multihop;
+mod orchestration_bench;
 mod server_bench;
 mod tidy;
 
