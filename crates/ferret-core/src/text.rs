@@ -1,11 +1,13 @@
 //! Plain-text helpers the heuristic stages share: splitting into content terms, stop words,
 //! stemming. Kept here so the guardrail, the grader and the synthesizer agree on what a "term" is.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Common English words that carry no topic, question words included: what a question asks for
 /// (how, why, when) is read by the analyzer from the raw text, not from these terms.
@@ -23,14 +25,39 @@ pub const STOP_WORDS: &[&str] = &[
     "please", "many", "much", "s", "t",
 ];
 
-fn stop_words() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+fn stop_words() -> &'static FxHashSet<&'static str> {
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
 }
 
 fn stemmer() -> &'static Stemmer {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// Words stemmed on a thread are kept, cleared past this many so memory stays bounded.
+const STEM_MEMO_CAPACITY: usize = 100_000;
+
+thread_local! {
+    /// The heuristics stem the same words of the same hits again and again (each grading round,
+    /// each stage reading the hits), and looking a word up costs a fraction of stemming it.
+    static STEMS: RefCell<FxHashMap<String, String>> = RefCell::new(FxHashMap::default());
+}
+
+/// The English stem of `word` (lowercase).
+fn stem(word: &str) -> String {
+    STEMS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(stem) = memo.get(word) {
+            return stem.clone();
+        }
+        let stem = stemmer().stem(word).into_owned();
+        if memo.len() >= STEM_MEMO_CAPACITY {
+            memo.clear();
+        }
+        memo.insert(word.to_owned(), stem.clone());
+        stem
+    })
 }
 
 /// Is `word` (lowercase) a stop word?
@@ -49,7 +76,7 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 pub fn content_terms(text: &str) -> Vec<String> {
     words(text)
         .filter(|w| !is_stop_word(w))
-        .map(|w| stemmer().stem(&w).into_owned())
+        .map(|w| stem(&w))
         .collect()
 }
 
