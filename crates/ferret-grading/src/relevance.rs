@@ -62,19 +62,42 @@ impl HitTerms {
             pairs,
         }
     }
+
+    /// The hit's terms and adjacent pairs that are also the question's: all that judging the
+    /// hit against `question` reads, without building sets of every word the hit has.
+    pub fn shared_with(hit: &Hit, question: &QuestionTerms) -> Self {
+        let terms = text::content_terms(&format!("{}\n{}", hit.title, hit.text));
+        let pairs = terms
+            .windows(2)
+            .filter(|w| {
+                w[0] != w[1] && question.set.contains(&w[0]) && question.set.contains(&w[1])
+            })
+            .map(|w| ordered_pair(&w[0], &w[1]))
+            .filter(|pair| question.pairs.contains(pair))
+            .collect();
+        Self {
+            set: terms
+                .into_iter()
+                .filter(|term| question.set.contains(term))
+                .collect(),
+            pairs,
+        }
+    }
+}
+
+fn ordered_pair(a: &str, b: &str) -> (String, String) {
+    if a < b {
+        (a.to_owned(), b.to_owned())
+    } else {
+        (b.to_owned(), a.to_owned())
+    }
 }
 
 fn adjacent_pairs(terms: &[String]) -> HashSet<(String, String)> {
     terms
         .windows(2)
         .filter(|w| w[0] != w[1])
-        .map(|w| {
-            if w[0] < w[1] {
-                (w[0].clone(), w[1].clone())
-            } else {
-                (w[1].clone(), w[0].clone())
-            }
-        })
+        .map(|w| ordered_pair(&w[0], &w[1]))
         .collect()
 }
 
@@ -134,7 +157,7 @@ pub fn heuristic_relevance(question: &str, hits: &[Hit]) -> Vec<Judgement> {
     let ranks = rank_scores(hits);
     hits.iter()
         .zip(ranks)
-        .map(|(hit, rank)| judge(&q, &HitTerms::new(hit), rank))
+        .map(|(hit, rank)| judge(&q, &HitTerms::shared_with(hit, &q), rank))
         .collect()
 }
 
@@ -179,6 +202,43 @@ mod tests {
 
     fn hit(id: &str, title: &str, text: &str, score: f32) -> Hit {
         Hit::new(id, title, text, score, "test")
+    }
+
+    #[test]
+    fn a_hit_judged_on_the_terms_it_shares_with_the_question_is_judged_as_on_all_its_terms() {
+        let questions = [
+            "Which river runs through the capital of Kelantan?",
+            "batik Kelantan batik hand-drawn",
+            "the of and",
+        ];
+        let hits = [
+            hit(
+                "a",
+                "Kelantan batik",
+                "Batik from Kelantan is hand-drawn; hand-drawn batik sells.",
+                1.0,
+            ),
+            hit(
+                "b",
+                "Kota Bharu",
+                "The Kelantan River runs through Kota Bharu, the capital.",
+                0.5,
+            ),
+            hit("c", "", "", 0.1),
+        ];
+        for question in questions {
+            let q = QuestionTerms::new(question);
+            for h in &hits {
+                let full = judge(&q, &HitTerms::new(h), 0.5);
+                let shared = judge(&q, &HitTerms::shared_with(h, &q), 0.5);
+                assert_eq!(
+                    (full.relevance, &full.reason),
+                    (shared.relevance, &shared.reason),
+                    "{question} / {}",
+                    h.id.0
+                );
+            }
+        }
     }
 
     #[test]
