@@ -606,10 +606,11 @@ fn render(r: &Report) -> String {
          pass. Simple questions are the dataset's test claims; multi-hop ones, HotpotQA dev \
          questions. Stage columns: mean milliseconds per question inside each stage's tracing \
          span (a second pass, so the clock does not weigh on the first); `search` is the whole \
-         question, `exec` the backend calls with fusion.\n\n",
+         question, `exec` the backend calls with fusion. {}.\n\n",
         r.command,
         r.dataset,
-        MEASURE_FOR.as_secs()
+        MEASURE_FOR.as_secs(),
+        crate::bench::build_profile()
     );
     let spans: Vec<&String> = {
         let mut names: Vec<&String> = r.rows.iter().flat_map(|row| row.stages_ms.keys()).collect();

@@ -39,6 +39,18 @@ pub enum IndexError {
         /// The directory asked for.
         path: PathBuf,
     },
+    /// Another process has the index open: the engine writes even while it only reads (it
+    /// flushes on close), so one process at a time may open a directory.
+    #[error(
+        "the index at {path} is open in another process{}; wait for it to end, or give this one another index",
+        holder_note(*.holder)
+    )]
+    Locked {
+        /// The directory asked for.
+        path: PathBuf,
+        /// The process holding it, as its lock file says.
+        holder: Option<u32>,
+    },
     /// The directory exists but cannot be read as an index.
     #[error("cannot read the index at {path}: {reason}")]
     Unreadable {
@@ -137,14 +149,58 @@ impl IndexMeta {
     }
 }
 
+fn holder_note(holder: Option<u32>) -> String {
+    holder.map_or_else(String::new, |pid| format!(" (process {pid})"))
+}
+
+/// The file in an index directory whose lock says a process has the index open, and which.
+const LOCK_FILE: &str = "ferret.lock";
+
+/// An exclusive lock on an index directory, held for as long as the index is open. It is an
+/// advisory `flock`, so it goes with the process however that ends, `SIGKILL` included.
+#[derive(Debug)]
+struct DirectoryLock {
+    _file: std::fs::File,
+}
+
+impl DirectoryLock {
+    fn take(dir: &Path) -> Result<Self, IndexError> {
+        use std::io::Write as _;
+        let path = dir.join(LOCK_FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| IndexError::unreadable(dir, e))?;
+        match fs4::FileExt::try_lock(&file) {
+            Ok(()) => {
+                // The holder's id, for the error a second process gets.
+                file.set_len(0)
+                    .and_then(|()| write!(file, "{}", std::process::id()))
+                    .map_err(|e| IndexError::unreadable(dir, e))?;
+                Ok(Self { _file: file })
+            }
+            Err(fs4::TryLockError::WouldBlock) => Err(IndexError::Locked {
+                path: dir.to_owned(),
+                holder: std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|pid| pid.trim().parse().ok()),
+            }),
+            Err(fs4::TryLockError::Error(e)) => Err(IndexError::unreadable(dir, e)),
+        }
+    }
+}
+
 /// An embedded index in a directory, which searches and ingests may share (behind an `Arc`).
 ///
 /// Reads run concurrently. Ingests run one at a time, and each engine write or flush holds the
 /// shard alone, so within a process no write overlaps a read or a flush (qdrant-edge panics when
 /// a flush overlaps an update); searches run between an ingest's batches, and see each batch
 /// once it is written. Every ingest that wrote ends with a flush because the engine does not
-/// replay its write-ahead log on load. Nothing guards against two processes writing one
-/// directory at once.
+/// replay its write-ahead log on load. One process at a time has a directory open: a second
+/// gets [`IndexError::Locked`], naming the first.
 pub struct LocalIndex {
     dir: PathBuf,
     shard: RwLock<EdgeShard>,
@@ -159,6 +215,8 @@ pub struct LocalIndex {
     /// Document ids by point id, read from the payloads when a search first needs them and
     /// dropped by every write: the hits whose text is not read need no payload.
     doc_ids: RwLock<Option<Arc<HashMap<u64, String>>>>,
+    /// Declared last, so it is released after the shard's last flush.
+    _lock: DirectoryLock,
 }
 
 impl std::fmt::Debug for LocalIndex {
@@ -186,10 +244,11 @@ impl LocalIndex {
         let meta = read_meta(dir)?;
         // Checked before the shard is loaded: a mismatched embedder must not touch the index.
         check_embedder(dir, meta.dense.as_ref(), embedder.as_deref())?;
+        let lock = DirectoryLock::take(dir)?;
         let shard = EdgeShard::load(dir, None).map_err(|e| IndexError::unreadable(dir, e))?;
         // An index made before a field was filtered on gets its index now.
         ensure_payload_indexes(&shard)?;
-        Self::with_shard(dir, shard, meta, embedder)
+        Self::with_shard(dir, shard, meta, embedder, lock)
     }
 
     /// Open the index in `dir`, creating an empty BM25-only one if the directory holds none.
@@ -208,6 +267,7 @@ impl LocalIndex {
             return Self::open_with(dir, embedder);
         }
         std::fs::create_dir_all(dir).map_err(|e| IndexError::unreadable(dir, e))?;
+        let lock = DirectoryLock::take(dir)?;
         let mut config = EdgeConfigBuilder::new().sparse_vector(
             SPARSE_VECTOR,
             EdgeSparseVectorParamsBuilder::new()
@@ -232,7 +292,7 @@ impl LocalIndex {
             b: defaults.b,
             dense,
         };
-        let index = Self::with_shard(dir, shard, meta, embedder)?;
+        let index = Self::with_shard(dir, shard, meta, embedder, lock)?;
         index.save_meta()?;
         Ok(index)
     }
@@ -242,6 +302,7 @@ impl LocalIndex {
         shard: EdgeShard,
         meta: IndexMeta,
         embedder: Option<Arc<dyn Embedder>>,
+        lock: DirectoryLock,
     ) -> Result<Self, IndexError> {
         let query_encoder = bm25_encoder(Bm25Params {
             avg_doc_len: Some(1.0),
@@ -257,6 +318,7 @@ impl LocalIndex {
             query_encoder,
             embedder,
             doc_ids: RwLock::new(None),
+            _lock: lock,
         })
     }
 

@@ -279,6 +279,32 @@ fn reingesting_the_same_content_writes_nothing_and_changes_update_in_place() {
 }
 
 #[test]
+fn a_second_opener_is_refused_naming_the_directory_and_the_holder_until_the_first_closes() {
+    let (dir, index, _) = journal();
+    let path = dir.path().join("index");
+    for second in [LocalIndex::open(&path), LocalIndex::open_or_create(&path)] {
+        match second {
+            Err(error @ IndexError::Locked { .. }) => {
+                let IndexError::Locked { holder, .. } = &error else {
+                    unreachable!()
+                };
+                assert_eq!(*holder, Some(std::process::id()));
+                let message = error.to_string();
+                assert!(
+                    message.contains(&path.display().to_string())
+                        && message.contains(&format!("process {}", std::process::id())),
+                    "{message}"
+                );
+            }
+            other => panic!("the second opener got {other:?}"),
+        }
+    }
+    // Closing the first lets the next one in, with everything the first wrote.
+    drop(index);
+    assert_eq!(LocalIndex::open(&path).expect("reopens").len(), 4);
+}
+
+#[test]
 fn the_index_reopens_from_disk_with_its_contents() {
     let (dir, index, _) = journal();
     drop(index);

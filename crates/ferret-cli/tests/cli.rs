@@ -1180,3 +1180,46 @@ fn a_search_through_a_live_openai_compatible_server_gets_its_stage_calls_answere
         assert_eq!(call["response_format"], "json_object_schema", "{call}");
     }
 }
+
+/// One process at a time opens an index: while `ferret serve` holds one, an ingest into it is
+/// refused, naming the directory and the server's process, and leaves the index as it was.
+#[test]
+fn a_second_process_is_refused_an_index_another_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = notes_in(dir.path());
+    let index = dir.path().join("index");
+    assert_success(
+        &ferret(dir.path())
+            .arg("ingest")
+            .arg(&notes)
+            .arg("--index")
+            .arg(&index)
+            .output()
+            .unwrap(),
+    );
+    let (mut server, _addr, _stderr) = serve_on_any_port(dir.path(), &index, None);
+    let out = ferret(dir.path())
+        .arg("ingest")
+        .arg(&notes)
+        .arg("--index")
+        .arg(&index)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&index.display().to_string())
+            && stderr.contains(&format!("open in another process (process {})", server.id())),
+        "{stderr}"
+    );
+    // Killed, the server left the lock behind with its process: the index opens again.
+    let out = ferret(dir.path())
+        .args(["search", "rotate keys", "--index"])
+        .arg(&index)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Key rotation"));
+}
