@@ -149,6 +149,33 @@ impl IndexMeta {
     }
 }
 
+/// The engine's files in a directory whose index was never finished: a process killed between
+/// creating the shard and writing [`META_FILE`] (the first thing done after) leaves them, and
+/// the engine refuses to create a shard over them. Nothing in them was ever reported written.
+fn remove_unfinished_shard(dir: &Path) -> Result<(), IndexError> {
+    if !dir.join(ENGINE_CONFIG_FILE).is_file() || dir.join(META_FILE).is_file() {
+        return Ok(());
+    }
+    for entry in [ENGINE_CONFIG_FILE, "wal", "segments", "temp_segments"] {
+        let path = dir.join(entry);
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        match removed {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(IndexError::unreadable(dir, e))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The engine's own description of a shard, which it writes first when creating one.
+const ENGINE_CONFIG_FILE: &str = "edge_config.json";
+
 fn holder_note(holder: Option<u32>) -> String {
     holder.map_or_else(String::new, |pid| format!(" (process {pid})"))
 }
@@ -268,6 +295,7 @@ impl LocalIndex {
         }
         std::fs::create_dir_all(dir).map_err(|e| IndexError::unreadable(dir, e))?;
         let lock = DirectoryLock::take(dir)?;
+        remove_unfinished_shard(dir)?;
         let mut config = EdgeConfigBuilder::new().sparse_vector(
             SPARSE_VECTOR,
             EdgeSparseVectorParamsBuilder::new()
@@ -451,7 +479,10 @@ impl LocalIndex {
         };
         let json =
             serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Engine(e.to_string()))?;
-        std::fs::write(self.dir.join(META_FILE), json)
+        // Written beside, then renamed over: a process killed mid-write leaves the old file.
+        let partial = self.dir.join(format!("{META_FILE}.partial"));
+        std::fs::write(&partial, json)
+            .and_then(|()| std::fs::rename(&partial, self.dir.join(META_FILE)))
             .map_err(|e| IndexError::unreadable(&self.dir, e))
     }
 

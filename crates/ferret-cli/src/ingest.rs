@@ -181,9 +181,15 @@ impl IngestArgs {
         bar.set_style(ProgressStyle::with_template(
             "{spinner} {bar:40} {pos}/{len} documents ({per_sec}, {eta} left)",
         )?);
+        // Without a terminal the bar is hidden: each commit is a line instead, so a log (or a
+        // script that may kill the ingest) knows what a re-run will find written.
+        let lines = !std::io::IsTerminal::is_terminal(&std::io::stderr());
         let mut progress = |done: usize, total: usize| {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
+            if lines {
+                eprintln!("{done}/{total} documents written");
+            }
         };
         let options = IngestOptions::default();
         let mut found = ferret::read_path(&self.path, options.max_chunk_chars)

@@ -1211,7 +1211,10 @@ fn a_second_process_is_refused_an_index_another_holds() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(&index.display().to_string())
-            && stderr.contains(&format!("open in another process (process {})", server.id())),
+            && stderr.contains(&format!(
+                "open in another process (process {})",
+                server.id()
+            )),
         "{stderr}"
     );
     // Killed, the server left the lock behind with its process: the index opens again.
@@ -1222,4 +1225,136 @@ fn a_second_process_is_refused_an_index_another_holds() {
         .unwrap();
     assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Key rotation"));
+}
+
+/// An ingest killed with SIGKILL at any point keeps every document it had reported written: the
+/// index opens, holds them and finds them, and a re-run completes it with no duplicate. Twenty
+/// runs, killed at moments spread over the ingest.
+#[test]
+fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it() {
+    use std::io::BufRead;
+
+    const DOCUMENTS: usize = 3_000;
+    const RUNS: u64 = 20;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus.jsonl");
+    let lines: Vec<String> = (0..DOCUMENTS)
+        .map(|i| {
+            format!(
+                r#"{{"id":"d{i}","title":"Record {i}","text":"Record {i} mentions the marker m{i}x and a few words of filler about rivers, bridges and towns."}}"#
+            )
+        })
+        .collect();
+    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    let ingest = |index: &std::path::Path| {
+        let mut command = ferret(dir.path());
+        command
+            .arg("ingest")
+            .arg(&corpus)
+            .arg("--index")
+            .arg(index)
+            .args(["--embedder", "none"]);
+        command
+    };
+    // How long a whole ingest takes here, to spread the kills over it.
+    let started = std::time::Instant::now();
+    assert_success(&ingest(&dir.path().join("whole")).output().unwrap());
+    let whole = started.elapsed();
+
+    let mut outcomes = Vec::new();
+    for run in 0..RUNS {
+        let index = dir.path().join(format!("killed-{run}"));
+        let mut child = ingest(&index)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reported counts are read as they come, on a thread, until the pipe closes.
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let reader = std::thread::spawn(move || {
+            stderr
+                .lines()
+                .map_while(Result::ok)
+                .filter_map(|line| {
+                    line.strip_suffix(" documents written")?
+                        .split('/')
+                        .next()?
+                        .parse::<usize>()
+                        .ok()
+                })
+                .max()
+                .unwrap_or(0)
+        });
+        std::thread::sleep(whole.mul_f64((run as f64 + 0.5) / RUNS as f64));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let reported = reader.join().unwrap();
+
+        let opened = ferret::LocalIndex::open(&index);
+        let Ok(opened) = opened else {
+            // Killed before the index existed: nothing was reported, and a re-run starts it.
+            assert!(
+                reported == 0 && matches!(opened, Err(ferret::IndexError::Missing { .. })),
+                "run {run}: {opened:?}"
+            );
+            outcomes.push((run, reported, 0));
+            assert_success(&ingest(&index).output().unwrap());
+            continue;
+        };
+        let kept = opened.len();
+        assert!(
+            kept >= reported,
+            "run {run}: {reported} reported, {kept} kept"
+        );
+        // Reported documents are there and searchable (the last reported one by its marker).
+        if reported > 0 {
+            let last = reported - 1;
+            let request = ferret::SearchRequest {
+                query: format!("m{last}x"),
+                limit: 3,
+                filters: ferret::Filters::default(),
+                options: Default::default(),
+                text_for: None,
+            };
+            let hits = opened
+                .search_blocking(&request, ferret::RetrievalMode::Bm25, None, "local")
+                .unwrap();
+            assert_eq!(
+                hits.first().map(|h| h.id.0.as_str()),
+                Some(format!("d{last}").as_str()),
+                "run {run}"
+            );
+            for id in [0, last / 2, last] {
+                assert!(
+                    opened
+                        .document(&format!("d{id}"), None, "local")
+                        .unwrap()
+                        .is_some(),
+                    "run {run}: d{id} of the {reported} reported is missing"
+                );
+            }
+        }
+        drop(opened);
+        let out = ingest(&index).output().unwrap();
+        assert_success(&out);
+        let summary = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            summary.contains(&format!("{DOCUMENTS} documents in")),
+            "run {run}: {summary}"
+        );
+        assert!(
+            summary.contains(&format!("{kept} unchanged")),
+            "run {run}: the re-run skips the {kept} kept: {summary}"
+        );
+        outcomes.push((run, reported, kept));
+    }
+    eprintln!("kill runs (run, reported written, kept): {outcomes:?}");
+    assert!(
+        outcomes
+            .iter()
+            .filter(|(_, reported, _)| *reported > 0)
+            .count()
+            >= RUNS as usize / 2,
+        "most kills land after a commit: {outcomes:?}"
+    );
 }

@@ -94,8 +94,10 @@ pub async fn ingest_read<S: PointStore>(
 }
 
 /// Ingest `documents` into `store`: only new or changed documents are embedded and written,
-/// `report` counts each, and `progress(done, total)` is called after each batch (`total` is what
-/// the input says it holds; an input that cannot tell grows it as it goes).
+/// `report` counts each, and `progress(done, total)` is called after each commit (see
+/// [`IngestOptions::commit_every`]), `done` counting the documents that a process killed from
+/// then on keeps (`total` is what the input says it holds; an input that cannot tell grows it as
+/// it goes). A re-run skips what was kept, unchanged, and writes the rest.
 ///
 /// The input is read as a stream: the BM25 encoder needs the corpus's average document length
 /// before the first write, so a store that has none yet takes it from the first
@@ -126,7 +128,9 @@ pub async fn ingest_documents<S: PointStore>(
     let mut total = first.len() + at_most.unwrap_or(at_least);
     let mut first = first.into_iter();
     let mut done = 0;
-    let mut written = false;
+    let mut unflushed = false;
+    let mut reported = 0;
+    let mut last_commit = std::time::Instant::now();
     let outcome = async {
         loop {
             let mut batch: Vec<Document> = first.by_ref().take(batch_size).collect();
@@ -142,17 +146,28 @@ pub async fn ingest_documents<S: PointStore>(
             let changed = changed_points(&batch, &stored, store.embedder(), report).await?;
             if !changed.is_empty() {
                 store.upsert(changed, &encoder).await?;
-                written = true;
+                unflushed = true;
             }
             done += batch.len();
             total = total.max(done);
-            progress(done, total);
+            if last_commit.elapsed() >= options.commit_every {
+                if unflushed {
+                    store.flush().await?;
+                    unflushed = false;
+                }
+                last_commit = std::time::Instant::now();
+                reported = done;
+                progress(done, total);
+            }
         }
     }
     .await;
     // Batches written before a failure stay written: they are made durable as well.
-    if written {
+    if unflushed {
         store.flush().await?;
+    }
+    if outcome.is_ok() && reported < done {
+        progress(done, total);
     }
     outcome
 }
@@ -273,6 +288,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn progress_counts_only_committed_documents() {
+        let documents = || vec![doc("a", "one"), doc("b", "two"), doc("c", "three")];
+        // Every batch committed: each is flushed, then reported.
+        let mut store = Memory::default();
+        let mut reports = Vec::new();
+        let options = IngestOptions {
+            batch_size: 1,
+            ..IngestOptions::default()
+        };
+        ingest_documents(
+            &mut store,
+            documents(),
+            options,
+            &mut IngestReport::default(),
+            &mut |done, _| reports.push(done),
+        )
+        .await
+        .unwrap();
+        assert_eq!((store.flushes, reports), (3, vec![1, 2, 3]));
+        // Committed rarely: nothing is reported before the one commit at the end.
+        let mut store = Memory::default();
+        let mut reports = Vec::new();
+        let options = IngestOptions {
+            commit_every: std::time::Duration::from_secs(3600),
+            ..options
+        };
+        ingest_documents(
+            &mut store,
+            documents(),
+            options,
+            &mut IngestReport::default(),
+            &mut |done, _| reports.push(done),
+        )
+        .await
+        .unwrap();
+        assert_eq!((store.flushes, reports), (1, vec![3]));
+    }
+
+    #[tokio::test]
     async fn only_new_or_changed_documents_are_written_and_a_second_run_writes_nothing() {
         let mut store = Memory::default();
         let mut report = IngestReport::default();
@@ -301,7 +355,11 @@ mod tests {
             "a duplicate id counts once, the later one wins"
         );
         assert_eq!(batches, [(2, 3), (3, 3)]);
-        assert_eq!((store.upserts, store.flushes), (2, 1));
+        assert_eq!(
+            (store.upserts, store.flushes),
+            (2, 2),
+            "each batch that wrote is committed"
+        );
         assert!(store.avg_doc_len.is_some(), "measured on the first ingest");
 
         let mut again = IngestReport::default();
@@ -314,7 +372,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!((again.unchanged, again.updated, again.added), (2, 1, 0));
-        assert_eq!((store.upserts, store.flushes), (3, 2));
+        assert_eq!((store.upserts, store.flushes), (3, 3));
     }
 
     #[tokio::test]

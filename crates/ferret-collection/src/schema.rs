@@ -16,8 +16,12 @@ use crate::documents::{chunk_text_file, read_jsonl_from, Document, IngestIssue};
 pub struct IngestOptions {
     /// Longest chunk of a `.md` / `.txt` file, in bytes; paragraphs are merged up to it.
     pub max_chunk_chars: usize,
-    /// Documents embedded and written per step; progress is reported after each.
+    /// Documents embedded and written per step.
     pub batch_size: usize,
+    /// How often written batches are committed (flushed, so they survive the process being
+    /// killed); progress is reported after each commit and counts only committed documents.
+    /// Zero commits every batch.
+    pub commit_every: std::time::Duration,
     /// Documents read before the first write, to measure the average document length BM25
     /// needs when the index has none yet; the rest of the input streams in batches. Bounds
     /// what an ingest holds in memory; an input no larger is measured exactly.
@@ -29,6 +33,7 @@ impl Default for IngestOptions {
         Self {
             max_chunk_chars: 1_500,
             batch_size: 128,
+            commit_every: std::time::Duration::ZERO,
             average_sample: 10_000,
         }
     }
