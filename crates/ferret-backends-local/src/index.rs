@@ -149,6 +149,83 @@ impl IndexMeta {
     }
 }
 
+/// An empty shard in `dir`: BM25 sparse vectors, and dense ones of `dense`'s dimension.
+fn new_shard(dir: &Path, dense: Option<&DenseMeta>) -> Result<EdgeShard, IndexError> {
+    let mut config = EdgeConfigBuilder::new().sparse_vector(
+        SPARSE_VECTOR,
+        EdgeSparseVectorParamsBuilder::new()
+            .modifier(Modifier::Idf)
+            .build(),
+    );
+    if let Some(dense) = dense {
+        config = config.vector(
+            DENSE_VECTOR,
+            EdgeVectorParamsBuilder::new(dense.dimension, Distance::Cosine).build(),
+        );
+    }
+    let shard = EdgeShard::new(dir, config.build()).map_err(|e| IndexError::unreadable(dir, e))?;
+    ensure_payload_indexes(&shard)?;
+    Ok(shard)
+}
+
+/// What [`LocalIndex::compact`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compaction {
+    /// Documents carried over.
+    pub points: usize,
+    /// Bytes the directory held before and after.
+    pub bytes_before: u64,
+    /// See [`Compaction::bytes_before`].
+    pub bytes_after: u64,
+}
+
+/// Siblings of an index directory that a compaction uses: the new index while it is built,
+/// and the old one between the two renames that swap them.
+fn compaction_siblings(dir: &Path) -> (PathBuf, PathBuf) {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "index".to_owned());
+    (
+        dir.with_file_name(format!("{name}.compacting")),
+        dir.with_file_name(format!("{name}.replaced")),
+    )
+}
+
+/// Finish or undo a compaction a killed process left: with the directory gone between the
+/// swap's two renames, the new index takes its place if it was complete (its meta file is
+/// written last), else the old one comes back.
+fn recover_compaction(dir: &Path) -> Result<(), IndexError> {
+    let (compacting, replaced) = compaction_siblings(dir);
+    if dir.exists() || !replaced.exists() {
+        return Ok(());
+    }
+    let back = if compacting.join(META_FILE).is_file() {
+        &compacting
+    } else {
+        &replaced
+    };
+    std::fs::rename(back, dir).map_err(|e| IndexError::unreadable(dir, e))
+}
+
+/// Bytes the files under `path` hold on disk (blocks in use, where the system says: the
+/// engine's log files are allocated ahead of what they hold).
+fn disk_bytes(path: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return std::fs::metadata(path).map_or(0, |m| {
+            #[cfg(unix)]
+            let bytes = std::os::unix::fs::MetadataExt::blocks(&m) * 512;
+            #[cfg(not(unix))]
+            let bytes = m.len();
+            bytes
+        });
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|entry| disk_bytes(&entry.path()))
+        .sum()
+}
+
 /// The engine's files in a directory whose index was never finished: a process killed between
 /// creating the shard and writing [`META_FILE`] (the first thing done after) leaves them, and
 /// the engine refuses to create a shard over them. Nothing in them was ever reported written.
@@ -268,10 +345,19 @@ impl LocalIndex {
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self, IndexError> {
         let dir = dir.as_ref();
+        recover_compaction(dir)?;
         let meta = read_meta(dir)?;
         // Checked before the shard is loaded: a mismatched embedder must not touch the index.
         check_embedder(dir, meta.dense.as_ref(), embedder.as_deref())?;
         let lock = DirectoryLock::take(dir)?;
+        // Holding the lock, no compaction of this index is running: what one left is not needed.
+        for leftover in <[PathBuf; 2]>::from(compaction_siblings(dir)) {
+            if let Err(error) = std::fs::remove_dir_all(&leftover) {
+                if error.kind() != std::io::ErrorKind::NotFound {
+                    tracing::warn!(path = %leftover.display(), %error, "cannot remove what a compaction left");
+                }
+            }
+        }
         let shard = EdgeShard::load(dir, None).map_err(|e| IndexError::unreadable(dir, e))?;
         // An index made before a field was filtered on gets its index now.
         ensure_payload_indexes(&shard)?;
@@ -290,28 +376,15 @@ impl LocalIndex {
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self, IndexError> {
         let dir = dir.as_ref();
+        recover_compaction(dir)?;
         if dir.join(META_FILE).is_file() {
             return Self::open_with(dir, embedder);
         }
         std::fs::create_dir_all(dir).map_err(|e| IndexError::unreadable(dir, e))?;
         let lock = DirectoryLock::take(dir)?;
         remove_unfinished_shard(dir)?;
-        let mut config = EdgeConfigBuilder::new().sparse_vector(
-            SPARSE_VECTOR,
-            EdgeSparseVectorParamsBuilder::new()
-                .modifier(Modifier::Idf)
-                .build(),
-        );
         let dense = embedder.as_deref().map(DenseMeta::of);
-        if let Some(dense) = &dense {
-            config = config.vector(
-                DENSE_VECTOR,
-                EdgeVectorParamsBuilder::new(dense.dimension, Distance::Cosine).build(),
-            );
-        }
-        let shard =
-            EdgeShard::new(dir, config.build()).map_err(|e| IndexError::unreadable(dir, e))?;
-        ensure_payload_indexes(&shard)?;
+        let shard = new_shard(dir, dense.as_ref())?;
         let defaults = Bm25Params::default();
         let meta = IndexMeta {
             format: FORMAT_VERSION,
@@ -348,6 +421,97 @@ impl LocalIndex {
             doc_ids: RwLock::new(None),
             _lock: lock,
         })
+    }
+
+    /// Rebuild the index in `dir` from its points alone, leaving the engine's write-ahead log
+    /// (which it never truncates: every write of the index's life is in it) and its deleted
+    /// points behind. The new index is built beside the old one, which stays locked meanwhile,
+    /// and swapped in by two renames; a process killed at any point leaves the old index or
+    /// the new one, whichever the next open finds complete.
+    pub fn compact(dir: impl AsRef<Path>) -> Result<Compaction, IndexError> {
+        let dir = dir.as_ref();
+        let old = Self::open(dir)?;
+        let bytes_before = disk_bytes(dir);
+        let (compacting, replaced) = compaction_siblings(dir);
+        for leftover in [&compacting, &replaced] {
+            if leftover.exists() {
+                std::fs::remove_dir_all(leftover)
+                    .map_err(|e| IndexError::unreadable(leftover, e))?;
+            }
+        }
+        std::fs::create_dir_all(&compacting).map_err(|e| IndexError::unreadable(&compacting, e))?;
+        let shard = new_shard(&compacting, old.meta.dense.as_ref())?;
+        let mut points = 0;
+        let mut offset = None;
+        loop {
+            let (records, next) = old
+                .shard()
+                .scroll(ScrollRequest {
+                    offset,
+                    limit: Some(1_000),
+                    filter: None,
+                    with_payload: Some(WithPayloadInterface::Bool(true)),
+                    with_vector: WithVector::Bool(true),
+                    order_by: None,
+                })
+                .map_err(|e| IndexError::Engine(e.to_string()))?;
+            let batch: Vec<_> = records
+                .into_iter()
+                .filter_map(|record| {
+                    Some(
+                        PointStruct::new(
+                            record.id,
+                            Vectors::from(record.vector?),
+                            serde_json::Value::Object(record.payload?.0),
+                        )
+                        .0,
+                    )
+                })
+                .collect();
+            points += batch.len();
+            if !batch.is_empty() {
+                shard
+                    .update(UpdateOperation::PointOperation(
+                        PointOperations::UpsertPoints(PointInsertOperations::PointsList(batch)),
+                    ))
+                    .map_err(|e| IndexError::Engine(e.to_string()))?;
+            }
+            match next {
+                Some(next) => offset = Some(next),
+                None => break,
+            }
+        }
+        shard.flush();
+        drop(shard);
+        // The meta file, written last, marks the new index complete.
+        let meta = IndexMeta {
+            avg_doc_len: old.bm25().avg_doc_len,
+            ..old.meta.clone()
+        };
+        let json =
+            serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Engine(e.to_string()))?;
+        let partial = compacting.join(format!("{META_FILE}.partial"));
+        std::fs::write(&partial, json)
+            .and_then(|()| std::fs::rename(&partial, compacting.join(META_FILE)))
+            .map_err(|e| IndexError::unreadable(&compacting, e))?;
+        // The old shard is closed, its lock kept until the new index is in place.
+        let Self { shard, _lock, .. } = old;
+        drop(shard);
+        std::fs::rename(dir, &replaced).map_err(|e| IndexError::unreadable(dir, e))?;
+        std::fs::rename(&compacting, dir).map_err(|e| IndexError::unreadable(dir, e))?;
+        drop(_lock);
+        std::fs::remove_dir_all(&replaced).map_err(|e| IndexError::unreadable(&replaced, e))?;
+        Ok(Compaction {
+            points,
+            bytes_before,
+            bytes_after: disk_bytes(dir),
+        })
+    }
+
+    /// Bytes the engine's write-ahead log in `dir` holds on disk (0 when there is none): what
+    /// [`LocalIndex::compact`] gives back.
+    pub fn wal_bytes(dir: impl AsRef<Path>) -> u64 {
+        disk_bytes(&dir.as_ref().join("wal"))
     }
 
     /// The embedder whose vectors the index in `dir` holds, if any, read without opening it.

@@ -13,4 +13,4 @@ pub use ferret_collection::{
     checked_acl, chunk_text_file, parse_date, read_jsonl, read_path, Document, IngestIssue,
     IngestOptions, IngestReport, PathDocuments,
 };
-pub use index::{IndexError, LocalBackend, LocalIndex};
+pub use index::{Compaction, IndexError, LocalBackend, LocalIndex};

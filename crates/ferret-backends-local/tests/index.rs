@@ -305,6 +305,91 @@ fn a_second_opener_is_refused_naming_the_directory_and_the_holder_until_the_firs
 }
 
 #[test]
+fn compaction_gives_back_the_log_and_keeps_every_document_and_ranking() {
+    let (dir, mut index, _) = journal();
+    // Rewritten many times over, the log holds every version.
+    let rewritten = dir.path().join("rewritten.jsonl");
+    for round in 0..30 {
+        std::fs::write(
+            &rewritten,
+            JOURNAL.replace("garden", &format!("garden{round}")),
+        )
+        .unwrap();
+        ingest(&mut index, &rewritten);
+    }
+    ingest(&mut index, &dir.path().join("journal.jsonl"));
+    let before = ids(&index, "watering the tomato garden", Filters::default());
+    drop(index);
+    let path = dir.path().join("index");
+    let wal_before = LocalIndex::wal_bytes(&path);
+
+    let done = LocalIndex::compact(&path).expect("compacts");
+    assert_eq!(done.points, 4);
+    assert!(done.bytes_after < done.bytes_before, "{done:?}");
+    assert!(LocalIndex::wal_bytes(&path) < wal_before);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with("index.")),
+        "nothing left beside the index: {names:?}"
+    );
+    let index = LocalIndex::open(&path).unwrap();
+    assert_eq!(index.len(), 4);
+    assert_eq!(
+        ids(&index, "watering the tomato garden", Filters::default()),
+        before
+    );
+    let recent = Filters {
+        most_recent: Some(1),
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(&index, "", recent),
+        ["j3"],
+        "the payload indexes come along"
+    );
+}
+
+#[test]
+fn a_compaction_killed_between_its_renames_is_finished_or_undone_by_the_next_open() {
+    for complete in [true, false] {
+        let (dir, index, _) = journal();
+        drop(index);
+        let path = dir.path().join("index");
+        // The state a kill between the swap's renames leaves: the old index moved aside, the
+        // new one beside it, complete (its meta file written) or not.
+        let staged = dir.path().join("index.compacting");
+        copy_dir(&path, &staged);
+        if !complete {
+            std::fs::remove_file(staged.join("ferret-index.json")).unwrap();
+        }
+        std::fs::rename(&path, dir.path().join("index.replaced")).unwrap();
+
+        let index = LocalIndex::open(&path).expect("the next open recovers");
+        assert_eq!(index.len(), 4, "complete: {complete}");
+        assert_eq!(ids(&index, "kilometres river", Filters::default()), ["j2"]);
+        // What the compaction left is cleared once the index is open.
+        assert!(!dir.path().join("index.replaced").exists());
+        assert!(!dir.path().join("index.compacting").exists());
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
 fn the_index_reopens_from_disk_with_its_contents() {
     let (dir, index, _) = journal();
     drop(index);

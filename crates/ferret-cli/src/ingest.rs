@@ -51,6 +51,10 @@ pub struct IngestArgs {
     /// those taken from its text.
     #[arg(long, value_delimiter = ',')]
     keywords: Vec<String>,
+    /// Compact the index after the ingest when the engine's write-ahead log (which keeps every
+    /// write) passes this many megabytes; 0: never (`ferret index compact` does it by hand).
+    #[arg(long, value_name = "MB", default_value_t = 256)]
+    compact_wal_over: u64,
     #[command(flatten)]
     store: StoreArgs,
     /// The model that writes a new or changed document's summary and keywords (default: none,
@@ -65,6 +69,25 @@ impl IngestArgs {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
+        let local = self.store.qdrant().is_none().then(|| self.index.clone());
+        let compact_over = self.compact_wal_over * 1_048_576;
+        let code = self.ingest(&runtime)?;
+        if let Some(index) = local.filter(|_| compact_over > 0) {
+            if LocalIndex::wal_bytes(&index) > compact_over {
+                let done = LocalIndex::compact(&index)
+                    .with_context(|| format!("compacting the index at {}", index.display()))?;
+                eprintln!(
+                    "compacted the index: its write-ahead log had passed {} MB ({:.1} MB -> {:.1} MB)",
+                    compact_over / 1_048_576,
+                    done.bytes_before as f64 / 1_048_576.0,
+                    done.bytes_after as f64 / 1_048_576.0
+                );
+            }
+        }
+        Ok(code)
+    }
+
+    fn ingest(self, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
         match web_address(&self.path) {
             Some(address) => {
                 let address = address.to_owned();
@@ -79,7 +102,7 @@ impl IngestArgs {
                 let path = self.path.clone();
                 runtime.block_on(self.add_one(KnowledgeSource::File(path)))
             }
-            None => self.ingest_many(&runtime),
+            None => self.ingest_many(runtime),
         }
     }
 

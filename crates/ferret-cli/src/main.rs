@@ -38,6 +38,9 @@ enum Command {
     /// A single markdown or text file, or a page, is also recorded in the index's knowledge
     /// registry with its title, summary and keywords.
     Ingest(ingest::IngestArgs),
+    /// Maintain an embedded index.
+    #[command(subcommand)]
+    Index(IndexCommand),
     /// Research from a course syllabus (markdown): sort its references, add those listed under
     /// References to the knowledge base (--index), search it per theme and the web per link
     /// in a module (--web), and print a note with references; the run is saved in a folder.
@@ -140,6 +143,18 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum IndexCommand {
+    /// Rebuild the index from its documents alone, leaving behind the engine's write-ahead log
+    /// (which keeps every write of the index's life) and deleted documents. Safe to interrupt:
+    /// the old index stays in use until the new one is complete.
+    Compact {
+        /// The index folder.
+        #[arg(long, default_value_os_t = store_args::default_index())]
+        index: PathBuf,
+    },
+}
+
 /// A count that must allow something: 1 or more.
 fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
@@ -191,6 +206,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Ingest(args) => args.run(),
+        Command::Index(IndexCommand::Compact { index }) => {
+            let started = std::time::Instant::now();
+            let done = ferret::LocalIndex::compact(&index)
+                .with_context(|| format!("compacting the index at {}", index.display()))?;
+            let mb = |bytes: u64| bytes as f64 / 1_048_576.0;
+            println!(
+                "compacted {}: {} documents, {:.1} MB -> {:.1} MB ({:.1}s)",
+                index.display(),
+                done.points,
+                mb(done.bytes_before),
+                mb(done.bytes_after),
+                started.elapsed().as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Research(args) => args.run(),
         Command::Search {
             question,

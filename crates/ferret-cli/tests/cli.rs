@@ -1237,15 +1237,7 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
     const DOCUMENTS: usize = 3_000;
     const RUNS: u64 = 20;
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus.jsonl");
-    let lines: Vec<String> = (0..DOCUMENTS)
-        .map(|i| {
-            format!(
-                r#"{{"id":"d{i}","title":"Record {i}","text":"Record {i} mentions the marker m{i}x and a few words of filler about rivers, bridges and towns."}}"#
-            )
-        })
-        .collect();
-    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    let corpus = marker_corpus(dir.path(), DOCUMENTS, "");
     let ingest = |index: &std::path::Path| {
         let mut command = ferret(dir.path());
         command
@@ -1348,7 +1340,7 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
         );
         outcomes.push((run, reported, kept));
     }
-    eprintln!("kill runs (run, reported written, kept): {outcomes:?}");
+    eprintln!("ingest kill runs (run, reported written, kept): {outcomes:?}");
     assert!(
         outcomes
             .iter()
@@ -1357,4 +1349,101 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
             >= RUNS as usize / 2,
         "most kills land after a commit: {outcomes:?}"
     );
+}
+
+/// `corpus.jsonl` under `dir`: `documents` records, record `i` findable by its marker `m{i}x`;
+/// `version` changes every text, so ingesting another version updates them all.
+fn marker_corpus(dir: &std::path::Path, documents: usize, version: &str) -> std::path::PathBuf {
+    let corpus = dir.join(format!("corpus{version}.jsonl"));
+    let lines: Vec<String> = (0..documents)
+        .map(|i| {
+            format!(
+                r#"{{"id":"d{i}","title":"Record {i}","text":"Record {i} {version} mentions the marker m{i}x and a few words of filler about rivers, bridges and towns."}}"#
+            )
+        })
+        .collect();
+    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    corpus
+}
+
+/// `ferret index compact` killed with SIGKILL at any point leaves an index that opens with
+/// every document, the old one or the new; a compaction then completes.
+#[test]
+fn a_compaction_killed_at_any_point_leaves_the_old_index_or_the_new() {
+    const DOCUMENTS: usize = 2_000;
+    const RUNS: u32 = 20;
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    for version in ["", "v2", "v3"] {
+        let corpus = marker_corpus(dir.path(), DOCUMENTS, version);
+        assert_success(
+            &ferret(dir.path())
+                .arg("ingest")
+                .arg(&corpus)
+                .arg("--index")
+                .arg(&index)
+                .args(["--embedder", "none", "--compact-wal-over", "0"])
+                .output()
+                .unwrap(),
+        );
+    }
+    let compact = |index: &std::path::Path| {
+        let mut command = ferret(dir.path());
+        command.args(["index", "compact", "--index"]).arg(index);
+        command
+    };
+    let copy = |run: u32| {
+        let target = dir.path().join(format!("copy-{run}"));
+        copy_dir(&index, &target);
+        target
+    };
+    let started = std::time::Instant::now();
+    let out = compact(&copy(RUNS)).output().unwrap();
+    assert_success(&out);
+    let whole = started.elapsed();
+
+    for run in 0..RUNS {
+        let target = copy(run);
+        let mut child = compact(&target)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(whole.mul_f64((f64::from(run) + 0.5) / f64::from(RUNS)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let opened = ferret::LocalIndex::open(&target)
+            .unwrap_or_else(|e| panic!("run {run}: the killed compaction left no index: {e}"));
+        assert_eq!(opened.len(), DOCUMENTS, "run {run}");
+        let request = ferret::SearchRequest {
+            query: "m1234x".into(),
+            limit: 1,
+            filters: ferret::Filters::default(),
+            options: Default::default(),
+            text_for: None,
+        };
+        let hits = opened
+            .search_blocking(&request, ferret::RetrievalMode::Bm25, None, "local")
+            .unwrap();
+        assert_eq!(
+            hits.first().map(|h| h.id.0.as_str()),
+            Some("d1234"),
+            "run {run}"
+        );
+        drop(opened);
+        assert_success(&compact(&target).output().unwrap());
+    }
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
