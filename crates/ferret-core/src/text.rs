@@ -85,9 +85,14 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// and again (each grading round, the bridge, the answer), and a lookup costs a fraction of
 /// reading.
 pub fn content_terms(text: &str) -> Vec<String> {
+    with_content_terms(text, <[String]>::to_vec)
+}
+
+/// `read` given the [`content_terms`] of `text`, without copying them.
+pub fn with_content_terms<R>(text: &str, read: impl FnOnce(&[String]) -> R) -> R {
     TERMS.with(|memo| {
         if let Some(terms) = memo.borrow().get(text) {
-            return terms.clone();
+            return read(terms);
         }
         let terms: Vec<String> = text
             .split(|c: char| !c.is_alphanumeric())
@@ -105,12 +110,13 @@ pub fn content_terms(text: &str) -> Vec<String> {
                 (!is_stop_word(&lower)).then(|| stem(&lower))
             })
             .collect();
+        let read = read(&terms);
         let mut memo = memo.borrow_mut();
         if memo.len() >= TERMS_MEMO_CAPACITY {
             memo.clear();
         }
-        memo.insert(text.to_owned(), terms.clone());
-        terms
+        memo.insert(text.to_owned(), terms);
+        read
     })
 }
 
@@ -120,7 +126,10 @@ pub fn term_set(text: &str) -> HashSet<String> {
 }
 
 /// Share of `query_terms` present in `document_terms`, in `0.0..=1.0`; 0 when the query has none.
-pub fn coverage(query_terms: &HashSet<String>, document_terms: &HashSet<String>) -> f32 {
+pub fn coverage<S: std::hash::BuildHasher>(
+    query_terms: &HashSet<String, S>,
+    document_terms: &HashSet<String, S>,
+) -> f32 {
     if query_terms.is_empty() {
         return 0.0;
     }

@@ -1,6 +1,6 @@
 //! The heuristic relevance of a hit to a question; the formula is on [`heuristic_relevance`].
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use ferret_core::{text, Hit};
 use serde::{Deserialize, Serialize};
@@ -33,7 +33,7 @@ impl QuestionTerms {
     pub fn new(question: &str) -> Self {
         let terms = text::content_terms(question);
         let pairs = adjacent_pairs(&terms);
-        let mut set = HashSet::new();
+        let mut set = HashSet::default();
         let ordered = terms
             .into_iter()
             .filter(|t| set.insert(t.clone()))
@@ -66,22 +66,24 @@ impl HitTerms {
     /// The hit's terms and adjacent pairs that are also the question's: all that judging the
     /// hit against `question` reads, without building sets of every word the hit has.
     pub fn shared_with(hit: &Hit, question: &QuestionTerms) -> Self {
-        let terms = text::content_terms(&format!("{}\n{}", hit.title, hit.text));
-        let pairs = terms
-            .windows(2)
-            .filter(|w| {
-                w[0] != w[1] && question.set.contains(&w[0]) && question.set.contains(&w[1])
-            })
-            .map(|w| ordered_pair(&w[0], &w[1]))
-            .filter(|pair| question.pairs.contains(pair))
-            .collect();
-        Self {
-            set: terms
-                .into_iter()
-                .filter(|term| question.set.contains(term))
-                .collect(),
-            pairs,
-        }
+        text::with_content_terms(&format!("{}\n{}", hit.title, hit.text), |terms| {
+            let pairs = terms
+                .windows(2)
+                .filter(|w| {
+                    w[0] != w[1] && question.set.contains(&w[0]) && question.set.contains(&w[1])
+                })
+                .map(|w| ordered_pair(&w[0], &w[1]))
+                .filter(|pair| question.pairs.contains(pair))
+                .collect();
+            Self {
+                set: terms
+                    .iter()
+                    .filter(|term| question.set.contains(*term))
+                    .cloned()
+                    .collect(),
+                pairs,
+            }
+        })
     }
 }
 
