@@ -433,9 +433,6 @@ fn tempfile_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// The Python of the virtual environment `venv` holding `packages`, made and filled first if
-/// it is not; a marker written after the install says it completed, so a failed one is tried
-/// again.
 /// The build this binary is, for reports: Ferret's own crates are unoptimised in a dev build
 /// (dependencies are optimised in both), so timings of the pipeline differ several-fold.
 pub(crate) fn build_profile() -> &'static str {
@@ -446,6 +443,9 @@ pub(crate) fn build_profile() -> &'static str {
     }
 }
 
+/// The Python of the virtual environment `venv` holding `packages`, made and filled first if
+/// it is not; a marker written after the install says it completed, so a failed one is tried
+/// again.
 pub(crate) fn venv_with(venv: &Path, packages: &[&str]) -> anyhow::Result<PathBuf> {
     let python = venv.join("bin/python");
     let marker = venv.join("ferret-installed.txt");

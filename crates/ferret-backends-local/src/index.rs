@@ -137,6 +137,10 @@ struct IndexMeta {
     b: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dense: Option<DenseMeta>,
+    /// Bytes the write-ahead log held right after the last compaction: one copy of the index,
+    /// the baseline its history is measured from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    compacted_log_bytes: Option<u64>,
 }
 
 impl IndexMeta {
@@ -179,33 +183,121 @@ pub struct Compaction {
     pub bytes_after: u64,
 }
 
-/// Siblings of an index directory that a compaction uses: the new index while it is built,
-/// and the old one between the two renames that swap them.
-fn compaction_siblings(dir: &Path) -> (PathBuf, PathBuf) {
-    let name = dir
+/// Siblings of an index directory (its real path, links resolved) that a compaction uses: the
+/// new index while it is built, and the old one between the two renames that swap them.
+fn compaction_siblings(real: &Path) -> (PathBuf, PathBuf) {
+    (sibling(real, "compacting"), sibling(real, "replaced"))
+}
+
+/// `<name>.<suffix>` beside `real`.
+fn sibling(real: &Path, suffix: &str) -> PathBuf {
+    let name = real
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "index".to_owned());
-    (
-        dir.with_file_name(format!("{name}.compacting")),
-        dir.with_file_name(format!("{name}.replaced")),
-    )
+    real.with_file_name(format!("{name}.{suffix}"))
 }
 
-/// Finish or undo a compaction a killed process left: with the directory gone between the
-/// swap's two renames, the new index takes its place if it was complete (its meta file is
-/// written last), else the old one comes back.
-fn recover_compaction(dir: &Path) -> Result<(), IndexError> {
-    let (compacting, replaced) = compaction_siblings(dir);
-    if dir.exists() || !replaced.exists() {
-        return Ok(());
-    }
-    let back = if compacting.join(META_FILE).is_file() {
-        &compacting
-    } else {
-        &replaced
+/// A compaction was swapping `dir` when its process died: the old index waits beside it.
+fn sibling_of_replaced(dir: &Path) -> bool {
+    let Some(name) = dir.file_name() else {
+        return false;
     };
-    std::fs::rename(back, dir).map_err(|e| IndexError::unreadable(dir, e))
+    let mut replaced = name.to_os_string();
+    replaced.push(".replaced");
+    dir.with_file_name(replaced).join(META_FILE).is_file()
+}
+
+/// A directory this code made: an index (its meta file) or a shard (the engine's config).
+fn is_index_directory(path: &Path) -> bool {
+    path.join(META_FILE).is_file() || path.join(ENGINE_CONFIG_FILE).is_file()
+}
+
+/// Finish or undo a compaction a killed process left (called holding the lock): with the
+/// directory gone between the swap's two renames, the new index takes its place if it was
+/// complete (its meta file is written last), else the old one comes back; with the directory
+/// in place, the leftovers are not needed.
+fn recover_compaction(real: &Path) -> Result<(), IndexError> {
+    let (compacting, replaced) = compaction_siblings(real);
+    if !real.join(META_FILE).is_file() && replaced.join(META_FILE).is_file() {
+        if real.exists() {
+            // Only an empty folder can stand where the index was: a process that found no
+            // index there between the renames made it.
+            std::fs::remove_dir(real).map_err(|e| IndexError::unreadable(real, e))?;
+        }
+        let back = if compacting.join(META_FILE).is_file() {
+            &compacting
+        } else {
+            &replaced
+        };
+        std::fs::rename(back, real).map_err(|e| IndexError::unreadable(real, e))?;
+    }
+    for leftover in [compacting, replaced] {
+        remove_leftover(&leftover)?;
+    }
+    Ok(())
+}
+
+/// Remove what a compaction left at `path`: a folder it marked, or one holding an index (or
+/// nothing); anything else there is not ours and stays.
+fn remove_leftover(path: &Path) -> Result<(), IndexError> {
+    if path.join(COMPACTING_FILE).is_file() || is_index_directory(path) {
+        discard(path)?;
+    } else if path.is_dir() {
+        // Made, then killed before it was marked: empty. Anything else there is not ours.
+        let _ = std::fs::remove_dir(path);
+    }
+    Ok(())
+}
+
+/// Remove the folder at `path`, marked as a compaction's first, its mark removed last: a
+/// process killed halfway leaves a folder still known as a leftover.
+fn discard(path: &Path) -> Result<(), IndexError> {
+    let fail = |e: std::io::Error| IndexError::unreadable(path, e);
+    std::fs::write(path.join(COMPACTING_FILE), "").map_err(fail)?;
+    for entry in std::fs::read_dir(path).map_err(fail)? {
+        let entry = entry.map_err(fail)?;
+        if entry.file_name() == COMPACTING_FILE {
+            continue;
+        }
+        if entry.path().is_dir() {
+            std::fs::remove_dir_all(entry.path()).map_err(fail)?;
+        } else {
+            std::fs::remove_file(entry.path()).map_err(fail)?;
+        }
+    }
+    std::fs::remove_dir_all(path).map_err(fail)
+}
+
+/// Written first into the folder a compaction builds, so what a killed one left is known as
+/// its own.
+const COMPACTING_FILE: &str = "ferret-compacting";
+
+/// Copy what `from` holds besides the engine's files and the meta file into `to`.
+fn copy_other_files(from: &Path, to: &Path) -> Result<(), IndexError> {
+    const ENGINE: [&str; 5] = [
+        ENGINE_CONFIG_FILE,
+        "wal",
+        "segments",
+        "temp_segments",
+        META_FILE,
+    ];
+    let entries = std::fs::read_dir(from).map_err(|e| IndexError::unreadable(from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| IndexError::unreadable(from, e))?;
+        let name = entry.file_name();
+        if ENGINE.iter().any(|engine| name == *engine) {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).map_err(|e| IndexError::unreadable(to, e))?;
+            copy_other_files(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target).map_err(|e| IndexError::unreadable(to, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Bytes the files under `path` hold on disk (blocks in use, where the system says: the
@@ -226,11 +318,17 @@ fn disk_bytes(path: &Path) -> u64 {
         .sum()
 }
 
+/// Written before a new index's shard and removed once its meta file is: while it is there,
+/// the index was never finished.
+const CREATING_FILE: &str = "ferret-creating";
+
 /// The engine's files in a directory whose index was never finished: a process killed between
-/// creating the shard and writing [`META_FILE`] (the first thing done after) leaves them, and
-/// the engine refuses to create a shard over them. Nothing in them was ever reported written.
+/// creating the shard and writing [`META_FILE`] leaves them (and [`CREATING_FILE`]), and the
+/// engine refuses to create a shard over them. Nothing in them was ever reported written.
+/// Without the marker nothing is touched: the files are someone else's, or an index whose meta
+/// file was lost, and creating an index there fails instead.
 fn remove_unfinished_shard(dir: &Path) -> Result<(), IndexError> {
-    if !dir.join(ENGINE_CONFIG_FILE).is_file() || dir.join(META_FILE).is_file() {
+    if !dir.join(CREATING_FILE).is_file() || dir.join(META_FILE).is_file() {
         return Ok(());
     }
     for entry in [ENGINE_CONFIG_FILE, "wal", "segments", "temp_segments"] {
@@ -257,20 +355,29 @@ fn holder_note(holder: Option<u32>) -> String {
     holder.map_or_else(String::new, |pid| format!(" (process {pid})"))
 }
 
-/// The file in an index directory whose lock says a process has the index open, and which.
-const LOCK_FILE: &str = "ferret.lock";
-
-/// An exclusive lock on an index directory, held for as long as the index is open. It is an
-/// advisory `flock`, so it goes with the process however that ends, `SIGKILL` included.
+/// An exclusive lock on an index directory, held for as long as the index is open: an
+/// advisory `flock` on `<name>.lock` beside the directory (not in it, so a compaction swapping
+/// the directory keeps holding it), which goes with the process however that ends, `SIGKILL`
+/// included. The file says which process holds it.
 #[derive(Debug)]
 struct DirectoryLock {
     _file: std::fs::File,
+    /// The directory's real path, links resolved.
+    real: PathBuf,
 }
 
 impl DirectoryLock {
+    /// Lock `dir`, which must exist.
     fn take(dir: &Path) -> Result<Self, IndexError> {
         use std::io::Write as _;
-        let path = dir.join(LOCK_FILE);
+        let real = std::fs::canonicalize(dir).map_err(|e| IndexError::unreadable(dir, e))?;
+        if real.parent().is_none() {
+            return Err(IndexError::unreadable(
+                dir,
+                "an index cannot be the root folder",
+            ));
+        }
+        let path = sibling(&real, "lock");
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -284,7 +391,7 @@ impl DirectoryLock {
                 file.set_len(0)
                     .and_then(|()| write!(file, "{}", std::process::id()))
                     .map_err(|e| IndexError::unreadable(dir, e))?;
-                Ok(Self { _file: file })
+                Ok(Self { _file: file, real })
             }
             Err(fs4::TryLockError::WouldBlock) => Err(IndexError::Locked {
                 path: dir.to_owned(),
@@ -345,19 +452,20 @@ impl LocalIndex {
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self, IndexError> {
         let dir = dir.as_ref();
-        recover_compaction(dir)?;
+        if !dir.is_dir() {
+            if sibling_of_replaced(dir) {
+                // A compaction died between its renames: the folder comes back below.
+                std::fs::create_dir_all(dir).map_err(|e| IndexError::unreadable(dir, e))?;
+            } else {
+                // Missing, or a file: said as reading the meta file says it.
+                read_meta(dir)?;
+            }
+        }
+        let lock = DirectoryLock::take(dir)?;
+        recover_compaction(&lock.real)?;
         let meta = read_meta(dir)?;
         // Checked before the shard is loaded: a mismatched embedder must not touch the index.
         check_embedder(dir, meta.dense.as_ref(), embedder.as_deref())?;
-        let lock = DirectoryLock::take(dir)?;
-        // Holding the lock, no compaction of this index is running: what one left is not needed.
-        for leftover in <[PathBuf; 2]>::from(compaction_siblings(dir)) {
-            if let Err(error) = std::fs::remove_dir_all(&leftover) {
-                if error.kind() != std::io::ErrorKind::NotFound {
-                    tracing::warn!(path = %leftover.display(), %error, "cannot remove what a compaction left");
-                }
-            }
-        }
         let shard = EdgeShard::load(dir, None).map_err(|e| IndexError::unreadable(dir, e))?;
         // An index made before a field was filtered on gets its index now.
         ensure_payload_indexes(&shard)?;
@@ -376,13 +484,18 @@ impl LocalIndex {
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Self, IndexError> {
         let dir = dir.as_ref();
-        recover_compaction(dir)?;
-        if dir.join(META_FILE).is_file() {
+        if dir.join(META_FILE).is_file() || sibling_of_replaced(dir) {
             return Self::open_with(dir, embedder);
         }
         std::fs::create_dir_all(dir).map_err(|e| IndexError::unreadable(dir, e))?;
         let lock = DirectoryLock::take(dir)?;
+        recover_compaction(&lock.real)?;
+        if dir.join(META_FILE).is_file() {
+            drop(lock);
+            return Self::open_with(dir, embedder);
+        }
         remove_unfinished_shard(dir)?;
+        std::fs::write(dir.join(CREATING_FILE), "").map_err(|e| IndexError::unreadable(dir, e))?;
         let dense = embedder.as_deref().map(DenseMeta::of);
         let shard = new_shard(dir, dense.as_ref())?;
         let defaults = Bm25Params::default();
@@ -392,9 +505,12 @@ impl LocalIndex {
             k1: defaults.k1,
             b: defaults.b,
             dense,
+            compacted_log_bytes: None,
         };
         let index = Self::with_shard(dir, shard, meta, embedder, lock)?;
         index.save_meta()?;
+        std::fs::remove_file(dir.join(CREATING_FILE))
+            .map_err(|e| IndexError::unreadable(dir, e))?;
         Ok(index)
     }
 
@@ -431,15 +547,19 @@ impl LocalIndex {
     pub fn compact(dir: impl AsRef<Path>) -> Result<Compaction, IndexError> {
         let dir = dir.as_ref();
         let old = Self::open(dir)?;
-        let bytes_before = disk_bytes(dir);
-        let (compacting, replaced) = compaction_siblings(dir);
-        for leftover in [&compacting, &replaced] {
-            if leftover.exists() {
-                std::fs::remove_dir_all(leftover)
-                    .map_err(|e| IndexError::unreadable(leftover, e))?;
-            }
+        let real = old._lock.real.clone();
+        let bytes_before = disk_bytes(&real);
+        let (compacting, replaced) = compaction_siblings(&real);
+        remove_leftover(&compacting)?;
+        if compacting.exists() {
+            return Err(IndexError::unreadable(
+                dir,
+                format!("{} is in the way of the compaction", compacting.display()),
+            ));
         }
-        std::fs::create_dir_all(&compacting).map_err(|e| IndexError::unreadable(&compacting, e))?;
+        std::fs::create_dir_all(&compacting)
+            .and_then(|()| std::fs::write(compacting.join(COMPACTING_FILE), ""))
+            .map_err(|e| IndexError::unreadable(&compacting, e))?;
         let shard = new_shard(&compacting, old.meta.dense.as_ref())?;
         let mut points = 0;
         let mut offset = None;
@@ -483,9 +603,20 @@ impl LocalIndex {
         }
         shard.flush();
         drop(shard);
+        let expected = old.len();
+        if points != expected {
+            let _ = std::fs::remove_dir_all(&compacting);
+            return Err(IndexError::Engine(format!(
+                "the compaction read {points} of the index's {expected} documents; the index is left as it was"
+            )));
+        }
+        // Whatever else the directory holds (the knowledge registry) comes along, copied so
+        // the old directory keeps it until the swap.
+        copy_other_files(&real, &compacting)?;
         // The meta file, written last, marks the new index complete.
         let meta = IndexMeta {
             avg_doc_len: old.bm25().avg_doc_len,
+            compacted_log_bytes: Some(disk_bytes(&compacting.join("wal"))),
             ..old.meta.clone()
         };
         let json =
@@ -493,25 +624,38 @@ impl LocalIndex {
         let partial = compacting.join(format!("{META_FILE}.partial"));
         std::fs::write(&partial, json)
             .and_then(|()| std::fs::rename(&partial, compacting.join(META_FILE)))
+            .and_then(|()| std::fs::remove_file(compacting.join(COMPACTING_FILE)))
             .map_err(|e| IndexError::unreadable(&compacting, e))?;
         // The old shard is closed, its lock kept until the new index is in place.
         let Self { shard, _lock, .. } = old;
         drop(shard);
-        std::fs::rename(dir, &replaced).map_err(|e| IndexError::unreadable(dir, e))?;
-        std::fs::rename(&compacting, dir).map_err(|e| IndexError::unreadable(dir, e))?;
+        std::fs::rename(&real, &replaced).map_err(|e| IndexError::unreadable(dir, e))?;
+        std::fs::rename(&compacting, &real).map_err(|e| IndexError::unreadable(dir, e))?;
+        discard(&replaced)?;
         drop(_lock);
-        std::fs::remove_dir_all(&replaced).map_err(|e| IndexError::unreadable(&replaced, e))?;
         Ok(Compaction {
             points,
             bytes_before,
-            bytes_after: disk_bytes(dir),
+            bytes_after: disk_bytes(&real),
         })
     }
 
-    /// Bytes the engine's write-ahead log in `dir` holds on disk (0 when there is none): what
-    /// [`LocalIndex::compact`] gives back.
+    /// Bytes the engine's write-ahead log in `dir` holds on disk (0 when there is none).
     pub fn wal_bytes(dir: impl AsRef<Path>) -> u64 {
         disk_bytes(&dir.as_ref().join("wal"))
+    }
+
+    /// Bytes the write-ahead log in `dir` has grown since the last compaction (since the
+    /// index was made, if never): the history [`LocalIndex::compact`] gives back. The log a
+    /// compaction leaves holds one copy of the index, the baseline, so a threshold on this does
+    /// not fire again right after.
+    pub fn log_history_bytes(dir: impl AsRef<Path>) -> u64 {
+        let dir = dir.as_ref();
+        let baseline = read_meta(dir)
+            .ok()
+            .and_then(|meta| meta.compacted_log_bytes)
+            .unwrap_or(0);
+        Self::wal_bytes(dir).saturating_sub(baseline)
     }
 
     /// The embedder whose vectors the index in `dir` holds, if any, read without opening it.
@@ -571,6 +715,17 @@ impl LocalIndex {
     /// True when nothing has been ingested.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// A keyword search for `request` needs nothing read first: the document ids by point id
+    /// (a walk over every payload the first time) are read already, or not needed.
+    fn answers_at_once(&self, request: &SearchRequest) -> bool {
+        request.text_for.filter(|&n| n < request.limit).is_none()
+            || self
+                .doc_ids
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
     }
 
     /// A write (an ingest, a deletion) holds the shard now: a search would wait for it.
@@ -1249,7 +1404,8 @@ fn to_point(
     )
 }
 
-/// [`LocalIndex`] as a [`SearchBackend`]: searches run on the blocking thread pool.
+/// [`LocalIndex`] as a [`SearchBackend`]: keyword searches run on the calling task, dense and
+/// hybrid ones on the blocking thread pool.
 #[derive(Debug, Clone)]
 pub struct LocalBackend {
     name: String,
@@ -1333,9 +1489,13 @@ impl SearchBackend for LocalBackend {
         };
         // A keyword search is an inverted-index lookup, a fraction of a millisecond at the
         // sizes measured (`cargo xtask bench --bm25`), of which a hop to the blocking pool
-        // would be a quarter: it runs here, unless a write holds the index. A dense or hybrid
-        // search may scan every vector, so it leaves the async worker free.
-        if self.mode == RetrievalMode::Bm25 && !self.index.is_being_written() {
+        // would be a quarter: it runs here, unless a write holds the index or the ids must be
+        // read first. A dense or hybrid search may scan every vector, so it leaves the async
+        // worker free.
+        if self.mode == RetrievalMode::Bm25
+            && self.index.answers_at_once(request)
+            && !self.index.is_being_written()
+        {
             return self
                 .index
                 .search_blocking(request, self.mode, query_vector.as_deref(), &self.name)

@@ -322,18 +322,26 @@ fn compaction_gives_back_the_log_and_keeps_every_document_and_ranking() {
     drop(index);
     let path = dir.path().join("index");
     let wal_before = LocalIndex::wal_bytes(&path);
+    // What else the folder holds (a knowledge registry) is kept.
+    std::fs::write(path.join("knowledge_db.json"), "{\"kept\": true}").unwrap();
 
     let done = LocalIndex::compact(&path).expect("compacts");
     assert_eq!(done.points, 4);
     assert!(done.bytes_after < done.bytes_before, "{done:?}");
     assert!(LocalIndex::wal_bytes(&path) < wal_before);
+    assert_eq!(
+        std::fs::read_to_string(path.join("knowledge_db.json")).unwrap(),
+        "{\"kept\": true}"
+    );
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(
-        !names.iter().any(|n| n.starts_with("index.")),
-        "nothing left beside the index: {names:?}"
+        !names
+            .iter()
+            .any(|n| n.starts_with("index.") && n != "index.lock"),
+        "nothing left beside the index but its lock file: {names:?}"
     );
     let index = LocalIndex::open(&path).unwrap();
     assert_eq!(index.len(), 4);
@@ -374,6 +382,24 @@ fn a_compaction_killed_between_its_renames_is_finished_or_undone_by_the_next_ope
         assert!(!dir.path().join("index.replaced").exists());
         assert!(!dir.path().join("index.compacting").exists());
     }
+}
+
+#[test]
+fn a_creation_a_kill_interrupted_is_cleared_and_engine_files_without_its_mark_are_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    // A shard with no meta file: without the creation mark it is not ours to clear.
+    let shard = dir.path().join("shard");
+    let (source, index, _) = journal();
+    drop(index);
+    copy_dir(&source.path().join("index"), &shard);
+    std::fs::remove_file(shard.join("ferret-index.json")).unwrap();
+    assert!(LocalIndex::open_or_create(&shard).is_err());
+    assert!(shard.join("segments").is_dir(), "left alone");
+    // With the mark, it is a creation that never finished: cleared and made again.
+    std::fs::write(shard.join("ferret-creating"), "").unwrap();
+    let made = LocalIndex::open_or_create(&shard).expect("made again");
+    assert_eq!(made.len(), 0);
+    assert!(!shard.join("ferret-creating").exists());
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -1374,7 +1374,7 @@ fn a_compaction_killed_at_any_point_leaves_the_old_index_or_the_new() {
     const RUNS: u32 = 20;
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("index");
-    for version in ["", "v2", "v3"] {
+    for version in ["", "v2", "v3", "v4", "v5", "v6"] {
         let corpus = marker_corpus(dir.path(), DOCUMENTS, version);
         assert_success(
             &ferret(dir.path())
@@ -1392,6 +1392,30 @@ fn a_compaction_killed_at_any_point_leaves_the_old_index_or_the_new() {
         command.args(["index", "compact", "--index"]).arg(index);
         command
     };
+    // An ingest compacts by itself once the log's history passes its threshold, and not again
+    // right after: the compacted log holds one copy.
+    let auto = dir.path().join("auto");
+    copy_dir(&index, &auto);
+    let history = ferret::LocalIndex::log_history_bytes(&auto);
+    assert!(history > 1_048_576, "{history} bytes of history");
+    for (run, compacts) in [(0, true), (1, false)] {
+        let out = ferret(dir.path())
+            .arg("ingest")
+            .arg(dir.path().join("corpusv6.jsonl"))
+            .arg("--index")
+            .arg(&auto)
+            .args(["--embedder", "none", "--compact-wal-over", "1"])
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.contains("compacted the index"),
+            compacts,
+            "run {run}: {stderr}"
+        );
+    }
+    assert!(ferret::LocalIndex::log_history_bytes(&auto) < history);
     let copy = |run: u32| {
         let target = dir.path().join(format!("copy-{run}"));
         copy_dir(&index, &target);

@@ -46,9 +46,12 @@ thread_local! {
 
 /// Texts whose terms are kept on a thread, cleared past this many.
 const TERMS_MEMO_CAPACITY: usize = 1_024;
+/// Longest text, in bytes, whose terms are kept.
+const TERMS_MEMO_LONGEST: usize = 16 * 1024;
 
 thread_local! {
-    static TERMS: RefCell<FxHashMap<String, Vec<String>>> = RefCell::new(FxHashMap::default());
+    static TERMS: RefCell<FxHashMap<String, std::rc::Rc<[String]>>> =
+        RefCell::new(FxHashMap::default());
 }
 
 /// The English stem of `word` (lowercase).
@@ -91,8 +94,9 @@ pub fn content_terms(text: &str) -> Vec<String> {
 /// `read` given the [`content_terms`] of `text`, without copying them.
 pub fn with_content_terms<R>(text: &str, read: impl FnOnce(&[String]) -> R) -> R {
     TERMS.with(|memo| {
-        if let Some(terms) = memo.borrow().get(text) {
-            return read(terms);
+        let kept = memo.borrow().get(text).cloned();
+        if let Some(terms) = kept {
+            return read(&terms);
         }
         let terms: Vec<String> = text
             .split(|c: char| !c.is_alphanumeric())
@@ -110,13 +114,17 @@ pub fn with_content_terms<R>(text: &str, read: impl FnOnce(&[String]) -> R) -> R
                 (!is_stop_word(&lower)).then(|| stem(&lower))
             })
             .collect();
-        let read = read(&terms);
-        let mut memo = memo.borrow_mut();
-        if memo.len() >= TERMS_MEMO_CAPACITY {
-            memo.clear();
+        let terms: std::rc::Rc<[String]> = terms.into();
+        // Whole documents (a page being condensed) are read once: only hit-sized texts are kept,
+        // so the memo stays within about TERMS_MEMO_CAPACITY x 16 KB a thread.
+        if text.len() <= TERMS_MEMO_LONGEST {
+            let mut memo = memo.borrow_mut();
+            if memo.len() >= TERMS_MEMO_CAPACITY {
+                memo.clear();
+            }
+            memo.insert(text.to_owned(), std::rc::Rc::clone(&terms));
         }
-        memo.insert(text.to_owned(), terms);
-        read
+        read(&terms)
     })
 }
 

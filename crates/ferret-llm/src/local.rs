@@ -772,10 +772,19 @@ fn tokenizer_from_gguf(
         .map_err(|e| e.to_string())?;
     let spelling = match kind.as_str() {
         "gpt2" => Spelling::ByteLevel,
-        "llama" => Spelling::SentencePiece,
+        // Only SentencePiece vocabularies that add no space before the text (Gemma's): llama.cpp
+        // adds one for the others (Llama 2, Mistral), which this tokenizer does not.
+        "llama"
+            if metadata
+                .get("tokenizer.ggml.add_space_prefix")
+                .and_then(|v| v.to_bool().ok())
+                == Some(false) =>
+        {
+            Spelling::SentencePiece
+        }
         _ => {
             return Err(format!(
-            "only byte-level BPE (`gpt2`) and SentencePiece (`llama`) tokenizers are supported, this one is `{kind}`"
+            "only byte-level BPE (`gpt2`) and SentencePiece (`llama`) tokenizers without a space prefix (Gemma's) are supported, this one is `{kind}`"
         ))
         }
     };

@@ -156,5 +156,9 @@ pub fn open_default_index() -> Result<LocalIndex, FerretError> {
         // Another process finished first; its index is as good as ours.
         let _ = std::fs::remove_dir_all(&building);
     }
+    // The building folder's lock file lies beside it, where nothing will take it again.
+    let mut lock = building.into_os_string();
+    lock.push(".lock");
+    let _ = std::fs::remove_file(lock);
     LocalIndex::open(&dir).map_err(|e| index_error(&dir, e))
 }
