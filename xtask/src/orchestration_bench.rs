@@ -606,7 +606,10 @@ fn render(r: &Report) -> String {
          pass. Simple questions are the dataset's test claims; multi-hop ones, HotpotQA dev \
          questions. Stage columns: mean milliseconds per question inside each stage's tracing \
          span (a second pass, so the clock does not weigh on the first); `search` is the whole \
-         question, `exec` the backend calls with fusion. {}.\n\n",
+         question, `exec` the backend calls with fusion. Every question sees the same hits, so after \
+         the first the stages read their terms from the per-thread memo, as they do for hits a \
+         search meets again (the cold first reading of 20 abstracts costs several times more). \
+         {}.\n\n",
         r.command,
         r.dataset,
         MEASURE_FOR.as_secs(),
