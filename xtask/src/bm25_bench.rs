@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use ferret::{Filters, LocalBackend, RetrievalMode, SearchBackend, SearchRequest};
 use serde::{Deserialize, Serialize};
 
@@ -71,8 +71,7 @@ pub fn run(dataset: &Path, base: &Path, out: &Path) -> anyhow::Result<()> {
         .build()?;
     let backend = LocalBackend::new("local", Arc::clone(&index)).with_mode(RetrievalMode::Bm25)?;
 
-    let work = std::env::temp_dir().join(format!("ferret-bm25-{}", std::process::id()));
-    std::fs::create_dir_all(&work)?;
+    let work = crate::bench::work_dir("bm25")?;
     let peer = run_peer(dataset, &queries, &work)?;
     let bm25s_ranked: HashMap<String, Vec<String>> =
         serde_json::from_str(&std::fs::read_to_string(work.join("ranked.json"))?)?;
@@ -162,14 +161,7 @@ pub fn run(dataset: &Path, base: &Path, out: &Path) -> anyhow::Result<()> {
         rows,
         command: crate::eval::command_line(),
     };
-    std::fs::create_dir_all(out)?;
-    std::fs::write(
-        out.join("bm25.json"),
-        serde_json::to_string_pretty(&report)?,
-    )?;
-    std::fs::write(out.join("bm25.md"), render(&report))?;
-    println!("wrote {}", out.join("bm25.{json,md}").display());
-    Ok(())
+    crate::eval::write_report(&out.join("bm25"), &report, &render(&report))
 }
 
 /// Queries per second of `pass` (which runs `queries` queries), repeated for at least
@@ -191,23 +183,15 @@ fn run_peer(dataset: &Path, queries: &[(String, String)], work: &Path) -> anyhow
     std::fs::write(&script, PEER_SCRIPT)?;
     let queries_file = work.join("queries.json");
     std::fs::write(&queries_file, serde_json::to_string(queries)?)?;
-    let output = Command::new(&python)
-        .arg(&script)
-        .arg(dataset)
-        .arg(&queries_file)
-        .arg("100")
-        .arg(work.join("ranked.json"))
-        .output()
-        .context("running bm25s")?;
-    if !output.status.success() {
-        bail!("bm25s failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    let last = output
-        .stdout
-        .split(|&b| b == b'\n')
-        .rfind(|line| !line.is_empty())
-        .unwrap_or_default();
-    serde_json::from_slice(last).context("reading bm25s's figures")
+    crate::bench::peer_figures(
+        Command::new(&python)
+            .arg(&script)
+            .arg(dataset)
+            .arg(&queries_file)
+            .arg("100")
+            .arg(work.join("ranked.json")),
+        "bm25s",
+    )
 }
 
 fn render(r: &Report) -> String {

@@ -50,14 +50,7 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
         warm_seconds: warm,
         command: crate::eval::command_line(),
     };
-    std::fs::create_dir_all(out)?;
-    std::fs::write(
-        out.join("cold-start.json"),
-        serde_json::to_string_pretty(&report)?,
-    )?;
-    std::fs::write(out.join("cold-start.md"), render(&report))?;
-    println!("wrote {}", out.join("cold-start.{json,md}").display());
-    Ok(())
+    crate::eval::write_report(&out.join("cold-start"), &report, &render(&report))
 }
 
 /// Seconds one `ferret search` takes with `home` as its `FERRET_HOME`; an error if it fails or

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use serde::Deserialize;
 
 /// The comparison script, run with the venv's Python.
@@ -51,27 +51,15 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     let python = crate::bench::venv_with(venv, PACKAGES)?;
     let script = std::env::temp_dir().join(format!("ferret-constraints-{}.py", std::process::id()));
     std::fs::write(&script, SCRIPT)?;
-    let output = Command::new(&python)
-        .arg(&script)
-        .arg(&model)
-        .arg("fixtures/search")
-        .output()
-        .context("running the comparison")?;
+    let measured = crate::bench::peer_figures::<Measured>(
+        Command::new(&python)
+            .arg(&script)
+            .arg(&model)
+            .arg("fixtures/search"),
+        "the comparison",
+    );
     let _ = std::fs::remove_file(&script);
-    if !output.status.success() {
-        bail!(
-            "the comparison failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let measured: Measured = serde_json::from_slice(
-        output
-            .stdout
-            .split(|&b| b == b'\n')
-            .rfind(|line| !line.is_empty())
-            .unwrap_or_default(),
-    )
-    .context("reading the comparison's figures")?;
+    let measured = measured?;
     let report = render(&measured);
     std::fs::create_dir_all(out)?;
     let path = out.join("constraints.md");

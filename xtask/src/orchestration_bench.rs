@@ -545,31 +545,20 @@ async fn identical(
 
 fn run_peers(questions: &[String]) -> anyhow::Result<PeerFigures> {
     let python = crate::bench::venv_with(Path::new("target/orchestration-venv"), PEER_PACKAGES)?;
-    let work = std::env::temp_dir().join(format!("ferret-orchestration-{}", std::process::id()));
-    std::fs::create_dir_all(&work)?;
+    let work = crate::bench::work_dir("orchestration")?;
     let script = work.join("orchestration_peer.py");
     std::fs::write(&script, PEER_SCRIPT)?;
     let questions_file = work.join("questions.json");
     std::fs::write(&questions_file, serde_json::to_string(questions)?)?;
-    let output = Command::new(&python)
-        .arg(&script)
-        .arg(&questions_file)
-        .arg(MEASURE_FOR.as_secs().to_string())
-        .output()
-        .context("running the LangGraph and LlamaIndex pipelines")?;
+    let figures = crate::bench::peer_figures(
+        Command::new(&python)
+            .arg(&script)
+            .arg(&questions_file)
+            .arg(MEASURE_FOR.as_secs().to_string()),
+        "the LangGraph and LlamaIndex pipelines",
+    );
     let _ = std::fs::remove_dir_all(&work);
-    if !output.status.success() {
-        bail!(
-            "the peers' pipelines failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let last = output
-        .stdout
-        .split(|&b| b == b'\n')
-        .rfind(|line| !line.is_empty())
-        .unwrap_or_default();
-    serde_json::from_slice(last).context("reading the peers' figures")
+    figures
 }
 
 /// The first `n` documents of a BEIR corpus: (id, title, text).
