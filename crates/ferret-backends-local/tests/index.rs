@@ -8,6 +8,7 @@ use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBacken
 use ferret_core::{
     Access, DateRange, Filters, RetrievalMode, SearchBackend, SearchRequest, Unlisted,
 };
+use ferret_test_support::copy_dir;
 use futures::executor::block_on;
 
 fn ingest(index: &mut LocalIndex, path: &Path) -> IngestReport {
@@ -400,19 +401,6 @@ fn a_creation_a_kill_interrupted_is_cleared_and_engine_files_without_its_mark_ar
     let made = LocalIndex::open_or_create(&shard).expect("made again");
     assert_eq!(made.len(), 0);
     assert!(!shard.join("ferret-creating").exists());
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]

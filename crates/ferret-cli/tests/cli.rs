@@ -2,6 +2,8 @@
 
 use std::process::Command;
 
+use ferret_test_support::copy_dir;
+
 fn ferret(home: &std::path::Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferret"));
     cmd.env("FERRET_HOME", home).env_remove("RUST_LOG");
@@ -27,6 +29,22 @@ fn notes_in(dir: &std::path::Path) -> std::path::PathBuf {
     )
     .unwrap();
     notes
+}
+
+/// The notes of [`notes_in`] ingested into `dir/index`: (the notes folder, the index).
+fn notes_index_in(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let notes = notes_in(dir);
+    let index = dir.join("index");
+    assert_success(
+        &ferret(dir)
+            .arg("ingest")
+            .arg(&notes)
+            .arg("--index")
+            .arg(&index)
+            .output()
+            .unwrap(),
+    );
+    (notes, index)
 }
 
 #[test]
@@ -455,16 +473,7 @@ fn serve_answers_over_http_takes_documents_and_stops_on_sigterm_after_the_reques
     use std::io::Read;
 
     let dir = tempfile::tempdir().unwrap();
-    let notes = notes_in(dir.path());
-    let index = dir.path().join("index");
-    let out = ferret(dir.path())
-        .arg("ingest")
-        .arg(&notes)
-        .arg("--index")
-        .arg(&index)
-        .output()
-        .unwrap();
-    assert_success(&out);
+    let (_, index) = notes_index_in(dir.path());
 
     let (mut server, addr, mut stderr) = serve_on_any_port(dir.path(), &index, None);
 
@@ -542,17 +551,7 @@ fn mcp_tools_answer_the_official_client_over_stdio_and_http() {
     };
     let client = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
     let dir = tempfile::tempdir().unwrap();
-    let notes = notes_in(dir.path());
-    let index = dir.path().join("index");
-    assert_success(
-        &ferret(dir.path())
-            .arg("ingest")
-            .arg(&notes)
-            .arg("--index")
-            .arg(&index)
-            .output()
-            .unwrap(),
-    );
+    let (_, index) = notes_index_in(dir.path());
     // Over stdio the searcher also has a Civitai (a mock answering with the recorded LoRA), so
     // the client finds a model file too.
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -1186,17 +1185,7 @@ fn a_search_through_a_live_openai_compatible_server_gets_its_stage_calls_answere
 #[test]
 fn a_second_process_is_refused_an_index_another_holds() {
     let dir = tempfile::tempdir().unwrap();
-    let notes = notes_in(dir.path());
-    let index = dir.path().join("index");
-    assert_success(
-        &ferret(dir.path())
-            .arg("ingest")
-            .arg(&notes)
-            .arg("--index")
-            .arg(&index)
-            .output()
-            .unwrap(),
-    );
+    let (notes, index) = notes_index_in(dir.path());
     let (mut server, _addr, _stderr) = serve_on_any_port(dir.path(), &index, None);
     let out = ferret(dir.path())
         .arg("ingest")
@@ -1301,19 +1290,9 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
         // Reported documents are there and searchable (the last reported one by its marker).
         if reported > 0 {
             let last = reported - 1;
-            let request = ferret::SearchRequest {
-                query: format!("m{last}x"),
-                limit: 3,
-                filters: ferret::Filters::default(),
-                options: Default::default(),
-                text_for: None,
-            };
-            let hits = opened
-                .search_blocking(&request, ferret::RetrievalMode::Bm25, None, "local")
-                .unwrap();
             assert_eq!(
-                hits.first().map(|h| h.id.0.as_str()),
-                Some(format!("d{last}").as_str()),
+                found_by_marker(&opened, last),
+                Some(format!("d{last}")),
                 "run {run}"
             );
             for id in [0, last / 2, last] {
@@ -1349,6 +1328,23 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
             >= RUNS as usize / 2,
         "most kills land after a commit: {outcomes:?}"
     );
+}
+
+/// The id of the first hit a BM25 search of `index` for record `i`'s marker finds.
+fn found_by_marker(index: &ferret::LocalIndex, i: usize) -> Option<String> {
+    let request = ferret::SearchRequest {
+        query: format!("m{i}x"),
+        limit: 3,
+        filters: ferret::Filters::default(),
+        options: Default::default(),
+        text_for: None,
+    };
+    index
+        .search_blocking(&request, ferret::RetrievalMode::Bm25, None, "local")
+        .unwrap()
+        .into_iter()
+        .next()
+        .map(|hit| hit.id.0)
 }
 
 /// `corpus.jsonl` under `dir`: `documents` records, record `i` findable by its marker `m{i}x`;
@@ -1439,35 +1435,12 @@ fn a_compaction_killed_at_any_point_leaves_the_old_index_or_the_new() {
         let opened = ferret::LocalIndex::open(&target)
             .unwrap_or_else(|e| panic!("run {run}: the killed compaction left no index: {e}"));
         assert_eq!(opened.len(), DOCUMENTS, "run {run}");
-        let request = ferret::SearchRequest {
-            query: "m1234x".into(),
-            limit: 1,
-            filters: ferret::Filters::default(),
-            options: Default::default(),
-            text_for: None,
-        };
-        let hits = opened
-            .search_blocking(&request, ferret::RetrievalMode::Bm25, None, "local")
-            .unwrap();
         assert_eq!(
-            hits.first().map(|h| h.id.0.as_str()),
-            Some("d1234"),
+            found_by_marker(&opened, 1234),
+            Some("d1234".to_owned()),
             "run {run}"
         );
         drop(opened);
         assert_success(&compact(&target).output().unwrap());
-    }
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }

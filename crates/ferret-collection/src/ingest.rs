@@ -289,41 +289,30 @@ mod tests {
 
     #[tokio::test]
     async fn progress_counts_only_committed_documents() {
-        let documents = || vec![doc("a", "one"), doc("b", "two"), doc("c", "three")];
-        // Every batch committed: each is flushed, then reported.
-        let mut store = Memory::default();
-        let mut reports = Vec::new();
-        let options = IngestOptions {
-            batch_size: 1,
-            ..IngestOptions::default()
-        };
-        ingest_documents(
-            &mut store,
-            documents(),
-            options,
-            &mut IngestReport::default(),
-            &mut |done, _| reports.push(done),
-        )
-        .await
-        .unwrap();
-        assert_eq!((store.flushes, reports), (3, vec![1, 2, 3]));
-        // Committed rarely: nothing is reported before the one commit at the end.
-        let mut store = Memory::default();
-        let mut reports = Vec::new();
-        let options = IngestOptions {
-            commit_every: std::time::Duration::from_secs(3600),
-            ..options
-        };
-        ingest_documents(
-            &mut store,
-            documents(),
-            options,
-            &mut IngestReport::default(),
-            &mut |done, _| reports.push(done),
-        )
-        .await
-        .unwrap();
-        assert_eq!((store.flushes, reports), (1, vec![3]));
+        // Every batch committed: each is flushed, then reported. Committed rarely: nothing is
+        // reported before the one commit at the end.
+        for (commit_every, flushes, reported) in [
+            (std::time::Duration::ZERO, 3, vec![1, 2, 3]),
+            (std::time::Duration::from_secs(3600), 1, vec![3]),
+        ] {
+            let mut store = Memory::default();
+            let mut reports = Vec::new();
+            let options = IngestOptions {
+                batch_size: 1,
+                commit_every,
+                ..IngestOptions::default()
+            };
+            ingest_documents(
+                &mut store,
+                vec![doc("a", "one"), doc("b", "two"), doc("c", "three")],
+                options,
+                &mut IngestReport::default(),
+                &mut |done, _| reports.push(done),
+            )
+            .await
+            .unwrap();
+            assert_eq!((store.flushes, reports), (flushes, reported));
+        }
     }
 
     #[tokio::test]

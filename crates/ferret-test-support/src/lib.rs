@@ -1,6 +1,7 @@
 //! `ferret-test-support` holds the test doubles Ferret's tests share: [`ScriptedBackend`], a
 //! search backend whose documents, matching rule, failures and delay are set by the test (in
-//! Rust, or as JSON in a fixture case), and which records every request it gets.
+//! Rust, or as JSON in a fixture case), and which records every request it gets; and
+//! [`copy_dir`], for tests that need a second copy of an index to damage or compact.
 //!
 //! It is a dev-dependency only: no library crate may depend on it. It depends on nothing of
 //! Ferret but `ferret-core`.
@@ -16,6 +17,25 @@ use ferret_core::{
     SearchBackend, SearchRequest,
 };
 use serde::Deserialize;
+
+/// Copy the folder `from`, with everything under it, to `to`.
+///
+/// # Panics
+/// When a file cannot be read or written: a test's setup failed.
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("creating {}: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display()));
+    for entry in entries.map(Result::unwrap) {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .unwrap_or_else(|e| panic!("copying {}: {e}", entry.path().display()));
+        }
+    }
+}
 
 /// How a [`ScriptedBackend`] picks the documents that answer a query.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
