@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use async_trait::async_trait;
 use ferret_collection::{
     bm25_encoder, date_days, embedder_fit, payload, point_id, rank_hits, to_hit, Bm25Params,
-    DenseMeta, Document, EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint,
+    DenseMeta, Document, DocumentStream, EmbedderMisfit, IngestOptions, IngestReport, PendingPoint,
     PointStore, ACL_FIELD, DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD,
     SPARSE_VECTOR, TIE_MARGIN,
 };
@@ -818,11 +818,12 @@ impl LocalIndex {
         ferret_collection::ingest_path(&mut Writer(self), path, options, progress).await
     }
 
-    /// Ingest documents already read, from files or sent (see [`PathDocuments::add_upload`]);
-    /// the report carries what reading them found wrong. Waits for an ingest already running.
+    /// Ingest documents being read from files ([`ferret_collection::stream_path`]) or already
+    /// read (sent: see [`PathDocuments::add_upload`](ferret_collection::PathDocuments::add_upload)); the report carries what reading them
+    /// found wrong. Waits for an ingest already running.
     pub async fn ingest_read(
         &self,
-        found: PathDocuments,
+        found: impl Into<DocumentStream> + Send,
         options: IngestOptions,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, IndexError> {

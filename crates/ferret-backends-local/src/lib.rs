@@ -10,7 +10,7 @@
 mod index;
 
 pub use ferret_collection::{
-    checked_acl, chunk_text_file, parse_date, read_jsonl, read_path, Document, IngestIssue,
-    IngestOptions, IngestReport, PathDocuments,
+    checked_acl, chunk_text_file, parse_date, read_jsonl, read_path, stream_path, Document,
+    DocumentStream, IngestIssue, IngestOptions, IngestReport, PathDocuments,
 };
 pub use index::{Compaction, IndexError, LocalBackend, LocalIndex};

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ferret_collection::{
-    bm25_encoder, embedder_fit, Bm25Params, DenseMeta, Document, EmbedderMisfit, IngestOptions,
-    IngestReport, PathDocuments, PendingPoint, PointStore,
+    bm25_encoder, embedder_fit, Bm25Params, DenseMeta, Document, DocumentStream, EmbedderMisfit,
+    IngestOptions, IngestReport, PendingPoint, PointStore,
 };
 use ferret_core::{Access, Embedder, Hit, RetrievalMode, RetryClass, SearchRequest};
 use qdrant_client::qdrant::SparseVector;
@@ -241,11 +241,12 @@ impl QdrantIndex {
         ferret_collection::ingest_path(self, path, options, progress).await
     }
 
-    /// Ingest documents already read, from files or sent (see [`PathDocuments::add_upload`]);
-    /// the report carries what reading them found wrong.
+    /// Ingest documents being read from files ([`ferret_collection::stream_path`]) or already
+    /// read (sent: see [`PathDocuments::add_upload`](ferret_collection::PathDocuments::add_upload)); the report carries what reading them
+    /// found wrong.
     pub async fn ingest_read(
         &mut self,
-        found: PathDocuments,
+        found: impl Into<DocumentStream> + Send,
         options: IngestOptions,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, QdrantError> {

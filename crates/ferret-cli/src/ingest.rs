@@ -220,7 +220,7 @@ impl IngestArgs {
             }
         };
         let options = IngestOptions::default();
-        let mut found = ferret::read_path(&self.path, options.max_chunk_chars)
+        let mut found = ferret::stream_path(&self.path, options.max_chunk_chars)
             .with_context(|| format!("reading {}", self.path.display()))?;
         if let Some(acl) = self.checked_acl()? {
             found = found.with_default_acl(&acl);

@@ -143,42 +143,92 @@ pub fn read_jsonl_from(
     path: &Path,
     mut each: impl FnMut(Document),
 ) -> std::io::Result<Vec<IngestIssue>> {
-    let source = path.display().to_string();
     let mut issues = Vec::new();
-    for (n, line) in input.split(b'\n').enumerate() {
+    for line in JsonlRecords::new(input, path) {
+        match line? {
+            Line::Document(document) => each(document),
+            Line::Issue(issue) => issues.push(issue),
+        }
+    }
+    Ok(issues)
+}
+
+/// What one line of a JSONL input gave.
+#[derive(Debug)]
+pub(crate) enum Line {
+    Document(Document),
+    /// A line skipped, or a record kept with something dropped (its document comes next).
+    Issue(IngestIssue),
+}
+
+/// The records of a JSONL input, read one line at a time so that an input of any size is read
+/// in bounded memory. A read error ends the input.
+pub(crate) struct JsonlRecords<R> {
+    lines: std::io::Split<R>,
+    line: usize,
+    path: PathBuf,
+    source: String,
+    /// A record whose issue was given first.
+    held: Option<Document>,
+}
+
+impl<R: BufRead> JsonlRecords<R> {
+    pub(crate) fn new(input: R, path: &Path) -> Self {
+        Self {
+            lines: input.split(b'\n'),
+            line: 0,
+            path: path.to_owned(),
+            source: path.display().to_string(),
+            held: None,
+        }
+    }
+
+    /// Lines read so far.
+    pub(crate) fn lines_read(&self) -> usize {
+        self.line
+    }
+
+    /// The input's name.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the line just read gives; `None` for a blank line.
+    fn parse(&mut self, line: Vec<u8>) -> Option<Line> {
+        let n = self.line;
+        let path = &self.path;
         let issue = |message: String| IngestIssue {
             file: path.to_owned(),
-            line: Some(n + 1),
+            line: Some(n),
             message,
         };
-        let line = match String::from_utf8(line?) {
+        let mut kept_with_issue = None;
+        let line = match String::from_utf8(line) {
             Ok(line) => line,
             Err(_) => {
-                issues.push(issue("the line is not valid UTF-8".into()));
-                continue;
+                return Some(Line::Issue(issue("the line is not valid UTF-8".into())));
             }
         };
         if line.trim().is_empty() {
-            continue;
+            return None;
         }
         let record: Record = match serde_json::from_str(&line) {
             Ok(r) => r,
             Err(e) => {
-                issues.push(issue(format!("not a valid record: {e}")));
-                continue;
+                return Some(Line::Issue(issue(format!("not a valid record: {e}"))));
             }
         };
         if record.text.trim().is_empty()
             && record.title.as_deref().is_none_or(|t| t.trim().is_empty())
         {
-            issues.push(issue("the record has no text and no title".into()));
-            continue;
+            return Some(Line::Issue(issue(
+                "the record has no text and no title".into(),
+            )));
         }
         let date = match record.date.as_deref().map(parse_date).transpose() {
             Ok(d) => d,
             Err(e) => {
-                issues.push(issue(e));
-                continue;
+                return Some(Line::Issue(issue(e)));
             }
         };
         let id = match record.id {
@@ -190,7 +240,7 @@ pub fn read_jsonl_from(
             Some(serde_json::Value::Object(fields)) => fields,
             None | Some(serde_json::Value::Null) => serde_json::Map::new(),
             Some(_) => {
-                issues.push(issue(
+                kept_with_issue = Some(issue(
                     "`metadata` is not an object; the record is kept without it".into(),
                 ));
                 serde_json::Map::new()
@@ -200,8 +250,7 @@ pub fn read_jsonl_from(
             Ok(acl) => acl,
             Err(e) => {
                 // Kept out rather than kept readable by everyone.
-                issues.push(issue(e));
-                continue;
+                return Some(Line::Issue(issue(e)));
             }
         };
         // A title is a plain-text label; one scraped from a web page may still carry its HTML
@@ -211,18 +260,44 @@ pub fn read_jsonl_from(
             .filter(|t| !t.trim().is_empty())
             .map(|t| html_escape::decode_html_entities(&t).into_owned())
             .unwrap_or_else(|| first_words(&record.text, 8));
-        each(Document {
+        let document = Document {
             id,
             title,
             text: record.text,
             url: record.url,
-            source: source.clone(),
+            source: self.source.clone(),
             date,
             metadata,
             acl,
-        });
+        };
+        match kept_with_issue {
+            Some(issue) => {
+                self.held = Some(document);
+                Some(Line::Issue(issue))
+            }
+            None => Some(Line::Document(document)),
+        }
     }
-    Ok(issues)
+}
+
+impl<R: BufRead> Iterator for JsonlRecords<R> {
+    type Item = std::io::Result<Line>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(document) = self.held.take() {
+            return Some(Ok(Line::Document(document)));
+        }
+        loop {
+            let line = match self.lines.next()? {
+                Ok(line) => line,
+                Err(e) => return Some(Err(e)),
+            };
+            self.line += 1;
+            if let Some(parsed) = self.parse(line) {
+                return Some(Ok(parsed));
+            }
+        }
+    }
 }
 
 /// An access list as given: group names trimmed, none empty, at least one. An empty list would

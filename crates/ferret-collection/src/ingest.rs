@@ -10,8 +10,8 @@ use ferret_core::{EmbedError, Embedder};
 use qdrant_edge::bm25_embed::EdgeBm25;
 
 use crate::{
-    bm25_encoder, changed_points, mean_token_count, point_id, read_path, unique_by_id, Bm25Params,
-    Document, IngestOptions, IngestReport, PathDocuments, PendingPoint,
+    bm25_encoder, changed_points, mean_token_count, point_id, stream_path, unique_by_id,
+    Bm25Params, Document, DocumentStream, IngestOptions, IngestReport, PendingPoint,
 };
 
 /// What the ingest loop needs of a store: its settings, its stored hashes, its writes.
@@ -68,25 +68,24 @@ pub async fn ingest_path<S: PointStore>(
     options: IngestOptions,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<IngestReport, S::Error> {
-    let found = read_path(path, options.max_chunk_chars)
+    let found = stream_path(path, options.max_chunk_chars)
         .map_err(|source| store.input_error(path, source))?;
     ingest_read(store, found, options, progress).await
 }
 
-/// Ingest documents already read (from files on disk, or sent: see
-/// [`PathDocuments::add_upload`]); the report carries what reading them found wrong.
+/// Ingest documents being read ([`stream_path`]) or already read (sent: see
+/// [`PathDocuments::add_upload`](crate::PathDocuments::add_upload)); the report carries what reading them found wrong.
 pub async fn ingest_read<S: PointStore>(
     store: &mut S,
-    found: PathDocuments,
+    found: impl Into<DocumentStream>,
     options: IngestOptions,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<IngestReport, S::Error> {
-    let mut report = IngestReport {
-        files: found.files,
-        issues: found.issues,
-        ..Default::default()
-    };
-    ingest_documents(store, found.documents, options, &mut report, progress).await?;
+    let mut found = found.into();
+    let mut report = IngestReport::default();
+    ingest_documents(store, found.by_ref(), options, &mut report, progress).await?;
+    report.files = found.files;
+    report.issues = std::mem::take(&mut found.issues);
     for (source, kept) in found.text_sources {
         report.removed += store.remove_stale(&source, &kept).await?;
     }
@@ -166,8 +165,10 @@ pub async fn ingest_documents<S: PointStore>(
     if unflushed {
         store.flush().await?;
     }
-    if outcome.is_ok() && reported < done {
-        progress(done, total);
+    // The input's count was an upper bound (blank and skipped lines hold no document): at the
+    // end, what it held is known.
+    if outcome.is_ok() && (reported < done || total > done) {
+        progress(done, done);
     }
     outcome
 }

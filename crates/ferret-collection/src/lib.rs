@@ -1,5 +1,5 @@
 //! `ferret-collection` is what the embedded index and a Qdrant server store alike, so that one
-//! collection behaves the same in both: documents read from files ([`read_path`]: JSONL and BEIR
+//! collection behaves the same in both: documents read from files ([`stream_path`]: JSONL and BEIR
 //! corpora, Markdown and text chunked on headings), their point ids, the payload layout and its
 //! indexed fields, the vector names, the BM25 sparse encoding (Qdrant's own text pipeline, IDF
 //! applied by the engine) and the mapping from a stored payload back to a [`Hit`](ferret_core::Hit).
@@ -9,6 +9,7 @@
 mod documents;
 mod ingest;
 mod schema;
+mod stream;
 
 pub use documents::{
     checked_acl, chunk_text_file, parse_date, read_jsonl, read_jsonl_from, Document, IngestIssue,
@@ -21,3 +22,4 @@ pub use schema::{
     DATE_FIELD, DENSE_VECTOR, METADATA_FIELD, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR,
     TIE_MARGIN,
 };
+pub use stream::{stream_path, DocumentStream};

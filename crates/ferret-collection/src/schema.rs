@@ -1,5 +1,5 @@
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use chrono::NaiveDate;
 use ferret_core::{EmbedError, Embedder, Hit, RetryClass};
@@ -7,9 +7,9 @@ use qdrant_edge::bm25_embed::{EdgeBm25, EdgeBm25Config};
 use qdrant_edge::external::ordered_float::NotNan;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Read as _;
 
-use crate::documents::{chunk_text_file, read_jsonl_from, Document, IngestIssue};
+use crate::documents::{Document, IngestIssue};
+use crate::stream::{stream_path, DocumentStream};
 
 /// How files are turned into documents.
 #[derive(Debug, Clone, Copy)]
@@ -361,102 +361,23 @@ impl PathDocuments {
     /// is read, as for a file on disk, and `name` is the documents' source, so sending the same
     /// name again replaces what it yielded.
     pub fn add_upload(&mut self, name: &str, content: &[u8], max_chunk_chars: usize) {
-        self.add(Path::new(name), max_chunk_chars, || Ok(Box::new(content)));
-    }
-
-    /// Add the documents of `file`, whose content `open` gives: `.jsonl` as records, `.md` /
-    /// `.txt` as chunked text; anything else, or content that cannot be read, is an issue.
-    fn add<'a>(
-        &mut self,
-        file: &Path,
-        max_chunk_chars: usize,
-        open: impl FnOnce() -> std::io::Result<Box<dyn std::io::BufRead + 'a>>,
-    ) {
-        self.files += 1;
-        let unreadable = |e: std::io::Error| IngestIssue {
-            file: file.to_owned(),
-            line: None,
-            message: format!("cannot read: {e}"),
-        };
-        match extension(file).as_str() {
-            "jsonl" => {
-                let documents = &mut self.documents;
-                match open().and_then(|input| read_jsonl_from(input, file, |d| documents.push(d))) {
-                    Ok(issues) => self.issues.extend(issues),
-                    Err(e) => self.issues.push(unreadable(e)),
-                }
-            }
-            "md" | "markdown" | "txt" => {
-                let mut content = String::new();
-                match open().and_then(|mut input| input.read_to_string(&mut content)) {
-                    Ok(_) => {
-                        let source = file.display().to_string();
-                        let chunks = chunk_text_file(file, &source, &content, max_chunk_chars);
-                        self.text_sources
-                            .push((source, chunks.iter().map(|d| d.id.clone()).collect()));
-                        self.documents.extend(chunks);
-                    }
-                    Err(e) => self.issues.push(unreadable(e)),
-                }
-            }
-            other => self.issues.push(IngestIssue {
-                file: file.to_owned(),
-                line: None,
-                message: format!("unsupported file type `.{other}`: use .jsonl, .md or .txt"),
-            }),
-        }
+        let mut stream = DocumentStream::default();
+        stream.open(Path::new(name), max_chunk_chars, || Ok(content));
+        self.documents.extend(stream.by_ref());
+        self.files += stream.files;
+        self.issues.append(&mut stream.issues);
+        self.text_sources.append(&mut stream.text_sources);
     }
 }
 
-/// Read a file or a folder: `.jsonl` files as records, `.md` / `.txt` files as chunked text.
-/// Folders are walked recursively; other files in them are skipped. Unreadable files and bad
-/// lines become issues; only a path that does not exist is an error.
+/// Read a file or a folder whole: see [`stream_path`], which reads it as the ingest goes.
 pub fn read_path(path: &Path, max_chunk_chars: usize) -> std::io::Result<PathDocuments> {
-    let mut found = PathDocuments::default();
-    let files: Vec<PathBuf> = if path.is_dir() {
-        let mut files = Vec::new();
-        for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
-            match entry {
-                Ok(e) if e.file_type().is_file() && ingestible(e.path()) => {
-                    files.push(e.into_path())
-                }
-                Ok(_) => {}
-                Err(e) => found.issues.push(IngestIssue {
-                    file: e.path().unwrap_or(path).to_owned(),
-                    line: None,
-                    message: format!("cannot read: {e}"),
-                }),
-            }
-        }
-        files
-    } else if path.exists() {
-        vec![path.to_owned()]
-    } else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            "no such file or directory",
-        ));
-    };
-    for file in &files {
-        // Sources are absolute so the same file has the same ids however it was named.
-        let file = &file.canonicalize().unwrap_or_else(|_| file.clone());
-        found.add(file, max_chunk_chars, || {
-            let reader = std::fs::File::open(file)?;
-            Ok(Box::new(std::io::BufReader::new(reader)))
-        });
-    }
-    Ok(found)
-}
-
-fn ingestible(path: &Path) -> bool {
-    matches!(
-        extension(path).as_str(),
-        "jsonl" | "md" | "markdown" | "txt"
-    )
-}
-
-fn extension(path: &Path) -> String {
-    path.extension()
-        .map(|e| e.to_string_lossy().to_lowercase())
-        .unwrap_or_default()
+    let mut stream = stream_path(path, max_chunk_chars)?;
+    let documents = stream.by_ref().collect();
+    Ok(PathDocuments {
+        files: stream.files,
+        documents,
+        text_sources: stream.text_sources,
+        issues: stream.issues,
+    })
 }

@@ -44,8 +44,8 @@ pub use ferret_backends_hub::{
     HF_TOKEN_VARIABLE,
 };
 pub use ferret_backends_local::{
-    checked_acl, read_path, Compaction, IndexError, IngestIssue, IngestOptions, IngestReport,
-    LocalBackend, LocalIndex, PathDocuments,
+    checked_acl, read_path, stream_path, Compaction, DocumentStream, IndexError, IngestIssue,
+    IngestOptions, IngestReport, LocalBackend, LocalIndex, PathDocuments,
 };
 pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
 pub use ferret_backends_web::{
