@@ -79,6 +79,18 @@ pub struct BenchArgs {
     /// LlamaIndex, installed into `target/orchestration-venv`.
     #[arg(long)]
     orchestration: bool,
+    /// Measure the embedded index at growing corpus sizes instead (report in
+    /// `docs/bench/scale.md`): ingest rate, size on disk, memory, open time, query latency.
+    #[arg(long)]
+    scale: bool,
+    /// The corpus sizes of `--scale`, in documents; a size the free disk cannot hold is skipped.
+    #[arg(long, value_delimiter = ',', default_value = "5183,50000,500000")]
+    sizes: Vec<usize>,
+    /// One process of `--scale` (`ingest` or `search`), run by the bench itself.
+    #[arg(long, hide = true)]
+    scale_child: Option<String>,
+    #[arg(long, hide = true, default_value_t = 0)]
+    scale_size: usize,
 }
 
 #[derive(Serialize)]
@@ -148,6 +160,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     if args.bm25 {
         return crate::bm25_bench::run(&args.dataset, &args.index, &args.out);
+    }
+    if let Some(phase) = &args.scale_child {
+        let work = args.index.join("scale");
+        return crate::scale_bench::run_child(phase, &work, &args.dataset, args.scale_size);
+    }
+    if args.scale {
+        return crate::scale_bench::run(&args.dataset, &args.index, &args.sizes, &args.out);
     }
     if args.cold_start {
         return crate::cold_start_bench::run(&args.out);

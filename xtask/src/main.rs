@@ -15,6 +15,7 @@ mod generation_bench;
 mod models;
 mod multihop;
 mod orchestration_bench;
+mod scale_bench;
 mod server_bench;
 mod tidy;
 

@@ -298,7 +298,10 @@ mod tests {
     #[test]
     fn reading_whole_gives_what_streaming_gives() {
         let dir = folder(&[
-            ("a.jsonl", "{\"id\": \"1\", \"text\": \"one\"}\n{\"text\": \"\"}\n"),
+            (
+                "a.jsonl",
+                "{\"id\": \"1\", \"text\": \"one\"}\n{\"text\": \"\"}\n",
+            ),
             ("b.txt", "plain text"),
         ]);
         let whole = crate::read_path(dir.path(), 1000).unwrap();
@@ -322,7 +325,10 @@ mod tests {
         let acls: Vec<Option<Vec<String>>> = stream.map(|d| d.acl).collect();
         assert_eq!(
             acls,
-            [Some(vec!["team".to_owned()]), Some(vec!["staff".to_owned()])]
+            [
+                Some(vec!["team".to_owned()]),
+                Some(vec!["staff".to_owned()])
+            ]
         );
     }
 
