@@ -165,6 +165,7 @@ pub fn run(dataset: &Path, base: &Path, sizes: &[usize], out: &Path) -> anyhow::
         println!("{}", serde_json::to_string(&row)?);
         rows.push(row);
         let _ = std::fs::remove_dir_all(&index_dir);
+        let _ = std::fs::remove_file(index_dir.with_extension("lock"));
         let _ = std::fs::remove_file(&corpus_file);
     }
     let report = Report {

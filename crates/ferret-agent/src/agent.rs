@@ -359,7 +359,7 @@ impl Agent {
 /// The response to a question the guardrail does not search: its reply, and what the
 /// guardrail spent.
 fn guardrail_reply(message: String, rec: Recorder, started: Instant) -> Response {
-    rec.emit(Event::Message {
+    rec.emit(|| Event::Message {
         text: message.clone(),
     });
     let mut response = Response::message(message, StopReason::Guardrail, rec.trace.clone());
@@ -367,7 +367,7 @@ fn guardrail_reply(message: String, rec: Recorder, started: Instant) -> Response
         elapsed_ms: elapsed_ms(started),
         ..rec.llm.clone()
     };
-    rec.emit(Event::Done {
+    rec.emit(|| Event::Done {
         response: Box::new(response.clone()),
     });
     response

@@ -34,7 +34,7 @@ impl Gathered {
             rec.step(step);
         }
         for failure in outcome.failures {
-            rec.emit(Event::Failure {
+            rec.emit(|| Event::Failure {
                 failure: failure.clone(),
             });
             self.failures.push(failure);
@@ -44,7 +44,7 @@ impl Gathered {
         self.usage.coalesced += outcome.coalesced;
         self.usage.merge_paid(outcome.paid.paid);
         self.skipped.extend(outcome.skipped);
-        rec.emit(Event::Hits {
+        rec.emit(|| Event::Hits {
             attempt: round,
             hits: outcome.hits.clone(),
         });

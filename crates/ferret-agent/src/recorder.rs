@@ -21,14 +21,16 @@ impl Recorder {
 
     pub(crate) fn step(&mut self, step: TraceStep) {
         tracing::debug!(?step, "stage step");
-        self.emit(Event::Step { step: step.clone() });
+        self.emit(|| Event::Step { step: step.clone() });
         self.trace.push(step);
     }
 
-    pub(crate) fn emit(&self, event: Event) {
+    /// Send the event `event` builds, built only when someone listens: most searches have no
+    /// listener, and an event copies hits or the whole response.
+    pub(crate) fn emit(&self, event: impl FnOnce() -> Event) {
         if let Some(events) = &self.events {
             // A listener that went away does not stop the search.
-            let _ = events.send(event);
+            let _ = events.send(event());
         }
     }
 

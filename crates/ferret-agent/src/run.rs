@@ -304,13 +304,13 @@ impl<'a> SearchRun<'a> {
             ..rec.llm.clone()
         };
         if let Some(text) = &response.answer {
-            rec.emit(Event::Answer {
+            rec.emit(|| Event::Answer {
                 text: text.clone(),
                 short_answer: response.short_answer.clone(),
                 citations: response.citations.clone(),
             });
         }
-        rec.emit(Event::Done {
+        rec.emit(|| Event::Done {
             response: Box::new(response.clone()),
         });
         response
@@ -334,7 +334,7 @@ impl<'a> SearchRun<'a> {
             skipped,
             ..
         } = self.gathered;
-        let rec = self.rec;
+        let mut rec = self.rec;
         let mut response = match answer {
             None => {
                 let message = match (failures.first(), skipped.first()) {
@@ -349,24 +349,24 @@ impl<'a> SearchRun<'a> {
                     ),
                     (None, None) => NOTHING_FOUND.to_owned(),
                 };
-                rec.emit(Event::Message {
+                rec.emit(|| Event::Message {
                     text: message.clone(),
                 });
                 // What was found stays listed, though none of it answers.
                 Response {
                     hits,
                     model_file,
-                    ..Response::message(message, stop_reason, rec.trace.clone())
+                    ..Response::message(message, stop_reason, std::mem::take(&mut rec.trace))
                 }
             }
             Some(answer) => {
-                rec.emit(Event::Answer {
+                rec.emit(|| Event::Answer {
                     text: answer.text.clone(),
                     short_answer: answer.short.clone(),
                     citations: answer.citations.clone(),
                 });
                 if let Some(actions) = &self.actions {
-                    rec.emit(Event::Actions {
+                    rec.emit(|| Event::Actions {
                         actions: actions.clone(),
                     });
                 }
@@ -382,7 +382,7 @@ impl<'a> SearchRun<'a> {
                     repeat_of: None,
                     hits,
                     failures: Vec::new(),
-                    trace: rec.trace.clone(),
+                    trace: std::mem::take(&mut rec.trace),
                     usage: Usage::default(),
                     stop_reason,
                 }
@@ -395,7 +395,7 @@ impl<'a> SearchRun<'a> {
         usage.completion_tokens = rec.llm.completion_tokens;
         usage.cost_usd = rec.llm.cost_usd;
         response.usage = usage;
-        rec.emit(Event::Done {
+        rec.emit(|| Event::Done {
             response: Box::new(response.clone()),
         });
         response

@@ -13,7 +13,8 @@ use ferret_layers::{
 };
 use futures::future::join_all;
 
-use crate::{dedup_and_fuse, normalize_query, RRF_K};
+use crate::fusion::fuse;
+use crate::{normalize_query, RRF_K};
 
 /// Settings shared by every backend of an executor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,7 +240,8 @@ impl std::fmt::Debug for Executor {
 struct CallRecord {
     step: TraceStep,
     backend: String,
-    hits: Option<Vec<Hit>>,
+    /// What the call found, shared with the result cache.
+    hits: Option<Arc<Vec<Hit>>>,
     failure: Option<BackendFailure>,
     out_of_budget: bool,
     /// Why the call was not made, when it was skipped.
@@ -378,7 +380,7 @@ impl Executor {
             }
             lists.extend(record.hits);
         }
-        outcome.hits = dedup_and_fuse(&lists, RRF_K);
+        outcome.hits = fuse(lists.iter().map(|list| list.iter()), RRF_K);
         outcome
     }
 
@@ -469,7 +471,7 @@ impl Executor {
             Ok(hits) => CallRecord {
                 step: step(hits.len(), None, cache_hit, coalesced),
                 backend: name.clone(),
-                hits: Some(hits.as_ref().clone()),
+                hits: Some(hits),
                 failure: None,
                 out_of_budget: false,
                 skipped: None,

@@ -1,4 +1,4 @@
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use ferret_core::Hit;
 
@@ -14,28 +14,46 @@ pub const RRF_K: f32 = 60.0;
 /// score becomes the fused score. Ties are broken by first appearance, so the order is
 /// deterministic for the same input.
 pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
-    let mut slot_of_key: HashMap<String, usize> = HashMap::new();
-    let mut fused: Vec<(Hit, f32)> = Vec::new();
-    for list in lists {
-        // RRF counts each result once per list, at its best rank there.
-        let mut seen_in_list: HashSet<usize> = HashSet::new();
-        for (rank, hit) in list.iter().enumerate() {
-            // Ids are only unique within a backend; across backends, the same page is the same URL.
-            let id_key = format!("id:{}\u{0}{}", hit.backend, hit.id);
-            let url_key = hit
-                .url
-                .as_deref()
-                .map(|u| format!("url:{}", canonical_url(u)));
+    fuse(lists.iter().map(|list| list.iter()), k)
+}
+
+/// What identifies a hit when merging: ids are only unique within a backend; across backends,
+/// the same page is the same URL.
+#[derive(PartialEq, Eq, Hash)]
+enum Key<'a> {
+    Id(&'a str, &'a str),
+    Url(String),
+}
+
+/// [`dedup_and_fuse`] over lists of borrowed hits: a hit is copied once, when it first appears,
+/// so callers fuse what they hold (cached lists, hits in a new order) without copying it first.
+pub(crate) fn fuse<'a, L>(lists: impl IntoIterator<Item = L>, k: f32) -> Vec<Hit>
+where
+    L: IntoIterator<Item = &'a Hit>,
+{
+    let mut slot_of_key: HashMap<Key<'a>, usize> = HashMap::new();
+    let mut fused: Vec<Hit> = Vec::new();
+    let mut scores: Vec<f32> = Vec::new();
+    // For each slot, the last list (counted from 1) that scored it: RRF counts each result once
+    // per list, at its best rank there.
+    let mut scored_by: Vec<usize> = Vec::new();
+    for (list_number, list) in lists.into_iter().enumerate().map(|(n, l)| (n + 1, l)) {
+        for (rank, hit) in list.into_iter().enumerate() {
+            let id_key = Key::Id(&hit.backend, &hit.id.0);
+            let url_key = hit.url.as_deref().map(|u| Key::Url(canonical_url(u)));
             let existing = slot_of_key
                 .get(&id_key)
                 .or_else(|| url_key.as_ref().and_then(|u| slot_of_key.get(u)))
                 .copied();
             let slot = existing.unwrap_or_else(|| {
-                fused.push((hit.clone(), 0.0));
+                fused.push(hit.clone());
+                scores.push(0.0);
+                scored_by.push(0);
                 fused.len() - 1
             });
-            if seen_in_list.insert(slot) {
-                fused[slot].1 += 1.0 / (k + rank as f32 + 1.0);
+            if scored_by[slot] != list_number {
+                scored_by[slot] = list_number;
+                scores[slot] += 1.0 / (k + rank as f32 + 1.0);
             }
             slot_of_key.insert(id_key, slot);
             if let Some(u) = url_key {
@@ -44,12 +62,15 @@ pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
         }
     }
     // A stable sort keeps first appearance as the tie-break, so the order is deterministic.
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
-    fused
+    let mut order: Vec<usize> = (0..fused.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    let mut slots: Vec<Option<Hit>> = fused.into_iter().map(Some).collect();
+    order
         .into_iter()
-        .map(|(mut hit, score)| {
-            hit.score = score;
-            hit
+        .filter_map(|slot| {
+            let mut hit = slots[slot].take()?;
+            hit.score = scores[slot];
+            Some(hit)
         })
         .collect()
 }
@@ -65,15 +86,13 @@ pub fn dedup_heads_first(lists: &[Vec<Hit>], lead: usize) -> Vec<Hit> {
         return Vec::new();
     };
     let lead = lead.max(1).min(first.len());
-    let order: Vec<Hit> = first[..lead]
+    let order = first[..lead]
         .iter()
         .chain(later.iter().filter_map(|list| list.first()))
         .chain(&first[lead..])
-        .chain(later.iter().flat_map(|list| list.iter().skip(1)))
-        .cloned()
-        .collect();
+        .chain(later.iter().flat_map(|list| list.iter().skip(1)));
     // One list fused with itself keeps its order and merges its duplicates.
-    dedup_and_fuse(&[order], RRF_K)
+    fuse([order], RRF_K)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
-use ferret::{IngestOptions, PathDocuments};
+use ferret::{DocumentStream, IngestOptions, PathDocuments};
 use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -109,7 +109,7 @@ fn sse_event(event: &IngestEvent) -> SseEvent {
 /// Add `documents` to the served index and say what happened.
 async fn write(
     state: &AppState,
-    documents: PathDocuments,
+    documents: DocumentStream,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<IngestReply, ApiError> {
     let ferret = state.ferret();
@@ -122,8 +122,9 @@ async fn write(
     Ok(IngestReply { report, documents })
 }
 
-/// The documents the request sends or names, read by its content type.
-async fn read_documents(state: &AppState, request: Request) -> Result<PathDocuments, ApiError> {
+/// The documents the request sends, read by its content type, or the files it names, to be
+/// read as the ingest goes.
+async fn read_documents(state: &AppState, request: Request) -> Result<DocumentStream, ApiError> {
     if state.ferret().writable_index().is_none() {
         return Err(ApiError::Ingest(ferret::FerretError::NotWritable));
     }
@@ -187,13 +188,22 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
             let body = body_of(request, state).await?;
             let asked: IngestPathBody = parse(&body)?;
             let path = state.allowed_path(&asked.path)?;
-            found = tokio::task::spawn_blocking(move || ferret::read_path(&path, max_chunk_chars))
-                .await
-                .map_err(|e| ApiError::IngestStopped(e.to_string()))?
-                .map_err(|e| ApiError::PathNotFound {
-                    path: asked.path.clone(),
-                    reason: e.to_string(),
-                })?;
+            // Listing the files counts their lines: off the async threads.
+            let stream =
+                tokio::task::spawn_blocking(move || ferret::stream_path(&path, max_chunk_chars))
+                    .await
+                    .map_err(|e| ApiError::IngestStopped(e.to_string()))?
+                    .map_err(|e| ApiError::PathNotFound {
+                        path: asked.path.clone(),
+                        reason: e.to_string(),
+                    })?;
+            if stream.files == 0 && stream.issues.is_empty() {
+                return Err(no_documents());
+            }
+            return Ok(match acl {
+                Some(acl) => stream.with_default_acl(&acl),
+                None => stream,
+            });
         }
         _ => {
             return Err(ApiError::UnsupportedMediaType {
@@ -202,14 +212,19 @@ async fn read_documents(state: &AppState, request: Request) -> Result<PathDocume
         }
     }
     if found.documents.is_empty() && found.issues.is_empty() {
-        return Err(ApiError::InvalidIngest(
-            "the request holds no documents: send JSONL records, files, or a path".into(),
-        ));
+        return Err(no_documents());
     }
     Ok(match acl {
         Some(acl) => found.with_default_acl(&acl),
         None => found,
-    })
+    }
+    .into())
+}
+
+fn no_documents() -> ApiError {
+    ApiError::InvalidIngest(
+        "the request holds no documents: send JSONL records, files, or a path".into(),
+    )
 }
 
 /// `?acl=a,b`: the groups that may read what the request adds, when a document lists none.

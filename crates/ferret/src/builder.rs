@@ -5,7 +5,9 @@ use std::sync::Arc;
 use ferret_agent::{
     Agent, AgentConfig, SessionLimits, SessionStore, Sessions, StageConfig, Stages,
 };
-use ferret_backends_local::{IngestOptions, IngestReport, LocalBackend, LocalIndex, PathDocuments};
+use ferret_backends_local::{
+    DocumentStream, IngestOptions, IngestReport, LocalBackend, LocalIndex,
+};
 use ferret_backends_qdrant::{
     backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
 };
@@ -554,14 +556,14 @@ impl Ferret {
         self.writable.as_ref()
     }
 
-    /// Add documents already read (files from disk or sent, see [`PathDocuments`]) to the
-    /// embedded index while searches go on: they run between the ingest's batches, and the
+    /// Add documents being read from disk ([`stream_path`](crate::stream_path)) or already read
+    /// (sent, see [`PathDocuments`](crate::PathDocuments)) to the embedded index while searches go on: they run between the ingest's batches, and the
     /// cached results of earlier searches are dropped once it ends so that searches see the new
     /// documents. One ingest runs at a time; another waits. `progress(done, total)` is called
     /// after each batch.
     pub async fn ingest(
         &self,
-        documents: PathDocuments,
+        documents: impl Into<DocumentStream> + Send,
         options: IngestOptions,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<IngestReport, FerretError> {
