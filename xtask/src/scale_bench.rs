@@ -148,6 +148,7 @@ pub fn run(dataset: &Path, base: &Path, sizes: &[usize], out: &Path) -> anyhow::
         let read_whole: ReadRun = child(dataset, &work, "read-whole", size)?;
         println!("{size} documents: ingesting");
         let ingest: IngestRun = child(dataset, &work, "ingest", size)?;
+        println!("{}", serde_json::to_string(&ingest)?);
         let (index_mb, wal_mb, hnsw) = index_on_disk(&index_dir)?;
         println!("{size} documents: searching");
         let search: SearchRun = child(dataset, &work, "search", size)?;
@@ -270,8 +271,14 @@ fn child<T: serde::de::DeserializeOwned>(
     phase: &str,
     size: usize,
 ) -> anyhow::Result<T> {
+    // This very binary, even when a build has replaced the file since it started.
+    let binary = if cfg!(target_os = "linux") {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe()?
+    };
     crate::bench::peer_figures(
-        Command::new(std::env::current_exe()?)
+        Command::new(binary)
             .args(["bench", "--scale-child", phase, "--scale-size"])
             .arg(size.to_string())
             .arg("--dataset")

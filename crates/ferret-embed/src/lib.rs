@@ -22,7 +22,7 @@ pub use hub::HubSource;
 pub use local::{
     LocalEmbedder, LocalEmbedderConfig, LocalRuntime, MINILM_DIR, MINILM_HUB_ID, MODEL_FILES,
 };
-pub use onnx::{onnxruntime_library, ONNX_MODEL_FILE};
+pub use onnx::{onnxruntime_library, FUSED_ONNX_MODEL_FILE, ONNX_MODEL_FILE};
 pub use openai::OpenAiEmbedder;
 
 /// Why an embedder could not be set up.

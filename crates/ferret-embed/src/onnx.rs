@@ -15,6 +15,11 @@ use crate::EmbedderError;
 /// The int8 model file `cargo xtask models` puts beside the tokenizer.
 pub const ONNX_MODEL_FILE: &str = "model.int8.onnx";
 
+/// The int8 model with ONNX Runtime's fused transformer kernels (attention, layer norms, GELU)
+/// that `cargo xtask models --export` builds from the float weights; preferred to
+/// [`ONNX_MODEL_FILE`] when it is there, being faster.
+pub const FUSED_ONNX_MODEL_FILE: &str = "model.fused.int8.onnx";
+
 /// Where ONNX Runtime's shared library is looked for: `$ORT_DYLIB_PATH`, else
 /// `<models dir>/onnxruntime/libonnxruntime.so` (`.dylib`, `.dll`), where `cargo xtask models`
 /// puts it. `model_dir` is the model's own folder, one level below the models directory.

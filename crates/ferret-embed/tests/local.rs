@@ -100,8 +100,65 @@ fn the_runtimes_are_told_apart_by_name() {
     let names: Vec<&str> = engines.iter().map(|e| e.name()).collect();
     if engines.len() == 2 {
         // Vectors from different weights must not share an index or a cache entry.
-        assert_eq!(names, ["all-minilm-l6-v2@256", "all-minilm-l6-v2-int8@256"]);
+        let fused = models_dir()
+            .join(MINILM_DIR)
+            .join(ferret_embed::FUSED_ONNX_MODEL_FILE)
+            .is_file();
+        let int8 = if fused {
+            "all-minilm-l6-v2-fused-int8@256"
+        } else {
+            "all-minilm-l6-v2-int8@256"
+        };
+        assert_eq!(names, ["all-minilm-l6-v2@256", int8]);
     }
+}
+
+#[test]
+fn the_fused_graph_is_preferred_when_there_and_named_apart() {
+    let real = models_dir();
+    let Some(_) = on(LocalRuntime::Onnx) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join(MINILM_DIR);
+    std::fs::create_dir_all(&model).unwrap();
+    for file in [
+        "config.json",
+        "tokenizer.json",
+        ferret_embed::ONNX_MODEL_FILE,
+    ] {
+        std::fs::copy(real.join(MINILM_DIR).join(file), model.join(file)).unwrap();
+    }
+    std::os::unix::fs::symlink(real.join("onnxruntime"), dir.path().join("onnxruntime")).unwrap();
+    let onnx = || {
+        LocalEmbedder::minilm(
+            dir.path(),
+            LocalEmbedderConfig {
+                runtime: LocalRuntime::Onnx,
+                ..Default::default()
+            },
+        )
+    };
+    assert_eq!(onnx().unwrap().name(), "all-minilm-l6-v2-int8@256");
+    // A fused graph beside the packaged one is the one loaded: a broken one is named.
+    let fused = model.join(ferret_embed::FUSED_ONNX_MODEL_FILE);
+    std::fs::write(&fused, "not a model").unwrap();
+    let err = onnx().unwrap_err();
+    assert!(
+        matches!(&err, EmbedderError::Invalid { file, .. } if file == &fused),
+        "{err}"
+    );
+    let built = real
+        .join(MINILM_DIR)
+        .join(ferret_embed::FUSED_ONNX_MODEL_FILE);
+    if !built.is_file() {
+        eprintln!("skipped the fused graph's own run: `cargo xtask models --export` builds it");
+        return;
+    }
+    std::fs::copy(&built, &fused).unwrap();
+    let embedder = onnx().unwrap();
+    assert_eq!(embedder.name(), "all-minilm-l6-v2-fused-int8@256");
+    alone_and_batched_agree(&embedder);
 }
 
 #[test]
