@@ -672,6 +672,9 @@ fn free_bytes(dir: &Path) -> anyhow::Result<u64> {
         .context("reading df's answer")
 }
 
+/// A line of the curve: its label, colour and (documents, milliseconds) points.
+type Series = (String, plotters::style::RGBColor, Vec<(f64, f64)>);
+
 fn curve(path: &Path, rows: &[SizeRow]) -> anyhow::Result<()> {
     use plotters::prelude::*;
     let root = SVGBackend::new(path, (820, 420)).into_drawing_area();
@@ -680,7 +683,7 @@ fn curve(path: &Path, rows: &[SizeRow]) -> anyhow::Result<()> {
         rows[0].documents as f64,
         rows[rows.len() - 1].documents as f64,
     );
-    let series: Vec<(String, RGBColor, Vec<(f64, f64)>)> = ["bm25", "hybrid"]
+    let series: Vec<Series> = ["bm25", "hybrid"]
         .iter()
         .enumerate()
         .flat_map(|(m, mode)| {
