@@ -113,6 +113,24 @@ fn the_runtimes_are_told_apart_by_name() {
     }
 }
 
+/// MiniLM's folder under `models`, with the files ONNX Runtime reads, each made by `fill(name,
+/// path)`.
+fn onnx_model_folder(
+    models: &std::path::Path,
+    fill: impl Fn(&str, &std::path::Path) -> std::io::Result<()>,
+) -> PathBuf {
+    let model = models.join(MINILM_DIR);
+    std::fs::create_dir_all(&model).unwrap();
+    for file in [
+        "config.json",
+        "tokenizer.json",
+        ferret_embed::ONNX_MODEL_FILE,
+    ] {
+        fill(file, &model.join(file)).unwrap();
+    }
+    model
+}
+
 #[test]
 fn the_fused_graph_is_preferred_when_there_and_named_apart() {
     let real = models_dir();
@@ -120,15 +138,9 @@ fn the_fused_graph_is_preferred_when_there_and_named_apart() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let model = dir.path().join(MINILM_DIR);
-    std::fs::create_dir_all(&model).unwrap();
-    for file in [
-        "config.json",
-        "tokenizer.json",
-        ferret_embed::ONNX_MODEL_FILE,
-    ] {
-        std::fs::copy(real.join(MINILM_DIR).join(file), model.join(file)).unwrap();
-    }
+    let model = onnx_model_folder(dir.path(), |file, to| {
+        std::fs::copy(real.join(MINILM_DIR).join(file), to).map(|_| ())
+    });
     std::os::unix::fs::symlink(real.join("onnxruntime"), dir.path().join("onnxruntime")).unwrap();
     let onnx = || {
         LocalEmbedder::minilm(
@@ -164,15 +176,7 @@ fn the_fused_graph_is_preferred_when_there_and_named_apart() {
 #[test]
 fn onnx_without_its_library_names_the_path_and_the_command() {
     let dir = tempfile::tempdir().unwrap();
-    let model = dir.path().join(MINILM_DIR);
-    std::fs::create_dir_all(&model).unwrap();
-    for file in [
-        "config.json",
-        "tokenizer.json",
-        ferret_embed::ONNX_MODEL_FILE,
-    ] {
-        std::fs::write(model.join(file), "{}").unwrap();
-    }
+    onnx_model_folder(dir.path(), |_, to| std::fs::write(to, "{}"));
     if std::env::var_os("ORT_DYLIB_PATH").is_some() {
         eprintln!("skipped: ORT_DYLIB_PATH points elsewhere");
         return;
