@@ -375,6 +375,7 @@ fn export_fused(model_dir: &Path) -> anyhow::Result<()> {
         }
         let status = command.status().context("running export_minilm.py")?;
         if !status.success() {
+            let _ = std::fs::remove_dir_all(&work);
             bail!(
                 "export_minilm.py {}failed ({status})",
                 if check { "--check " } else { "" }
@@ -382,8 +383,14 @@ fn export_fused(model_dir: &Path) -> anyhow::Result<()> {
         }
     }
     let fused = ferret_embed::FUSED_ONNX_MODEL_FILE;
-    std::fs::copy(work.join(fused), model_dir.join(fused))?;
+    // Copied beside its final name and renamed: a copy cut short is never taken for the graph.
+    let partial = model_dir.join(format!("{fused}.partial"));
+    std::fs::copy(work.join(fused), &partial)?;
+    std::fs::rename(&partial, model_dir.join(fused))?;
     let _ = std::fs::remove_dir_all(&work);
-    println!("{fused}: built and checked in {}", model_dir.display());
+    println!(
+        "{fused}: built and checked in {}; new indexes use it, existing ones keep the graph they were made with",
+        model_dir.display()
+    );
     Ok(())
 }

@@ -122,10 +122,12 @@ pub fn run(dataset: &Path, base: &Path, sizes: &[usize], out: &Path) -> anyhow::
     let mut skipped = Vec::new();
     let mut sizes = sizes.to_vec();
     sizes.sort_unstable();
+    sizes.dedup();
     for &size in &sizes {
         let corpus_file = work.join(format!("corpus-{size}.jsonl"));
         let index_dir = work.join(format!("index-{size}"));
         let _ = std::fs::remove_dir_all(&index_dir);
+        let _ = std::fs::remove_file(index_dir.with_extension("lock"));
         let _ = std::fs::remove_file(&corpus_file);
         // What the largest size run so far took per document, with room to spare; a first
         // size is assumed to take 20 kB a document.
@@ -188,7 +190,6 @@ pub fn run(dataset: &Path, base: &Path, sizes: &[usize], out: &Path) -> anyhow::
 /// The children: `phase` is `ingest` or `search`, over the corpus of `size` in `work`; prints
 /// its figures as one JSON line.
 pub fn run_child(phase: &str, work: &Path, dataset: &Path, size: usize) -> anyhow::Result<()> {
-    let table = Arc::new(VectorTable::load(dataset, work)?);
     let index_dir = work.join(format!("index-{size}"));
     let corpus_file = work.join(format!("corpus-{size}.jsonl"));
     let figures = match phase {
@@ -213,6 +214,7 @@ pub fn run_child(phase: &str, work: &Path, dataset: &Path, size: usize) -> anyho
             })?
         }
         "ingest" => {
+            let table = Arc::new(VectorTable::load(dataset, work)?);
             let index =
                 LocalIndex::open_or_create_with(&index_dir, Some(table as Arc<dyn Embedder>))?;
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -244,6 +246,7 @@ pub fn run_child(phase: &str, work: &Path, dataset: &Path, size: usize) -> anyho
             })?
         }
         "search" => {
+            let table = Arc::new(VectorTable::load(dataset, work)?);
             let started = Instant::now();
             let embedder: Arc<dyn Embedder> = table.clone();
             let index = Arc::new(LocalIndex::open_with(&index_dir, Some(embedder))?);

@@ -48,13 +48,17 @@ pub fn ingest_embedder(
 ) -> anyhow::Result<Option<Arc<dyn Embedder>>> {
     match choice {
         EmbedderChoice::None => Ok(None),
-        EmbedderChoice::Local => Ok(Some(ferret::default_embedder()?)),
+        EmbedderChoice::Local => Ok(Some(match dir.filter(|d| d.exists()) {
+            // An index's vectors are added to as they were made.
+            Some(dir) => ferret::default_embedder_for(dir)?,
+            None => ferret::default_embedder()?,
+        })),
         EmbedderChoice::Auto => {
             if let Some(dir) = dir.filter(|d| d.exists()) {
                 if LocalIndex::dense_embedder_of(dir).ok().flatten().is_none() {
                     return Ok(None);
                 }
-                return Ok(Some(ferret::default_embedder()?));
+                return Ok(Some(ferret::default_embedder_for(dir)?));
             }
             match ferret::default_embedder() {
                 Ok(embedder) => Ok(Some(embedder)),

@@ -364,7 +364,7 @@ impl PathDocuments {
         let mut stream = DocumentStream::default();
         stream.open(Path::new(name), max_chunk_chars, || Ok(content));
         self.documents.extend(stream.by_ref());
-        self.files += stream.files;
+        self.files += 1;
         self.issues.append(&mut stream.issues);
         self.text_sources.append(&mut stream.text_sources);
     }

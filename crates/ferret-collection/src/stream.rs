@@ -29,6 +29,8 @@ pub struct DocumentStream {
     default_acl: Option<Vec<String>>,
     /// Lines in the JSONL files not yet read to their end, counted when the stream was opened.
     lines_ahead: usize,
+    /// Text files not yet read: how many chunks they hold is known once they are.
+    text_files_ahead: usize,
 }
 
 impl std::fmt::Debug for DocumentStream {
@@ -82,6 +84,8 @@ pub fn stream_path(path: &Path, max_chunk_chars: usize) -> std::io::Result<Docum
         if extension(file) == "jsonl" {
             // A file that cannot be counted is reported when it is read.
             stream.lines_ahead += count_lines(file).unwrap_or(0);
+        } else {
+            stream.text_files_ahead += 1;
         }
     }
     Ok(stream)
@@ -186,6 +190,7 @@ impl DocumentStream {
                     }),
                 }
             } else {
+                self.text_files_ahead -= 1;
                 let max_chunk_chars = self.max_chunk_chars;
                 self.open(&file, max_chunk_chars, || {
                     Ok(std::io::BufReader::new(std::fs::File::open(&file)?))
@@ -206,11 +211,13 @@ impl Iterator for DocumentStream {
         Some(document)
     }
 
-    /// At most one document per line still to read, plus what is read ahead.
+    /// At most one document per JSONL line still to read, plus what is read ahead; no bound
+    /// while a text file is still to be chunked.
     fn size_hint(&self) -> (usize, Option<usize>) {
+        let lines = (self.text_files_ahead == 0).then_some(self.lines_ahead);
         (
             self.queued.len(),
-            Some(self.queued.len() + self.lines_ahead),
+            lines.map(|lines| self.queued.len() + lines),
         )
     }
 }
@@ -279,11 +286,11 @@ mod tests {
         ]);
         let mut stream = stream_path(dir.path(), 1000).unwrap();
         assert_eq!(stream.files, 2);
-        // Four lines in the JSONL file, none read yet.
-        assert_eq!(stream.size_hint(), (0, Some(4)));
+        // The Markdown file's chunks are not counted until it is read.
+        assert_eq!(stream.size_hint(), (0, None));
         let first = stream.next().unwrap();
         assert_eq!(first.id, "1");
-        assert_eq!(stream.size_hint(), (0, Some(3)));
+        assert_eq!(stream.size_hint(), (0, None));
         let rest: Vec<Document> = stream.by_ref().collect();
         assert_eq!(rest[0].id, "2");
         assert!(rest[0].metadata.is_empty());
@@ -293,6 +300,22 @@ mod tests {
         assert_eq!(lines, [Some(3), Some(4)], "{:?}", stream.issues);
         assert_eq!(stream.text_sources.len(), 1);
         assert_eq!(stream.size_hint(), (0, Some(0)));
+    }
+
+    #[test]
+    fn a_jsonl_file_is_counted_before_it_is_read() {
+        let dir = folder(&[(
+            "a.jsonl",
+            "{\"id\": \"1\", \"text\": \"one\"}\n\n{\"id\": \"2\", \"text\": \"two\"}",
+        )]);
+        let mut stream = stream_path(dir.path(), 1000).unwrap();
+        // Three lines, the last without its newline; the blank one holds no document.
+        assert_eq!(stream.size_hint(), (0, Some(3)));
+        assert_eq!(stream.next().unwrap().id, "1");
+        assert_eq!(stream.size_hint(), (0, Some(2)));
+        assert_eq!(stream.next().unwrap().id, "2");
+        assert_eq!(stream.size_hint(), (0, Some(0)));
+        assert!(stream.next().is_none());
     }
 
     #[test]

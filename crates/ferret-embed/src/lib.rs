@@ -20,7 +20,8 @@ use std::path::PathBuf;
 pub use cache::CachedEmbedder;
 pub use hub::HubSource;
 pub use local::{
-    LocalEmbedder, LocalEmbedderConfig, LocalRuntime, MINILM_DIR, MINILM_HUB_ID, MODEL_FILES,
+    LocalEmbedder, LocalEmbedderConfig, LocalRuntime, OnnxGraph, MINILM_DIR, MINILM_HUB_ID,
+    MODEL_FILES,
 };
 pub use onnx::{onnxruntime_library, FUSED_ONNX_MODEL_FILE, ONNX_MODEL_FILE};
 pub use openai::OpenAiEmbedder;

@@ -31,6 +31,42 @@ pub struct LocalEmbedderConfig {
     pub threads: Option<usize>,
     /// Which engine runs the model.
     pub runtime: LocalRuntime,
+    /// Which int8 graph ONNX Runtime runs.
+    pub onnx_graph: OnnxGraph,
+}
+
+/// Which int8 graph ONNX Runtime runs. The two give slightly different vectors, so an index made
+/// with one is searched with the same one ([`LocalEmbedderConfig::reproducing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnnxGraph {
+    /// The fused graph ([`FUSED_ONNX_MODEL_FILE`]) when it was built, else the packaged one.
+    #[default]
+    Fastest,
+    /// The packaged graph ([`ONNX_MODEL_FILE`]).
+    Packaged,
+    /// The fused graph; its absence is an error.
+    Fused,
+}
+
+impl LocalEmbedderConfig {
+    /// The settings that give the vectors of the local embedder named `name` (as an index
+    /// records it: `all-minilm-l6-v2-fused-int8@256`, say), or `None` for another embedder.
+    pub fn reproducing(name: &str) -> Option<Self> {
+        let (model, max_tokens) = name.rsplit_once('@')?;
+        let max_tokens = max_tokens.parse().ok()?;
+        let (runtime, onnx_graph) = match model.strip_prefix(MINILM_DIR)? {
+            "" => (LocalRuntime::Candle, OnnxGraph::Fastest),
+            "-int8" => (LocalRuntime::Onnx, OnnxGraph::Packaged),
+            "-fused-int8" => (LocalRuntime::Onnx, OnnxGraph::Fused),
+            _ => return None,
+        };
+        Some(Self {
+            max_tokens,
+            runtime,
+            onnx_graph,
+            ..Self::default()
+        })
+    }
 }
 
 impl Default for LocalEmbedderConfig {
@@ -40,6 +76,7 @@ impl Default for LocalEmbedderConfig {
             batch_size: 16,
             threads: None,
             runtime: LocalRuntime::Auto,
+            onnx_graph: OnnxGraph::Fastest,
         }
     }
 }
@@ -112,10 +149,13 @@ impl LocalEmbedder {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "bert".into());
         let library = onnxruntime_library(dir);
-        let onnx_file = [FUSED_ONNX_MODEL_FILE, ONNX_MODEL_FILE]
-            .into_iter()
-            .find(|file| dir.join(file).is_file())
-            .unwrap_or(ONNX_MODEL_FILE);
+        let onnx_file = match config.onnx_graph {
+            OnnxGraph::Fastest if dir.join(FUSED_ONNX_MODEL_FILE).is_file() => {
+                FUSED_ONNX_MODEL_FILE
+            }
+            OnnxGraph::Fastest | OnnxGraph::Packaged => ONNX_MODEL_FILE,
+            OnnxGraph::Fused => FUSED_ONNX_MODEL_FILE,
+        };
         let onnx_ready = dir.join(onnx_file).is_file() && library.is_file();
         let runtime = match config.runtime {
             LocalRuntime::Auto if onnx_ready => LocalRuntime::Onnx,

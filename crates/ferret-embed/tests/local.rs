@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use ferret_core::Embedder;
-use ferret_embed::{EmbedderError, LocalEmbedder, LocalEmbedderConfig, LocalRuntime, MINILM_DIR};
+use ferret_embed::{
+    EmbedderError, LocalEmbedder, LocalEmbedderConfig, LocalRuntime, OnnxGraph, MINILM_DIR,
+};
 
 fn models_dir() -> PathBuf {
     std::env::var_os("FERRET_MODELS")
@@ -131,6 +133,7 @@ fn onnx_model_folder(
     model
 }
 
+#[cfg(unix)]
 #[test]
 fn the_fused_graph_is_preferred_when_there_and_named_apart() {
     let real = models_dir();
@@ -293,4 +296,43 @@ fn settings_out_of_range_are_refused() {
     };
     let err = LocalEmbedder::minilm(&models_dir(), config).unwrap_err();
     assert!(matches!(err, EmbedderError::Config(_)), "{err}");
+}
+
+#[test]
+fn an_index_name_gives_back_the_settings_that_made_it() {
+    let cases = [
+        (
+            "all-minilm-l6-v2@256",
+            LocalRuntime::Candle,
+            OnnxGraph::Fastest,
+            256,
+        ),
+        (
+            "all-minilm-l6-v2-int8@256",
+            LocalRuntime::Onnx,
+            OnnxGraph::Packaged,
+            256,
+        ),
+        (
+            "all-minilm-l6-v2-fused-int8@128",
+            LocalRuntime::Onnx,
+            OnnxGraph::Fused,
+            128,
+        ),
+    ];
+    for (name, runtime, graph, max_tokens) in cases {
+        let config = LocalEmbedderConfig::reproducing(name).expect(name);
+        assert_eq!(
+            (config.runtime, config.onnx_graph, config.max_tokens),
+            (runtime, graph, max_tokens),
+            "{name}"
+        );
+    }
+    for other in [
+        "text-embedding-3-small",
+        "all-minilm-l6-v2-q4@256",
+        "all-minilm-l6-v2@x",
+    ] {
+        assert!(LocalEmbedderConfig::reproducing(other).is_none(), "{other}");
+    }
 }

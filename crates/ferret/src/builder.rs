@@ -25,7 +25,9 @@ use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use crate::default_corpus::{default_embedder, index_error, shared_default_index};
+use crate::default_corpus::{
+    default_embedder, default_embedder_for, index_error, shared_default_index,
+};
 use crate::knowledge::LocalKnowledgeIndex;
 use crate::lazy::LazyBackend;
 use crate::research::BackendResearchTools;
@@ -244,7 +246,7 @@ impl FerretBuilder {
                     let embedder = match (&self.embedder, has_dense && mode.needs_embeddings()) {
                         (_, false) => None,
                         (Some(embedder), true) => Some(embedder.clone()),
-                        (None, true) => Some(default_embedder()?),
+                        (None, true) => Some(default_embedder_for(&dir)?),
                     };
                     index_embedder = index_embedder.or_else(|| embedder.clone());
                     let index = Arc::new(

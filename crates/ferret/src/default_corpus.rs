@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalIndex};
@@ -50,7 +50,25 @@ pub fn default_research_dir() -> PathBuf {
 /// all-MiniLM-L6-v2 from [`default_models_dir`], its vectors cached under the Ferret home
 /// directory so a text is embedded once however often it is ingested.
 pub fn default_embedder() -> Result<Arc<dyn Embedder>, FerretError> {
-    let model = LocalEmbedder::minilm(&default_models_dir(), LocalEmbedderConfig::default())
+    local_embedder(LocalEmbedderConfig::default())
+}
+
+/// The embedder of the index at `dir`: all-MiniLM-L6-v2 run as the index's vectors were made
+/// (float, or one of its int8 graphs), so building a faster graph later does not leave the index
+/// unsearchable; [`default_embedder`] for an index made by another embedder, which the index
+/// then refuses by name.
+pub fn default_embedder_for(dir: &Path) -> Result<Arc<dyn Embedder>, FerretError> {
+    let recorded = LocalIndex::dense_embedder_of(dir).map_err(|e| index_error(dir, e))?;
+    local_embedder(
+        recorded
+            .as_deref()
+            .and_then(LocalEmbedderConfig::reproducing)
+            .unwrap_or_default(),
+    )
+}
+
+fn local_embedder(config: LocalEmbedderConfig) -> Result<Arc<dyn Embedder>, FerretError> {
+    let model = LocalEmbedder::minilm(&default_models_dir(), config)
         .map_err(|e| FerretError::Config(e.to_string()))?;
     let cache = ferret_home().join("cache").join("embeddings");
     let cached = CachedEmbedder::open(Arc::new(model), &cache)

@@ -31,8 +31,8 @@ pub use config_file::{
     WebProvider, WebSection, CONFIG_VARIABLE,
 };
 pub use default_corpus::{
-    default_embedder, default_fetched_dir, default_index_dir, default_models_dir,
-    default_research_dir, open_default_index, DEFAULT_CORPUS_JSONL,
+    default_embedder, default_embedder_for, default_fetched_dir, default_index_dir,
+    default_models_dir, default_research_dir, open_default_index, DEFAULT_CORPUS_JSONL,
 };
 pub use ferret_agent::{
     AgentConfig, InMemorySessions, PlanConfig, PlanRecord, RecordedStep, RecordedVerdict,
