@@ -1,6 +1,6 @@
 use std::collections::HashSet;
 
-use ferret_core::{BackendFailure, Event, Hit, HitId, TraceStep, Usage};
+use ferret_core::{BackendFailure, Event, Hit, TraceStep, Usage};
 use ferret_exec::ExecOutcome;
 
 use crate::recorder::Recorder;
@@ -16,8 +16,11 @@ pub(crate) struct Gathered {
     pub(crate) any_call_answered: bool,
     /// Calls not made, each with why (a filter a backend cannot honour, paid units spent).
     pub(crate) skipped: Vec<String>,
-    // Keyed like fusion: ids are only unique within a backend.
-    seen: HashSet<(String, HitId)>,
+    /// Keyed like fusion (ids are only unique within a backend), by a hash of backend and id
+    /// under this search's own random key: no strings copied per hit, and a collision (one in
+    /// 2^64, not one an input can aim at) would only count a new hit as seen.
+    seen: HashSet<u64>,
+    hasher: std::hash::RandomState,
 }
 
 impl Gathered {
@@ -51,7 +54,10 @@ impl Gathered {
         let new_hits = outcome
             .hits
             .iter()
-            .filter(|h| self.seen.insert((h.backend.clone(), h.id.clone())))
+            .filter(|h| {
+                let key = std::hash::BuildHasher::hash_one(&self.hasher, (&h.backend, &h.id));
+                self.seen.insert(key)
+            })
             .count();
         (outcome.hits, new_hits)
     }

@@ -357,12 +357,18 @@ impl Executor {
                 requests.push((slot, request));
             }
         }
-        let records = join_all(
-            requests
-                .into_iter()
-                .map(|(slot, request)| self.call(slot, request, budget, call_deadline)),
-        )
-        .await;
+        // One call is awaited as it is: joining it would only box it.
+        let records = match <[_; 1]>::try_from(requests) {
+            Ok([(slot, request)]) => vec![self.call(slot, request, budget, call_deadline).await],
+            Err(requests) => {
+                join_all(
+                    requests
+                        .into_iter()
+                        .map(|(slot, request)| self.call(slot, request, budget, call_deadline)),
+                )
+                .await
+            }
+        };
         let mut outcome = ExecOutcome::default();
         let mut lists = Vec::new();
         for record in records {
