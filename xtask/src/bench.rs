@@ -488,3 +488,15 @@ fn run_checked(command: &mut Command) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// This process's `field` of `/proc/self/status`, in MB.
+pub(crate) fn status_mb(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(&format!("{field}:")))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}

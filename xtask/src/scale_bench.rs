@@ -26,6 +26,7 @@ use ferret_core::{EmbedError, Embedder, RetryClass};
 use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig};
 use serde::{Deserialize, Serialize};
 
+use crate::bench::status_mb;
 use crate::eval::{ndcg_at, read_qrels, read_queries};
 
 /// Each latency measurement runs queries for at least this long...
@@ -614,27 +615,23 @@ fn with_peak_anonymous<T>(f: impl FnOnce() -> T) -> (T, f64) {
     })
 }
 
-/// This process's `field` of `/proc/self/status`, in MB.
-fn status_mb(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(&format!("{field}:")))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 /// The index's size on disk (blocks allocated), its write-ahead log's, and whether a segment
 /// holds an HNSW graph for the dense vectors.
 fn index_on_disk(dir: &Path) -> anyhow::Result<(f64, f64, bool)> {
     use std::os::unix::fs::MetadataExt as _;
     let (mut total, mut wal, mut hnsw) = (0u64, 0u64, false);
-    for entry in walkdir_files(dir)? {
-        let bytes = std::fs::metadata(&entry)?.blocks() * 512;
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let bytes = entry.metadata()?.blocks() * 512;
         total += bytes;
-        let relative = entry.strip_prefix(dir)?.to_string_lossy().into_owned();
+        let relative = entry
+            .path()
+            .strip_prefix(dir)?
+            .to_string_lossy()
+            .into_owned();
         if relative.starts_with("wal") {
             wal += bytes;
         }
@@ -643,22 +640,6 @@ fn index_on_disk(dir: &Path) -> anyhow::Result<(f64, f64, bool)> {
         }
     }
     Ok((total as f64 / 1e6, wal as f64 / 1e6, hnsw))
-}
-
-fn walkdir_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_owned()];
-    while let Some(folder) = pending.pop() {
-        for entry in std::fs::read_dir(&folder)? {
-            let entry = entry?;
-            if entry.file_type()?.is_dir() {
-                pending.push(entry.path());
-            } else {
-                files.push(entry.path());
-            }
-        }
-    }
-    Ok(files)
 }
 
 /// Bytes free on the file system holding `dir`.

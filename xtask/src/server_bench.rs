@@ -70,14 +70,7 @@ fn questions(dataset: &Path) -> anyhow::Result<Vec<String>> {
 
 /// This process's resident memory, in MB (Linux; 0 elsewhere).
 pub(crate) fn resident_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
+    crate::bench::status_mb("VmRSS")
 }
 
 pub fn run(dataset: &Path, plan: LoadPlan, out: &Path) -> anyhow::Result<()> {
