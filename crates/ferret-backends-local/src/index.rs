@@ -16,15 +16,18 @@ use ferret_core::{
 use qdrant_edge::bm25_embed::EdgeBm25;
 use qdrant_edge::external::ordered_float::OrderedFloat;
 use qdrant_edge::{
-    Condition, CreateIndex, Direction, Distance, EdgeConfigBuilder, EdgeShard,
-    EdgeSparseVectorParamsBuilder, EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations,
-    Filter, Fusion, JsonPath, Match, MatchValue, Modifier, NamedQuery, OrderBy, OrderByInterface,
-    PayloadFieldSchema, PayloadSchemaType, PayloadSelector, PayloadSelectorInclude, PointId,
-    PointInsertOperations, PointOperations, PointStruct, Prefetch, QueryEnum, QueryRequest, Range,
-    ScoringQuery, ScrollRequest, UpdateOperation, ValueVariants, VectorInternal, Vectors,
-    WithPayloadInterface, WithVector,
+    Condition, CreateIndex, Direction, Distance, EdgeConfigBuilder, EdgeOptimizersConfig,
+    EdgeShard, EdgeSparseVectorParamsBuilder, EdgeVectorParamsBuilder, FieldCondition,
+    FieldIndexOperations, Filter, Fusion, JsonPath, Match, MatchValue, Modifier, NamedQuery,
+    OrderBy, OrderByInterface, PayloadFieldSchema, PayloadSchemaType, PayloadSelector,
+    PayloadSelectorInclude, PointId, PointInsertOperations, PointOperations, PointStruct,
+    PointStructPersisted, Prefetch, QueryEnum, QueryRequest, Range, Record, ScoringQuery,
+    ScrollRequest, UpdateOperation, ValueVariants, VectorInternal, Vectors, WithPayloadInterface,
+    WithVector,
 };
 use serde::{Deserialize, Serialize};
+
+use crate::seal::{self, SegmentPolicy};
 
 const META_FILE: &str = "ferret-index.json";
 const FORMAT_VERSION: u32 = 1;
@@ -119,7 +122,7 @@ pub enum IndexError {
 }
 
 impl IndexError {
-    fn unreadable(path: &Path, reason: impl ToString) -> Self {
+    pub(crate) fn unreadable(path: &Path, reason: impl ToString) -> Self {
         Self::Unreadable {
             path: path.to_owned(),
             reason: reason.to_string(),
@@ -153,18 +156,25 @@ impl IndexMeta {
     }
 }
 
-/// An empty shard in `dir`: BM25 sparse vectors, and dense ones of `dense`'s dimension.
+/// An empty shard in `dir`: BM25 sparse vectors, and dense ones of `dense`'s dimension. Sealed
+/// segments keep both in files the engine maps, so the memory an index holds does not grow with
+/// it.
 fn new_shard(dir: &Path, dense: Option<&DenseMeta>) -> Result<EdgeShard, IndexError> {
-    let mut config = EdgeConfigBuilder::new().sparse_vector(
-        SPARSE_VECTOR,
-        EdgeSparseVectorParamsBuilder::new()
-            .modifier(Modifier::Idf)
-            .build(),
-    );
+    let mut config = EdgeConfigBuilder::new()
+        .sparse_vector(
+            SPARSE_VECTOR,
+            EdgeSparseVectorParamsBuilder::new()
+                .modifier(Modifier::Idf)
+                .on_disk(true)
+                .build(),
+        )
+        .optimizers(SegmentPolicy::default().engine_config());
     if let Some(dense) = dense {
         config = config.vector(
             DENSE_VECTOR,
-            EdgeVectorParamsBuilder::new(dense.dimension, Distance::Cosine).build(),
+            EdgeVectorParamsBuilder::new(dense.dimension, Distance::Cosine)
+                .on_disk(true)
+                .build(),
         );
     }
     let shard = EdgeShard::new(dir, config.build()).map_err(|e| IndexError::unreadable(dir, e))?;
@@ -467,6 +477,14 @@ impl LocalIndex {
         // Checked before the shard is loaded: a mismatched embedder must not touch the index.
         check_embedder(dir, meta.dense.as_ref(), embedder.as_deref())?;
         let shard = EdgeShard::load(dir, None).map_err(|e| IndexError::unreadable(dir, e))?;
+        seal::repair_interrupted_seal(&shard, dir)?;
+        // An index made before segments were sealed gets the policy, not the engine's defaults
+        // (two segments, merged again at every seal).
+        if shard.config().optimizers == EdgeOptimizersConfig::default() {
+            shard
+                .set_optimizers_config(SegmentPolicy::default().engine_config())
+                .map_err(|e| IndexError::unreadable(dir, e))?;
+        }
         // An index made before a field was filtered on gets its index now.
         ensure_payload_indexes(&shard)?;
         Self::with_shard(dir, shard, meta, embedder, lock)
@@ -575,19 +593,7 @@ impl LocalIndex {
                     order_by: None,
                 })
                 .map_err(|e| IndexError::Engine(e.to_string()))?;
-            let batch: Vec<_> = records
-                .into_iter()
-                .filter_map(|record| {
-                    Some(
-                        PointStruct::new(
-                            record.id,
-                            Vectors::from(record.vector?),
-                            serde_json::Value::Object(record.payload?.0),
-                        )
-                        .0,
-                    )
-                })
-                .collect();
+            let batch: Vec<_> = records.into_iter().filter_map(stored_point).collect();
             points += batch.len();
             if !batch.is_empty() {
                 shard
@@ -595,6 +601,7 @@ impl LocalIndex {
                         PointOperations::UpsertPoints(PointInsertOperations::PointsList(batch)),
                     ))
                     .map_err(|e| IndexError::Engine(e.to_string()))?;
+                seal::seal_if_full(&shard, &compacting)?;
             }
             match next {
                 Some(next) => offset = Some(next),
@@ -638,6 +645,14 @@ impl LocalIndex {
             bytes_before,
             bytes_after: disk_bytes(&real),
         })
+    }
+
+    /// When ingests into this index seal the growing segment and merge sealed ones; kept in
+    /// the index.
+    pub fn set_segment_policy(&self, policy: SegmentPolicy) -> Result<(), IndexError> {
+        self.shard()
+            .set_optimizers_config(policy.engine_config())
+            .map_err(|e| IndexError::unreadable(&self.dir, e))
     }
 
     /// Bytes the engine's write-ahead log in `dir` holds on disk (0 when there is none).
@@ -710,6 +725,11 @@ impl LocalIndex {
     /// Documents in the index.
     pub fn len(&self) -> usize {
         self.shard().info().points_count
+    }
+
+    /// Segments the engine holds: the sealed ones and the one growing (see [`SegmentPolicy`]).
+    pub fn segment_count(&self) -> usize {
+        self.shard().info().segments_count
     }
 
     /// True when nothing has been ingested.
@@ -1381,8 +1401,22 @@ impl PointStore for Writer<'_> {
 
     async fn flush(&mut self) -> Result<(), IndexError> {
         self.0.shard_mut().flush();
+        // Reads go on meanwhile: the engine swaps the sealed segment in atomically.
+        seal::seal_if_full(&self.0.shard(), &self.0.dir)?;
         Ok(())
     }
+}
+
+/// A point read back with its vectors and payload, as the engine takes it to write again.
+pub(crate) fn stored_point(record: Record) -> Option<PointStructPersisted> {
+    Some(
+        PointStruct::new(
+            record.id,
+            Vectors::from(record.vector?),
+            serde_json::Value::Object(record.payload?.0),
+        )
+        .0,
+    )
 }
 
 fn to_point(

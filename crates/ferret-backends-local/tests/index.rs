@@ -4,7 +4,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use chrono::NaiveDate;
-use ferret_backends_local::{IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex};
+use ferret_backends_local::{
+    IndexError, IngestOptions, IngestReport, LocalBackend, LocalIndex, SegmentPolicy,
+};
 use ferret_core::{
     Access, DateRange, Filters, RetrievalMode, SearchBackend, SearchRequest, Unlisted,
 };
@@ -715,4 +717,147 @@ fn dense_search_needs_dense_vectors_and_their_embedder() {
         err.to_string().contains("word-hash"),
         "names the embedder to use: {err}"
     );
+}
+
+/// `records` JSONL records under `dir`, with words drawn so that terms recur across documents
+/// in varied proportions, as real text does.
+fn varied_corpus(dir: &Path, records: usize) -> std::path::PathBuf {
+    const WORDS: [&str; 24] = [
+        "river", "bridge", "town", "harbour", "granite", "lantern", "orchard", "ferry", "mill",
+        "quarry", "meadow", "tower", "canal", "market", "chapel", "forge", "valley", "summit",
+        "glacier", "delta", "marsh", "cliff", "reef", "dune",
+    ];
+    let lines: Vec<String> = (0..records)
+        .map(|i| {
+            let text: Vec<&str> = (0..12)
+                .map(|k| WORDS[(i * 7 + k * k * 3 + i / (k + 1)) % WORDS.len()])
+                .collect();
+            format!(
+                r#"{{"id":"r{i}","title":"Record {i}","text":"{} marker m{i}x"}}"#,
+                text.join(" ")
+            )
+        })
+        .collect();
+    let path = dir.join(format!("varied-{records}.jsonl"));
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
+/// A small segment policy, so a few thousand documents fill several segments.
+fn small_segments() -> SegmentPolicy {
+    SegmentPolicy {
+        seal_at_kb: 48,
+        segments: 3,
+        max_segment_kb: 256,
+    }
+}
+
+fn ranked(index: &LocalIndex, query: &str) -> Vec<(String, f32)> {
+    index
+        .search_blocking(
+            &request(query, Filters::default()),
+            RetrievalMode::Bm25,
+            None,
+            "local",
+        )
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.id.0, h.score))
+        .collect()
+}
+
+#[test]
+fn an_ingest_seals_full_segments_and_finds_what_one_segment_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = varied_corpus(dir.path(), 3_000);
+    let mut whole = LocalIndex::open_or_create(dir.path().join("whole")).unwrap();
+    ingest(&mut whole, &corpus);
+    assert_eq!(
+        whole.segment_count(),
+        1,
+        "the default seals nothing this small"
+    );
+    let mut sealed = LocalIndex::open_or_create(dir.path().join("sealed")).unwrap();
+    sealed.set_segment_policy(small_segments()).unwrap();
+    ingest(&mut sealed, &corpus);
+    let segments = sealed.segment_count();
+    assert!(segments > 1, "{segments} segment(s)");
+    // Merged down to the policy's count, plus the growing one.
+    assert!(
+        segments <= small_segments().segments + 1,
+        "{segments} segments"
+    );
+    assert_eq!(sealed.len(), 3_000);
+    for query in [
+        "granite quarry",
+        "ferry across the canal",
+        "m2718x",
+        "glacier",
+    ] {
+        let expected = ranked(&whole, query);
+        let found = ranked(&sealed, query);
+        assert_eq!(
+            found.iter().map(|(id, _)| id).collect::<Vec<_>>(),
+            expected.iter().map(|(id, _)| id).collect::<Vec<_>>(),
+            "{query}"
+        );
+        for ((_, a), (_, b)) in found.iter().zip(&expected) {
+            assert!((a - b).abs() < 1e-4, "{query}: {a} against {b}");
+        }
+    }
+    // The policy and the segments stay with the index; re-ingesting writes nothing.
+    drop(sealed);
+    let mut sealed = LocalIndex::open(dir.path().join("sealed")).unwrap();
+    assert_eq!(sealed.segment_count(), segments);
+    let again = ingest(&mut sealed, &corpus);
+    assert_eq!((again.added, again.updated, again.unchanged), (0, 0, 3_000));
+    assert_eq!(ranked(&sealed, "m17x")[0].0, "r17");
+}
+
+#[test]
+fn documents_a_killed_seal_left_in_two_segments_are_kept_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = varied_corpus(dir.path(), 2_000);
+    let path = dir.path().join("index");
+    let mut index = LocalIndex::open_or_create(&path).unwrap();
+    index.set_segment_policy(small_segments()).unwrap();
+    ingest(&mut index, &corpus);
+    let before = ranked(&index, "orchard lantern");
+    let segments = index.segment_count();
+    drop(index);
+    // What a process killed between a seal's swap and its clean-up leaves: documents in the
+    // new segment and in the old, and the seal's mark. Here every segment is doubled.
+    let segments_dir = path.join("segments");
+    let originals: Vec<_> = std::fs::read_dir(&segments_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    for segment in &originals {
+        copy_dir(segment, &segments_dir.join(uuid_like(segment)));
+    }
+    std::fs::write(path.join("ferret-sealing"), "").unwrap();
+
+    let index = LocalIndex::open(&path).unwrap();
+    assert_eq!(index.len(), 2_000);
+    let after = ranked(&index, "orchard lantern");
+    let ids: std::collections::HashSet<_> = after.iter().map(|(id, _)| id).collect();
+    assert_eq!(ids.len(), after.len(), "no document twice: {after:?}");
+    // The copies deleted from sealed segments still count in their term statistics until the
+    // engine vacuums them, so scores move a little; the best matches stay.
+    for ((id, score), (was, score_before)) in after.iter().zip(&before).take(5) {
+        assert_eq!(id, was, "{after:?} against {before:?}");
+        assert!(
+            (score - score_before).abs() < 1e-2 * score_before,
+            "{id}: {score}"
+        );
+    }
+    assert!(!path.join("ferret-sealing").exists());
+    assert!(index.segment_count() >= segments);
+}
+
+/// A new segment directory name for a copy of `segment`.
+fn uuid_like(segment: &Path) -> String {
+    let name = segment.file_name().unwrap().to_string_lossy().into_owned();
+    let flipped = if name.starts_with('0') { '1' } else { '0' };
+    format!("{flipped}{}", &name[1..])
 }

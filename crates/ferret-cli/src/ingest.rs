@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use ferret::{
     Added, Change, Describer, Documentalist, ExtractiveDescriber, Given, IngestOptions,
     IngestReport, KnowledgeSource, LlmDescriber, LocalIndex, LocalKnowledgeIndex, QdrantIndex,
-    QdrantKnowledgeIndex, Stage, StageModel,
+    QdrantKnowledgeIndex, SegmentPolicy, Stage, StageModel,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -56,6 +56,12 @@ pub struct IngestArgs {
     /// index compact` does it by hand).
     #[arg(long, value_name = "MB", default_value_t = 256)]
     compact_wal_over: u64,
+    /// Seal the segment of the local index that takes new documents once its vectors pass
+    /// this many kilobytes, and keep that in the index (default when the index is made: 32000).
+    /// A smaller segment holds less memory while ingesting; a larger one makes fewer segments
+    /// for each search to visit.
+    #[arg(long, value_name = "KB")]
+    seal_segment_at: Option<usize>,
     #[command(flatten)]
     store: StoreArgs,
     /// The model that writes a new or changed document's summary and keywords (default: none,
@@ -65,6 +71,17 @@ pub struct IngestArgs {
 }
 
 impl IngestArgs {
+    /// The sealing size asked for, kept in the index.
+    fn apply_segment_policy(&self, index: &LocalIndex) -> anyhow::Result<()> {
+        if let Some(seal_at_kb) = self.seal_segment_at {
+            index.set_segment_policy(SegmentPolicy {
+                seal_at_kb,
+                ..SegmentPolicy::default()
+            })?;
+        }
+        Ok(())
+    }
+
     /// Ingest, print what changed, and exit 1 when something was skipped.
     pub fn run(self) -> anyhow::Result<ExitCode> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -156,6 +173,7 @@ impl IngestArgs {
             None => {
                 let index = LocalIndex::open_or_create_with(&self.index, embedder)
                     .with_context(|| format!("opening the index at {}", self.index.display()))?;
+                self.apply_segment_policy(&index)?;
                 let mut index = LocalKnowledgeIndex::new(Arc::new(index), options);
                 if let Some(acl) = acl {
                     index = index.with_default_acl(acl)?;
@@ -240,6 +258,7 @@ impl IngestArgs {
             None => {
                 let index = LocalIndex::open_or_create_with(&self.index, embedder)
                     .with_context(|| format!("opening the index at {}", self.index.display()))?;
+                self.apply_segment_policy(&index)?;
                 let report = runtime.block_on(index.ingest_read(found, options, &mut progress))?;
                 (report, index.len(), self.index.display().to_string())
             }

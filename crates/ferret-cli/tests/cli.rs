@@ -1218,7 +1218,7 @@ fn a_second_process_is_refused_an_index_another_holds() {
 
 /// An ingest killed with SIGKILL at any point keeps every document it had reported written: the
 /// index opens, holds them and finds them, and a re-run completes it with no duplicate. Twenty
-/// runs, killed at moments spread over the ingest.
+/// runs, killed at moments spread over an ingest that seals segments as it goes.
 #[test]
 fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it() {
     use std::io::BufRead;
@@ -1234,13 +1234,23 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
             .arg(&corpus)
             .arg("--index")
             .arg(index)
-            .args(["--embedder", "none"]);
+            .args(["--embedder", "none"])
+            // Small segments, so kills land in seals and merges too.
+            .args(["--seal-segment-at", "32"]);
         command
     };
-    // How long a whole ingest takes here, to spread the kills over it.
-    let started = std::time::Instant::now();
-    assert_success(&ingest(&dir.path().join("whole")).output().unwrap());
-    let whole = started.elapsed();
+    // How long a whole ingest takes here, to spread the kills over it: the second of two, as
+    // the first also warms the caches.
+    let mut whole = std::time::Duration::ZERO;
+    for name in ["warm", "whole"] {
+        let started = std::time::Instant::now();
+        assert_success(&ingest(&dir.path().join(name)).output().unwrap());
+        whole = started.elapsed();
+    }
+    let segments = ferret::LocalIndex::open(dir.path().join("whole"))
+        .unwrap()
+        .segment_count();
+    assert!(segments > 2, "the ingest sealed segments: {segments}");
 
     let mut outcomes = Vec::new();
     for run in 0..RUNS {
@@ -1270,6 +1280,8 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
         child.kill().unwrap();
         child.wait().unwrap();
         let reported = reader.join().unwrap();
+        // Killed during a seal: the next open repairs what it left.
+        let in_seal = index.join("ferret-sealing").exists();
 
         let opened = ferret::LocalIndex::open(&index);
         let Ok(opened) = opened else {
@@ -1278,7 +1290,7 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
                 reported == 0 && matches!(opened, Err(ferret::IndexError::Missing { .. })),
                 "run {run}: {opened:?}"
             );
-            outcomes.push((run, reported, 0));
+            outcomes.push((run, reported, 0, in_seal));
             assert_success(&ingest(&index).output().unwrap());
             continue;
         };
@@ -1317,13 +1329,13 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
             summary.contains(&format!("{kept} unchanged")),
             "run {run}: the re-run skips the {kept} kept: {summary}"
         );
-        outcomes.push((run, reported, kept));
+        outcomes.push((run, reported, kept, in_seal));
     }
-    eprintln!("ingest kill runs (run, reported written, kept): {outcomes:?}");
+    eprintln!("ingest kill runs (run, reported written, kept, killed in a seal): {outcomes:?}");
     assert!(
         outcomes
             .iter()
-            .filter(|(_, reported, _)| *reported > 0)
+            .filter(|(_, reported, _, _)| *reported > 0)
             .count()
             >= RUNS as usize / 2,
         "most kills land after a commit: {outcomes:?}"

@@ -45,7 +45,7 @@ pub use ferret_backends_hub::{
 };
 pub use ferret_backends_local::{
     checked_acl, read_path, stream_path, Compaction, DocumentStream, IndexError, IngestIssue,
-    IngestOptions, IngestReport, LocalBackend, LocalIndex, PathDocuments,
+    IngestOptions, IngestReport, LocalBackend, LocalIndex, PathDocuments, SegmentPolicy,
 };
 pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError, QdrantIndex};
 pub use ferret_backends_web::{
