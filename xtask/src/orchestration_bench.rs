@@ -180,7 +180,7 @@ impl AnswerSynthesizer for PassThrough {
             .map(|hit| Citation {
                 marker: 1,
                 hit_id: hit.id.clone(),
-                title: hit.title.clone(),
+                title: hit.title.to_string(),
                 url: None,
             })
             .into_iter()

@@ -156,7 +156,7 @@ fn date_range_and_most_recent_filters() {
         .unwrap();
     let j1 = hits.iter().find(|h| h.id.0 == "j1").unwrap();
     assert_eq!(j1.date, day("2024-03-02"));
-    assert_eq!(j1.title, "Garden");
+    assert_eq!(j1.title, "Garden".into());
 }
 
 const TEAMS: &str = r#"{"id":"pay","title":"Salaries","text":"The garden team's salaries for 2024.","acl":["finance"]}
@@ -449,7 +449,7 @@ fn a_folder_of_markdown_is_chunked_and_searchable() {
             "local",
         )
         .unwrap();
-    assert_eq!(hits[0].title, "Key rotation: Emergency");
+    assert_eq!(hits[0].title, "Key rotation: Emergency".into());
     assert!(
         hits[0].payload["source"]
             .as_str()

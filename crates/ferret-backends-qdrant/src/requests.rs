@@ -951,7 +951,7 @@ mod tests {
         );
         let a = &hits[1];
         assert_eq!(
-            (a.title.as_str(), a.text.as_str(), a.backend.as_str()),
+            (a.title.as_ref(), a.text.as_ref(), a.backend.as_str()),
             ("Title a", "Planted tomatoes in the garden.", "qdrant")
         );
         assert_eq!(a.url.as_deref(), Some("https://example.org/a"));

@@ -266,7 +266,7 @@ async fn a_journal_is_searched_by_keywords_meaning_and_both_with_filters() {
         .await
         .unwrap();
     let j1 = hits.iter().find(|h| h.id.0 == "j1").unwrap();
-    assert_eq!((j1.title.as_str(), j1.date), ("Garden", day("2024-03-02")));
+    assert_eq!((j1.title.as_ref(), j1.date), ("Garden", day("2024-03-02")));
 
     // Re-ingesting the same content writes and embeds nothing; a change updates in place.
     let mut index = QdrantIndex::connect(scratch.config(), Some(embedder.clone()))

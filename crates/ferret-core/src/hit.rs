@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
@@ -25,13 +27,14 @@ impl From<&str> for HitId {
 pub struct Hit {
     /// Stable identity (document id for indexes, canonical URL for the web).
     pub id: HitId,
-    /// Title, or the first words of the text when the source has none.
-    pub title: String,
+    /// Title, or the first words of the text when the source has none. Shared, like the
+    /// text: a hit is copied as it passes through caches, fusion and the response.
+    pub title: Arc<str>,
     /// Where the result lives, when it has an address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// The text retrieved: a passage, a chunk, or a snippet.
-    pub text: String,
+    pub text: Arc<str>,
     /// The backend's own score; higher is better, scales differ between backends.
     pub score: f32,
     /// Name of the backend that returned it.
@@ -48,8 +51,8 @@ impl Hit {
     /// A hit with the required fields and nothing else.
     pub fn new(
         id: impl Into<String>,
-        title: impl Into<String>,
-        text: impl Into<String>,
+        title: impl Into<Arc<str>>,
+        text: impl Into<Arc<str>>,
         score: f32,
         backend: impl Into<String>,
     ) -> Self {

@@ -201,8 +201,8 @@ impl PromptSource {
     pub fn from_hit(number: usize, hit: &Hit) -> Self {
         Self {
             number,
-            title: hit.title.clone(),
-            text: hit.text.clone(),
+            title: hit.title.to_string(),
+            text: hit.text.to_string(),
             url: hit.url.clone(),
         }
     }

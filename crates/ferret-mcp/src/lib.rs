@@ -314,9 +314,9 @@ impl FerretMcp {
         })?;
         Ok(Json(FetchedDocument {
             id: hit.id.0,
-            title: hit.title,
+            title: hit.title.to_string(),
             url: hit.url,
-            text: hit.text,
+            text: hit.text.to_string(),
         }))
     }
 }
@@ -399,7 +399,7 @@ fn result_of(response: Response) -> SearchResult {
 fn found(hit: &Hit) -> FoundHit {
     FoundHit {
         id: hit.id.0.clone(),
-        title: hit.title.clone(),
+        title: hit.title.to_string(),
         url: hit.url.clone(),
         snippet: cut(&hit.text, SNIPPET_CHARS, CutMark::Ellipsis),
         backend: hit.backend.clone(),

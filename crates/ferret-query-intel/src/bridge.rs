@@ -401,7 +401,7 @@ impl BridgeFinder {
             .filter(|(_, hit)| !any_anchor || anchored(hit))
         {
             let rank_weight = 1.0 / (rank as f32 + 1.0);
-            for text in [hit.title.as_str(), hit.text.as_str()] {
+            for text in [hit.title.as_ref(), hit.text.as_ref()] {
                 for mention in mentions(text, &asked) {
                     let terms = term_set(&mention.name);
                     // A name the question already has, or a hit's own subject, leads nowhere new.
@@ -619,7 +619,7 @@ fn is_about(hit: &Hit, name: &str) -> bool {
     let title = hit
         .title
         .split_once(" (")
-        .map_or(hit.title.as_str(), |(name, _)| name);
+        .map_or(hit.title.as_ref(), |(name, _)| name);
     let title = term_set(title);
     let name = term_set(name);
     let holds = |big: &HashSet<String>, small: &HashSet<String>| {

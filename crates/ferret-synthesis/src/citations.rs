@@ -57,7 +57,7 @@ pub fn check_citations(text: &str, hits: &[Hit]) -> Answer {
                     citations.push(Citation {
                         marker: citations.len() + 1,
                         hit_id: hit.id.clone(),
-                        title: hit.title.clone(),
+                        title: hit.title.to_string(),
                         url: hit.url.clone(),
                     });
                     citations.len()

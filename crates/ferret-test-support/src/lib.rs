@@ -363,7 +363,7 @@ impl ScriptedBackend {
                 .documents
                 .iter()
                 .map(|d| Hit {
-                    text: request.query.clone(),
+                    text: request.query.as_str().into(),
                     ..d.clone()
                 })
                 .collect(),
@@ -373,7 +373,7 @@ impl ScriptedBackend {
                 .map(|d| {
                     let mut hit = d.clone();
                     hit.id.0 = format!("{}-{call}", d.id.0);
-                    hit.title = format!("{} {call}", d.title);
+                    hit.title = format!("{} {call}", d.title).into();
                     vec![hit]
                 })
                 .unwrap_or_default(),

@@ -133,7 +133,7 @@ impl SearchStrategy for FindModel {
                 citations: vec![Citation {
                     marker: 1,
                     hit_id: cited.id.clone(),
-                    title: cited.title.clone(),
+                    title: cited.title.to_string(),
                     url: cited.url.clone(),
                 }],
                 short: None,

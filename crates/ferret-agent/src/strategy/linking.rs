@@ -52,9 +52,13 @@ pub(super) async fn grade_jointly(
     }
     let top = &hits[..JOINTLY_GRADED.min(hits.len())];
     let mut joint = top[0].clone();
-    joint.text = top.iter().skip(1).fold(top[0].text.clone(), |text, hit| {
-        format!("{text}\n{}\n{}", hit.title, hit.text)
-    });
+    joint.text = top
+        .iter()
+        .skip(1)
+        .fold(top[0].text.to_string(), |text, hit| {
+            format!("{text}\n{}\n{}", hit.title, hit.text)
+        })
+        .into();
     let graded = grader.grade(question, &[joint]).await;
     if graded.value.quality != Quality::Low {
         grades.quality = Quality::Medium;
