@@ -7,12 +7,14 @@
 //!
 //! It must not depend on any other backend crate, nor on the executor or any LLM crate.
 
+mod error;
 mod index;
 mod seal;
 
+pub use error::IndexError;
 pub use ferret_collection::{
     checked_acl, chunk_text_file, parse_date, read_jsonl, read_path, stream_path, Document,
     DocumentStream, IngestIssue, IngestOptions, IngestReport, PathDocuments,
 };
-pub use index::{Compaction, IndexError, LocalBackend, LocalIndex};
+pub use index::{Compaction, LocalBackend, LocalIndex};
 pub use seal::SegmentPolicy;

@@ -12,11 +12,11 @@ use std::path::Path;
 
 use qdrant_edge::{
     Condition, CountRequest, EdgeOptimizersConfig, EdgeShard, Filter, HasIdCondition, PointId,
-    PointInsertOperations, PointOperations, ScrollRequest, UpdateOperation, WithPayloadInterface,
-    WithVector,
+    PointInsertOperations, PointOperations, PointStruct, PointStructPersisted, Record,
+    ScrollRequest, UpdateOperation, Vectors, WithPayloadInterface, WithVector,
 };
 
-use crate::index::{stored_point, IndexError};
+use crate::error::IndexError;
 
 /// When an ingest seals the segment that takes new documents, and how many sealed segments an
 /// index keeps before merging. Fixed in the index when it is created.
@@ -154,4 +154,16 @@ fn all_ids(shard: &EdgeShard) -> Result<Vec<PointId>, IndexError> {
             None => return Ok(ids),
         }
     }
+}
+
+/// A point read back with its vectors and payload, as the engine takes it to write again.
+pub(crate) fn stored_point(record: Record) -> Option<PointStructPersisted> {
+    Some(
+        PointStruct::new(
+            record.id,
+            Vectors::from(record.vector?),
+            serde_json::Value::Object(record.payload?.0),
+        )
+        .0,
+    )
 }

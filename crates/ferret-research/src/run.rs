@@ -792,5 +792,7 @@ fn same_address(a: &Url, b: &Url) -> bool {
 
 /// The first hit's title: what a later step's `#En` reads.
 fn first_title(hits: &[Hit]) -> String {
-    hits.first().map(|h| h.title.to_string()).unwrap_or_default()
+    hits.first()
+        .map(|h| h.title.to_string())
+        .unwrap_or_default()
 }
