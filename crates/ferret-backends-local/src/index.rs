@@ -478,19 +478,7 @@ impl LocalIndex {
             .map_err(|e| IndexError::unreadable(&compacting, e))?;
         let shard = new_shard(&compacting, old.meta.dense.as_ref())?;
         let mut points = 0;
-        let mut offset = None;
-        loop {
-            let (records, next) = old
-                .shard()
-                .scroll(ScrollRequest {
-                    offset,
-                    limit: Some(1_000),
-                    filter: None,
-                    with_payload: Some(WithPayloadInterface::Bool(true)),
-                    with_vector: WithVector::Bool(true),
-                    order_by: None,
-                })
-                .map_err(|e| IndexError::Engine(e.to_string()))?;
+        seal::each_page(&old.shard(), 1_000, true, |records| {
             let batch: Vec<_> = records.into_iter().filter_map(stored_point).collect();
             points += batch.len();
             if !batch.is_empty() {
@@ -501,11 +489,8 @@ impl LocalIndex {
                     .map_err(|e| IndexError::Engine(e.to_string()))?;
                 seal::seal_if_full(&shard, &compacting)?;
             }
-            match next {
-                Some(next) => offset = Some(next),
-                None => break,
-            }
-        }
+            Ok(())
+        })?;
         shard.flush();
         drop(shard);
         let expected = old.len();

@@ -136,22 +136,37 @@ pub(crate) fn repair_interrupted_seal(shard: &EdgeShard, dir: &Path) -> Result<u
 /// Every point id in the shard, each once.
 fn all_ids(shard: &EdgeShard) -> Result<Vec<PointId>, IndexError> {
     let mut ids = Vec::new();
+    each_page(shard, 10_000, false, |records| {
+        ids.extend(records.into_iter().map(|record| record.id));
+        Ok(())
+    })?;
+    Ok(ids)
+}
+
+/// Read every point of the shard, `page` at a time, each once: with its vectors and payload
+/// when `whole`, else its id alone.
+pub(crate) fn each_page(
+    shard: &EdgeShard,
+    page: usize,
+    whole: bool,
+    mut read: impl FnMut(Vec<Record>) -> Result<(), IndexError>,
+) -> Result<(), IndexError> {
     let mut offset = None;
     loop {
         let (records, next) = shard
             .scroll(ScrollRequest {
                 offset,
-                limit: Some(10_000),
+                limit: Some(page),
                 filter: None,
-                with_payload: Some(WithPayloadInterface::Bool(false)),
-                with_vector: WithVector::Bool(false),
+                with_payload: Some(WithPayloadInterface::Bool(whole)),
+                with_vector: WithVector::Bool(whole),
                 order_by: None,
             })
             .map_err(|e| IndexError::Engine(e.to_string()))?;
-        ids.extend(records.into_iter().map(|record| record.id));
+        read(records)?;
         match next {
             Some(next) => offset = Some(next),
-            None => return Ok(ids),
+            None => return Ok(()),
         }
     }
 }

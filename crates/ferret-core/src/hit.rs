@@ -27,8 +27,9 @@ impl From<&str> for HitId {
 pub struct Hit {
     /// Stable identity (document id for indexes, canonical URL for the web).
     pub id: HitId,
-    /// Title, or the first words of the text when the source has none. Shared, like the
-    /// text: a hit is copied as it passes through caches, fusion and the response.
+    // Title and text are shared: a hit is copied as it passes through caches, fusion and
+    // the response, and copying an `Arc` costs no allocation.
+    /// Title, or the first words of the text when the source has none.
     pub title: Arc<str>,
     /// Where the result lives, when it has an address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
