@@ -58,10 +58,14 @@ impl IndexMeta {
     }
 }
 
-/// An empty shard in `dir`: BM25 sparse vectors, and dense ones of `dense`'s dimension. Sealed
-/// segments keep both in files the engine maps, so the memory an index holds does not grow with
-/// it.
-fn new_shard(dir: &Path, dense: Option<&DenseMeta>) -> Result<EdgeShard, IndexError> {
+/// An empty shard in `dir`: BM25 sparse vectors, and dense ones of `dense`'s dimension, sealed
+/// as `optimizers` says. Sealed segments keep both in files the engine maps, so the memory an
+/// index holds does not grow with it.
+fn new_shard(
+    dir: &Path,
+    dense: Option<&DenseMeta>,
+    optimizers: EdgeOptimizersConfig,
+) -> Result<EdgeShard, IndexError> {
     let mut config = EdgeConfigBuilder::new()
         .sparse_vector(
             SPARSE_VECTOR,
@@ -70,7 +74,7 @@ fn new_shard(dir: &Path, dense: Option<&DenseMeta>) -> Result<EdgeShard, IndexEr
                 .on_disk(true)
                 .build(),
         )
-        .optimizers(SegmentPolicy::default().engine_config());
+        .optimizers(optimizers);
     if let Some(dense) = dense {
         config = config.vector(
             DENSE_VECTOR,
@@ -316,8 +320,9 @@ impl DirectoryLock {
 ///
 /// Reads run concurrently. Ingests run one at a time, and each engine write or flush holds the
 /// shard alone, so within a process no write overlaps a read or a flush (qdrant-edge panics when
-/// a flush overlaps an update); searches run between an ingest's batches, and see each batch
-/// once it is written. Every ingest that wrote ends with a flush because the engine does not
+/// a flush overlaps an update, so a flush never runs under the shared lock); searches run
+/// between an ingest's batches, and see each batch once it is written. A seal (see
+/// [`SegmentPolicy`]) runs beside searches: the engine swaps the sealed segment in atomically. Every ingest that wrote ends with a flush because the engine does not
 /// replay its write-ahead log on load. One process at a time has a directory open: a second
 /// gets [`IndexError::Locked`], naming the first.
 pub struct LocalIndex {
@@ -376,13 +381,6 @@ impl LocalIndex {
         check_embedder(dir, meta.dense.as_ref(), embedder.as_deref())?;
         let shard = EdgeShard::load(dir, None).map_err(|e| IndexError::unreadable(dir, e))?;
         seal::repair_interrupted_seal(&shard, dir)?;
-        // An index made before segments were sealed gets the policy, not the engine's defaults
-        // (two segments, merged again at every seal).
-        if shard.config().optimizers == EdgeOptimizersConfig::default() {
-            shard
-                .set_optimizers_config(SegmentPolicy::default().engine_config())
-                .map_err(|e| IndexError::unreadable(dir, e))?;
-        }
         // An index made before a field was filtered on gets its index now.
         ensure_payload_indexes(&shard)?;
         Self::with_shard(dir, shard, meta, embedder, lock)
@@ -413,7 +411,11 @@ impl LocalIndex {
         remove_unfinished_shard(dir)?;
         std::fs::write(dir.join(CREATING_FILE), "").map_err(|e| IndexError::unreadable(dir, e))?;
         let dense = embedder.as_deref().map(DenseMeta::of);
-        let shard = new_shard(dir, dense.as_ref())?;
+        let shard = new_shard(
+            dir,
+            dense.as_ref(),
+            SegmentPolicy::default().engine_config(),
+        )?;
         let defaults = Bm25Params::default();
         let meta = IndexMeta {
             format: FORMAT_VERSION,
@@ -476,7 +478,11 @@ impl LocalIndex {
         std::fs::create_dir_all(&compacting)
             .and_then(|()| std::fs::write(compacting.join(COMPACTING_FILE), ""))
             .map_err(|e| IndexError::unreadable(&compacting, e))?;
-        let shard = new_shard(&compacting, old.meta.dense.as_ref())?;
+        let shard = new_shard(
+            &compacting,
+            old.meta.dense.as_ref(),
+            seal::sealing_config(&old.shard()),
+        )?;
         let mut points = 0;
         seal::each_page(&old.shard(), 1_000, true, |records| {
             let batch: Vec<_> = records.into_iter().filter_map(stored_point).collect();
@@ -531,7 +537,9 @@ impl LocalIndex {
     }
 
     /// When ingests into this index seal the growing segment and merge sealed ones; kept in
-    /// the index.
+    /// the index. An index made before sealing existed is not sealed until it is given a
+    /// policy or compacted; given one, its sealed segments keep their BM25 index in memory,
+    /// where a compacted one maps it from disk.
     pub fn set_segment_policy(&self, policy: SegmentPolicy) -> Result<(), IndexError> {
         self.shard()
             .set_optimizers_config(policy.engine_config())
@@ -640,13 +648,13 @@ impl LocalIndex {
     }
 
     /// The shard, for reading; writes wait.
-    fn shard(&self) -> RwLockReadGuard<'_, EdgeShard> {
+    pub(crate) fn shard(&self) -> RwLockReadGuard<'_, EdgeShard> {
         // A panic in the engine leaves nothing half-done on our side, so a poisoned lock is used.
         self.shard.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The shard, for one write or flush; reads wait.
-    fn shard_mut(&self) -> RwLockWriteGuard<'_, EdgeShard> {
+    pub(crate) fn shard_mut(&self) -> RwLockWriteGuard<'_, EdgeShard> {
         self.shard.write().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -1284,8 +1292,11 @@ impl PointStore for Writer<'_> {
 
     async fn flush(&mut self) -> Result<(), IndexError> {
         self.0.shard_mut().flush();
-        // Reads go on meanwhile: the engine swaps the sealed segment in atomically.
-        seal::seal_if_full(&self.0.shard(), &self.0.dir)?;
+        // The batches are on disk whatever the seal does: one that fails is noted, and the
+        // next commit tries again.
+        if let Err(error) = seal::seal_if_full(&self.0.shard(), &self.0.dir) {
+            tracing::warn!(index = %self.0.dir.display(), %error, "a segment was not sealed");
+        }
         Ok(())
     }
 }

@@ -8,6 +8,7 @@
 //! maps, an HNSW graph for dense vectors) and starts a fresh appendable one, and merges the
 //! smallest sealed segments once there are more than [`SegmentPolicy::segments`].
 
+use std::io::Write as _;
 use std::path::Path;
 
 use qdrant_edge::{
@@ -19,24 +20,25 @@ use qdrant_edge::{
 use crate::error::IndexError;
 
 /// When an ingest seals the segment that takes new documents, and how many sealed segments an
-/// index keeps before merging. Fixed in the index when it is created.
+/// index keeps before merging. Kept in the index: set when it is made (or compacted, which keeps
+/// it), changed by [`LocalIndex::set_segment_policy`](crate::LocalIndex::set_segment_policy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentPolicy {
     /// Kilobytes of vectors (dense or BM25, whichever is larger) the growing segment holds
     /// before an ingest seals it. It bounds the memory an ingest holds, about 2 KB per
     /// document of the growing segment, and the cost of each insert.
     pub seal_at_kb: usize,
-    /// Sealed segments above which the smallest are merged, never past
-    /// [`SegmentPolicy::max_segment_kb`]. Every search visits each segment.
+    /// Sealed segments above which the smallest are merged. Every search visits each segment.
     pub segments: usize,
-    /// Kilobytes of vectors a merge may produce. A merge builds its BM25 index in memory, so
-    /// this bounds an ingest's memory too.
+    /// Kilobytes of vectors a merge may produce: segments are merged only while their sum
+    /// stays below it, so past `segments` × about three quarters of it the count grows again.
+    /// A merge builds its BM25 index in memory, so this bounds an ingest's memory too.
     pub max_segment_kb: usize,
 }
 
 impl Default for SegmentPolicy {
     /// About 20,000 documents in the growing segment with 384-dimensional vectors (27,000 for
-    /// BM25 alone), sealed segments of up to about 85,000 documents.
+    /// BM25 alone), merged into segments of under 128,000 KB of vectors (85,000 documents).
     fn default() -> Self {
         Self {
             seal_at_kb: 32_000,
@@ -47,6 +49,17 @@ impl Default for SegmentPolicy {
 }
 
 impl SegmentPolicy {
+    /// The default policy with the growing segment sealed at `seal_at_kb`, and merged segments
+    /// allowed at least four sealed ones.
+    pub fn sealing_at(seal_at_kb: usize) -> Self {
+        let default = Self::default();
+        Self {
+            seal_at_kb,
+            max_segment_kb: default.max_segment_kb.max(seal_at_kb.saturating_mul(4)),
+            ..default
+        }
+    }
+
     pub(crate) fn engine_config(&self) -> EdgeOptimizersConfig {
         EdgeOptimizersConfig {
             // 0 would mean "never" to the engine.
@@ -58,14 +71,43 @@ impl SegmentPolicy {
     }
 }
 
+/// The optimizer settings of a shard that seals: its own, or the default policy's for a shard
+/// made before sealing existed (whose settings are the engine's defaults).
+pub(crate) fn sealing_config(shard: &EdgeShard) -> EdgeOptimizersConfig {
+    let own = shard.config().optimizers.clone();
+    if seals(&own) {
+        own
+    } else {
+        SegmentPolicy::default().engine_config()
+    }
+}
+
+/// Indexes made before sealing existed carry the engine's default settings and keep their BM25
+/// index in memory: they are not sealed (the engine's defaults would merge at every seal) until
+/// a compaction rebuilds them.
+fn seals(config: &EdgeOptimizersConfig) -> bool {
+    *config != EdgeOptimizersConfig::default()
+}
+
 /// Written before a seal and removed after it: a process killed during one leaves it. The
 /// engine moves the sealed segment in before it removes the old one, so a kill between the two
 /// leaves documents in both, which the next open repairs.
 const SEALING_FILE: &str = "ferret-sealing";
 
+/// The documents a repair is rewriting, kept until the rewrite is on disk: the rewrite deletes
+/// every copy and writes one, and the engine may flush the deletes before the write.
+const REPAIR_JOURNAL: &str = "ferret-sealing-repair.json";
+
+/// Where the engine builds a segment; a build a kill interrupted leaves files there.
+const ENGINE_TEMP_DIR: &str = "temp_segments";
+
 /// Seal the growing segment if it has passed the policy's size, and merge sealed segments if
-/// there are too many. The caller holds the index's writer, and no write runs meanwhile.
+/// there are too many. The caller holds the index's writer, and no write runs meanwhile. A
+/// failed seal keeps its mark, so the next open checks what it left.
 pub(crate) fn seal_if_full(shard: &EdgeShard, dir: &Path) -> Result<bool, IndexError> {
+    if !seals(&shard.config().optimizers) {
+        return Ok(false);
+    }
     let marker = dir.join(SEALING_FILE);
     std::fs::write(&marker, "").map_err(|e| IndexError::unreadable(dir, e))?;
     let sealed = shard
@@ -75,13 +117,25 @@ pub(crate) fn seal_if_full(shard: &EdgeShard, dir: &Path) -> Result<bool, IndexE
     Ok(sealed)
 }
 
-/// After a process died during a seal, keep each document in one segment only. Returns the
-/// documents that were held twice. Costs a pass over the ids, only after such a death.
+/// After a process died during a seal (or a repair), keep each document in one segment only.
+/// Returns the documents that were held twice. Costs a pass over the ids, only after such a
+/// death.
 pub(crate) fn repair_interrupted_seal(shard: &EdgeShard, dir: &Path) -> Result<usize, IndexError> {
+    let journal = dir.join(REPAIR_JOURNAL);
+    if journal.is_file() {
+        let points: Vec<PointStructPersisted> = std::fs::read(&journal)
+            .map_err(|e| IndexError::unreadable(dir, e))
+            .and_then(|bytes| {
+                serde_json::from_slice(&bytes).map_err(|e| IndexError::unreadable(&journal, e))
+            })?;
+        rewrite_once(shard, points)?;
+        std::fs::remove_file(&journal).map_err(|e| IndexError::unreadable(dir, e))?;
+    }
     let marker = dir.join(SEALING_FILE);
     if !marker.is_file() {
         return Ok(0);
     }
+    clear_dir(&dir.join(ENGINE_TEMP_DIR))?;
     let engine = |e: qdrant_edge::OperationError| IndexError::Engine(e.to_string());
     let ids = all_ids(shard)?;
     let mut doubled = Vec::new();
@@ -106,31 +160,82 @@ pub(crate) fn repair_interrupted_seal(shard: &EdgeShard, dir: &Path) -> Result<u
             }
         }
     }
-    if !doubled.is_empty() {
-        // Deleted from every segment, then written once. The engine writes nothing to disk
-        // before the flush, so a kill in between leaves the doubles and the mark as they were.
-        let records = shard
+    for chunk in doubled.chunks(1_000) {
+        let points: Vec<_> = shard
             .retrieve(
-                &doubled,
+                chunk,
                 Some(WithPayloadInterface::Bool(true)),
                 Some(WithVector::Bool(true)),
             )
-            .map_err(engine)?;
-        let points = records.into_iter().filter_map(stored_point).collect();
-        for operation in [
-            PointOperations::DeletePoints {
-                ids: doubled.clone(),
-            },
-            PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
-        ] {
-            shard
-                .update(UpdateOperation::PointOperation(operation))
-                .map_err(engine)?;
+            .map_err(engine)?
+            .into_iter()
+            .filter_map(stored_point)
+            .collect();
+        if points.len() != chunk.len() {
+            return Err(IndexError::Engine(format!(
+                "repairing a seal: read {} of {} documents held twice; the index is left as it was",
+                points.len(),
+                chunk.len()
+            )));
         }
-        shard.flush();
+        write_durably(
+            &journal,
+            &serde_json::to_vec(&points).map_err(|e| IndexError::Engine(e.to_string()))?,
+        )?;
+        rewrite_once(shard, points)?;
+        std::fs::remove_file(&journal).map_err(|e| IndexError::unreadable(dir, e))?;
     }
     std::fs::remove_file(&marker).map_err(|e| IndexError::unreadable(dir, e))?;
     Ok(doubled.len())
+}
+
+/// Delete every copy of `points` and write each once, then flush.
+fn rewrite_once(shard: &EdgeShard, points: Vec<PointStructPersisted>) -> Result<(), IndexError> {
+    let ids = points.iter().map(|point| point.id).collect();
+    for operation in [
+        PointOperations::DeletePoints { ids },
+        PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
+    ] {
+        shard
+            .update(UpdateOperation::PointOperation(operation))
+            .map_err(|e| IndexError::Engine(e.to_string()))?;
+    }
+    shard.flush();
+    Ok(())
+}
+
+/// Write `bytes` to `path` whole or not at all, and on disk before this returns.
+fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    let partial = path.with_extension("partial");
+    let fail = |e: std::io::Error| IndexError::unreadable(path, e);
+    let mut file = std::fs::File::create(&partial).map_err(fail)?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(fail)?;
+    std::fs::rename(&partial, path).map_err(fail)?;
+    if let Some(parent) = path.parent() {
+        std::fs::File::open(parent)
+            .and_then(|dir| dir.sync_all())
+            .map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// Remove what `dir` holds, keeping the folder; nothing when it does not exist.
+fn clear_dir(dir: &Path) -> Result<(), IndexError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry.map_err(|e| IndexError::unreadable(dir, e))?.path();
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|e| IndexError::unreadable(&path, e))?;
+    }
+    Ok(())
 }
 
 /// Every point id in the shard, each once.
@@ -181,4 +286,71 @@ pub(crate) fn stored_point(record: Record) -> Option<PointStructPersisted> {
         )
         .0,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use ferret_collection::point_id;
+    use futures::executor::block_on;
+
+    use super::*;
+    use crate::{IngestOptions, LocalIndex};
+
+    /// A repair killed after the engine wrote its deletes and before its rewrite leaves the
+    /// journal, and the next open writes the documents back.
+    #[test]
+    fn a_repair_cut_short_after_its_deletes_is_finished_from_its_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus.jsonl");
+        let records: Vec<String> = (0..6)
+            .map(|i| format!(r#"{{"id":"d{i}","title":"Record {i}","text":"Record {i} about bridges and m{i}x"}}"#))
+            .collect();
+        std::fs::write(&corpus, records.join("\n")).unwrap();
+        let path = dir.path().join("index");
+        let index = LocalIndex::open_or_create(&path).unwrap();
+        block_on(index.ingest_path(&corpus, IngestOptions::default(), &mut |_, _| {})).unwrap();
+
+        let cut: Vec<PointId> = ["d1", "d4"]
+            .iter()
+            .map(|id| PointId::NumId(point_id(id)))
+            .collect();
+        let points: Vec<_> = index
+            .shard()
+            .retrieve(
+                &cut,
+                Some(WithPayloadInterface::Bool(true)),
+                Some(WithVector::Bool(true)),
+            )
+            .unwrap()
+            .into_iter()
+            .filter_map(stored_point)
+            .collect();
+        assert_eq!(points.len(), 2);
+        write_durably(
+            &path.join(REPAIR_JOURNAL),
+            &serde_json::to_vec(&points).unwrap(),
+        )
+        .unwrap();
+        {
+            let shard = index.shard_mut();
+            shard
+                .update(UpdateOperation::PointOperation(
+                    PointOperations::DeletePoints { ids: cut },
+                ))
+                .unwrap();
+            shard.flush();
+        }
+        drop(index);
+
+        let index = LocalIndex::open(&path).unwrap();
+        assert_eq!(index.len(), 6);
+        for id in ["d1", "d4"] {
+            let found = index.document(id, None, "local").unwrap();
+            assert!(
+                found.is_some_and(|hit| hit.text.contains("bridges")),
+                "{id}"
+            );
+        }
+        assert!(!path.join(REPAIR_JOURNAL).exists());
+    }
 }

@@ -812,6 +812,15 @@ fn an_ingest_seals_full_segments_and_finds_what_one_segment_finds() {
     let again = ingest(&mut sealed, &corpus);
     assert_eq!((again.added, again.updated, again.unchanged), (0, 0, 3_000));
     assert_eq!(ranked(&sealed, "m17x")[0].0, "r17");
+    // A compaction keeps the policy: it seals as it writes.
+    drop(sealed);
+    LocalIndex::compact(dir.path().join("sealed")).unwrap();
+    let sealed = LocalIndex::open(dir.path().join("sealed")).unwrap();
+    assert!(sealed.segment_count() > 1, "{}", sealed.segment_count());
+    assert_eq!(
+        ranked(&sealed, "granite quarry"),
+        ranked(&whole, "granite quarry")
+    );
 }
 
 #[test]

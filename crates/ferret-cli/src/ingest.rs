@@ -60,7 +60,7 @@ pub struct IngestArgs {
     /// this many kilobytes, and keep that in the index (default when the index is made: 32000).
     /// A smaller segment holds less memory while ingesting; a larger one makes fewer segments
     /// for each search to visit.
-    #[arg(long, value_name = "KB")]
+    #[arg(long, value_name = "KB", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     seal_segment_at: Option<usize>,
     #[command(flatten)]
     store: StoreArgs,
@@ -74,10 +74,7 @@ impl IngestArgs {
     /// The sealing size asked for, kept in the index.
     fn apply_segment_policy(&self, index: &LocalIndex) -> anyhow::Result<()> {
         if let Some(seal_at_kb) = self.seal_segment_at {
-            index.set_segment_policy(SegmentPolicy {
-                seal_at_kb,
-                ..SegmentPolicy::default()
-            })?;
+            index.set_segment_policy(SegmentPolicy::sealing_at(seal_at_kb))?;
         }
         Ok(())
     }
