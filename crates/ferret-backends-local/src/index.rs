@@ -1294,10 +1294,22 @@ impl PointStore for Writer<'_> {
         self.0.shard_mut().flush();
         // The batches are on disk whatever the seal does: one that fails is noted, and the
         // next commit tries again.
-        if let Err(error) = seal::seal_if_full(&self.0.shard(), &self.0.dir) {
+        let seal = || seal::seal_if_full(&self.0.shard(), &self.0.dir);
+        if let Err(error) = outside_the_async_workers(seal) {
             tracing::warn!(index = %self.0.dir.display(), %error, "a segment was not sealed");
         }
         Ok(())
+    }
+}
+
+/// Run `work`, which may take seconds (a seal builds segments), so that on a multi-threaded
+/// tokio runtime the worker's other tasks move elsewhere meanwhile; elsewhere, just run it.
+fn outside_the_async_workers<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
     }
 }
 

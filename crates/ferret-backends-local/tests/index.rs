@@ -870,3 +870,53 @@ fn uuid_like(segment: &Path) -> String {
     let flipped = if name.starts_with('0') { '1' } else { '0' };
     format!("{flipped}{}", &name[1..])
 }
+
+/// Seals run beside searches: on a multi-threaded runtime the seal leaves the async workers
+/// free, and on a single-threaded one it simply runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn searches_go_on_while_an_ingest_seals_on_a_multi_threaded_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = varied_corpus(dir.path(), 3_000);
+    let index = Arc::new(LocalIndex::open_or_create(dir.path().join("index")).unwrap());
+    index.set_segment_policy(small_segments()).unwrap();
+    let searcher = {
+        let index = index.clone();
+        tokio::spawn(async move {
+            let mut searches = 0;
+            while index.segment_count() < 3 && searches < 100_000 {
+                index
+                    .search_blocking(
+                        &request("granite quarry", Filters::default()),
+                        RetrievalMode::Bm25,
+                        None,
+                        "local",
+                    )
+                    .unwrap();
+                searches += 1;
+                tokio::task::yield_now().await;
+            }
+            searches
+        })
+    };
+    let report = index
+        .ingest_path(&corpus, IngestOptions::default(), &mut |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(report.added, 3_000);
+    assert!(searcher.await.unwrap() > 0);
+    assert!(index.segment_count() > 1);
+    assert_eq!(ranked(&index, "m2718x")[0].0, "r2718");
+}
+
+#[tokio::test]
+async fn an_ingest_seals_on_a_single_threaded_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = varied_corpus(dir.path(), 2_000);
+    let index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
+    index.set_segment_policy(small_segments()).unwrap();
+    index
+        .ingest_path(&corpus, IngestOptions::default(), &mut |_, _| {})
+        .await
+        .unwrap();
+    assert!(index.segment_count() > 1);
+}
