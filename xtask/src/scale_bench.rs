@@ -129,9 +129,12 @@ pub fn run(dataset: &Path, base: &Path, sizes: &[usize], out: &Path) -> anyhow::
     for &size in &sizes {
         let corpus_file = work.join(format!("corpus-{size}.jsonl"));
         let index_dir = work.join(format!("index-{size}"));
-        let _ = std::fs::remove_dir_all(&index_dir);
-        let _ = std::fs::remove_file(index_dir.with_extension("lock"));
-        let _ = std::fs::remove_file(&corpus_file);
+        let clean_up = || {
+            let _ = std::fs::remove_dir_all(&index_dir);
+            let _ = std::fs::remove_file(index_dir.with_extension("lock"));
+            let _ = std::fs::remove_file(&corpus_file);
+        };
+        clean_up();
         // What the largest size run so far took per document, with room to spare; a first
         // size is assumed to take 20 kB a document.
         let per_document = rows.last().map_or(20_000.0, |r: &SizeRow| {
@@ -170,9 +173,7 @@ pub fn run(dataset: &Path, base: &Path, sizes: &[usize], out: &Path) -> anyhow::
         };
         println!("{}", serde_json::to_string(&row)?);
         rows.push(row);
-        let _ = std::fs::remove_dir_all(&index_dir);
-        let _ = std::fs::remove_file(index_dir.with_extension("lock"));
-        let _ = std::fs::remove_file(&corpus_file);
+        clean_up();
     }
     let report = Report {
         dataset: dataset.display().to_string(),
@@ -622,26 +623,19 @@ fn with_peak_anonymous<T>(f: impl FnOnce() -> T) -> (T, f64) {
 /// holds an HNSW graph for the dense vectors.
 fn index_on_disk(dir: &Path) -> anyhow::Result<(f64, f64, bool)> {
     use std::os::unix::fs::MetadataExt as _;
-    let (mut total, mut wal, mut hnsw) = (0u64, 0u64, false);
+    let (mut total, mut hnsw) = (0u64, false);
     for entry in walkdir::WalkDir::new(dir) {
         let entry = entry?;
         if !entry.file_type().is_file() {
             continue;
         }
-        let bytes = entry.metadata()?.blocks() * 512;
-        total += bytes;
-        let relative = entry
-            .path()
-            .strip_prefix(dir)?
-            .to_string_lossy()
-            .into_owned();
-        if relative.starts_with("wal") {
-            wal += bytes;
-        }
+        total += entry.metadata()?.blocks() * 512;
+        let relative = entry.path().strip_prefix(dir)?.to_string_lossy();
         if relative.contains("vector_index-dense") && relative.contains("graph") {
             hnsw = true;
         }
     }
+    let wal = LocalIndex::wal_bytes(dir);
     Ok((total as f64 / 1e6, wal as f64 / 1e6, hnsw))
 }
 

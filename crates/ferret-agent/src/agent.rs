@@ -358,11 +358,12 @@ impl Agent {
 
 /// The response to a question the guardrail does not search: its reply, and what the
 /// guardrail spent.
-fn guardrail_reply(message: String, rec: Recorder, started: Instant) -> Response {
+fn guardrail_reply(message: String, mut rec: Recorder, started: Instant) -> Response {
     rec.emit(|| Event::Message {
         text: message.clone(),
     });
-    let mut response = Response::message(message, StopReason::Guardrail, rec.trace.clone());
+    let trace = std::mem::take(&mut rec.trace);
+    let mut response = Response::message(message, StopReason::Guardrail, trace);
     response.usage = Usage {
         elapsed_ms: elapsed_ms(started),
         ..rec.llm.clone()

@@ -1,5 +1,3 @@
-use std::collections::HashSet;
-
 use ferret_core::{BackendFailure, Event, Hit, TraceStep, Usage};
 use ferret_exec::ExecOutcome;
 
@@ -18,8 +16,9 @@ pub(crate) struct Gathered {
     pub(crate) skipped: Vec<String>,
     /// Keyed like fusion (ids are only unique within a backend), by a hash of backend and id
     /// under this search's own random key: no strings copied per hit, and a collision (one in
-    /// 2^64, not one an input can aim at) would only count a new hit as seen.
-    seen: HashSet<u64>,
+    /// 2^64, not one an input can aim at) would only count a new hit as seen. The keys are
+    /// hashes already, so the set hashes them no further than Fx's one multiply.
+    seen: rustc_hash::FxHashSet<u64>,
     hasher: std::hash::RandomState,
 }
 

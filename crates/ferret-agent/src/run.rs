@@ -289,9 +289,9 @@ impl<'a> SearchRun<'a> {
             turn: earlier.number,
             matched_by,
         });
-        let rec = self.rec;
+        let mut rec = self.rec;
         let mut response = Response {
-            trace: rec.trace.clone(),
+            trace: std::mem::take(&mut rec.trace),
             repeat_of: Some(RepeatOf {
                 turn: earlier.number,
                 matched_by,

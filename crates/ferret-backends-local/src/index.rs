@@ -26,8 +26,11 @@ use qdrant_edge::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::engine::{
+    each_page, each_page_whole, remove_entry, stored_point, write_durably, ENGINE_TEMP_DIR,
+};
 use crate::error::IndexError;
-use crate::seal::{self, stored_point, SegmentPolicy};
+use crate::seal::{self, SegmentPolicy};
 
 const META_FILE: &str = "ferret-index.json";
 const FORMAT_VERSION: u32 = 1;
@@ -176,11 +179,7 @@ fn discard(path: &Path) -> Result<(), IndexError> {
         if entry.file_name() == COMPACTING_FILE {
             continue;
         }
-        if entry.path().is_dir() {
-            std::fs::remove_dir_all(entry.path()).map_err(fail)?;
-        } else {
-            std::fs::remove_file(entry.path()).map_err(fail)?;
-        }
+        remove_entry(&entry.path()).map_err(fail)?;
     }
     std::fs::remove_dir_all(path).map_err(fail)
 }
@@ -195,7 +194,7 @@ fn copy_other_files(from: &Path, to: &Path) -> Result<(), IndexError> {
         ENGINE_CONFIG_FILE,
         "wal",
         "segments",
-        "temp_segments",
+        ENGINE_TEMP_DIR,
         META_FILE,
     ];
     let entries = std::fs::read_dir(from).map_err(|e| IndexError::unreadable(from, e))?;
@@ -247,14 +246,8 @@ fn remove_unfinished_shard(dir: &Path) -> Result<(), IndexError> {
     if !dir.join(CREATING_FILE).is_file() || dir.join(META_FILE).is_file() {
         return Ok(());
     }
-    for entry in [ENGINE_CONFIG_FILE, "wal", "segments", "temp_segments"] {
-        let path = dir.join(entry);
-        let removed = if path.is_dir() {
-            std::fs::remove_dir_all(&path)
-        } else {
-            std::fs::remove_file(&path)
-        };
-        match removed {
+    for entry in [ENGINE_CONFIG_FILE, "wal", "segments", ENGINE_TEMP_DIR] {
+        match remove_entry(&dir.join(entry)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(IndexError::unreadable(dir, e))
             }
@@ -322,8 +315,9 @@ impl DirectoryLock {
 /// shard alone, so within a process no write overlaps a read or a flush (qdrant-edge panics when
 /// a flush overlaps an update, so a flush never runs under the shared lock); searches run
 /// between an ingest's batches, and see each batch once it is written. A seal (see
-/// [`SegmentPolicy`]) runs beside searches: the engine swaps the sealed segment in atomically. Every ingest that wrote ends with a flush because the engine does not
-/// replay its write-ahead log on load. One process at a time has a directory open: a second
+/// [`SegmentPolicy`]) runs beside searches: the engine swaps the sealed segment in atomically.
+/// Every ingest that wrote ends with a flush because the engine does not replay its write-ahead
+/// log on load. One process at a time has a directory open: a second
 /// gets [`IndexError::Locked`], naming the first.
 pub struct LocalIndex {
     dir: PathBuf,
@@ -484,7 +478,7 @@ impl LocalIndex {
             seal::sealing_config(&old.shard()),
         )?;
         let mut points = 0;
-        seal::each_page(&old.shard(), 1_000, true, |records| {
+        each_page_whole(&old.shard(), 1_000, |records| {
             let batch: Vec<_> = records.into_iter().filter_map(stored_point).collect();
             points += batch.len();
             if !batch.is_empty() {
@@ -493,7 +487,7 @@ impl LocalIndex {
                         PointOperations::UpsertPoints(PointInsertOperations::PointsList(batch)),
                     ))
                     .map_err(|e| IndexError::Engine(e.to_string()))?;
-                seal::seal_if_full(&shard, &compacting)?;
+                seal::seal_unmarked(&shard)?;
             }
             Ok(())
         })?;
@@ -517,10 +511,8 @@ impl LocalIndex {
         };
         let json =
             serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Engine(e.to_string()))?;
-        let partial = compacting.join(format!("{META_FILE}.partial"));
-        std::fs::write(&partial, json)
-            .and_then(|()| std::fs::rename(&partial, compacting.join(META_FILE)))
-            .and_then(|()| std::fs::remove_file(compacting.join(COMPACTING_FILE)))
+        write_durably(&compacting.join(META_FILE), json.as_bytes())?;
+        std::fs::remove_file(compacting.join(COMPACTING_FILE))
             .map_err(|e| IndexError::unreadable(&compacting, e))?;
         // The old shard is closed, its lock kept until the new index is in place.
         let Self { shard, _lock, .. } = old;
@@ -709,11 +701,8 @@ impl LocalIndex {
         };
         let json =
             serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Engine(e.to_string()))?;
-        // Written beside, then renamed over: a process killed mid-write leaves the old file.
-        let partial = self.dir.join(format!("{META_FILE}.partial"));
-        std::fs::write(&partial, json)
-            .and_then(|()| std::fs::rename(&partial, self.dir.join(META_FILE)))
-            .map_err(|e| IndexError::unreadable(&self.dir, e))
+        // A process killed mid-write leaves the old file.
+        write_durably(&self.dir.join(META_FILE), json.as_bytes())
     }
 
     /// Ingest a file or a folder: `.jsonl` files as records, `.md` / `.txt` files as chunked text.
@@ -1058,18 +1047,7 @@ fn each_doc_id(
         WithPayloadInterface::Selector(PayloadSelector::Include(PayloadSelectorInclude {
             include: vec![field("doc_id")],
         }));
-    let mut offset = None;
-    loop {
-        let (records, next) = shard
-            .scroll(ScrollRequest {
-                offset,
-                limit: Some(1_000),
-                filter: filter.clone(),
-                with_payload: Some(include.clone()),
-                with_vector: WithVector::Bool(false),
-                order_by: None,
-            })
-            .map_err(|e| IndexError::Engine(e.to_string()))?;
+    each_page(shard, 1_000, filter, include, false, |records| {
         for record in records {
             let doc_id = record
                 .payload
@@ -1078,11 +1056,8 @@ fn each_doc_id(
                 .and_then(|v| v.as_str());
             visit(record.id, doc_id);
         }
-        match next {
-            Some(next) => offset = Some(next),
-            None => return Ok(()),
-        }
-    }
+        Ok(())
+    })
 }
 
 fn read_meta(dir: &Path) -> Result<IndexMeta, IndexError> {
@@ -1291,18 +1266,21 @@ impl PointStore for Writer<'_> {
     }
 
     async fn flush(&mut self) -> Result<(), IndexError> {
-        self.0.shard_mut().flush();
+        let index = self.0;
+        let sealed = outside_the_async_workers(|| {
+            index.shard_mut().flush();
+            seal::seal_if_full(&index.shard(), &index.dir)
+        });
         // The batches are on disk whatever the seal does: one that fails is noted, and the
         // next commit tries again.
-        let seal = || seal::seal_if_full(&self.0.shard(), &self.0.dir);
-        if let Err(error) = outside_the_async_workers(seal) {
-            tracing::warn!(index = %self.0.dir.display(), %error, "a segment was not sealed");
+        if let Err(error) = sealed {
+            tracing::warn!(index = %index.dir.display(), %error, "a segment was not sealed");
         }
         Ok(())
     }
 }
 
-/// Run `work`, which may take seconds (a seal builds segments), so that on a multi-threaded
+/// Run `work`, which may take seconds (a flush, a seal building segments), so that on a multi-threaded
 /// tokio runtime the worker's other tasks move elsewhere meanwhile; elsewhere, just run it.
 fn outside_the_async_workers<T>(work: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {

@@ -7,6 +7,7 @@
 //!
 //! It must not depend on any other backend crate, nor on the executor or any LLM crate.
 
+mod engine;
 mod error;
 mod index;
 mod seal;

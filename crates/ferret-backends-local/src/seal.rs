@@ -8,15 +8,15 @@
 //! maps, an HNSW graph for dense vectors) and starts a fresh appendable one, and merges the
 //! smallest sealed segments once there are more than [`SegmentPolicy::segments`].
 
-use std::io::Write as _;
 use std::path::Path;
 
 use qdrant_edge::{
     Condition, CountRequest, EdgeOptimizersConfig, EdgeShard, Filter, HasIdCondition, PointId,
-    PointInsertOperations, PointOperations, PointStruct, PointStructPersisted, Record,
-    ScrollRequest, UpdateOperation, Vectors, WithPayloadInterface, WithVector,
+    PointInsertOperations, PointOperations, PointStructPersisted, UpdateOperation,
+    WithPayloadInterface, WithVector,
 };
 
+use crate::engine::{clear_dir, each_page, stored_point, write_durably, ENGINE_TEMP_DIR};
 use crate::error::IndexError;
 
 /// When an ingest seals the segment that takes new documents, and how many sealed segments an
@@ -98,29 +98,31 @@ const SEALING_FILE: &str = "ferret-sealing";
 /// every copy and writes one, and the engine may flush the deletes before the write.
 const REPAIR_JOURNAL: &str = "ferret-sealing-repair.json";
 
-/// Where the engine builds a segment; a build a kill interrupted leaves files there.
-const ENGINE_TEMP_DIR: &str = "temp_segments";
-
 /// Seal the growing segment if it has passed the policy's size, and merge sealed segments if
 /// there are too many. The caller holds the index's writer, and no write runs meanwhile. A
 /// failed seal keeps its mark, so the next open checks what it left.
-pub(crate) fn seal_if_full(shard: &EdgeShard, dir: &Path) -> Result<bool, IndexError> {
+pub(crate) fn seal_if_full(shard: &EdgeShard, dir: &Path) -> Result<(), IndexError> {
     if !seals(&shard.config().optimizers) {
-        return Ok(false);
+        return Ok(());
     }
     let marker = dir.join(SEALING_FILE);
     std::fs::write(&marker, "").map_err(|e| IndexError::unreadable(dir, e))?;
-    let sealed = shard
+    seal_unmarked(shard)?;
+    std::fs::remove_file(&marker).map_err(|e| IndexError::unreadable(dir, e))
+}
+
+/// [`seal_if_full`] without its mark, for a shard that a kill throws away whole (one a
+/// compaction is building).
+pub(crate) fn seal_unmarked(shard: &EdgeShard) -> Result<(), IndexError> {
+    shard
         .optimize()
-        .map_err(|e| IndexError::Engine(format!("sealing a segment: {e}")))?;
-    std::fs::remove_file(&marker).map_err(|e| IndexError::unreadable(dir, e))?;
-    Ok(sealed)
+        .map(|_| ())
+        .map_err(|e| IndexError::Engine(format!("sealing a segment: {e}")))
 }
 
 /// After a process died during a seal (or a repair), keep each document in one segment only.
-/// Returns the documents that were held twice. Costs a pass over the ids, only after such a
-/// death.
-pub(crate) fn repair_interrupted_seal(shard: &EdgeShard, dir: &Path) -> Result<usize, IndexError> {
+/// Costs a pass over the ids, only after such a death.
+pub(crate) fn repair_interrupted_seal(shard: &EdgeShard, dir: &Path) -> Result<(), IndexError> {
     let journal = dir.join(REPAIR_JOURNAL);
     if journal.is_file() {
         let points: Vec<PointStructPersisted> = std::fs::read(&journal)
@@ -133,7 +135,7 @@ pub(crate) fn repair_interrupted_seal(shard: &EdgeShard, dir: &Path) -> Result<u
     }
     let marker = dir.join(SEALING_FILE);
     if !marker.is_file() {
-        return Ok(0);
+        return Ok(());
     }
     clear_dir(&dir.join(ENGINE_TEMP_DIR))?;
     let engine = |e: qdrant_edge::OperationError| IndexError::Engine(e.to_string());
@@ -185,8 +187,7 @@ pub(crate) fn repair_interrupted_seal(shard: &EdgeShard, dir: &Path) -> Result<u
         rewrite_once(shard, points)?;
         std::fs::remove_file(&journal).map_err(|e| IndexError::unreadable(dir, e))?;
     }
-    std::fs::remove_file(&marker).map_err(|e| IndexError::unreadable(dir, e))?;
-    Ok(doubled.len())
+    std::fs::remove_file(&marker).map_err(|e| IndexError::unreadable(dir, e))
 }
 
 /// Delete every copy of `points` and write each once, then flush.
@@ -204,88 +205,15 @@ fn rewrite_once(shard: &EdgeShard, points: Vec<PointStructPersisted>) -> Result<
     Ok(())
 }
 
-/// Write `bytes` to `path` whole or not at all, and on disk before this returns.
-fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
-    let partial = path.with_extension("partial");
-    let fail = |e: std::io::Error| IndexError::unreadable(path, e);
-    let mut file = std::fs::File::create(&partial).map_err(fail)?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(fail)?;
-    std::fs::rename(&partial, path).map_err(fail)?;
-    if let Some(parent) = path.parent() {
-        std::fs::File::open(parent)
-            .and_then(|dir| dir.sync_all())
-            .map_err(fail)?;
-    }
-    Ok(())
-}
-
-/// Remove what `dir` holds, keeping the folder; nothing when it does not exist.
-fn clear_dir(dir: &Path) -> Result<(), IndexError> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let path = entry.map_err(|e| IndexError::unreadable(dir, e))?.path();
-        let removed = if path.is_dir() {
-            std::fs::remove_dir_all(&path)
-        } else {
-            std::fs::remove_file(&path)
-        };
-        removed.map_err(|e| IndexError::unreadable(&path, e))?;
-    }
-    Ok(())
-}
-
 /// Every point id in the shard, each once.
 fn all_ids(shard: &EdgeShard) -> Result<Vec<PointId>, IndexError> {
     let mut ids = Vec::new();
-    each_page(shard, 10_000, false, |records| {
+    let ids_only = WithPayloadInterface::Bool(false);
+    each_page(shard, 10_000, None, ids_only, false, |records| {
         ids.extend(records.into_iter().map(|record| record.id));
         Ok(())
     })?;
     Ok(ids)
-}
-
-/// Read every point of the shard, `page` at a time, each once: with its vectors and payload
-/// when `whole`, else its id alone.
-pub(crate) fn each_page(
-    shard: &EdgeShard,
-    page: usize,
-    whole: bool,
-    mut read: impl FnMut(Vec<Record>) -> Result<(), IndexError>,
-) -> Result<(), IndexError> {
-    let mut offset = None;
-    loop {
-        let (records, next) = shard
-            .scroll(ScrollRequest {
-                offset,
-                limit: Some(page),
-                filter: None,
-                with_payload: Some(WithPayloadInterface::Bool(whole)),
-                with_vector: WithVector::Bool(whole),
-                order_by: None,
-            })
-            .map_err(|e| IndexError::Engine(e.to_string()))?;
-        read(records)?;
-        match next {
-            Some(next) => offset = Some(next),
-            None => return Ok(()),
-        }
-    }
-}
-
-/// A point read back with its vectors and payload, as the engine takes it to write again.
-pub(crate) fn stored_point(record: Record) -> Option<PointStructPersisted> {
-    Some(
-        PointStruct::new(
-            record.id,
-            Vectors::from(record.vector?),
-            serde_json::Value::Object(record.payload?.0),
-        )
-        .0,
-    )
 }
 
 #[cfg(test)]

@@ -28,11 +28,18 @@ fn request(query: &str, filters: Filters) -> SearchRequest {
 }
 
 fn ids(index: &LocalIndex, query: &str, filters: Filters) -> Vec<String> {
+    scored(index, query, filters)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+fn scored(index: &LocalIndex, query: &str, filters: Filters) -> Vec<(String, f32)> {
     index
         .search_blocking(&request(query, filters), RetrievalMode::Bm25, None, "local")
         .unwrap()
         .into_iter()
-        .map(|h| h.id.0)
+        .map(|h| (h.id.0, h.score))
         .collect()
 }
 
@@ -752,18 +759,9 @@ fn small_segments() -> SegmentPolicy {
     }
 }
 
+/// The BM25 hits for `query`, with their scores.
 fn ranked(index: &LocalIndex, query: &str) -> Vec<(String, f32)> {
-    index
-        .search_blocking(
-            &request(query, Filters::default()),
-            RetrievalMode::Bm25,
-            None,
-            "local",
-        )
-        .unwrap()
-        .into_iter()
-        .map(|h| (h.id.0, h.score))
-        .collect()
+    scored(index, query, Filters::default())
 }
 
 #[test]

@@ -71,12 +71,17 @@ pub struct IngestArgs {
 }
 
 impl IngestArgs {
-    /// The sealing size asked for, kept in the index.
-    fn apply_segment_policy(&self, index: &LocalIndex) -> anyhow::Result<()> {
+    /// The local index, made if it is not there, with the sealing size asked for kept in it.
+    fn open_local(
+        &self,
+        embedder: Option<Arc<dyn ferret::Embedder>>,
+    ) -> anyhow::Result<LocalIndex> {
+        let index = LocalIndex::open_or_create_with(&self.index, embedder)
+            .with_context(|| format!("opening the index at {}", self.index.display()))?;
         if let Some(seal_at_kb) = self.seal_segment_at {
             index.set_segment_policy(SegmentPolicy::sealing_at(seal_at_kb))?;
         }
-        Ok(())
+        Ok(index)
     }
 
     /// Ingest, print what changed, and exit 1 when something was skipped.
@@ -168,9 +173,7 @@ impl IngestArgs {
                 )
             }
             None => {
-                let index = LocalIndex::open_or_create_with(&self.index, embedder)
-                    .with_context(|| format!("opening the index at {}", self.index.display()))?;
-                self.apply_segment_policy(&index)?;
+                let index = self.open_local(embedder)?;
                 let mut index = LocalKnowledgeIndex::new(Arc::new(index), options);
                 if let Some(acl) = acl {
                     index = index.with_default_acl(acl)?;
@@ -253,9 +256,7 @@ impl IngestArgs {
                 })?
             }
             None => {
-                let index = LocalIndex::open_or_create_with(&self.index, embedder)
-                    .with_context(|| format!("opening the index at {}", self.index.display()))?;
-                self.apply_segment_policy(&index)?;
+                let index = self.open_local(embedder)?;
                 let report = runtime.block_on(index.ingest_read(found, options, &mut progress))?;
                 (report, index.len(), self.index.display().to_string())
             }

@@ -13,7 +13,7 @@ use ferret_layers::{
 };
 use futures::future::join_all;
 
-use crate::fusion::fuse;
+use crate::fusion::dedup_and_fuse;
 use crate::{normalize_query, RRF_K};
 
 /// Settings shared by every backend of an executor.
@@ -386,7 +386,7 @@ impl Executor {
             }
             lists.extend(record.hits);
         }
-        outcome.hits = fuse(lists.iter().map(|list| list.iter()), RRF_K);
+        outcome.hits = dedup_and_fuse(lists.iter().map(|list| list.iter()), RRF_K);
         outcome
     }
 

@@ -7,16 +7,6 @@ use crate::canonical_url;
 /// The usual RRF constant (Cormack et al.): damps the advantage of the very first ranks.
 pub const RRF_K: f32 = 60.0;
 
-/// Fuse ranked lists by reciprocal rank fusion, merging hits that share a backend and id, or a
-/// canonical URL.
-///
-/// A merged hit keeps the fields of its first occurrence (lists earlier in `lists` win) and its
-/// score becomes the fused score. Ties are broken by first appearance, so the order is
-/// deterministic for the same input.
-pub fn dedup_and_fuse(lists: &[Vec<Hit>], k: f32) -> Vec<Hit> {
-    fuse(lists.iter().map(|list| list.iter()), k)
-}
-
 /// What identifies a hit when merging: ids are only unique within a backend; across backends,
 /// the same page is the same URL.
 #[derive(PartialEq, Eq, Hash)]
@@ -25,15 +15,19 @@ enum Key<'a> {
     Url(String),
 }
 
-/// [`dedup_and_fuse`] over lists of borrowed hits: a hit is copied once, when it first appears,
-/// so callers fuse what they hold (cached lists, hits in a new order) without copying it first.
-pub(crate) fn fuse<'a, L>(lists: impl IntoIterator<Item = L>, k: f32) -> Vec<Hit>
+/// Fuse ranked lists by reciprocal rank fusion, merging hits that share a backend and id, or a
+/// canonical URL. The lists are borrowed and a hit is copied once, when it first appears, so
+/// callers fuse what they hold (cached lists, hits in a new order) without copying it first.
+///
+/// A merged hit keeps the fields of its first occurrence (lists earlier in `lists` win) and its
+/// score becomes the fused score. Ties are broken by first appearance, so the order is
+/// deterministic for the same input.
+pub fn dedup_and_fuse<'a, L>(lists: impl IntoIterator<Item = L>, k: f32) -> Vec<Hit>
 where
     L: IntoIterator<Item = &'a Hit>,
 {
     let mut slot_of_key: HashMap<Key<'a>, usize> = HashMap::new();
     let mut fused: Vec<Hit> = Vec::new();
-    let mut scores: Vec<f32> = Vec::new();
     // For each slot, the last list (counted from 1) that scored it: RRF counts each result once
     // per list, at its best rank there.
     let mut scored_by: Vec<usize> = Vec::new();
@@ -46,14 +40,16 @@ where
                 .or_else(|| url_key.as_ref().and_then(|u| slot_of_key.get(u)))
                 .copied();
             let slot = existing.unwrap_or_else(|| {
-                fused.push(hit.clone());
-                scores.push(0.0);
+                fused.push(Hit {
+                    score: 0.0,
+                    ..hit.clone()
+                });
                 scored_by.push(0);
                 fused.len() - 1
             });
             if scored_by[slot] != list_number {
                 scored_by[slot] = list_number;
-                scores[slot] += 1.0 / (k + rank as f32 + 1.0);
+                fused[slot].score += 1.0 / (k + rank as f32 + 1.0);
             }
             slot_of_key.insert(id_key, slot);
             if let Some(u) = url_key {
@@ -62,17 +58,8 @@ where
         }
     }
     // A stable sort keeps first appearance as the tie-break, so the order is deterministic.
-    let mut order: Vec<usize> = (0..fused.len()).collect();
-    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-    let mut slots: Vec<Option<Hit>> = fused.into_iter().map(Some).collect();
-    order
-        .into_iter()
-        .filter_map(|slot| {
-            let mut hit = slots[slot].take()?;
-            hit.score = scores[slot];
-            Some(hit)
-        })
-        .collect()
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+    fused
 }
 
 /// The first list's top `lead` results, then each later list's best result in list order, then
@@ -92,7 +79,7 @@ pub fn dedup_heads_first(lists: &[Vec<Hit>], lead: usize) -> Vec<Hit> {
         .chain(&first[lead..])
         .chain(later.iter().flat_map(|list| list.iter().skip(1)));
     // One list fused with itself keeps its order and merges its duplicates.
-    fuse([order], RRF_K)
+    dedup_and_fuse([order], RRF_K)
 }
 
 #[cfg(test)]

@@ -143,13 +143,14 @@ async fn read_documents(state: &AppState, request: Request) -> Result<DocumentSt
         .to_ascii_lowercase();
     let max_chunk_chars = IngestOptions::default().max_chunk_chars;
     let mut found = PathDocuments::default();
-    match media.as_str() {
+    let stream = match media.as_str() {
         "application/x-ndjson"
         | "application/jsonl"
         | "application/jsonlines"
         | "application/x-jsonlines" => {
             let body = body_of(request, state).await?;
             found.add_upload("request.jsonl", &body, max_chunk_chars);
+            uploaded(found)?
         }
         "multipart/form-data" => {
             let mut form = Multipart::from_request(request, state)
@@ -183,6 +184,7 @@ async fn read_documents(state: &AppState, request: Request) -> Result<DocumentSt
                     .map_err(|e| state.body_refused(e.status(), e.body_text()))?;
                 found.add_upload(&name, &content, max_chunk_chars);
             }
+            uploaded(found)?
         }
         "application/json" => {
             let body = body_of(request, state).await?;
@@ -200,25 +202,26 @@ async fn read_documents(state: &AppState, request: Request) -> Result<DocumentSt
             if stream.files == 0 && stream.issues.is_empty() {
                 return Err(no_documents());
             }
-            return Ok(match acl {
-                Some(acl) => stream.with_default_acl(&acl),
-                None => stream,
-            });
+            stream
         }
         _ => {
             return Err(ApiError::UnsupportedMediaType {
                 found: content_type,
             })
         }
-    }
+    };
+    Ok(match acl {
+        Some(acl) => stream.with_default_acl(&acl),
+        None => stream,
+    })
+}
+
+/// Uploaded files as a stream, or the error for a request that sent nothing to read.
+fn uploaded(found: PathDocuments) -> Result<DocumentStream, ApiError> {
     if found.documents.is_empty() && found.issues.is_empty() {
         return Err(no_documents());
     }
-    Ok(match acl {
-        Some(acl) => found.with_default_acl(&acl),
-        None => found,
-    }
-    .into())
+    Ok(found.into())
 }
 
 fn no_documents() -> ApiError {

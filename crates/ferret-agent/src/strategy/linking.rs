@@ -52,13 +52,11 @@ pub(super) async fn grade_jointly(
     }
     let top = &hits[..JOINTLY_GRADED.min(hits.len())];
     let mut joint = top[0].clone();
-    joint.text = top
-        .iter()
-        .skip(1)
-        .fold(top[0].text.to_string(), |text, hit| {
-            format!("{text}\n{}\n{}", hit.title, hit.text)
-        })
-        .into();
+    let mut text = top[0].text.to_string();
+    for hit in &top[1..] {
+        text.extend(["\n", &hit.title, "\n", &hit.text]);
+    }
+    joint.text = text.into();
     let graded = grader.grade(question, &[joint]).await;
     if graded.value.quality != Quality::Low {
         grades.quality = Quality::Medium;

@@ -419,8 +419,7 @@ async fn evidence(
     limit: usize,
     steps: &[RecordedStep],
 ) -> Vec<Hit> {
-    let lists: Vec<Vec<Hit>> = steps.iter().map(|r| r.hits.clone()).collect();
-    let fused = dedup_and_fuse(&lists, RRF_K);
+    let fused = dedup_and_fuse(steps.iter().map(|r| &r.hits), RRF_K);
     if fused.is_empty() {
         return Vec::new();
     }
