@@ -7,8 +7,8 @@ use std::time::{Instant, SystemTime};
 use ferret_core::text::one_line;
 use ferret_core::SearchQuery;
 use ferret_core::{
-    Event, FerretError, OnRepeat, Query, QueryForm, Response, StopReason, Strategy, StrategyReason,
-    TraceStep, Usage,
+    Access, Event, FerretError, OnRepeat, Query, QueryForm, Response, StopReason, Strategy,
+    StrategyReason, TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, Executor};
 use ferret_query_intel::{error_signature, Analysis, HeuristicAnalyzer, Intent};
@@ -125,6 +125,10 @@ impl Agent {
                 }
                 None => Vec::new(),
             };
+            let turns = match &query.filters.access {
+                Some(access) if !turns.is_empty() => self.readable_turns(turns, access).await,
+                _ => turns,
+            };
             // A follow-up ("and in 2019?") is read against the thread's last turn before
             // anything else sees it: the guardrail would refuse it alone, the search miss.
             let resolved = match turns.last() {
@@ -179,6 +183,28 @@ impl Agent {
         }
         .instrument(span)
         .await
+    }
+
+    /// The turns whose responses `access` may still read in full. A turn was answered under
+    /// the access lists of its time; a list narrowed since (by this process or another) must
+    /// not come back through a repeat, a follow-up's reading or the conversation the writer
+    /// reads, so a turn showing any hit the asker can no longer read is left out whole.
+    async fn readable_turns(&self, turns: Vec<Turn>, access: &Access) -> Vec<Turn> {
+        let shown = turns.iter().flat_map(|t| t.response.hits.iter());
+        let unreadable = self.executor.unreadable(shown, access).await;
+        if unreadable.is_empty() {
+            return turns;
+        }
+        turns
+            .into_iter()
+            .filter(|turn| {
+                !turn
+                    .response
+                    .hits
+                    .iter()
+                    .any(|hit| unreadable.contains(&(hit.backend.clone(), hit.id.0.clone())))
+            })
+            .collect()
     }
 
     /// What a session keeps of `query`, before its response is known.

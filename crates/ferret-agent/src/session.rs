@@ -2,6 +2,12 @@
 //! search. A question repeats an earlier one when its words are the same (any order or case),
 //! when it names the same failure (error class and component), or, with an embedder, when it
 //! means the same (cosine at least [`SessionLimits::similarity`]).
+//!
+//! A store keys turns by thread id only, and a turn holds the response it got, which was read
+//! under the access lists of its time. So for a search with an asker's access, the agent asks
+//! the backends which of the turns' hits the asker may read now, and leaves out every turn
+//! that showed one they no longer may: such a turn is neither repeated, nor read by a
+//! follow-up, nor shown to the answer's writer.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};

@@ -732,13 +732,30 @@ impl LocalIndex {
     }
 
     /// Delete the documents of `source` whose ids are not in `kept`; returns how many.
-    fn remove_stale(&self, source: &str, kept: &HashSet<String>) -> Result<usize, IndexError> {
-        let filter = Filter::new_must(Condition::Field(FieldCondition::new_match(
+    fn remove_stale(
+        &self,
+        source: &str,
+        kept: &HashSet<String>,
+        writer: Option<&Access>,
+    ) -> Result<usize, IndexError> {
+        if writer.is_some_and(Access::admits_nothing) {
+            return Ok(0);
+        }
+        let of_source = Filter::new_must(Condition::Field(FieldCondition::new_match(
             field(SOURCE_FIELD),
             Match::Value(MatchValue {
                 value: ValueVariants::String(source.to_owned()),
             }),
         )));
+        // A writer removes only chunks it may read: another group's file of the same name stays.
+        let readable = engine_filter(&Filters {
+            access: writer.cloned(),
+            ..Filters::default()
+        });
+        let filter = match readable {
+            Some(readable) => of_source.merge_owned(readable),
+            None => of_source,
+        };
         let mut stale = Vec::new();
         each_doc_id(&self.shard(), Some(filter), |point, doc_id| {
             if doc_id.is_none_or(|id| !kept.contains(id)) {
@@ -819,6 +836,38 @@ impl LocalIndex {
             .and_then(|r| r.payload)
             .and_then(|payload| to_hit(1.0, payload.0, backend_name))
             .filter(|hit| hit.id.0 == id))
+    }
+
+    /// Of `ids`, those the index holds and `access` lets the asker read, by the lists stored
+    /// now: the same filter a search applies, asked of the stored documents by id.
+    pub fn readable(&self, ids: &[String], access: &Access) -> Result<HashSet<String>, IndexError> {
+        if access.admits_nothing() || ids.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let points = ids.iter().map(|id| PointId::NumId(point_id(id))).collect();
+        let readable = engine_filter(&Filters {
+            access: Some(access.clone()),
+            ..Filters::default()
+        });
+        let filter = Filter {
+            should: None,
+            min_should: None,
+            must: Some(
+                std::iter::once(Condition::HasId(points))
+                    .chain(readable.map(Condition::Filter))
+                    .collect(),
+            ),
+            must_not: None,
+        };
+        let asked: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let mut found = HashSet::new();
+        each_doc_id(&self.shard(), Some(filter), |_, doc_id| {
+            // A point id is a hash of the document id: the stored id must be the one asked.
+            if let Some(id) = doc_id.filter(|id| asked.contains(id)) {
+                found.insert(id.to_owned());
+            }
+        })?;
+        Ok(found)
     }
 
     fn stored_hashes(&self, ids: &[PointId]) -> Result<HashMap<u64, String>, IndexError> {
@@ -1226,8 +1275,17 @@ impl PointStore for Writer<'_> {
         &mut self,
         source: &str,
         kept: &HashSet<String>,
+        writer: Option<&Access>,
     ) -> Result<usize, IndexError> {
-        self.0.remove_stale(source, kept)
+        self.0.remove_stale(source, kept, writer)
+    }
+
+    async fn readable_ids(
+        &mut self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<HashSet<String>, IndexError> {
+        self.0.readable(ids, access)
     }
 
     async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), IndexError> {
@@ -1427,6 +1485,26 @@ impl SearchBackend for LocalBackend {
             )
         })?
         .map_err(|e| self.backend_error(e))
+    }
+
+    async fn readable(
+        &self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<Option<HashSet<String>>, BackendError> {
+        let (index, ids, access) = (Arc::clone(&self.index), ids.to_vec(), access.clone());
+        // A lookup by id is quick, but a write may hold the index: off the async workers.
+        tokio::task::spawn_blocking(move || index.readable(&ids, &access))
+            .await
+            .map_err(|e| {
+                BackendError::permanent(
+                    &self.name,
+                    BackendErrorKind::Internal,
+                    format!("access check failed: {e}"),
+                )
+            })?
+            .map(Some)
+            .map_err(|e| self.backend_error(e))
     }
 }
 

@@ -1,9 +1,10 @@
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, Hit, QueryForm, RetrievalMode, RetryClass,
-    SearchBackend, SearchRequest,
+    Access, BackendCapabilities, BackendError, BackendErrorKind, Hit, QueryForm, RetrievalMode,
+    RetryClass, SearchBackend, SearchRequest,
 };
 
 use crate::{QdrantError, QdrantIndex};
@@ -111,6 +112,18 @@ impl SearchBackend for QdrantBackend {
         self.index
             .search(request, self.mode, &self.name)
             .await
+            .map_err(|e| backend_error(&self.name, e))
+    }
+
+    async fn readable(
+        &self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<Option<HashSet<String>>, BackendError> {
+        self.index
+            .readable(ids, access)
+            .await
+            .map(Some)
             .map_err(|e| backend_error(&self.name, e))
     }
 }

@@ -17,8 +17,8 @@ use crate::error::CallError;
 use crate::requests::{
     collection_request, count_request, delete_request, field_index_request, hits_from,
     meta_from_info, metadata_update, missing_indexes, most_recent_request, point, query_request,
-    recent_hits, source_page_request, stale_points, stored_hashes, stored_hashes_request,
-    upsert_request, CollectionMeta,
+    readable_ids, readable_request, recent_hits, source_page_request, stale_points, stored_hashes,
+    stored_hashes_request, upsert_request, CollectionMeta,
 };
 use crate::{QdrantConfig, QdrantError};
 
@@ -253,23 +253,24 @@ impl QdrantIndex {
         ferret_collection::ingest_read(self, found, options, progress).await
     }
 
-    /// Delete the documents of `source` whose ids are not in `kept`; returns how many.
+    /// Delete the documents of `source` whose ids are not in `kept`, only those `writer` may
+    /// read when there is one; returns how many.
     async fn remove_stale(
         &mut self,
         source: &str,
         kept: &HashSet<String>,
+        writer: Option<&Access>,
     ) -> Result<usize, QdrantError> {
         let (collection, timeout) = (&self.config.collection, self.config.timeout);
         let mut stale = Vec::new();
         let mut offset = None;
         loop {
-            let page = bounded(
-                timeout,
-                self.client
-                    .scroll(source_page_request(collection, source, offset)),
-            )
-            .await
-            .map_err(self.server_error())?;
+            let Some(request) = source_page_request(collection, source, writer, offset) else {
+                return Ok(0);
+            };
+            let page = bounded(timeout, self.client.scroll(request))
+                .await
+                .map_err(self.server_error())?;
             stale.extend(stale_points(page.result, kept));
             match page.next_page_offset {
                 Some(next) => offset = Some(next),
@@ -299,6 +300,25 @@ impl QdrantIndex {
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> Result<(), QdrantError> {
         ferret_collection::ingest_documents(self, documents, options, report, progress).await
+    }
+
+    /// Of `ids`, those the collection holds and `access` lets the asker read, by the lists
+    /// stored now.
+    pub async fn readable(
+        &self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<HashSet<String>, QdrantError> {
+        let Some(scroll) = readable_request(&self.config.collection, ids, access) else {
+            return Ok(HashSet::new());
+        };
+        if ids.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let page = bounded(self.config.timeout, self.client.scroll(scroll))
+            .await
+            .map_err(self.server_error())?;
+        Ok(readable_ids(page.result, ids))
     }
 
     /// Run one search: `mode` ranks, `backend_name` is written into each hit.
@@ -437,8 +457,17 @@ impl PointStore for QdrantIndex {
         &mut self,
         source: &str,
         kept: &HashSet<String>,
+        writer: Option<&Access>,
     ) -> Result<usize, QdrantError> {
-        QdrantIndex::remove_stale(self, source, kept).await
+        QdrantIndex::remove_stale(self, source, kept, writer).await
+    }
+
+    async fn readable_ids(
+        &mut self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<HashSet<String>, QdrantError> {
+        self.readable(ids, access).await
     }
 
     fn encoder_error(&self, reason: String) -> QdrantError {

@@ -4,10 +4,10 @@
 use std::collections::{HashMap, HashSet};
 
 use ferret_collection::{
-    date_days, payload, rank_hits, to_hit, Bm25Params, DenseMeta, Document, ACL_FIELD, DATE_FIELD,
-    DENSE_VECTOR, PREFETCH_LIMIT, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
+    date_days, payload, point_id, rank_hits, to_hit, Bm25Params, DenseMeta, Document, ACL_FIELD,
+    DATE_FIELD, DENSE_VECTOR, PREFETCH_LIMIT, SOURCE_FIELD, SPARSE_VECTOR, TIE_MARGIN,
 };
-use ferret_core::{Filters, Hit, RetrievalMode, SearchRequest, Unlisted};
+use ferret_core::{Access, Filters, Hit, RetrievalMode, SearchRequest, Unlisted};
 use qdrant_client::qdrant::point_id::PointIdOptions;
 use qdrant_client::qdrant::points_selector::PointsSelectorOneOf;
 use qdrant_client::qdrant::r#match::MatchValue;
@@ -336,25 +336,29 @@ pub(crate) fn upsert_request(collection: &str, points: Vec<PointStruct>) -> Upse
     }
 }
 
-/// One page of the points whose source is `source`, with their document ids.
+/// One page of the points whose source is `source` (those `writer` may read, when there is
+/// one), with their document ids; `None` when the writer may read nothing.
 pub(crate) fn source_page_request(
     collection: &str,
     source: &str,
+    writer: Option<&Access>,
     offset: Option<PointId>,
-) -> ScrollPoints {
-    ScrollPoints {
+) -> Option<ScrollPoints> {
+    let readable = filter_conditions(&Filters {
+        access: writer.cloned(),
+        ..Filters::default()
+    })?;
+    // An explicit keyword match: qdrant-client turns a string with spaces into a full-text match.
+    let of_source = Condition::matches(SOURCE_FIELD, MatchValue::Keyword(source.to_owned()));
+    Some(ScrollPoints {
         collection_name: collection.to_owned(),
-        // An explicit keyword match: qdrant-client turns a string with spaces into a full-text match.
-        filter: Some(Filter::must([Condition::matches(
-            SOURCE_FIELD,
-            MatchValue::Keyword(source.to_owned()),
-        )])),
+        filter: Some(Filter::must(readable.into_iter().chain([of_source]))),
         offset,
         limit: Some(SCROLL_PAGE),
         with_payload: Some(payload_selector(&["doc_id"])),
         with_vectors: Some(no_vectors()),
         ..Default::default()
-    }
+    })
 }
 
 /// The ids of the points on a page of [`source_page_request`] whose document is not in `kept`.
@@ -370,6 +374,43 @@ pub(crate) fn stale_points(points: Vec<RetrievedPoint>, kept: &HashSet<String>) 
                 return None;
             }
             p.id
+        })
+        .collect()
+}
+
+/// The request reading which of `ids` the asker `access` describes may read now, by the lists
+/// the collection holds; `None` when no point can pass.
+pub(crate) fn readable_request(
+    collection: &str,
+    ids: &[String],
+    access: &Access,
+) -> Option<ScrollPoints> {
+    let filters = Filters {
+        access: Some(access.clone()),
+        ..Filters::default()
+    };
+    let points: Vec<PointId> = ids.iter().map(|id| PointId::from(point_id(id))).collect();
+    let conditions = filter_conditions(&filters)?
+        .into_iter()
+        .chain([Condition::has_id(points)]);
+    Some(ScrollPoints {
+        collection_name: collection.to_owned(),
+        filter: Some(Filter::must(conditions)),
+        limit: Some(u32::try_from(ids.len()).unwrap_or(u32::MAX)),
+        with_payload: Some(payload_selector(&["doc_id"])),
+        with_vectors: Some(no_vectors()),
+        ..Default::default()
+    })
+}
+
+/// The document ids of an answer to [`readable_request`] that were asked for (a point id is a
+/// hash of the document id: the stored id must be the one asked).
+pub(crate) fn readable_ids(points: Vec<RetrievedPoint>, asked: &[String]) -> HashSet<String> {
+    points
+        .into_iter()
+        .filter_map(|p| match p.payload.get("doc_id")?.kind.as_ref()? {
+            Kind::StringValue(id) if asked.contains(id) => Some(id.clone()),
+            _ => None,
         })
         .collect()
 }
@@ -587,7 +628,7 @@ pub(crate) fn payload_json(
 #[cfg(test)]
 mod tests {
     use chrono::NaiveDate;
-    use ferret_collection::{bm25_encoder, point_id, RRF_K};
+    use ferret_collection::{bm25_encoder, RRF_K};
     use ferret_core::{Access, DateRange};
     use qdrant_client::qdrant::{query, CollectionConfig, CollectionParams, PayloadSchemaInfo};
 
@@ -761,6 +802,32 @@ mod tests {
             None,
         );
         assert!(query.is_none());
+    }
+
+    #[test]
+    fn an_access_check_asks_for_the_ids_under_the_askers_groups() {
+        let ids = vec!["memo".to_owned(), "plan".to_owned()];
+        let bob = Access::new(["legal"], Unlisted::Private);
+        let scroll = readable_request("docs", &ids, &bob).unwrap();
+        assert_eq!(scroll.limit, Some(2));
+        let filter = format!("{:?}", scroll.filter.unwrap());
+        assert!(
+            filter.contains("legal") && filter.contains("HasId"),
+            "{filter}"
+        );
+        assert!(readable_request(
+            "docs",
+            &ids,
+            &Access::new(Vec::<String>::new(), Unlisted::Private)
+        )
+        .is_none());
+        let answer = |doc_id: &str| RetrievedPoint {
+            id: Some(PointId::from(point_id(doc_id))),
+            payload: HashMap::from([("doc_id".to_owned(), Value::from(doc_id.to_owned()))]),
+            ..Default::default()
+        };
+        let found = readable_ids(vec![answer("memo"), answer("stranger")], &ids);
+        assert_eq!(found, HashSet::from(["memo".to_owned()]));
     }
 
     #[test]

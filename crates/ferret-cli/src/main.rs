@@ -136,10 +136,19 @@ enum Command {
         /// only taken from request bodies.
         #[arg(long)]
         ingest_root: Option<PathBuf>,
-        /// A host name (or host:port) /mcp answers beside localhost, 127.0.0.1 and ::1, for
-        /// clients that reach the server by that name; repeat for several.
-        #[arg(long = "mcp-host")]
-        mcp_hosts: Vec<String>,
+        /// A host name (or host:port) the server answers to beside localhost, 127.0.0.1 and
+        /// ::1, for clients that reach it by that name; any other Host is refused (DNS
+        /// rebinding). Repeat for several.
+        #[arg(long = "allowed-host", visible_alias = "mcp-host")]
+        allowed_hosts: Vec<String>,
+        /// A web origin (`https://portal.example.org`) whose pages may call the API from a
+        /// browser, beside the server's own; requests from other sites' pages are refused.
+        #[arg(long = "allowed-origin")]
+        allowed_origins: Vec<String>,
+        /// Serve on an address other than loopback without bearer tokens: anyone who can reach
+        /// it may search and ingest.
+        #[arg(long)]
+        allow_open: bool,
     },
 }
 
@@ -321,6 +330,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .enable_all()
                 .build()?;
             let ferret = searcher.build(Strategy::Auto)?;
+            ferret.open_now()?;
             runtime.block_on(ferret_mcp::serve_stdio(ferret))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -332,7 +342,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             max_body_bytes,
             max_ingest_bytes,
             ingest_root,
-            mcp_hosts,
+            allowed_hosts,
+            allowed_origins,
+            allow_open,
         } => {
             let limits = ferret_server::Limits {
                 max_concurrent,
@@ -350,10 +362,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let file = searcher.file_config()?;
             let tokens = bearer_tokens(&file)?;
+            if tokens.is_empty() && !addr.ip().is_loopback() {
+                anyhow::ensure!(
+                    allow_open,
+                    "--addr {addr} is reachable from other machines and no bearer tokens are \
+                     set: anyone could search and ingest. Set {API_TOKEN_VARIABLE} or \
+                     [[server.tokens]], or pass --allow-open to serve it open"
+                );
+                eprintln!(
+                    "ferret: warning: serving {addr} with no tokens (--allow-open): anyone who reaches it may search and ingest"
+                );
+            }
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
             let ferret = searcher.build(Strategy::Auto)?;
+            // The built-in corpus is opened now: held by another process, the server stops
+            // here rather than answering every search with a failure.
+            ferret.open_now()?;
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind(addr)
                     .await
@@ -376,7 +402,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let mut state = ferret_server::AppState::new(ferret, limits)
                     .with_tokens(tokens)
                     .with_unlisted(unlisted)
-                    .with_mcp_hosts(mcp_hosts);
+                    .with_allowed_hosts(allowed_hosts)
+                    .with_allowed_origins(allowed_origins);
                 if let Some(root) = ingest_root {
                     state = state.with_ingest_root(root);
                 }
@@ -409,6 +436,13 @@ fn bearer_tokens(file: &ferret::FileConfig) -> anyhow::Result<Vec<ferret_server:
         None => token,
     };
     if !file.server.tokens.is_empty() {
+        // A token nobody reads would leave its holder thinking they are let in as the operator.
+        if std::env::var_os(API_TOKEN_VARIABLE).is_some() {
+            anyhow::bail!(
+                "{API_TOKEN_VARIABLE} is set, but the configuration lists [[server.tokens]], which \
+                 take its place: unset {API_TOKEN_VARIABLE}, or add its holder to [[server.tokens]]"
+            );
+        }
         // Threads, quotas and what `fetch` remembers belong to a principal by name: two tokens
         // under one name with different groups would share them.
         let mut names = std::collections::HashSet::new();
@@ -423,7 +457,7 @@ fn bearer_tokens(file: &ferret::FileConfig) -> anyhow::Result<Vec<ferret_server:
                 twice.principal
             );
         }
-        return file
+        let tokens: Vec<ferret_server::BearerToken> = file
             .server
             .tokens
             .iter()
@@ -435,12 +469,19 @@ fn bearer_tokens(file: &ferret::FileConfig) -> anyhow::Result<Vec<ferret_server:
                 }
                 Ok(with_quota(token, t.requests_per_minute))
             })
-            .collect();
+            .collect::<anyhow::Result<_>>()?;
+        if let Some((first, second)) = ferret_server::BearerToken::sharing_a_secret(&tokens) {
+            anyhow::bail!(
+                "principals `{first}` and `{second}` are given the same token: a request could \
+                 stand for either; give each principal its own secret"
+            );
+        }
+        return Ok(tokens);
     }
     match std::env::var_os(API_TOKEN_VARIABLE) {
         // The one token of a server is its operator's: it may ingest.
         Some(_) => Ok(vec![with_quota(
-            read("default", API_TOKEN_VARIABLE)?.allowing_ingest(),
+            read("default", API_TOKEN_VARIABLE)?.as_operator(),
             None,
         )]),
         None => Ok(Vec::new()),

@@ -660,6 +660,58 @@ fn serve_refuses_two_tokens_for_one_principal() {
     assert!(said.contains("names principal `alice` twice"), "{said}");
 }
 
+/// A server that would not do what its operator thinks stops at start, saying what to change:
+/// two principals with one secret, `FERRET_API_TOKEN` shadowed by configured tokens, an open
+/// server on an address others reach.
+#[test]
+fn serve_refuses_to_start_on_a_configuration_that_misleads() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ferret.toml");
+    std::fs::write(
+        &config,
+        "[[server.tokens]]\nprincipal = \"alice\"\nvariable = \"ALICE_TOKEN\"\n\n\
+         [[server.tokens]]\nprincipal = \"mallory\"\nvariable = \"MALLORY_TOKEN\"\n",
+    )
+    .unwrap();
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let cases: [(&str, &std::path::Path, &[(&str, &str)], &str, &str); 3] = [
+        (
+            "one secret",
+            &config,
+            &[("ALICE_TOKEN", "same"), ("MALLORY_TOKEN", "same")],
+            "127.0.0.1:0",
+            "`alice` and `mallory` are given the same token",
+        ),
+        (
+            "shadowed",
+            &config,
+            &[
+                ("ALICE_TOKEN", "a"),
+                ("MALLORY_TOKEN", "m"),
+                ("FERRET_API_TOKEN", "op"),
+            ],
+            "127.0.0.1:0",
+            "unset FERRET_API_TOKEN",
+        ),
+        ("open", &empty, &[], "0.0.0.0:0", "--allow-open"),
+    ];
+    for (case, config, variables, addr, said) in cases {
+        let mut command = ferret(dir.path());
+        command
+            .args(["serve", "--addr", addr, "--config"])
+            .arg(config)
+            .env_remove("FERRET_API_TOKEN");
+        for (name, value) in variables {
+            command.env(name, value);
+        }
+        let out = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{case}: {stderr}");
+        assert!(stderr.contains(said), "{case}: {stderr}");
+    }
+}
+
 #[tokio::test]
 async fn find_model_reads_a_workflow_skips_held_files_and_prints_a_table_and_json() {
     let case = concat!(
@@ -1214,6 +1266,37 @@ fn a_second_process_is_refused_an_index_another_holds() {
         .unwrap();
     assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Key rotation"));
+}
+
+/// The built-in corpus is opened when a server starts: a second server on it is refused at
+/// start, naming the process that holds it, rather than answering every search with a failure.
+#[test]
+fn a_second_server_on_the_built_in_corpus_is_refused_at_start() {
+    use std::io::BufRead;
+
+    let dir = tempfile::tempdir().unwrap();
+    let serve = || {
+        let mut command = ferret(dir.path());
+        command
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .env_remove("FERRET_API_TOKEN")
+            .stderr(std::process::Stdio::piped());
+        command
+    };
+    let mut first = serve().spawn().unwrap();
+    let mut stderr = std::io::BufReader::new(first.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("serving on"), "{line}");
+    let out = serve().output().unwrap();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("open in another process (process {})", first.id())),
+        "{said}"
+    );
 }
 
 /// An ingest killed with SIGKILL at any point keeps every document it had reported written: the

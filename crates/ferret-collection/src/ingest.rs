@@ -6,12 +6,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use ferret_core::{EmbedError, Embedder};
+use ferret_core::{Access, EmbedError, Embedder};
 use qdrant_edge::bm25_embed::EdgeBm25;
 
 use crate::{
     bm25_encoder, changed_points, mean_token_count, point_id, stream_path, unique_by_id,
-    Bm25Params, Document, DocumentStream, IngestOptions, IngestReport, PendingPoint,
+    Bm25Params, Document, DocumentStream, IngestIssue, IngestOptions, IngestReport, PendingPoint,
 };
 
 /// What the ingest loop needs of a store: its settings, its stored hashes, its writes.
@@ -35,12 +35,21 @@ pub trait PointStore: Send {
     /// The error for a file or folder that cannot be read.
     fn input_error(&self, path: &Path, source: std::io::Error) -> Self::Error;
 
-    /// Delete the documents read from `source` whose ids are not in `kept`; returns how many.
+    /// Delete the documents read from `source` whose ids are not in `kept`, only those
+    /// `writer` may read when there is one; returns how many.
     async fn remove_stale(
         &mut self,
         source: &str,
         kept: &HashSet<String>,
+        writer: Option<&Access>,
     ) -> Result<usize, Self::Error>;
+
+    /// Of the stored documents `ids`, those `access` may read, by the lists stored now.
+    async fn readable_ids(
+        &mut self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<HashSet<String>, Self::Error>;
 
     /// Record the average document length the first ingest measured.
     async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), Self::Error>;
@@ -81,13 +90,26 @@ pub async fn ingest_read<S: PointStore>(
     options: IngestOptions,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<IngestReport, S::Error> {
-    let mut found = found.into();
+    let mut found: DocumentStream = found.into();
     let mut report = IngestReport::default();
-    ingest_documents(store, found.by_ref(), options, &mut report, progress).await?;
+    let writer = found.writer().cloned();
+    let documents = found.by_ref();
+    ingest_batches(
+        store,
+        documents,
+        options,
+        &mut report,
+        progress,
+        writer.as_ref(),
+    )
+    .await?;
     report.files = found.files;
+    // What reading found wrong comes first, then what writing refused.
+    let refused = std::mem::take(&mut report.issues);
     report.issues = std::mem::take(&mut found.issues);
+    report.issues.extend(refused);
     for (source, kept) in found.text_sources {
-        report.removed += store.remove_stale(&source, &kept).await?;
+        report.removed += store.remove_stale(&source, &kept, writer.as_ref()).await?;
     }
     Ok(report)
 }
@@ -111,6 +133,19 @@ pub async fn ingest_documents<S: PointStore>(
     options: IngestOptions,
     report: &mut IngestReport,
     progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<(), S::Error> {
+    ingest_batches(store, documents, options, report, progress, None).await
+}
+
+/// [`ingest_documents`], for `writer` when there is one: a stored document they may not read is
+/// not replaced, and is named in `report.issues` in the same words whatever it holds.
+async fn ingest_batches<S: PointStore>(
+    store: &mut S,
+    documents: impl IntoIterator<Item = Document>,
+    options: IngestOptions,
+    report: &mut IngestReport,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+    writer: Option<&Access>,
 ) -> Result<(), S::Error> {
     let mut input = documents.into_iter();
     let first = unique_by_id(input.by_ref().take(options.average_sample.max(1)).collect());
@@ -142,6 +177,9 @@ pub async fn ingest_documents<S: PointStore>(
             }
             let ids: Vec<u64> = batch.iter().map(|d| point_id(&d.id)).collect();
             let stored = store.stored_hashes(&ids).await?;
+            if let Some(writer) = writer {
+                keep_replaceable(store, &mut batch, &stored, writer, report).await?;
+            }
             let changed = changed_points(&batch, &stored, store.embedder(), report).await?;
             if !changed.is_empty() {
                 store.upsert(changed, &encoder).await?;
@@ -171,6 +209,41 @@ pub async fn ingest_documents<S: PointStore>(
         progress(done, done);
     }
     outcome
+}
+
+/// Take out of `batch` the documents whose id is stored and not readable by `writer`, each
+/// named in `report.issues`: an ingest may replace only what its writer may read.
+async fn keep_replaceable<S: PointStore>(
+    store: &mut S,
+    batch: &mut Vec<Document>,
+    stored: &HashMap<u64, String>,
+    writer: &Access,
+    report: &mut IngestReport,
+) -> Result<(), S::Error> {
+    let taken: Vec<String> = batch
+        .iter()
+        .filter(|d| stored.contains_key(&point_id(&d.id)))
+        .map(|d| d.id.clone())
+        .collect();
+    if taken.is_empty() {
+        return Ok(());
+    }
+    let readable = store.readable_ids(&taken, writer).await?;
+    batch.retain(|d| {
+        let refused = taken.contains(&d.id) && !readable.contains(&d.id);
+        if refused {
+            report.issues.push(IngestIssue {
+                file: d.source.clone().into(),
+                line: None,
+                message: format!(
+                    "`{}` was not written: this writer may not replace a document of that id",
+                    d.id
+                ),
+            });
+        }
+        !refused
+    });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -216,8 +289,21 @@ mod tests {
             &mut self,
             _source: &str,
             _kept: &HashSet<String>,
+            _writer: Option<&Access>,
         ) -> Result<usize, EmbedError> {
             Ok(0)
+        }
+        async fn readable_ids(
+            &mut self,
+            ids: &[String],
+            _access: &Access,
+        ) -> Result<HashSet<String>, EmbedError> {
+            // Documents whose id starts with `secret` are the ones the writer may not read.
+            Ok(ids
+                .iter()
+                .filter(|id| !id.starts_with("secret"))
+                .cloned()
+                .collect())
         }
         async fn set_avg_doc_len(&mut self, avg_doc_len: f64) -> Result<(), EmbedError> {
             self.avg_doc_len = Some(avg_doc_len);
@@ -260,6 +346,50 @@ mod tests {
             source: "notes.jsonl".into(),
             date: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_writer_replaces_only_what_it_may_read_and_gives_only_its_own_groups() {
+        let mut store = Memory::default();
+        let options = IngestOptions::default();
+        let seeded = vec![doc("secret-memo", "legal text"), doc("notes", "old notes")];
+        ingest_documents(
+            &mut store,
+            seeded,
+            options,
+            &mut IngestReport::default(),
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap();
+        let lines = concat!(
+            r#"{"id": "secret-memo", "text": "overwritten"}"#,
+            "\n",
+            r#"{"id": "notes", "text": "new notes"}"#,
+            "\n",
+            r#"{"id": "fresh", "text": "a new page"}"#,
+            "\n",
+            r#"{"id": "widened", "text": "for legal", "acl": ["legal"]}"#,
+            "\n",
+        );
+        let mut sent = crate::PathDocuments::default();
+        sent.add_upload("sent.jsonl", lines.as_bytes(), options.max_chunk_chars);
+        let writer = Access::new(["finance"], ferret_core::Unlisted::Public);
+        let stream = DocumentStream::from(sent).written_by(writer);
+        let report = ingest_read(&mut store, stream, options, &mut |_, _| {})
+            .await
+            .unwrap();
+        assert_eq!((report.added, report.updated), (1, 1), "{report:?}");
+        let refused: Vec<String> = report.issues.iter().map(ToString::to_string).collect();
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert!(refused[0].contains("`widened`") && refused[0].contains("`legal`"));
+        assert!(refused[1].contains("`secret-memo`") && !refused[1].contains("legal"));
+        let original = doc("secret-memo", "legal text").content_hash();
+        assert_eq!(
+            store.hashes[&point_id("secret-memo")],
+            original,
+            "not replaced"
+        );
     }
 
     #[tokio::test]

@@ -5,6 +5,8 @@ use std::collections::{HashSet, VecDeque};
 use std::io::{BufRead, Read as _};
 use std::path::{Path, PathBuf};
 
+use ferret_core::Access;
+
 use crate::documents::{chunk_text_file, Document, IngestIssue, JsonlRecords, Line};
 use crate::PathDocuments;
 
@@ -27,6 +29,8 @@ pub struct DocumentStream {
     /// Documents read ahead: a text file's chunks, or documents given whole.
     queued: VecDeque<Document>,
     default_acl: Option<Vec<String>>,
+    /// Whom the ingest writes for, when it is not the index's operator.
+    writer: Option<Access>,
     /// Lines in the JSONL files not yet read to their end, counted when the stream was opened.
     lines_ahead: usize,
     /// Text files not yet read: how many chunks they hold is known once they are.
@@ -97,6 +101,21 @@ impl DocumentStream {
     pub fn with_default_acl(mut self, acl: &[String]) -> Self {
         self.default_acl = Some(acl.to_vec());
         self
+    }
+
+    /// Write only what `writer` may: a document gets their groups when it lists none (after
+    /// the default list), one listing a group they are not in is refused as an issue, and the
+    /// ingest replaces no stored document they may not read (see
+    /// [`ingest_read`](crate::ingest_read)). Without it the ingest writes as the index's
+    /// operator: anything.
+    pub fn written_by(mut self, writer: Access) -> Self {
+        self.writer = Some(writer);
+        self
+    }
+
+    /// Whom the ingest writes for, when it was restricted with [`DocumentStream::written_by`].
+    pub fn writer(&self) -> Option<&Access> {
+        self.writer.as_ref()
     }
 
     /// Start reading `file`, whose content `open` gives: `.jsonl` as records, `.md` / `.txt` as
@@ -204,11 +223,38 @@ impl Iterator for DocumentStream {
     type Item = Document;
 
     fn next(&mut self) -> Option<Document> {
-        let mut document = self.next_read()?;
-        if document.acl.is_none() {
-            document.acl.clone_from(&self.default_acl);
+        loop {
+            let mut document = self.next_read()?;
+            if document.acl.is_none() {
+                document.acl.clone_from(&self.default_acl);
+            }
+            let Some(writer) = &self.writer else {
+                return Some(document);
+            };
+            let acl = document
+                .acl
+                .get_or_insert_with(|| writer.groups.iter().cloned().collect());
+            let refused = if acl.is_empty() {
+                Some(
+                    "it would have no access list, and this writer is in no group to give it"
+                        .to_owned(),
+                )
+            } else {
+                acl.iter()
+                    .find(|group| !writer.groups.contains(*group))
+                    .map(|group| {
+                        format!("its access list names `{group}`, a group this writer is not in")
+                    })
+            };
+            match refused {
+                Some(reason) => self.issues.push(IngestIssue {
+                    file: document.source.clone().into(),
+                    line: None,
+                    message: format!("`{}` was not written: {reason}", document.id),
+                }),
+                None => return Some(document),
+            }
         }
-        Some(document)
     }
 
     /// At most one document per JSONL line still to read, plus what is read ahead; no bound

@@ -1,7 +1,9 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::{BackendError, Filters, Hit, SearchOptions};
+use std::collections::HashSet;
+
+use crate::{Access, BackendError, Filters, Hit, SearchOptions};
 
 /// One request to one backend: a query already rewritten for it, a limit and the filters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -143,4 +145,20 @@ pub trait SearchBackend: Send + Sync {
 
     /// Run one search.
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError>;
+
+    /// Of `ids` (ids of hits this backend returned), those `access` lets the asker read now,
+    /// by the access lists the backend holds at this moment. A result kept from an earlier read
+    /// (a cached call, a thread's turn, a hit remembered for a fetch) is checked here before it
+    /// is shown again, because a list may have changed since, even from another process.
+    ///
+    /// `None` says the backend's results carry no access lists (the web, a hub): every id
+    /// passes. A backend that applies [`Filters::access`] to stored documents must answer with
+    /// the ids that pass; an id it does not hold does not pass.
+    async fn readable(
+        &self,
+        _ids: &[String],
+        _access: &Access,
+    ) -> Result<Option<HashSet<String>>, BackendError> {
+        Ok(None)
+    }
 }

@@ -1,12 +1,13 @@
+use std::collections::HashSet;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, BackendFailure, FerretError, Filters, Hit,
-    PaidCost, QueryForm, RetryClass, SearchBackend, SearchOptions, SearchQuery, SearchRequest,
-    TraceStep, Usage,
+    Access, BackendCapabilities, BackendError, BackendErrorKind, BackendFailure, FerretError,
+    Filters, Hit, PaidCost, QueryForm, RetryClass, SearchBackend, SearchOptions, SearchQuery,
+    SearchRequest, TraceStep, Usage,
 };
 use ferret_layers::{
     CallBudget, Deadline, Elapsed, Origin, RateLimit, Retry, RetryPolicy, Retryable, SharedCache,
@@ -61,6 +62,14 @@ pub struct ExecOutcome {
     pub skipped: Vec<String>,
 }
 
+/// What a cached call is kept under: the backend, the query, its filters (the asker's access
+/// among them), options and limit, and the results' generation. Two askers with different
+/// groups never share an entry. Keying on access is not enough to keep a revoked document out,
+/// since a list can change after the entry was made, by this process or another writing the
+/// same collection: a cached result for an asker is therefore checked with
+/// [`SearchBackend::readable`] each time it is read, and shows only what the lists let the
+/// asker read at that moment. An ingest through the facade also bumps the generation, so a
+/// widened list is seen at once.
 #[derive(Clone, Hash, PartialEq, Eq)]
 struct CacheKey {
     /// The results' age: bumped when documents reach a backend, so that a call in flight then
@@ -225,6 +234,65 @@ impl Executor {
     pub fn forget_results(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.cache.clear();
+    }
+}
+
+impl Executor {
+    /// Of `hits` (kept from earlier searches: a thread's turns, hits remembered for a fetch),
+    /// those `access` no longer lets the asker read, as `(backend, id)`: each backend is asked
+    /// by id with the lists it holds now. It fails closed: the hits of a backend that is not
+    /// configured, or that cannot answer, are all counted unreadable.
+    pub async fn unreadable<'h>(
+        &self,
+        hits: impl IntoIterator<Item = &'h Hit>,
+        access: &Access,
+    ) -> HashSet<(String, String)> {
+        let mut by_backend: Vec<(&str, Vec<String>)> = Vec::new();
+        for hit in hits {
+            match by_backend.iter_mut().find(|(name, _)| *name == hit.backend) {
+                Some((_, ids)) => ids.push(hit.id.0.clone()),
+                None => by_backend.push((&hit.backend, vec![hit.id.0.clone()])),
+            }
+        }
+        let checks = by_backend.into_iter().map(|(name, ids)| async move {
+            let slot = self.slots.iter().find(|s| s.backend.name() == name);
+            let readable = match slot {
+                Some(slot) => slot.backend.readable(&ids, access).await,
+                None => Ok(Some(HashSet::new())),
+            };
+            let readable = readable.unwrap_or_else(|error| {
+                tracing::warn!(backend = name, %error, "access check failed: its hits are withheld");
+                Some(HashSet::new())
+            });
+            ids.into_iter()
+                .filter(|id| readable.as_ref().is_some_and(|r| !r.contains(id)))
+                .map(|id| (name.to_owned(), id))
+                .collect::<Vec<_>>()
+        });
+        join_all(checks).await.into_iter().flatten().collect()
+    }
+}
+
+/// `hits`, kept from an earlier call of `slot`'s backend, cut to those `access` may read now.
+async fn readable_now(
+    slot: &Slot,
+    hits: Arc<Vec<Hit>>,
+    access: &Access,
+) -> Result<Arc<Vec<Hit>>, CallError> {
+    if hits.is_empty() {
+        return Ok(hits);
+    }
+    let ids: Vec<String> = hits.iter().map(|h| h.id.0.clone()).collect();
+    match slot.backend.readable(&ids, access).await {
+        Ok(None) => Ok(hits),
+        Ok(Some(readable)) if ids.iter().all(|id| readable.contains(id)) => Ok(hits),
+        Ok(Some(readable)) => Ok(Arc::new(
+            hits.iter()
+                .filter(|h| readable.contains(&h.id.0))
+                .cloned()
+                .collect(),
+        )),
+        Err(error) => Err(CallError::Backend(error)),
     }
 }
 
@@ -469,6 +537,23 @@ impl Executor {
                 .await
                 .map(Arc::new)
                 .map_err(Arc::new);
+        }
+        if let (Origin::Cached, Ok(hits), Some(access)) =
+            (origin, &result, request.filters.access.as_ref())
+        {
+            // A kept result was read under the access lists of its time: it is shown as the
+            // lists stand now, which another process may have changed.
+            let check = Deadline::new(deadline.min(budget.time_left()));
+            result = match check
+                .run(readable_now(slot, Arc::clone(hits), access))
+                .await
+            {
+                Ok(checked) => checked.map_err(Arc::new),
+                Err(Elapsed) => Err(Arc::new(CallError::Backend(BackendError::deadline(
+                    &name,
+                    check.within(),
+                )))),
+            };
         }
         let cache_hit = origin == Origin::Cached;
         let coalesced = origin == Origin::Joined;

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, PaidCost,
-    PaidUnit, PaidUsage, QueryForm, RetryClass, SearchOptions, SearchQuery, TraceStep,
+    Access, BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, PaidCost,
+    PaidUnit, PaidUsage, QueryForm, RetryClass, SearchOptions, SearchQuery, TraceStep, Unlisted,
 };
 use ferret_exec::{CallBudget, ExecRequest, Executor, ExecutorConfig, RetryPolicy};
 use ferret_test_support::{Matching, ScriptedBackend};
@@ -538,4 +538,65 @@ async fn a_model_hub_is_asked_only_by_name_never_by_a_search_of_every_backend() 
     let outcome = exec.execute_on(&named, &budget()).await;
     assert_eq!((hub.calls(), docs.calls()), (1, 1));
     assert_eq!(outcome.hits[0].backend, "civitai");
+}
+
+#[tokio::test]
+async fn a_cached_result_is_shown_under_the_access_lists_of_the_moment_it_is_read() {
+    let backend =
+        Arc::new(scripted("local", &["memo", "notes"]).with_access_lists(&[("memo", &["legal"])]));
+    let exec = executor(vec![backend.clone()]);
+    let budget = budget();
+    let bob = Filters {
+        access: Some(Access::new(["legal"], Unlisted::Private)),
+        ..Filters::default()
+    };
+    let ids = |outcome: &ferret_exec::ExecOutcome| -> Vec<String> {
+        outcome.hits.iter().map(|h| h.id.0.clone()).collect()
+    };
+    let question = vec!["the memo".to_owned()];
+    let first = exec.execute(&question, &bob, 10, &budget, DEADLINE).await;
+    assert_eq!(ids(&first), ["memo"]);
+    // The list narrows elsewhere (another process, say): no ingest told this executor.
+    backend.set_access_list("memo", &["finance"]);
+    let second = exec.execute(&question, &bob, 10, &budget, DEADLINE).await;
+    assert_eq!(
+        (second.cache_hits, backend.calls()),
+        (1, 1),
+        "served from the cache"
+    );
+    assert!(ids(&second).is_empty(), "{:?}", ids(&second));
+    assert!(second.failures.is_empty());
+    // Widened again, the kept result shows it again.
+    backend.set_access_list("memo", &["finance", "legal"]);
+    let third = exec.execute(&question, &bob, 10, &budget, DEADLINE).await;
+    assert_eq!(ids(&third), ["memo"]);
+}
+
+#[tokio::test]
+async fn hits_kept_elsewhere_are_checked_and_unknown_backends_fail_closed() {
+    let backend =
+        Arc::new(scripted("local", &["memo", "notes"]).with_access_lists(&[("memo", &["legal"])]));
+    let web = Arc::new(scripted("web", &["page"]));
+    let exec = executor(vec![backend.clone(), web]);
+    let bob = Access::new(["legal"], Unlisted::Public);
+    let kept = [
+        Hit::new("memo", "m", "", 1.0, "local"),
+        Hit::new("notes", "n", "", 1.0, "local"),
+        Hit::new("page", "p", "", 1.0, "web"),
+        Hit::new("gone", "g", "", 1.0, "removed-backend"),
+    ];
+    let unreadable = |v: &[(&str, &str)]| -> std::collections::HashSet<(String, String)> {
+        v.iter()
+            .map(|(b, i)| ((*b).to_owned(), (*i).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        exec.unreadable(&kept, &bob).await,
+        unreadable(&[("removed-backend", "gone")])
+    );
+    backend.set_access_list("memo", &["finance"]);
+    assert_eq!(
+        exec.unreadable(&kept, &bob).await,
+        unreadable(&[("local", "memo"), ("removed-backend", "gone")])
+    );
 }

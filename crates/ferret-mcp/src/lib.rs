@@ -303,7 +303,19 @@ impl FerretMcp {
         // What a search for the same principal returned (another's hits are not theirs), else
         // the index's document, if the principal may read it.
         let asker = asker_of(&request);
-        let hit = match self.seen.get(asker_name(&asker), &args.id) {
+        let remembered = match self.seen.get(asker_name(&asker), &args.id) {
+            // Remembered under the access lists of its search: shown only if they still let
+            // the asker read it.
+            Some(hit) => match &asker {
+                Some(asker) => {
+                    let revoked = self.ferret.unreadable([&hit], &asker.access).await;
+                    revoked.is_empty().then_some(hit)
+                }
+                None => Some(hit),
+            },
+            None => None,
+        };
+        let hit = match remembered {
             Some(hit) => Some(hit),
             None => self.index_document(&args.id, asker.as_ref()).await?,
         };

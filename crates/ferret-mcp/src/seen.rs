@@ -1,14 +1,30 @@
 //! The hits this server's searches returned, by principal and id, for `fetch`: the newest kept,
-//! the oldest forgotten past a bound, so memory stays level however long the server runs. A
-//! principal fetches only what their own searches returned.
+//! the oldest forgotten past a bound on their number and one on their bytes, so memory stays
+//! level however long the server runs. A principal fetches only what their own searches
+//! returned, and only while the index's access lists still let them read it (`fetch` checks
+//! each kept hit with the backend before showing it: the store keys on principal and id, not
+//! on the lists of the moment it was kept).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use ferret::Hit;
 
-/// Hits kept for `fetch`.
+/// Hits kept for `fetch`, at most.
 const KEPT: usize = 2_000;
+/// Bytes of text those hits may hold: a few long documents must not hold more than the bound
+/// on their number meant.
+const KEPT_BYTES: usize = 16 * 1024 * 1024;
+
+/// What one kept hit holds, roughly, in bytes.
+fn weight(asker: &str, hit: &Hit) -> usize {
+    asker.len()
+        + hit.id.0.len()
+        + hit.title.len()
+        + hit.text.len()
+        + hit.url.as_ref().map_or(0, String::len)
+        + hit.backend.len()
+}
 
 #[derive(Debug, Default)]
 pub(crate) struct Seen {
@@ -23,6 +39,8 @@ struct Kept {
     by_id: HashMap<Key, Hit>,
     /// Keys, oldest first; a key seen again moves to the back.
     order: VecDeque<Key>,
+    /// What the kept hits weigh, in bytes.
+    bytes: usize,
 }
 
 impl Seen {
@@ -33,16 +51,27 @@ impl Seen {
         };
         for hit in hits {
             let id = (asker.to_owned(), hit.id.0.clone());
-            if kept.by_id.insert(id.clone(), hit.clone()).is_some() {
+            kept.bytes += weight(asker, hit);
+            if let Some(old) = kept.by_id.insert(id.clone(), hit.clone()) {
+                kept.bytes -= weight(asker, &old);
                 kept.order.retain(|seen| *seen != id);
             }
             kept.order.push_back(id);
         }
-        while kept.order.len() > KEPT {
-            if let Some(oldest) = kept.order.pop_front() {
-                kept.by_id.remove(&oldest);
+        while kept.order.len() > KEPT || kept.bytes > KEPT_BYTES {
+            let Some(oldest) = kept.order.pop_front() else {
+                break;
+            };
+            if let Some(hit) = kept.by_id.remove(&oldest) {
+                kept.bytes -= weight(&oldest.0, &hit);
             }
         }
+    }
+
+    /// What the kept hits weigh, in bytes.
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        self.inner.lock().map_or(0, |kept| kept.bytes)
     }
 
     /// The hit with `id` a search for `asker` returned, if it is still kept.
@@ -71,5 +100,20 @@ mod tests {
             "bob's searches did not return it"
         );
         assert_eq!(seen.inner.lock().unwrap().order.len(), KEPT);
+    }
+
+    #[test]
+    fn long_hits_are_forgotten_past_the_byte_bound() {
+        let seen = Seen::default();
+        let long = "x".repeat(KEPT_BYTES / 4);
+        let hits: Vec<Hit> = (0..8)
+            .map(|i| Hit::new(format!("h{i}"), "t", long.as_str(), 1.0, "b"))
+            .collect();
+        seen.remember("alice", &hits);
+        assert!(seen.bytes() <= KEPT_BYTES, "{}", seen.bytes());
+        assert!(seen.get("alice", "h0").is_none());
+        assert!(seen.get("alice", "h7").is_some());
+        seen.remember("alice", &hits[7..]);
+        assert!(seen.bytes() <= KEPT_BYTES);
     }
 }

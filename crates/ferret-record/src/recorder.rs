@@ -1,12 +1,13 @@
 //! Wrappers that pass each call through and keep it.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use ferret_core::{
-    BackendCapabilities, BackendError, Completion, CompletionRequest, EmbedError, Embedder, Hit,
-    LanguageModel, LlmError, PaidCost, Query, QueryForm, Response, SearchBackend, SearchRequest,
-    Strategy, TextSink,
+    Access, BackendCapabilities, BackendError, Completion, CompletionRequest, EmbedError, Embedder,
+    Hit, LanguageModel, LlmError, PaidCost, Query, QueryForm, Response, SearchBackend,
+    SearchRequest, Strategy, TextSink,
 };
 
 use crate::format::{
@@ -172,6 +173,16 @@ impl SearchBackend for RecordedBackend {
             }
         });
         result
+    }
+
+    async fn readable(
+        &self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<Option<HashSet<String>>, BackendError> {
+        // Asked of the live backend only: a replay answers from what was recorded, where every
+        // hit the search showed had passed this check.
+        self.inner.readable(ids, access).await
     }
 }
 

@@ -1,4 +1,5 @@
-//! Bearer tokens: when the server is given any, every route but the health probes answers 401
+//! Bearer tokens: when the server is given any, every route but the health probes and
+//! `/openapi.json` answers 401
 //! to a request without one of them, saying nothing of the index. Tokens are compared in
 //! constant time and never logged; the principal a token names is.
 
@@ -13,20 +14,26 @@ use crate::config::BearerToken;
 use crate::state::AppState;
 use crate::ApiError;
 
-/// Marks a request whose token may add documents.
+/// Marks a request whose token may add documents: any document (the operator's), or only
+/// those its principal may read.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct MayIngest;
+pub(crate) struct MayIngest {
+    pub(crate) any_document: bool,
+}
 
 /// The token `presented` is, checking every token so that the time taken says nothing about
-/// which one came close.
+/// which one came close. A secret two tokens share stands for neither (`ferret serve` refuses
+/// to start with one; a service building its own list gets 401s rather than a guess).
 fn token_of<'a>(tokens: &'a [BearerToken], presented: &[u8]) -> Option<&'a BearerToken> {
     let mut found = None;
+    let mut matches = 0;
     for token in tokens {
         if bool::from(token.secret().ct_eq(presented)) {
             found = Some(token);
+            matches += 1;
         }
     }
-    found
+    (matches == 1).then_some(found).flatten()
 }
 
 /// Let a request through when the server takes no tokens, or it carries one it takes and its
@@ -38,7 +45,13 @@ pub(crate) async fn require_token(
     next: Next,
 ) -> Response {
     let tokens = state.tokens();
-    if tokens.is_empty() || matches!(request.uri().path(), "/healthz" | "/readyz") {
+    // The probes and the API's description tell nothing of the index.
+    if tokens.is_empty()
+        || matches!(
+            request.uri().path(),
+            "/healthz" | "/readyz" | "/openapi.json"
+        )
+    {
         return next.run(request).await;
     }
     let presented = request
@@ -62,7 +75,9 @@ pub(crate) async fn require_token(
     }
     request.extensions_mut().insert(state.principal(token));
     if token.may_ingest() {
-        request.extensions_mut().insert(MayIngest);
+        request.extensions_mut().insert(MayIngest {
+            any_document: token.is_operator(),
+        });
     }
     next.run(request).await
 }
@@ -82,6 +97,16 @@ mod tests {
         assert_eq!(principal_of(b"s3cret-bo"), None);
         assert_eq!(principal_of(b""), None);
         assert!(BearerToken::new("eve", "  ").is_none());
+        let shared = [
+            BearerToken::new("alice", "same").unwrap(),
+            BearerToken::new("mallory", "same").unwrap(),
+        ];
+        assert_eq!(token_of(&shared, b"same").map(|t| t.principal()), None);
+        assert_eq!(
+            BearerToken::sharing_a_secret(&shared),
+            Some(("alice", "mallory"))
+        );
+        assert_eq!(BearerToken::sharing_a_secret(&tokens), None);
         assert!(!format!("{:?}", tokens[0]).contains("s3cret"));
     }
 }

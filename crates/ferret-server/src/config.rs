@@ -42,6 +42,7 @@ pub struct BearerToken {
     groups: Vec<String>,
     requests_per_minute: Option<NonZeroU32>,
     may_ingest: bool,
+    operator: bool,
 }
 
 impl BearerToken {
@@ -55,6 +56,7 @@ impl BearerToken {
             groups: Vec::new(),
             requests_per_minute: None,
             may_ingest: false,
+            operator: false,
         })
     }
 
@@ -68,10 +70,20 @@ impl BearerToken {
         self
     }
 
-    /// Let the principal add documents (`POST /v1/ingest`): an ingest says who may read what it
-    /// adds, so only trusted principals may. Without it they get 403.
+    /// Let the principal add documents (`POST /v1/ingest`): documents they may read, with
+    /// access lists of their own groups (a document listing none gets them); a stored document
+    /// they may not read is not replaced. Without it they get 403.
     pub fn allowing_ingest(mut self) -> Self {
         self.may_ingest = true;
+        self
+    }
+
+    /// The operator's token: it may ingest, and write any document with any access list.
+    /// Another token allowed to ingest writes only documents its principal may read, with
+    /// lists of the principal's groups.
+    pub fn as_operator(mut self) -> Self {
+        self.may_ingest = true;
+        self.operator = true;
         self
     }
 
@@ -79,6 +91,17 @@ impl BearerToken {
     pub fn with_requests_per_minute(mut self, requests: NonZeroU32) -> Self {
         self.requests_per_minute = Some(requests);
         self
+    }
+
+    /// Two of `tokens` with one secret, by their principals' names: a request carrying it
+    /// could stand for either, so a server must refuse to start with them.
+    pub fn sharing_a_secret(tokens: &[BearerToken]) -> Option<(&str, &str)> {
+        tokens.iter().enumerate().find_map(|(i, a)| {
+            tokens[i + 1..]
+                .iter()
+                .find(|b| a.secret == b.secret)
+                .map(|b| (a.principal(), b.principal()))
+        })
     }
 
     /// Whom the token stands for.
@@ -98,6 +121,10 @@ impl BearerToken {
         self.may_ingest
     }
 
+    pub(crate) fn is_operator(&self) -> bool {
+        self.operator
+    }
+
     pub(crate) fn secret(&self) -> &[u8] {
         &self.secret
     }
@@ -111,6 +138,7 @@ impl std::fmt::Debug for BearerToken {
             .field("groups", &self.groups)
             .field("requests_per_minute", &self.requests_per_minute)
             .field("may_ingest", &self.may_ingest)
+            .field("operator", &self.operator)
             .finish()
     }
 }

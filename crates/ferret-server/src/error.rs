@@ -44,6 +44,42 @@ pub enum ApiError {
         /// What it may not do.
         what: &'static str,
     },
+    /// The request's `Host` is not one this server answers to (DNS rebinding, or a name the
+    /// server was not told of).
+    #[error("this server does not answer to that host name: start it with `--allowed-host NAME` to accept it")]
+    HostNotAllowed,
+    /// The request comes from a page of another web site (its `Origin` is not the server's own
+    /// or a configured one).
+    #[error("requests from other web sites are refused: call the API from a program, or start the server with `--allowed-origin URL`")]
+    ForeignOrigin,
+    /// No route has this path.
+    #[error("no route {path}: see GET /openapi.json")]
+    RouteNotFound {
+        /// The path asked for.
+        path: String,
+    },
+    /// The route does not take this method.
+    #[error("{path} does not take {method}: see GET /openapi.json")]
+    MethodNotAllowed {
+        /// The method sent.
+        method: String,
+        /// The path asked for.
+        path: String,
+    },
+    /// A JSON body sent without `Content-Type: application/json`.
+    #[error("send the body as JSON with `Content-Type: application/json` (got `{found}`)")]
+    NotJson {
+        /// The content type sent, or `none`.
+        found: String,
+    },
+    /// A string field longer than the server takes.
+    #[error("`{field}` is over {limit} characters")]
+    FieldTooLong {
+        /// The field's path.
+        field: String,
+        /// The most it may hold.
+        limit: usize,
+    },
     /// The body is larger than the server accepts.
     #[error("the request body is over {limit} bytes: send less")]
     BodyTooLarge {
@@ -130,7 +166,20 @@ impl ApiError {
             Self::PathNotFound { .. } => StatusCode::NOT_FOUND,
             Self::Ingest(FerretError::NotWritable) => StatusCode::CONFLICT,
             Self::Ingest(_) | Self::IngestStopped(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::HostNotAllowed | Self::ForeignOrigin => StatusCode::FORBIDDEN,
+            Self::RouteNotFound { .. } => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            Self::NotJson { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::FieldTooLong { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         }
+    }
+
+    /// Can the same request succeed later? Yes when the server was busy, out of time or
+    /// failed itself, or the quota is spent (the response then says when, in `Retry-After`);
+    /// no for a request that must change first.
+    fn retryable(&self) -> bool {
+        let status = self.status();
+        status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS
     }
 
     fn kind(&self) -> &'static str {
@@ -153,6 +202,11 @@ impl ApiError {
             Self::PathNotFound { .. } => "not_found",
             Self::Ingest(FerretError::NotWritable) => "not_writable",
             Self::Ingest(_) | Self::IngestStopped(_) => "ingest_failed",
+            Self::HostNotAllowed | Self::ForeignOrigin => "forbidden",
+            Self::RouteNotFound { .. } => "not_found",
+            Self::MethodNotAllowed { .. } => "method_not_allowed",
+            Self::NotJson { .. } => "unsupported_media_type",
+            Self::FieldTooLong { .. } => "too_large",
         }
     }
 
@@ -168,6 +222,7 @@ impl ApiError {
             Self::InvalidMessage(_) => Some("message".to_owned()),
             Self::PathNotAllowed { .. } | Self::PathNotFound { .. } => Some("path".to_owned()),
             Self::ThreadNotFound => Some("thread_id".to_owned()),
+            Self::FieldTooLong { field, .. } => Some(field.clone()),
             _ => None,
         }
     }
@@ -179,7 +234,7 @@ impl ApiError {
                 kind: self.kind().to_owned(),
                 message: self.to_string(),
                 field: self.field(),
-                retryable: self.status().is_server_error(),
+                retryable: self.retryable(),
             },
         }
     }

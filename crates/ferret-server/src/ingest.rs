@@ -20,7 +20,7 @@ use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
-use ferret::{DocumentStream, IngestOptions, PathDocuments};
+use ferret::{Access, DocumentStream, IngestOptions, PathDocuments, Principal};
 use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -89,6 +89,19 @@ fn may_ingest(state: &AppState, request: &Request) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Whom the request's ingest writes for: `None` writes anything (an open server, or the
+/// operator's token), else the principal, who writes only what they may read.
+fn writer_of(request: &Request) -> Option<Access> {
+    let may = request.extensions().get::<MayIngest>()?;
+    if may.any_document {
+        return None;
+    }
+    request
+        .extensions()
+        .get::<Principal>()
+        .map(|principal| principal.access.clone())
+}
+
 fn send_final(sender: &UnboundedSender<IngestEvent>, event: IngestEvent) {
     // A client that went away no longer listens; the ingest has finished anyway.
     let _ = sender.send(event);
@@ -113,11 +126,16 @@ async fn write(
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<IngestReply, ApiError> {
     let ferret = state.ferret();
+    // The index's size counts documents a restricted writer may not read: not theirs to learn.
+    let restricted = documents.writer().is_some();
     let report = ferret
         .ingest(documents, IngestOptions::default(), progress)
         .await
         .map_err(ApiError::Ingest)?;
-    let documents = ferret.writable_index().map_or(0, |index| index.len());
+    let documents = match ferret.writable_index() {
+        Some(index) if !restricted => Some(index.len()),
+        _ => None,
+    };
     state.metrics().ingest(&report);
     Ok(IngestReply { report, documents })
 }
@@ -129,6 +147,7 @@ async fn read_documents(state: &AppState, request: Request) -> Result<DocumentSt
         return Err(ApiError::Ingest(ferret::FerretError::NotWritable));
     }
     let acl = default_acl(&request)?;
+    let writer = writer_of(&request);
     let content_type = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -189,6 +208,12 @@ async fn read_documents(state: &AppState, request: Request) -> Result<DocumentSt
         "application/json" => {
             let body = body_of(request, state).await?;
             let asked: IngestPathBody = parse(&body)?;
+            // An empty path would name the whole root: say which file or folder.
+            if asked.path.as_os_str().is_empty() {
+                return Err(ApiError::InvalidIngest(
+                    "`path` is empty: name a file or folder under the ingest root".into(),
+                ));
+            }
             let path = state.allowed_path(&asked.path)?;
             // Listing the files counts their lines: off the async threads.
             let stream =
@@ -210,8 +235,12 @@ async fn read_documents(state: &AppState, request: Request) -> Result<DocumentSt
             })
         }
     };
-    Ok(match acl {
+    let stream = match acl {
         Some(acl) => stream.with_default_acl(&acl),
+        None => stream,
+    };
+    Ok(match writer {
+        Some(writer) => stream.written_by(writer),
         None => stream,
     })
 }

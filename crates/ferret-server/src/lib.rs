@@ -13,6 +13,7 @@
 mod auth;
 mod config;
 mod error;
+mod guard;
 mod ingest;
 mod metrics;
 #[cfg(feature = "schema")]

@@ -33,17 +33,39 @@ pub fn openapi() -> Value {
         body["description"] = description.into();
         body
     };
+    // Every route behind the token check and the same-site guard can answer these.
+    let guarded = json!({
+        "401": refusal("The server takes bearer tokens and the request carries none it takes (`WWW-Authenticate: Bearer`)."),
+        "403": refusal("The request's `Host` is not one the server answers to, or its `Origin` is another web site's (`Origin: null` included)."),
+        "429": refusal("The token's quota of requests a minute is spent; `Retry-After` says when to come back; `retryable` is true."),
+    });
     let refusals = json!({
-        "400": refusal("Malformed JSON, an unknown field, or a value the library refuses; `field` names it."),
-        "413": refusal("The body or the question is over its limit."),
+        "400": refusal("Malformed JSON, bytes after it, an unknown field, or a value the library refuses; `field` names it."),
+        "413": refusal("The body, the question or a field (`thread_id`: 128 characters) is over its limit."),
+        "415": refusal("The body is not sent as `Content-Type: application/json`."),
         "503": refusal("As many searches as the server runs at once are running; `Retry-After` says when to come back."),
     });
     let with = |mut responses: Value, extra: &Value| {
         for (code, body) in extra.as_object().into_iter().flatten() {
             responses[code] = body.clone();
         }
+        for (code, body) in guarded.as_object().into_iter().flatten() {
+            match responses.get_mut(code) {
+                // A route's own reason for the status comes first, the guard's after it.
+                Some(own) => {
+                    let reasons = format!(
+                        "{} Or: {}",
+                        own["description"].as_str().unwrap_or(""),
+                        body["description"].as_str().unwrap_or("")
+                    );
+                    own["description"] = reasons.into();
+                }
+                None => responses[code] = body.clone(),
+            }
+        }
         responses
     };
+    let thread_not_found = refusal("With tokens: the `thread_id` is not one the server started for this principal (another's, or made up).");
     let search_request = {
         let mut body = json_body(&search_body);
         body["required"] = true.into();
@@ -69,18 +91,19 @@ pub fn openapi() -> Value {
             "/v1/search": {"post": {
                 "summary": "Answer a question with citations",
                 "requestBody": search_request,
-                "responses": with(json!({"200": answered, "504": timed_out}), &refusals),
+                "responses": with(json!({"200": answered, "404": thread_not_found, "504": timed_out}), &refusals),
             }},
             "/v1/search/stream": {"post": {
                 "summary": "Answer a question, streaming each pipeline event as it happens",
                 "requestBody": search_request,
-                "responses": with(json!({"200": stream}), &refusals),
+                "responses": with(json!({"200": stream, "404": thread_not_found}), &refusals),
             }},
             "/v1/chat": {"post": {
                 "summary": "One message of a conversation: searched in its thread, a follow-up read against the thread's last turn",
                 "requestBody": {"required": true, "content": {"application/json": {"schema": chat_body}}},
                 "responses": with(json!({
                     "200": {"description": "The thread (new when none was given) and the response.", "content": {"application/json": {"schema": chat_reply}}},
+                    "404": thread_not_found,
                     "504": timed_out,
                 }), &refusals),
             }},
@@ -89,31 +112,86 @@ pub fn openapi() -> Value {
                 "description": "JSONL records (`application/x-ndjson`), files in a form (`multipart/form-data`: `.jsonl`, `.md`, `.txt`, each part named by its file name), or a path on the server under its ingest root (`application/json`). A bad line or an unsupported file is named in the report and the rest is written.",
                 "parameters": [acl_parameter()],
                 "requestBody": ingest_request(&ingest_path),
-                "responses": ingest_responses(json!({"200": {"description": "What the ingest did.", "content": {"application/json": {"schema": ingest_reply}}}}), &refusal),
+                "responses": with(ingest_responses(json!({"200": {"description": "What the ingest did.", "content": {"application/json": {"schema": ingest_reply}}}}), &refusal), &json!({})),
             }},
             "/v1/ingest/stream": {"post": {
                 "summary": "Add documents, streaming progress",
                 "parameters": [acl_parameter()],
                 "requestBody": ingest_request(&ingest_path),
-                "responses": ingest_responses(json!({"200": {"description": "`progress` after each batch, then `done` with the report or `error`.", "content": {"text/event-stream": {"schema": {"type": "string"}, "x-event-schema": ingest_event}}}}), &refusal),
+                "responses": with(ingest_responses(json!({"200": {"description": "`progress` after each batch, then `done` with the report or `error`.", "content": {"text/event-stream": {"schema": {"type": "string"}, "x-event-schema": ingest_event}}}}), &refusal), &json!({})),
             }},
             "/healthz": {"get": {
                 "summary": "The process answers",
-                "responses": {"200": {"description": "Alive."}},
+                "security": [],
+                "responses": {
+                    "200": {"description": "Alive."},
+                    "403": refusal("The request's `Host` or `Origin` is refused."),
+                },
             }},
             "/readyz": {"get": {
                 "summary": "Ready when there is a backend to search",
+                "security": [],
                 "responses": {
                     "200": {"description": "Ready; the body lists the backends."},
+                    "403": refusal("The request's `Host` or `Origin` is refused."),
                     "503": {"description": "No backend is configured."},
                 },
             }},
             "/metrics": {"get": {
                 "summary": "Counters and histograms in the OpenMetrics text format",
-                "responses": {"200": {"description": "Requests by route and status, latency, backend calls and failures, cache hits, model tokens and cost.", "content": {"application/openmetrics-text": {"schema": {"type": "string"}}}}},
+                "responses": with(json!({"200": {"description": "Requests by route and status, latency, backend calls and failures, cache hits, model tokens and cost.", "content": {"application/openmetrics-text": {"schema": {"type": "string"}}}}}), &json!({})),
+            }},
+            "/openapi.json": {"get": {
+                "summary": "This document (no token needed)",
+                "security": [],
+                "responses": {
+                    "200": {"description": "The OpenAPI document of the routes.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "403": refusal("The request's `Host` or `Origin` is refused."),
+                },
+            }},
+            "/mcp": mcp_path(&guarded),
+        },
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "A token of `[[server.tokens]]` or `FERRET_API_TOKEN`; a server started with neither takes every request.",
             }},
         },
-        "components": {"schemas": schemas},
+        "security": [{"bearer": []}],
+    })
+}
+
+/// `/mcp`: the MCP tools over streamable HTTP. Its messages are JSON-RPC, described by the MCP
+/// specification rather than here.
+fn mcp_path(guarded: &Value) -> Value {
+    let operation = |summary: &str, answered: Value| {
+        let mut responses = guarded.clone();
+        for (code, body) in answered.as_object().into_iter().flatten() {
+            responses[code] = body.clone();
+        }
+        json!({"summary": summary, "externalDocs": {"url": "https://modelcontextprotocol.io/specification/2025-03-26/basic/transports"}, "responses": responses})
+    };
+    json!({
+        "description": "The MCP tools `search`, `fetch` and `find_model` over streamable HTTP (MCP 2025-03-26), under the same tokens, limits and deadline as the other routes. Its own `Host` check admits the loopback names and each `--allowed-host`.",
+        "post": operation("Send a JSON-RPC message (the first, `initialize`, opens a session named by `Mcp-Session-Id`)", json!({
+            "200": {"description": "The JSON-RPC reply, as JSON or a Server-Sent Event stream.", "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {"schema": {"type": "string"}}}},
+            "202": {"description": "A notification or reply was accepted."},
+            "400": {"description": "Not a JSON-RPC message, or no session id where one is needed."},
+            "404": {"description": "The session is not known (ended, or never opened)."},
+            "406": {"description": "The `Accept` header does not take both JSON and event streams."},
+        })),
+        "get": operation("Open the session's stream of server messages", json!({
+            "200": {"description": "Server-Sent Events.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+            "400": {"description": "No `Mcp-Session-Id` header."},
+            "404": {"description": "The session is not known."},
+        })),
+        "delete": operation("End the session", json!({
+            "200": {"description": "Ended."},
+            "400": {"description": "No `Mcp-Session-Id` header."},
+            "404": {"description": "The session is not known."},
+        })),
     })
 }
 

@@ -29,10 +29,11 @@ pub fn router(state: AppState) -> Router {
     let body_limit = state.limits().max_body_bytes;
     let mcp = ferret_mcp::http_service(state.ferret().clone(), mcp_options(&state));
     let ingest_limit = DefaultBodyLimit::max(state.limits().max_ingest_bytes);
+    let json_only = || middleware::from_fn(crate::guard::json_body);
     Router::new()
-        .route("/v1/search", post(search))
-        .route("/v1/search/stream", post(search_stream))
-        .route("/v1/chat", post(chat))
+        .route("/v1/search", post(search).layer(json_only()))
+        .route("/v1/search/stream", post(search_stream).layer(json_only()))
+        .route("/v1/chat", post(chat).layer(json_only()))
         .route("/v1/ingest", post(ingest::ingest).layer(ingest_limit))
         .route(
             "/v1/ingest/stream",
@@ -41,10 +42,17 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
         .nest_service("/mcp", mcp)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::auth::require_token,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::guard::same_site,
         ))
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(DefaultBodyLimit::max(body_limit))
@@ -82,7 +90,7 @@ fn mcp_options(state: &AppState) -> ferret_mcp::HttpOptions {
     });
     ferret_mcp::HttpOptions {
         stop: state.stopping().child_token(),
-        extra_hosts: state.mcp_hosts().to_vec(),
+        extra_hosts: state.allowed_hosts().to_vec(),
         run: Some(run),
     }
 }
@@ -206,6 +214,30 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         )],
         state.metrics().encode(),
     )
+}
+
+/// The OpenAPI document of these routes, as `cargo xtask codegen` wrote it (CI checks it is
+/// current).
+const OPENAPI: &str = include_str!("../../../docs/openapi.json");
+
+/// `GET /openapi.json`: the routes, their bodies, their errors and the bearer scheme.
+async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
+}
+
+/// Any path no route has: a JSON refusal like every other.
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::RouteNotFound {
+        path: uri.path().to_owned(),
+    }
+}
+
+/// A route asked with a method it does not take.
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::MethodNotAllowed {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+    }
 }
 
 /// `GET /healthz`: the process answers.

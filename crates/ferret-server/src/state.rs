@@ -40,8 +40,10 @@ pub struct AppState {
     quotas: Arc<HashMap<String, RateLimit>>,
     /// Who may read documents that carry no access list.
     unlisted: Unlisted,
-    /// `Host` values `/mcp` takes beside the loopback ones.
-    mcp_hosts: Arc<[String]>,
+    /// Host names every route answers to beside the loopback ones.
+    allowed_hosts: Arc<[String]>,
+    /// Web origins whose pages may call the API beside the server's own.
+    allowed_origins: Arc<[String]>,
     /// The principal that started each thread: only they may continue it.
     thread_owners: moka::sync::Cache<String, Arc<str>>,
     /// Cancelled when the server shuts down, ending the MCP sessions.
@@ -72,7 +74,8 @@ impl AppState {
             tokens: Arc::from(Vec::new()),
             quotas: Arc::new(HashMap::new()),
             unlisted: Unlisted::Public,
-            mcp_hosts: Arc::from(Vec::new()),
+            allowed_hosts: Arc::from(Vec::new()),
+            allowed_origins: Arc::from(Vec::new()),
             // Least recently used first: a thread just started is never the one refused.
             thread_owners: moka::sync::Cache::builder()
                 .eviction_policy(moka::policy::EvictionPolicy::lru())
@@ -108,16 +111,28 @@ impl AppState {
         self
     }
 
-    /// Let `/mcp` take requests whose `Host` is one of `hosts`, beside `localhost`,
-    /// `127.0.0.1` and `::1` (the MCP SDK refuses other hosts, against DNS rebinding): for a
-    /// server its clients reach by name.
-    pub fn with_mcp_hosts(mut self, hosts: Vec<String>) -> Self {
-        self.mcp_hosts = Arc::from(hosts);
+    /// Take requests whose `Host` is one of `hosts` (a name, or `name:port` for that port
+    /// only), beside `localhost`, `127.0.0.1` and `::1`, on every route: for a server its
+    /// clients reach by name. Any other host is refused with 403, against DNS rebinding.
+    pub fn with_allowed_hosts(mut self, hosts: Vec<String>) -> Self {
+        self.allowed_hosts = Arc::from(hosts);
         self
     }
 
-    pub(crate) fn mcp_hosts(&self) -> &[String] {
-        &self.mcp_hosts
+    /// Let pages of `origins` (`https://portal.example.org`) call the API from a browser,
+    /// beside the server's own pages; a request from any other site's page is refused with
+    /// 403.
+    pub fn with_allowed_origins(mut self, origins: Vec<String>) -> Self {
+        self.allowed_origins = Arc::from(origins);
+        self
+    }
+
+    pub(crate) fn allowed_hosts(&self) -> &[String] {
+        &self.allowed_hosts
+    }
+
+    pub(crate) fn allowed_origins(&self) -> &[String] {
+        &self.allowed_origins
     }
 
     /// The principal `token` stands for, as searches see them.
@@ -228,6 +243,7 @@ impl AppState {
     pub(crate) fn query_of(&self, body: SearchBody) -> Result<Query, ApiError> {
         // Checked before the library's own, longer limit can answer with its figure.
         self.question_fits(&body.query)?;
+        thread_id_fits(body.thread_id.as_deref())?;
         Ok(body.into_query(self.inner.limits.request_deadline)?)
     }
 
@@ -276,16 +292,37 @@ impl AppState {
     }
 }
 
-/// `T` read from a JSON body; a refusal names the path of the field at fault.
+/// Longest thread id taken: the server's own are 36 characters (UUIDs); a client naming its
+/// threads on an open server has room to spare.
+pub(crate) const MAX_THREAD_ID_CHARS: usize = 128;
+
+/// Refuse a thread id longer than [`MAX_THREAD_ID_CHARS`]: each is kept while its thread lives.
+pub(crate) fn thread_id_fits(thread: Option<&str>) -> Result<(), ApiError> {
+    match thread {
+        Some(id) if id.chars().count() > MAX_THREAD_ID_CHARS => Err(ApiError::FieldTooLong {
+            field: "thread_id".to_owned(),
+            limit: MAX_THREAD_ID_CHARS,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// `T` read from a JSON body, which must hold that one value and nothing after it; a refusal
+/// names the path of the field at fault.
 pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let mut json = serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(&mut json).map_err(|error| {
+    let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
         let path = error.path().to_string();
         ApiError::InvalidJson {
             field: (path != ".").then_some(path),
             message: error.into_inner().to_string(),
         }
-    })
+    })?;
+    json.end().map_err(|error| ApiError::InvalidJson {
+        field: None,
+        message: format!("bytes after the JSON value: {error}"),
+    })?;
+    Ok(value)
 }
 
 impl AppState {

@@ -138,8 +138,10 @@ pub struct IngestReply {
     /// why.
     #[serde(flatten)]
     pub report: ferret::IngestReport,
-    /// Documents in the index after the ingest.
-    pub documents: usize,
+    /// Documents in the index after the ingest; left out for a token that writes only its
+    /// own groups' documents (the index's size counts others').
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub documents: Option<usize>,
 }
 
 /// One Server-Sent Event of `POST /v1/ingest/stream`; the last is `done` or `error`.
@@ -179,8 +181,9 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorDetail {
-    /// A stable name: `unauthorized`, `invalid_json`, `invalid_request`, `too_large`, `overloaded`,
-    /// `deadline_exceeded`, `search_failed`, `unsupported_media_type`, `forbidden`, `not_found`,
+    /// A stable name: `unauthorized`, `quota_exceeded`, `invalid_json`, `invalid_request`,
+    /// `too_large`, `overloaded`, `deadline_exceeded`, `search_failed`,
+    /// `unsupported_media_type`, `forbidden`, `not_found`, `method_not_allowed`,
     /// `not_writable`, `ingest_failed`.
     pub kind: String,
     /// A sentence saying what is wrong and what to do.
@@ -188,6 +191,8 @@ pub struct ErrorDetail {
     /// The field at fault, as a path (`options.limit`), when one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
-    /// Whether the same request may succeed later.
+    /// Whether the same request may succeed later: true for 429, 503, 504 and 500 (wait
+    /// `Retry-After` seconds when the response gives them), false for a request that must
+    /// change first.
     pub retryable: bool,
 }

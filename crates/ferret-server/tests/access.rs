@@ -24,12 +24,36 @@ struct Case {
     steps: Vec<Entry>,
 }
 
-/// One step, or steps sent at once (so that identical searches are in flight together).
+/// One step, steps sent at once (so that identical searches are in flight together), a write
+/// the server is not told of, or a restart.
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum Entry {
-    Together { together: Vec<Step> },
+    Together {
+        together: Vec<Step>,
+    },
+    /// JSONL records written straight into the index, as another process changes a Qdrant
+    /// collection: the server's caches are not told.
+    Behind {
+        behind_the_server: String,
+    },
+    Restart {
+        restart: Restart,
+    },
     One(Box<Step>),
+}
+
+/// The server stops and starts again on the same index, its tokens changed: tokens are read
+/// at start.
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct Restart {
+    /// New groups for these principals.
+    #[serde(default)]
+    groups: HashMap<String, Vec<String>>,
+    /// Principals whose tokens are gone.
+    #[serde(default)]
+    removed: Vec<String>,
 }
 
 /// A call of an MCP tool over `/mcp`, in a session of its own.
@@ -76,19 +100,40 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/access")
 }
 
-/// The principals of the README's table.
-fn tokens() -> Vec<BearerToken> {
+/// The principals of the README's table, changed by the restarts so far.
+fn tokens(changes: &Restart) -> Vec<BearerToken> {
     let token = |name: &str, groups: &[&str]| {
+        let groups: Vec<String> = match changes.groups.get(name) {
+            Some(changed) => changed.clone(),
+            None => groups.iter().map(|g| (*g).to_owned()).collect(),
+        };
         BearerToken::new(name, format!("token-{name}"))
             .unwrap()
-            .with_groups(groups.iter().copied())
+            .with_groups(groups)
     };
     vec![
         token("alice", &["finance"]).allowing_ingest(),
         token("bob", &["legal", "research"]),
         token("carol", &[]),
         token("dave", &[]).with_requests_per_minute(NonZeroU32::new(2).unwrap()),
+        token("operator", &[]).as_operator(),
     ]
+    .into_iter()
+    .filter(|t| !changes.removed.iter().any(|gone| gone == t.principal()))
+    .collect()
+}
+
+/// Write `records` into the index at `dir` as its server runs, without telling the server.
+async fn write_behind(ferret: &Ferret, records: &str) {
+    let index = ferret.writable_index().expect("the served index");
+    let mut documents = PathDocuments::default();
+    let options = IngestOptions::default();
+    documents.add_upload("behind.jsonl", records.as_bytes(), options.max_chunk_chars);
+    let report = index
+        .ingest_read(documents, options, &mut |_, _| {})
+        .await
+        .unwrap();
+    assert!(report.issues.is_empty(), "{:?}", report.issues);
 }
 
 /// What of `document` may not appear: its id, title, URL and each of its sentences.
@@ -108,7 +153,8 @@ fn traces_of(document: &Value) -> Vec<String> {
     traces
 }
 
-async fn served(case: &Case, corpus: &str) -> (tempfile::TempDir, axum::Router) {
+/// A folder holding an index of `corpus`.
+async fn indexed(corpus: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
     let mut documents = PathDocuments::default();
@@ -119,9 +165,13 @@ async fn served(case: &Case, corpus: &str) -> (tempfile::TempDir, axum::Router) 
         .await
         .unwrap();
     assert!(report.issues.is_empty(), "{:?}", report.issues);
-    drop(index);
+    dir
+}
+
+/// The server of `case` over the index in `dir`, its tokens as `changes` leave them.
+fn served(case: &Case, dir: &Path, changes: &Restart) -> (Ferret, axum::Router) {
     let ferret = Ferret::builder()
-        .local_index(dir.path().join("index"))
+        .local_index(dir.join("index"))
         .build()
         .unwrap();
     let unlisted = if case.private_by_default {
@@ -129,10 +179,10 @@ async fn served(case: &Case, corpus: &str) -> (tempfile::TempDir, axum::Router) 
     } else {
         Unlisted::Public
     };
-    let state = AppState::new(ferret, Limits::default())
-        .with_tokens(tokens())
+    let state = AppState::new(ferret.clone(), Limits::default())
+        .with_tokens(tokens(changes))
         .with_unlisted(unlisted);
-    (dir, router(state))
+    (ferret, router(state))
 }
 
 fn authorized(route: &str, asker: Option<&str>) -> axum::http::request::Builder {
@@ -291,35 +341,59 @@ async fn check(
     (shown, started)
 }
 
-/// Run `case`'s steps against `app`; a table row per step (case, path, principal, the ids of
-/// the corpus the response shows).
-async fn run_case(
+/// What a case carries from one server to the next: the documents as last written, the
+/// threads started, and the table so far.
+struct Progress {
+    documents: HashMap<String, Value>,
+    threads: HashMap<String, String>,
+    table: Vec<String>,
+}
+
+/// The documents `records` (JSONL) write, by id.
+fn written(records: &str) -> impl Iterator<Item = (String, Value)> + '_ {
+    records
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|doc| Some((doc["id"].as_str()?.to_owned(), doc)))
+}
+
+/// Run `entries` (steps up to a restart) against one server; a table row per step (case,
+/// path, principal, the ids of the corpus the response shows).
+async fn run_entries(
     name: &str,
-    case: &Case,
+    entries: &[(usize, &Entry)],
+    ferret: &Ferret,
     app: &axum::Router,
-    mut documents: HashMap<String, Value>,
-) -> Vec<String> {
-    let mut table = Vec::new();
-    let mut threads: HashMap<String, String> = HashMap::new();
-    for (n, entry) in case.steps.iter().enumerate() {
+    progress: &mut Progress,
+) {
+    let Progress {
+        documents,
+        threads,
+        table,
+    } = progress;
+    for &(n, entry) in entries {
         let steps: Vec<&Step> = match entry {
             Entry::One(step) => vec![step.as_ref()],
             Entry::Together { together } => together.iter().collect(),
+            Entry::Behind { behind_the_server } => {
+                write_behind(ferret, behind_the_server).await;
+                // A sentence of the old text may now be forbidden too: both are kept.
+                for (id, doc) in written(behind_the_server) {
+                    merge(documents, id, doc);
+                }
+                continue;
+            }
+            Entry::Restart { .. } => unreachable!("restarts split the steps"),
         };
         // Documents a step ingests can be forbidden to later steps.
         for raw in steps.iter().filter_map(|s| s.raw.as_deref()) {
-            for doc in raw
-                .lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            {
-                if let Some(id) = doc["id"].as_str() {
-                    documents.insert(id.to_owned(), doc.clone());
-                }
+            for (id, doc) in written(raw) {
+                merge(documents, id, doc);
             }
         }
         let checks = steps.iter().enumerate().map(|(k, step)| {
             let at = format!("{name} step {}.{}", n + 1, k + 1);
-            let (documents, threads) = (&documents, &threads);
+            let (documents, threads) = (&*documents, &*threads);
             async move {
                 let (shown, started) = check(app, &at, step, documents, threads).await;
                 let asker = step.asker.as_deref().unwrap_or("(no token)");
@@ -336,7 +410,83 @@ async fn run_case(
             threads.extend(started);
         }
     }
-    table
+}
+
+/// Keep `doc` as what id `id` may not show: its new text and, when it replaced a document, the
+/// old text too (a revoked reader must see neither).
+fn merge(documents: &mut HashMap<String, Value>, id: String, doc: Value) {
+    let text = match documents.get(&id) {
+        Some(old) if old["text"] != doc["text"] => format!(
+            "{} {}",
+            old["text"].as_str().unwrap_or(""),
+            doc["text"].as_str().unwrap_or("")
+        ),
+        _ => doc["text"].as_str().unwrap_or("").to_owned(),
+    };
+    let mut doc = doc;
+    if let Some(old) = documents.get(&id) {
+        for field in ["title", "url"] {
+            if doc[field].is_null() {
+                doc[field] = old[field].clone();
+            }
+        }
+    }
+    doc["text"] = Value::String(text);
+    documents.insert(id, doc);
+}
+
+/// Run `case` from a fresh index, restarting the server where it says.
+fn run_case(
+    name: &str,
+    case: &Case,
+    corpus: &str,
+    documents: HashMap<String, Value>,
+) -> Vec<String> {
+    let setup = tokio::runtime::Runtime::new().unwrap();
+    let dir = setup.block_on(indexed(corpus));
+    drop(setup);
+    let mut progress = Progress {
+        documents,
+        threads: HashMap::new(),
+        table: Vec::new(),
+    };
+    let mut changes = Restart::default();
+    let mut segment: Vec<(usize, &Entry)> = Vec::new();
+    let entries = case.steps.iter().enumerate().map(Some).chain([None]);
+    for entry in entries {
+        match entry {
+            Some((n, Entry::Restart { restart })) => {
+                run_server(name, case, dir.path(), &changes, &segment, &mut progress);
+                segment.clear();
+                changes.groups.extend(restart.groups.clone());
+                changes.removed.extend(restart.removed.iter().cloned());
+                progress
+                    .table
+                    .push(format!("| {name} | (restart, step {}) | | |", n + 1));
+            }
+            Some(entry) => segment.push(entry),
+            None => run_server(name, case, dir.path(), &changes, &segment, &mut progress),
+        }
+    }
+    progress.table
+}
+
+/// Start a server on `dir` with `changes`, run `entries`, and stop it.
+fn run_server(
+    name: &str,
+    case: &Case,
+    dir: &Path,
+    changes: &Restart,
+    entries: &[(usize, &Entry)],
+    progress: &mut Progress,
+) {
+    // A runtime per server: dropping it ends the server's MCP sessions, which hold the index,
+    // before the next server opens it or the folder is removed.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (ferret, app) = runtime.block_on(async { served(case, dir, changes) });
+    runtime.block_on(run_entries(name, entries, &ferret, &app, progress));
+    drop((ferret, app));
+    drop(runtime);
 }
 
 #[test]
@@ -360,14 +510,7 @@ fn no_document_reaches_a_principal_outside_its_groups() {
         let case: Case =
             serde_json::from_str(&std::fs::read_to_string(dir.join("case.json")).unwrap())
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
-        // A runtime per case: dropping it ends the case's MCP sessions, which hold the index,
-        // before its folder is removed.
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let (index, app) = runtime.block_on(served(&case, &corpus));
-        table.extend(runtime.block_on(run_case(&name, &case, &app, documents.clone())));
-        drop(app);
-        drop(runtime);
-        drop(index);
+        table.extend(run_case(&name, &case, &corpus, documents.clone()));
     }
     println!("| case | path | principal | documents shown |\n|---|---|---|---|");
     for row in table {

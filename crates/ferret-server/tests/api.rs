@@ -446,8 +446,62 @@ async fn every_documented_route_is_served() {
     ));
     let paths = document["paths"].as_object().unwrap();
     assert!(paths.len() >= 5);
+    let mcp_opening = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                   "clientInfo": {"name": "doc-test", "version": "1"}},
+    });
     for (path, operations) in paths {
-        for method in operations.as_object().unwrap().keys() {
+        let operations = operations.as_object().unwrap();
+        // A method the document does not give the path is not served there.
+        for method in ["get", "post", "put", "delete", "patch"] {
+            if operations.contains_key(method) {
+                continue;
+            }
+            let request = Request::builder()
+                .method(method.to_uppercase().as_str())
+                .uri(path.as_str())
+                .header(header::HOST, "localhost")
+                .body(Body::empty())
+                .unwrap();
+            let response = app.clone().oneshot(request).await.unwrap();
+            assert_eq!(
+                response.status(),
+                StatusCode::METHOD_NOT_ALLOWED,
+                "{method} {path} is served but not documented"
+            );
+        }
+        for (method, operation) in operations.iter().filter(|(m, _)| *m != "description") {
+            let documented = |status: StatusCode| {
+                operation["responses"]
+                    .get(status.as_str())
+                    .is_some_and(|r| r["description"].is_string())
+            };
+            if path == "/mcp" {
+                // The MCP transport's own answers: an opening is taken, the rest need a
+                // session and say so with a documented status.
+                let request = Request::builder()
+                    .method(method.to_uppercase().as_str())
+                    .uri("/mcp")
+                    .header(header::HOST, "localhost")
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .header(header::ACCEPT, "application/json, text/event-stream")
+                    .body(Body::from(if method == "post" {
+                        mcp_opening.to_string()
+                    } else {
+                        String::new()
+                    }))
+                    .unwrap();
+                let status = app.clone().oneshot(request).await.unwrap().status();
+                assert!(
+                    documented(status),
+                    "{method} /mcp answered {status}, undocumented"
+                );
+                if method == "post" {
+                    assert_eq!(status, StatusCode::OK);
+                }
+                continue;
+            }
             let request = match method.as_str() {
                 "post" if path.contains("/ingest") => Request::post(path.as_str())
                     .header(header::CONTENT_TYPE, "application/x-ndjson")
@@ -467,8 +521,37 @@ async fn every_documented_route_is_served() {
             };
             let status = app.clone().oneshot(request).await.unwrap().status();
             assert_eq!(status, StatusCode::OK, "{method} {path}");
+            for refusal in ["401", "403", "429"] {
+                let applies = operation.get("security").is_none() || refusal == "403";
+                assert!(
+                    !applies || documented(StatusCode::from_bytes(refusal.as_bytes()).unwrap()),
+                    "{method} {path} does not document {refusal}"
+                );
+            }
         }
     }
+    assert_eq!(
+        document["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    // The document the server serves is the one generated from the code.
+    let served = app
+        .clone()
+        .oneshot(Request::get("/openapi.json").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let served: Value = serde_json::from_slice(
+        &axum::body::to_bytes(served.into_body(), usize::MAX)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let mut current = document.clone();
+    current["x-generated"] = served["x-generated"].clone();
+    assert_eq!(
+        served, current,
+        "docs/openapi.json is stale: run `cargo xtask codegen`"
+    );
     let schemas = document["components"]["schemas"].as_object().unwrap();
     for name in ["SearchBody", "Response", "Event", "ErrorBody"] {
         assert!(schemas.contains_key(name), "{name} is described");
@@ -587,13 +670,13 @@ async fn with_tokens_a_request_without_one_learns_nothing() {
     }
 }
 
-/// `/mcp` answers the loopback hosts and those `with_mcp_hosts` names, and refuses any other
+/// `/mcp` answers the loopback hosts and those `with_allowed_hosts` names, and refuses any other
 /// `Host` (the MCP SDK's guard against DNS rebinding).
 #[tokio::test]
 async fn mcp_answers_only_the_hosts_it_is_told() {
     let app = router(
         state(Arc::new(wiki()), Limits::default())
-            .with_mcp_hosts(vec!["search.example.org".to_owned()]),
+            .with_allowed_hosts(vec!["search.example.org".to_owned()]),
     );
     let opening = |host: &str| {
         Request::post("/mcp")
@@ -623,4 +706,163 @@ async fn mcp_answers_only_the_hosts_it_is_told() {
             response.status()
         );
     }
+}
+
+/// What the server answers a raw request: its status, error kind and `retryable`.
+async fn refusal_of(app: &axum::Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| panic!("{status}: not JSON: {}", String::from_utf8_lossy(&bytes)));
+    (status, body)
+}
+
+#[tokio::test]
+async fn requests_from_other_sites_and_loose_bodies_are_refused_in_json() {
+    let app = router(
+        state(Arc::new(wiki()), Limits::default())
+            .with_allowed_hosts(vec!["search.example.org".to_owned()])
+            .with_allowed_origins(vec!["https://portal.example.org".to_owned()]),
+    );
+    let question = json!({"query": "Who founded Rome?"}).to_string();
+    let search = |headers: &[(&str, &str)], body: &str| {
+        let mut request = Request::post("/v1/search");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(Body::from(body.to_owned())).unwrap()
+    };
+    let json_type = ("content-type", "application/json");
+    // (headers, body, status, kind); a refusal is a JSON error whatever the route.
+    let cases: Vec<(Vec<(&str, &str)>, String, u16, &str)> = vec![
+        (vec![json_type], question.clone(), 200, ""),
+        (
+            vec![
+                json_type,
+                ("host", "localhost:8080"),
+                ("origin", "http://localhost:8080"),
+            ],
+            question.clone(),
+            200,
+            "",
+        ),
+        (
+            vec![json_type, ("host", "search.example.org")],
+            question.clone(),
+            200,
+            "",
+        ),
+        (
+            vec![json_type, ("origin", "https://portal.example.org")],
+            question.clone(),
+            200,
+            "",
+        ),
+        (
+            vec![json_type, ("host", "localhost:8080"), ("origin", "null")],
+            question.clone(),
+            403,
+            "forbidden",
+        ),
+        (
+            vec![
+                json_type,
+                ("host", "localhost:8080"),
+                ("origin", "https://evil.example"),
+            ],
+            question.clone(),
+            403,
+            "forbidden",
+        ),
+        (
+            vec![json_type, ("host", "attacker.example")],
+            question.clone(),
+            403,
+            "forbidden",
+        ),
+        (
+            vec![("content-type", "text/plain")],
+            question.clone(),
+            415,
+            "unsupported_media_type",
+        ),
+        (vec![], question.clone(), 415, "unsupported_media_type"),
+        (
+            vec![("content-type", "multipart/form-data; boundary=x")],
+            question.clone(),
+            415,
+            "unsupported_media_type",
+        ),
+        (
+            vec![json_type],
+            format!("{question} {{}}"),
+            400,
+            "invalid_json",
+        ),
+        (
+            vec![json_type],
+            json!({"query": "Who founded Rome?", "thread_id": "t".repeat(129)}).to_string(),
+            413,
+            "too_large",
+        ),
+    ];
+    for (headers, body, status, kind) in cases {
+        let (got, reply) = refusal_of(&app, search(&headers, &body)).await;
+        assert_eq!(got.as_u16(), status, "{headers:?}: {reply}");
+        if !kind.is_empty() {
+            assert_eq!(reply["error"]["kind"], kind, "{headers:?}: {reply}");
+            assert_eq!(reply["error"]["retryable"], false, "{reply}");
+        }
+    }
+    // A cross-site form aimed at the ingest route is refused before it is read.
+    let form = Request::post("/v1/ingest")
+        .header(header::HOST, "localhost:8080")
+        .header(header::ORIGIN, "https://evil.example")
+        .header(header::CONTENT_TYPE, "multipart/form-data; boundary=x")
+        .body(Body::from("--x--"))
+        .unwrap();
+    assert_eq!(refusal_of(&app, form).await.0, StatusCode::FORBIDDEN);
+    // No route, or not this method: JSON too.
+    let (status, reply) =
+        refusal_of(&app, Request::get("/nowhere").body(Body::empty()).unwrap()).await;
+    assert_eq!(
+        (status, reply["error"]["kind"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+    let (status, reply) = refusal_of(
+        &app,
+        Request::get("/v1/search").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, reply["error"]["kind"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+    );
+}
+
+#[tokio::test]
+async fn a_spent_quota_says_retryable_beside_retry_after() {
+    let tokens = vec![ferret_server::BearerToken::new("dave", "token-dave")
+        .unwrap()
+        .with_requests_per_minute(std::num::NonZeroU32::new(1).unwrap())];
+    let app = router(state(Arc::new(wiki()), Limits::default()).with_tokens(tokens));
+    let search = || {
+        Request::post("/v1/search")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::AUTHORIZATION, "Bearer token-dave")
+            .body(Body::from(
+                json!({"query": "Who founded Rome?"}).to_string(),
+            ))
+            .unwrap()
+    };
+    assert_eq!(
+        app.clone().oneshot(search()).await.unwrap().status(),
+        StatusCode::OK
+    );
+    let (status, reply) = refusal_of(&app, search()).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(reply["error"]["retryable"], true, "{reply}");
 }

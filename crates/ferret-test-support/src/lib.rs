@@ -6,15 +6,15 @@
 //! It is a dev-dependency only: no library crate may depend on it. It depends on nothing of
 //! Ferret but `ferret-core`.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, Hit, PaidCost, QueryForm, RetryClass,
-    SearchBackend, SearchRequest,
+    Access, BackendCapabilities, BackendError, BackendErrorKind, Hit, PaidCost, QueryForm,
+    RetryClass, SearchBackend, SearchRequest,
 };
 use serde::Deserialize;
 
@@ -185,6 +185,8 @@ pub struct ScriptedBackend {
     calls: AtomicU32,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    /// Each document's access list, when the test gives the backend lists to apply.
+    acl: Option<Mutex<HashMap<String, Vec<String>>>>,
 }
 
 impl ScriptedBackend {
@@ -213,6 +215,54 @@ impl ScriptedBackend {
             calls: AtomicU32::new(0),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            acl: None,
+        }
+    }
+
+    /// Apply access lists, as an index does: a search with [`ferret_core::Filters::access`]
+    /// finds only what the asker may read, and [`SearchBackend::readable`] answers from the
+    /// lists as they are when asked. `lists` gives documents' lists by id (none: unlisted).
+    pub fn with_access_lists(mut self, lists: &[(&str, &[&str])]) -> Self {
+        self.capabilities.access = true;
+        let lists = lists
+            .iter()
+            .map(|(id, groups)| {
+                (
+                    (*id).to_owned(),
+                    groups.iter().map(|g| (*g).to_owned()).collect(),
+                )
+            })
+            .collect();
+        self.acl = Some(Mutex::new(lists));
+        self
+    }
+
+    /// Change document `id`'s access list, as a re-ingest does (an empty list: unlisted).
+    ///
+    /// # Panics
+    /// When the backend was not given access lists.
+    pub fn set_access_list(&self, id: &str, groups: &[&str]) {
+        let lists = self.acl.as_ref().expect("with_access_lists first");
+        let mut lists = lists
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        lists.insert(
+            id.to_owned(),
+            groups.iter().map(|g| (*g).to_owned()).collect(),
+        );
+    }
+
+    /// May `access` read document `id`, by the lists as they are now?
+    fn may_read(&self, id: &str, access: &Access) -> bool {
+        let Some(lists) = &self.acl else {
+            return true;
+        };
+        let lists = lists
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match lists.get(id).filter(|groups| !groups.is_empty()) {
+            Some(groups) => groups.iter().any(|g| access.groups.contains(g)),
+            None => access.unlisted == ferret_core::Unlisted::Public,
         }
     }
 
@@ -378,6 +428,9 @@ impl ScriptedBackend {
                 })
                 .unwrap_or_default(),
         };
+        if let Some(access) = &request.filters.access {
+            hits.retain(|h| self.may_read(&h.id.0, access));
+        }
         if let Some(range) = request.filters.date_range {
             hits.retain(|h| {
                 h.date.is_some_and(|d| {
@@ -434,6 +487,23 @@ impl SearchBackend for ScriptedBackend {
             return Err(error);
         }
         Ok(self.answer(request, call))
+    }
+
+    async fn readable(
+        &self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<Option<HashSet<String>>, BackendError> {
+        if self.acl.is_none() {
+            return Ok(None);
+        }
+        let held = |id: &String| self.documents.iter().any(|d| &d.id.0 == id);
+        Ok(Some(
+            ids.iter()
+                .filter(|id| held(id) && self.may_read(id, access))
+                .cloned()
+                .collect(),
+        ))
     }
 }
 

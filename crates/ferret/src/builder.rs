@@ -12,9 +12,9 @@ use ferret_backends_qdrant::{
     backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
 };
 use ferret_core::{
-    BackendCapabilities, BackendError, BackendErrorKind, Budget, Embedder, Event, FerretError,
-    FileRequest, LanguageModel, Query, QueryForm, Response, RetrievalMode, SearchBackend,
-    StopReason, Strategy, Trace,
+    Access, BackendCapabilities, BackendError, BackendErrorKind, Budget, Embedder, Event,
+    FerretError, FileRequest, Hit, LanguageModel, Query, QueryForm, Response, RetrievalMode,
+    SearchBackend, StopReason, Strategy, Trace,
 };
 use ferret_exec::{CallRate, Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
@@ -223,6 +223,7 @@ impl FerretBuilder {
         // The embedder of a searched index with vectors, which also reads bridge names' meaning.
         let mut index_embedder: Option<Arc<dyn Embedder>> = None;
         let mut writable = None;
+        let mut default_corpus = false;
         let recorder = self.recorder;
         let recorded = |backend: Arc<dyn SearchBackend>| match &recorder {
             Some(recorder) => recorder.backend(backend),
@@ -259,6 +260,7 @@ impl FerretBuilder {
                     executor.backend(recorded(Arc::new(backend)))
                 }
                 BackendSpec::DefaultCorpus => {
+                    default_corpus = true;
                     // Loading the model here is paid only by those who asked for meaning.
                     if self.bridge.ranking == NameRanking::Meaning && index_embedder.is_none() {
                         index_embedder = default_embedder().ok();
@@ -295,6 +297,7 @@ impl FerretBuilder {
         Ok(Ferret {
             agent: Agent::new(stages, executor.build()?, self.agent)?.with_sessions(sessions),
             writable,
+            default_corpus,
             model,
             recording: recorder.map(|recorder| (recorder, strategy)),
         })
@@ -390,6 +393,8 @@ pub struct Ferret {
     agent: Agent,
     /// The embedded index documents are added to: the first one given to the builder.
     writable: Option<Arc<LocalIndex>>,
+    /// Whether the built-in corpus is one of the backends (opened on its first search).
+    default_corpus: bool,
     /// The model the stages ask, if any: a research run's planner asks it too.
     model: Option<StageModel>,
     /// Where its exchanges are kept, and the strategy configured, when it records.
@@ -400,6 +405,16 @@ impl Ferret {
     /// Start configuring.
     pub fn builder() -> FerretBuilder {
         FerretBuilder::default()
+    }
+
+    /// Open now what would be opened on the first search: the built-in corpus's index
+    /// (indexing it on first use). A service calls this before it says it is ready, so that an
+    /// index another process holds stops it at start rather than failing every search.
+    pub fn open_now(&self) -> Result<(), FerretError> {
+        if self.default_corpus {
+            crate::default_corpus::shared_default_index()?;
+        }
+        Ok(())
     }
 
     /// The names of the backends searches run on: a service is ready when there is one.
@@ -549,6 +564,18 @@ impl Ferret {
             researcher = researcher.with_evaluator(evaluator.clone());
         }
         researcher
+    }
+
+    /// Of `hits` (kept from earlier searches), those `access` no longer lets the asker read, as
+    /// `(backend, id)`: each backend is asked with the access lists it holds now, so a hit kept
+    /// by a service (for a later fetch, say) is checked before it is shown again. Hits of a
+    /// backend that is gone or cannot answer count as unreadable.
+    pub async fn unreadable<'h>(
+        &self,
+        hits: impl IntoIterator<Item = &'h Hit>,
+        access: &Access,
+    ) -> std::collections::HashSet<(String, String)> {
+        self.agent.executor().unreadable(hits, access).await
     }
 
     /// The embedded index that [`Ferret::ingest`] adds documents to, if there is one: the first

@@ -3,13 +3,14 @@
 //! from inside the runtime. A failed opening is the search's backend failure, and the next
 //! search tries again.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferret_core::{
-    BackendCapabilities, BackendError, Hit, QueryForm, SearchBackend, SearchRequest,
+    Access, BackendCapabilities, BackendError, Hit, QueryForm, SearchBackend, SearchRequest,
 };
 use tokio::sync::OnceCell;
 
@@ -70,5 +71,14 @@ impl SearchBackend for LazyBackend {
     async fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
         let backend = self.opened.get_or_try_init(|| (self.open)()).await?;
         backend.search(request).await
+    }
+
+    async fn readable(
+        &self,
+        ids: &[String],
+        access: &Access,
+    ) -> Result<Option<HashSet<String>>, BackendError> {
+        let backend = self.opened.get_or_try_init(|| (self.open)()).await?;
+        backend.readable(ids, access).await
     }
 }
