@@ -675,7 +675,15 @@ fn serve_refuses_to_start_on_a_configuration_that_misleads() {
     .unwrap();
     let empty = dir.path().join("empty.toml");
     std::fs::write(&empty, "").unwrap();
-    let cases: [(&str, &std::path::Path, &[(&str, &str)], &str, &str); 3] = [
+    // (case, configuration, variables, address, what standard error says)
+    type Misleading<'a> = (
+        &'a str,
+        &'a std::path::Path,
+        &'a [(&'a str, &'a str)],
+        &'a str,
+        &'a str,
+    );
+    let cases: [Misleading; 3] = [
         (
             "one secret",
             &config,

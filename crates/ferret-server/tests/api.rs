@@ -720,6 +720,9 @@ async fn refusal_of(app: &axum::Router, request: Request<Body>) -> (StatusCode, 
     (status, body)
 }
 
+/// A request's headers and body, and the status and error kind it gets.
+type Refused<'a> = (Vec<(&'a str, &'a str)>, String, u16, &'a str);
+
 #[tokio::test]
 async fn requests_from_other_sites_and_loose_bodies_are_refused_in_json() {
     let app = router(
@@ -737,7 +740,7 @@ async fn requests_from_other_sites_and_loose_bodies_are_refused_in_json() {
     };
     let json_type = ("content-type", "application/json");
     // (headers, body, status, kind); a refusal is a JSON error whatever the route.
-    let cases: Vec<(Vec<(&str, &str)>, String, u16, &str)> = vec![
+    let cases: Vec<Refused> = vec![
         (vec![json_type], question.clone(), 200, ""),
         (
             vec![
