@@ -123,17 +123,21 @@ fn tokens(changes: &Restart) -> Vec<BearerToken> {
     .collect()
 }
 
-/// Write `records` into the index at `dir` as its server runs, without telling the server.
-async fn write_behind(ferret: &Ferret, records: &str) {
-    let index = ferret.writable_index().expect("the served index");
+/// Write the JSONL `records` into `index` straight, as the operator's own process would.
+async fn write_records(index: &LocalIndex, records: &str) {
     let mut documents = PathDocuments::default();
     let options = IngestOptions::default();
-    documents.add_upload("behind.jsonl", records.as_bytes(), options.max_chunk_chars);
+    documents.add_upload("records.jsonl", records.as_bytes(), options.max_chunk_chars);
     let report = index
         .ingest_read(documents, options, &mut |_, _| {})
         .await
         .unwrap();
     assert!(report.issues.is_empty(), "{:?}", report.issues);
+}
+
+/// Write `records` into the served index as its server runs, without telling the server.
+async fn write_behind(ferret: &Ferret, records: &str) {
+    write_records(ferret.writable_index().expect("the served index"), records).await;
 }
 
 /// What of `document` may not appear: its id, title, URL and each of its sentences.
@@ -157,14 +161,7 @@ fn traces_of(document: &Value) -> Vec<String> {
 async fn indexed(corpus: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let index = LocalIndex::open_or_create(dir.path().join("index")).unwrap();
-    let mut documents = PathDocuments::default();
-    let options = IngestOptions::default();
-    documents.add_upload("corpus.jsonl", corpus.as_bytes(), options.max_chunk_chars);
-    let report = index
-        .ingest_read(documents, options, &mut |_, _| {})
-        .await
-        .unwrap();
-    assert!(report.issues.is_empty(), "{:?}", report.issues);
+    write_records(&index, corpus).await;
     dir
 }
 
