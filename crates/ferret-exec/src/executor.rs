@@ -22,8 +22,9 @@ use crate::{normalize_query, RRF_K};
 pub struct ExecutorConfig {
     /// How long a cached result stays valid.
     pub cache_ttl: Duration,
-    /// Most cached results kept.
-    pub cache_capacity: u64,
+    /// Most bytes the cached results may hold (their hits' text, titles, ids and addresses);
+    /// the least used go first past it. A count would let a few long documents hold far more.
+    pub cache_max_bytes: u64,
     /// Retries of failed calls.
     pub retry: RetryPolicy,
 }
@@ -32,7 +33,7 @@ impl Default for ExecutorConfig {
     fn default() -> Self {
         Self {
             cache_ttl: Duration::from_secs(3600),
-            cache_capacity: 10_000,
+            cache_max_bytes: 64 * 1024 * 1024,
             retry: RetryPolicy::default(),
         }
     }
@@ -208,7 +209,14 @@ impl ExecutorBuilder {
                 pair[0]
             )));
         }
-        let cache = SharedCache::new(self.config.cache_capacity, self.config.cache_ttl);
+        let cache = SharedCache::weighed(
+            self.config.cache_max_bytes,
+            self.config.cache_ttl,
+            |key: &CacheKey, hits: &Vec<Hit>| {
+                let hits: usize = hits.iter().map(hit_bytes).sum();
+                u32::try_from(key.query.len() + hits).unwrap_or(u32::MAX)
+            },
+        );
         Ok(Executor {
             config: self.config,
             slots: Arc::new(self.slots),
@@ -228,7 +236,22 @@ pub struct Executor {
     generation: Arc<AtomicU64>,
 }
 
+/// What a hit holds in memory, roughly: its text and the strings beside it.
+fn hit_bytes(hit: &Hit) -> usize {
+    std::mem::size_of::<Hit>()
+        + hit.id.0.len()
+        + hit.title.len()
+        + hit.text.len()
+        + hit.url.as_ref().map_or(0, String::len)
+        + hit.backend.len()
+}
+
 impl Executor {
+    /// Bytes the cached results hold now (within [`ExecutorConfig::cache_max_bytes`]).
+    pub fn cache_bytes(&self) -> u64 {
+        self.cache.weight()
+    }
+
     /// Forget every cached result, and what calls in flight will find: after documents reach a
     /// backend, a search must see them.
     pub fn forget_results(&self) {

@@ -39,6 +39,28 @@ where
         }
     }
 
+    /// At most `max_weight` of results as `weigh` counts them (bytes, say), the least used
+    /// dropped first, each kept `ttl`.
+    pub fn weighed(
+        max_weight: u64,
+        ttl: Duration,
+        weigh: impl Fn(&K, &V) -> u32 + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            cache: Cache::builder()
+                .max_capacity(max_weight)
+                .weigher(move |key: &K, value: &Arc<V>| weigh(key, value))
+                .time_to_live(ttl)
+                .build(),
+        }
+    }
+
+    /// What the kept results weigh: their count, or their weight for a weighed cache, as of
+    /// the cache's last housekeeping (it runs as calls come).
+    pub fn weight(&self) -> u64 {
+        self.cache.weighted_size()
+    }
+
     /// Drop every kept result (calls in flight still finish for those waiting on them).
     pub fn clear(&self) {
         self.cache.invalidate_all();
@@ -119,6 +141,25 @@ mod tests {
         let again = cache.get_or_run("q", &third, call()).await;
         assert_eq!((*again.unwrap(), third.origin()), (7, Origin::Cached));
         assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_weighed_cache_keeps_within_its_weight() {
+        let cache: SharedCache<u32, String> =
+            SharedCache::weighed(100, Duration::from_secs(60), |_, text: &String| {
+                u32::try_from(text.len()).unwrap()
+            });
+        for key in 0..10 {
+            let probe = cache.probe(&key);
+            let text = "x".repeat(40);
+            let kept = cache
+                .get_or_run(key, &probe, async { Ok::<_, ()>(text) })
+                .await;
+            assert!(kept.is_ok());
+        }
+        cache.cache.run_pending_tasks().await;
+        assert!(cache.weight() <= 100, "{}", cache.weight());
+        assert!(cache.weight() >= 40, "the newest are kept");
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@ use ferret::{IngestReport, Response, TraceStep};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
@@ -49,6 +50,7 @@ pub(crate) struct Metrics {
     // Counters count integers; cost is kept in micro-dollars.
     model_cost_micro_usd: Counter,
     ingested: Family<IngestLabels, Counter>,
+    cache_bytes: Gauge,
 }
 
 impl Metrics {
@@ -65,6 +67,12 @@ impl Metrics {
         let model_tokens = Family::<TokenLabels, Counter>::default();
         let model_cost_micro_usd = Counter::default();
         let ingested = Family::<IngestLabels, Counter>::default();
+        let cache_bytes = Gauge::default();
+        registry.register(
+            "result_cache_bytes",
+            "Bytes the searches' result cache holds, within its budget",
+            cache_bytes.clone(),
+        );
         registry.register(
             "http_requests",
             "HTTP requests by route and status",
@@ -115,6 +123,7 @@ impl Metrics {
             model_tokens,
             model_cost_micro_usd,
             ingested,
+            cache_bytes,
         }
     }
 
@@ -183,7 +192,10 @@ impl Metrics {
     }
 
     /// Everything, in the OpenMetrics text format Prometheus reads.
-    pub(crate) fn encode(&self) -> String {
+    /// The current figures, `cache_bytes` (what the result cache holds) read now.
+    pub(crate) fn encode(&self, cache_bytes: u64) -> String {
+        self.cache_bytes
+            .set(i64::try_from(cache_bytes).unwrap_or(i64::MAX));
         let mut text = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);

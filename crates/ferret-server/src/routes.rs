@@ -212,7 +212,7 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.metrics().encode(),
+        state.metrics().encode(state.ferret().cache_bytes()),
     )
 }
 

@@ -426,6 +426,7 @@ async fn metrics_count_requests_by_route_and_status_and_what_searches_spent() {
         r#"ferret_backend_calls_total{backend="wiki"} 1"#,
         r#"ferret_backend_failures_total{backend="flaky"} 1"#,
         r#"ferret_http_request_duration_seconds_count{route="/v1/search"} 2"#,
+        "# TYPE ferret_result_cache_bytes gauge",
     ] {
         assert!(text.contains(line), "{line} missing from:\n{text}");
     }

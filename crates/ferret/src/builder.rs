@@ -566,6 +566,12 @@ impl Ferret {
         researcher
     }
 
+    /// Bytes the cached results of searches hold now, within
+    /// [`ExecutorConfig::cache_max_bytes`](ferret_exec::ExecutorConfig::cache_max_bytes).
+    pub fn cache_bytes(&self) -> u64 {
+        self.agent.executor().cache_bytes()
+    }
+
     /// Of `hits` (kept from earlier searches), those `access` no longer lets the asker read, as
     /// `(backend, id)`: each backend is asked with the access lists it holds now, so a hit kept
     /// by a service (for a later fetch, say) is checked before it is shown again. Hits of a
