@@ -1,9 +1,12 @@
 //! `cargo xtask bench --server`: a load test of `ferret serve` on loopback, over the embedded
 //! default corpus with no language model. After a warm-up, a fixed number of clients send
-//! `POST /v1/search` back to back for a fixed time; the report gives requests per second, the
-//! latency percentiles, every status seen, and resident memory sampled along the way. A second
-//! run sends more clients than the concurrency limit admits: the excess must get 503 with
-//! `Retry-After`, and nothing else may fail.
+//! requests back to back for a fixed time, twice: `POST /v1/search` with a question never sent
+//! before each time, then `POST /v1/chat` in threads of a few messages each (with a bearer
+//! token, so threads have owners). The report gives requests per second, the latency
+//! percentiles, every status seen, and resident memory sampled along the way: every store that
+//! grows with traffic has a byte budget, so memory must level off, and the run fails when it
+//! rises past 1.5 times the first minute's. A last run sends more clients than the concurrency
+//! limit admits: the excess must get 503 with `Retry-After`, and nothing else may fail.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use ferret::Ferret;
-use ferret_server::{AppState, Limits};
+use ferret_server::{AppState, BearerToken, Limits};
 use serde::Serialize;
 
 /// How long and how hard to load the server.
@@ -23,6 +26,18 @@ pub struct LoadPlan {
     pub measured: Duration,
     pub clients: usize,
 }
+
+/// What the clients send.
+#[derive(Debug, Clone, Copy)]
+enum Workload {
+    /// `POST /v1/search`, each question new.
+    UniqueSearches,
+    /// `POST /v1/chat`: a new thread, then follow-ups in it, this many messages a thread.
+    Chat { messages_per_thread: usize },
+}
+
+/// Resident memory may grow past its first minute's by this factor, at most.
+const MEMORY_GROWTH_ALLOWED: f64 = 1.5;
 
 #[derive(Debug, Default, Serialize)]
 struct Phase {
@@ -37,6 +52,25 @@ struct Phase {
     statuses: BTreeMap<String, usize>,
     /// 503 responses that said when to come back.
     with_retry_after: usize,
+    /// Resident memory of the process (server and load generator), MB, every 5 s, for a
+    /// measured run.
+    resident_mb: Vec<f64>,
+    /// What each store held at the last sample, MB, as `/metrics` says.
+    held_mb: BTreeMap<String, f64>,
+    /// The most resident memory in the first minute, and after it, MB.
+    first_minute_mb: f64,
+    after_mb: f64,
+}
+
+impl Phase {
+    /// How far memory rose past the first minute's.
+    fn growth(&self) -> f64 {
+        if self.first_minute_mb > 0.0 {
+            self.after_mb / self.first_minute_mb
+        } else {
+            1.0
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -45,27 +79,38 @@ struct Report {
     questions: usize,
     question_source: String,
     backends: Vec<String>,
-    /// Resident memory of the process (server and load generator), MB, every 5 s of the
-    /// measured run.
-    resident_mb: Vec<f64>,
     steady: Phase,
+    chat: Phase,
     overloaded: Phase,
 }
 
-/// Questions sent, in turn: the HotpotQA-1k dev questions (their evidence is not in the default
-/// corpus, so they exercise the whole pipeline, refinement included).
+/// The HotpotQA-1k dev questions (their evidence is not in the default corpus, so they
+/// exercise the whole pipeline, refinement included), from which each question sent is made.
 fn questions(dataset: &Path) -> anyhow::Result<Vec<String>> {
     let path = dataset.join("queries.dev.jsonl");
     let text =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     text.lines()
         .filter(|l| !l.trim().is_empty())
-        .take(200)
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l)?;
             Ok(v["text"].as_str().unwrap_or_default().to_owned())
         })
         .collect()
+}
+
+/// The `n`th question sent: the first half of one question's words and the second half of
+/// another's, a different pair for each `n` below the square of the questions' number, so no
+/// question repeats and no cache can answer it.
+fn unique_question(questions: &[String], n: usize) -> String {
+    let count = questions.len();
+    let first = n % count;
+    let second = (first + 1 + (n / count) % (count - 1).max(1)) % count;
+    let words = |q: &str| q.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+    let (a, b) = (words(&questions[first]), words(&questions[second]));
+    let mut mixed = a[..a.len() / 2].to_vec();
+    mixed.extend_from_slice(&b[b.len() / 2..]);
+    mixed.join(" ")
 }
 
 /// This process's resident memory, in MB (Linux; 0 elsewhere).
@@ -76,8 +121,8 @@ pub(crate) fn resident_mb() -> f64 {
 pub fn run(dataset: &Path, plan: LoadPlan, out: &Path) -> anyhow::Result<()> {
     let questions = Arc::new(questions(dataset)?);
     anyhow::ensure!(
-        !questions.is_empty(),
-        "no questions in {}",
+        questions.len() > 1,
+        "fewer than two questions in {}",
         dataset.display()
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -94,36 +139,73 @@ pub fn run(dataset: &Path, plan: LoadPlan, out: &Path) -> anyhow::Result<()> {
             max_concurrent: plan.clients * 2,
             ..Limits::default()
         };
-        let url = start(ferret.clone(), steady_limits).await?;
+        let server = start(AppState::new(ferret.clone(), steady_limits)).await?;
         println!("warming up for {} s", plan.warmup.as_secs());
-        load(&url, &questions, plan.clients, plan.warmup, None).await;
+        let searches = Workload::UniqueSearches;
+        load(
+            &server,
+            &questions,
+            searches,
+            plan.clients,
+            plan.warmup,
+            false,
+        )
+        .await;
         println!(
-            "measuring {} clients for {} s",
+            "measuring {} clients, each question new, for {} s",
             plan.clients,
             plan.measured.as_secs()
         );
-        let samples = Arc::new(Mutex::new(vec![resident_mb()]));
         let mut steady = load(
-            &url,
+            &server,
             &questions,
+            searches,
             plan.clients,
             plan.measured,
-            Some(samples.clone()),
+            true,
         )
         .await;
         steady.max_concurrent = steady_limits.max_concurrent;
-        samples.lock().unwrap().push(resident_mb());
+
+        println!(
+            "measuring {} clients chatting, for {} s",
+            plan.clients,
+            plan.measured.as_secs()
+        );
+        let token = BearerToken::new("bench", BENCH_TOKEN).context("a bench token")?;
+        let chatting =
+            start(AppState::new(ferret.clone(), steady_limits).with_tokens(vec![token])).await?;
+        let chat_load = Workload::Chat {
+            messages_per_thread: 5,
+        };
+        let mut chat = load(
+            &chatting,
+            &questions,
+            chat_load,
+            plan.clients,
+            plan.measured,
+            true,
+        )
+        .await;
+        chat.max_concurrent = steady_limits.max_concurrent;
 
         let tight = Limits {
             max_concurrent: 1,
             ..Limits::default()
         };
-        let url = start(ferret.clone(), tight).await?;
+        let server = start(AppState::new(ferret.clone(), tight)).await?;
         let crowd = plan.clients * 2;
         println!("overloading: {crowd} clients, 1 admitted at a time, for 10 s");
-        let mut overloaded = load(&url, &questions, crowd, Duration::from_secs(10), None).await;
+        let mut overloaded = load(
+            &server,
+            &questions,
+            searches,
+            crowd,
+            Duration::from_secs(10),
+            false,
+        )
+        .await;
         overloaded.max_concurrent = tight.max_concurrent;
-        let resident = samples.lock().unwrap().clone();
         anyhow::Ok(Report {
             command: format!(
                 "cargo xtask bench {}",
@@ -132,8 +214,8 @@ pub fn run(dataset: &Path, plan: LoadPlan, out: &Path) -> anyhow::Result<()> {
             questions: questions.len(),
             question_source: format!("{}/queries.dev.jsonl", dataset.display()),
             backends,
-            resident_mb: resident,
             steady,
+            chat,
             overloaded,
         })
     })?;
@@ -147,11 +229,18 @@ pub fn run(dataset: &Path, plan: LoadPlan, out: &Path) -> anyhow::Result<()> {
             .sum()
     };
     crate::eval::write_report(&out.join("server"), &report, &markdown)?;
-    anyhow::ensure!(
-        unexpected(&report.steady, &["200"]) == 0,
-        "the steady run had errors: {:?}",
-        report.steady.statuses
-    );
+    for (name, phase) in [("steady", &report.steady), ("chat", &report.chat)] {
+        anyhow::ensure!(
+            unexpected(phase, &["200"]) == 0,
+            "the {name} run had errors: {:?}",
+            phase.statuses
+        );
+        anyhow::ensure!(
+            phase.growth() <= MEMORY_GROWTH_ALLOWED,
+            "the {name} run's resident memory rose to {:.2}x its first minute's",
+            phase.growth()
+        );
+    }
     anyhow::ensure!(
         unexpected(&report.overloaded, &["200", "503"]) == 0
             && report.overloaded.with_retry_after
@@ -162,59 +251,120 @@ pub fn run(dataset: &Path, plan: LoadPlan, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A server for `ferret` within `limits` on a loopback port; its URL.
-async fn start(ferret: Ferret, limits: Limits) -> anyhow::Result<String> {
+/// What each store that grows with traffic holds, MB, from the server's `/metrics`.
+async fn held_mb(client: &reqwest::Client, metrics: &str) -> BTreeMap<String, f64> {
+    let text = match client.get(metrics).bearer_auth(BENCH_TOKEN).send().await {
+        Ok(response) => response.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("ferret_held_bytes{store=\"")?;
+            let (store, value) = rest.split_once("\"} ")?;
+            Some((store.to_owned(), value.parse::<f64>().ok()? / 1e6))
+        })
+        .collect()
+}
+
+/// The secret of the chat run's one principal.
+const BENCH_TOKEN: &str = "bench-token-of-the-load-test";
+
+/// A server for `state` on a loopback port; its URL.
+async fn start(state: AppState) -> anyhow::Result<String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
-    let state = AppState::new(ferret, limits);
     tokio::spawn(async move {
         let _ = ferret_server::serve(listener, state, std::future::pending()).await;
     });
     Ok(url)
 }
 
-/// `clients` clients sending searches back to back for `duration`; with `samples`, resident
+/// Where each client starts counting its questions, so that no run repeats another's.
+static SENT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One request of `workload`: its route and body, and the thread it continues.
+fn request(
+    workload: Workload,
+    question: String,
+    thread: Option<&str>,
+) -> (&'static str, serde_json::Value) {
+    match workload {
+        Workload::UniqueSearches => ("/v1/search", serde_json::json!({ "query": question })),
+        Workload::Chat { .. } => (
+            "/v1/chat",
+            match thread {
+                Some(id) => serde_json::json!({ "message": question, "thread_id": id }),
+                None => serde_json::json!({ "message": question }),
+            },
+        ),
+    }
+}
+
+/// `clients` clients sending `workload` back to back for `duration`; when `measured`, resident
 /// memory is sampled every 5 s.
 async fn load(
     url: &str,
     questions: &Arc<Vec<String>>,
+    workload: Workload,
     clients: usize,
     duration: Duration,
-    samples: Option<Arc<Mutex<Vec<f64>>>>,
+    measured: bool,
 ) -> Phase {
     let client = reqwest::Client::new();
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
-    let sampler = samples.map(|samples| {
-        let stop = stop.clone();
+    let samples = Arc::new(Mutex::new(vec![(0.0, resident_mb())]));
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let sampler = measured.then(|| {
+        let (stop, samples, held) = (stop.clone(), samples.clone(), held.clone());
+        let (client, metrics) = (client.clone(), format!("{url}/metrics"));
         tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
                 tokio::time::sleep(Duration::from_secs(5)).await;
-                samples.lock().unwrap().push(resident_mb());
+                let at = started.elapsed().as_secs_f64();
+                samples.lock().unwrap().push((at, resident_mb()));
+                let stores = held_mb(&client, &metrics).await;
+                held.lock().unwrap().push(stores);
             }
         })
     });
     let workers: Vec<_> = (0..clients)
-        .map(|worker| {
+        .map(|_| {
             let (client, questions, stop) = (client.clone(), questions.clone(), stop.clone());
-            let endpoint = format!("{url}/v1/search");
+            let url = url.to_owned();
             tokio::spawn(async move {
                 let mut seen = Vec::new();
-                let mut next = worker;
+                let mut thread: Option<(String, usize)> = None;
                 while !stop.load(Ordering::Relaxed) {
-                    let question = &questions[next % questions.len()];
-                    next += clients;
+                    let n = SENT.fetch_add(1, Ordering::Relaxed);
+                    let question = unique_question(&questions, n);
+                    let continued = thread.as_ref().map(|(id, _)| id.as_str());
+                    let (route, body) = request(workload, question, continued);
                     let sent = Instant::now();
                     let outcome = client
-                        .post(&endpoint)
-                        .json(&serde_json::json!({ "query": question }))
+                        .post(format!("{url}{route}"))
+                        .bearer_auth(BENCH_TOKEN)
+                        .json(&body)
                         .send()
                         .await;
                     let (status, retry_after) = match outcome {
                         Ok(response) => {
                             let status = response.status().as_u16().to_string();
                             let retry_after = response.headers().contains_key("retry-after");
-                            let _ = response.bytes().await;
+                            let reply: serde_json::Value =
+                                response.json().await.unwrap_or_default();
+                            if let Workload::Chat {
+                                messages_per_thread,
+                            } = workload
+                            {
+                                thread = match (thread.take(), reply["thread_id"].as_str()) {
+                                    (Some((id, sent)), _) if sent + 1 < messages_per_thread => {
+                                        Some((id, sent + 1))
+                                    }
+                                    (None, Some(id)) => Some((id.to_owned(), 1)),
+                                    _ => None,
+                                };
+                            }
                             (status, retry_after)
                         }
                         Err(_) => ("error".to_owned(), false),
@@ -240,6 +390,18 @@ async fn load(
         sampler.abort();
     }
     let seconds = started.elapsed().as_secs_f64();
+    if measured {
+        samples.lock().unwrap().push((seconds, resident_mb()));
+    }
+    let samples = samples.lock().unwrap().clone();
+    let last_held = held.lock().unwrap().last().cloned().unwrap_or_default();
+    let most = |from: f64, to: f64| {
+        samples
+            .iter()
+            .filter(|(at, _)| *at >= from && *at <= to)
+            .map(|(_, mb)| *mb)
+            .fold(0.0, f64::max)
+    };
     let mut latencies: Vec<f64> = all
         .iter()
         .filter(|(status, _, _)| status == "200")
@@ -270,6 +432,14 @@ async fn load(
             .filter(|(status, retry_after, _)| status == "503" && *retry_after)
             .count(),
         statuses,
+        resident_mb: if measured {
+            samples.iter().map(|(_, mb)| *mb).collect()
+        } else {
+            Vec::new()
+        },
+        held_mb: last_held,
+        first_minute_mb: most(0.0, 60.0),
+        after_mb: most(60.0, f64::INFINITY),
     }
 }
 
@@ -292,24 +462,48 @@ fn render(r: &Report) -> String {
             p.with_retry_after,
         )
     };
-    let resident: Vec<String> = r.resident_mb.iter().map(|m| format!("{m:.0}")).collect();
+    let memory = |name: &str, p: &Phase| {
+        let samples: Vec<String> = p.resident_mb.iter().map(|m| format!("{m:.0}")).collect();
+        format!(
+            "- {name}: the most in the first minute {:.0} MB, the most after it {:.0} MB \
+             (**{:.2}x**). Every 5 s: {}. The stores at the end: {}.\n",
+            p.first_minute_mb,
+            p.after_mb,
+            p.growth(),
+            samples.join(", "),
+            p.held_mb
+                .iter()
+                .map(|(store, mb)| format!("{store} {mb:.1} MB"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+    };
     format!(
         "# Server load test\n\n\
-         Generated by `{}`: `POST /v1/search` on loopback, the server and the load generator in one \
-         process, over the embedded default corpus ({}), no language model. Each client sends the \
-         next of {} questions ({}) as soon as its previous answer arrives. Latency is over the \
-         200 responses. Built as `cargo xtask` builds (dependencies at opt-level 2, Ferret's own \
-         crates unoptimised). The caches that grow with traffic are bounded (backend results: \
-         10,000 entries; sessions: their thread and turn caps).\n\n\
+         Generated by `{}`: the server and the load generator in one process on loopback, over \
+         the embedded default corpus ({}), no language model. Each client sends its next \
+         request as soon as its previous answer arrives. Every question is new: the first half \
+         of one of {} questions ({}) joined to the second half of another, so no cache can \
+         answer it and every store that grows with traffic keeps growing until its byte budget \
+         stops it. `steady` sends `POST /v1/search`; `chat` sends `POST /v1/chat` with a \
+         bearer token, five messages a thread (a new thread, then four follow-ups), so \
+         sessions and threads' owners fill too. Built as `cargo xtask` builds (dependencies at \
+         opt-level 2, Ferret's own crates unoptimised), with the default budgets (`[memory]` \
+         in `ferret.toml`: result cache 64 MiB, sessions 32 MiB, threads' owners 8 MiB, MCP \
+         seen hits 16 MiB).\n\n\
          | run | clients | admitted at once | seconds | requests | answers/s | p50 ms | p99 ms | statuses | 503 with Retry-After |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n{}{}\n\
-         Resident memory (MB) during the measured run, every 5 s: {}.\n",
+         |---|---|---|---|---|---|---|---|---|---|\n{}{}{}\n\
+         Resident memory of the process (MB), the run failing past {MEMORY_GROWTH_ALLOWED}x \
+         its first minute's; the chat run follows the steady one in the same process, so it \
+         starts with what the steady run left:\n\n{}{}",
         r.command,
         r.backends.join(", "),
         r.questions,
         r.question_source,
         row("steady", &r.steady),
+        row("chat", &r.chat),
         row("overloaded", &r.overloaded),
-        resident.join(", "),
+        memory("steady", &r.steady),
+        memory("chat", &r.chat),
     )
 }

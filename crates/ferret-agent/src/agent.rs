@@ -69,6 +69,11 @@ impl Agent {
         self.executor.forget_results();
     }
 
+    /// Bytes the sessions' turns hold in this process, when they are kept in memory.
+    pub fn session_bytes(&self) -> Option<u64> {
+        self.sessions.as_ref()?.store.held_bytes()
+    }
+
     /// Remember each thread's questions in `sessions`: a question a thread repeats is answered
     /// again without a search, unless the query asks to search again.
     pub fn with_sessions(mut self, sessions: Sessions) -> Self {

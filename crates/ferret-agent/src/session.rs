@@ -61,6 +61,11 @@ pub trait SessionStore: Send + Sync {
     async fn turns(&self, thread: &str) -> Vec<Turn>;
     /// Remember `turn` in `thread`, numbering it after the thread's last; returns its number.
     async fn record(&self, thread: &str, turn: Turn) -> u32;
+    /// Bytes this process holds for the store's turns, for a store that keeps them in memory;
+    /// `None` for one that keeps them elsewhere.
+    fn held_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// How much a session remembers, and how alike two questions must be to repeat.
@@ -72,6 +77,10 @@ pub struct SessionLimits {
     pub max_age: Duration,
     /// Threads kept; the one idle longest goes first.
     pub max_threads: usize,
+    /// Bytes all threads' turns may hold (their questions and the responses they got): past
+    /// it, the threads idle longest go first, and a thread that alone holds more keeps only its
+    /// newest turn. Counts bound nothing when responses are long.
+    pub max_bytes: usize,
     /// Least cosine similarity of two questions' embeddings for one to repeat the other.
     pub similarity: f32,
 }
@@ -82,6 +91,7 @@ impl Default for SessionLimits {
             max_turns: 50,
             max_age: Duration::from_secs(60 * 60),
             max_threads: 1_000,
+            max_bytes: 32 * 1024 * 1024,
             similarity: 0.8,
         }
     }
@@ -89,16 +99,46 @@ impl Default for SessionLimits {
 
 #[derive(Default)]
 struct Thread {
-    turns: VecDeque<Turn>,
+    /// Each turn with what it weighs.
+    turns: VecDeque<(Turn, usize)>,
     numbered: u32,
     used: Option<SystemTime>,
+    bytes: usize,
+}
+
+impl Thread {
+    fn forget_oldest(&mut self) -> Option<usize> {
+        let (_, weight) = self.turns.pop_front()?;
+        self.bytes -= weight;
+        Some(weight)
+    }
+}
+
+/// What a turn holds in memory, roughly: its strings, its embedding, and its response as long
+/// as the response's JSON (text dominates both).
+fn turn_bytes(thread: &str, turn: &Turn) -> usize {
+    let response = serde_json::to_vec(&turn.response).map_or(0, |json| json.len());
+    std::mem::size_of::<Turn>()
+        + thread.len()
+        + turn.question.len()
+        + turn.normalized.len()
+        + turn.error_signature.as_ref().map_or(0, String::len)
+        + turn.embedding.as_ref().map_or(0, |e| e.len() * 4)
+        + response
+}
+
+#[derive(Default)]
+struct Threads {
+    by_id: HashMap<String, Thread>,
+    /// What every thread's turns weigh.
+    bytes: usize,
 }
 
 /// Turns kept in memory within [`SessionLimits`].
 #[derive(Default)]
 pub struct InMemorySessions {
     limits: SessionLimits,
-    threads: Mutex<HashMap<String, Thread>>,
+    threads: Mutex<Threads>,
 }
 
 impl InMemorySessions {
@@ -106,17 +146,52 @@ impl InMemorySessions {
     pub fn new(limits: SessionLimits) -> Self {
         Self {
             limits,
-            threads: Mutex::new(HashMap::new()),
+            threads: Mutex::new(Threads::default()),
         }
     }
 
-    fn forget_old(&self, thread: &mut Thread, now: SystemTime) {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Threads> {
+        self.threads
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Drop `thread`'s turns past the age and count limits; returns the bytes freed.
+    fn forget_old(&self, thread: &mut Thread, now: SystemTime) -> usize {
         let max_age = self.limits.max_age;
-        thread
+        let mut freed = 0;
+        while thread
             .turns
-            .retain(|t| now.duration_since(t.at).unwrap_or_default() < max_age);
-        while thread.turns.len() > self.limits.max_turns {
-            thread.turns.pop_front();
+            .front()
+            .is_some_and(|(t, _)| now.duration_since(t.at).unwrap_or_default() >= max_age)
+            || thread.turns.len() > self.limits.max_turns
+        {
+            freed += thread.forget_oldest().unwrap_or(0);
+        }
+        freed
+    }
+}
+
+impl Threads {
+    /// Forget the threads idle longest, other than `keep`, until within `max_threads` and
+    /// `max_bytes`; then `keep`'s own oldest turns, down to its newest.
+    fn make_room(&mut self, keep: &str, max_threads: usize, max_bytes: usize) {
+        while self.by_id.len() > max_threads.max(1) || self.bytes > max_bytes {
+            let idlest = self
+                .by_id
+                .iter()
+                .filter(|(name, _)| name.as_str() != keep)
+                .min_by_key(|(_, t)| t.used)
+                .map(|(name, _)| name.clone());
+            let Some(name) = idlest else { break };
+            if let Some(gone) = self.by_id.remove(&name) {
+                self.bytes -= gone.bytes;
+            }
+        }
+        if let Some(kept) = self.by_id.get_mut(keep) {
+            while self.bytes > max_bytes && kept.turns.len() > 1 {
+                self.bytes -= kept.forget_oldest().unwrap_or(0);
+            }
         }
     }
 }
@@ -124,39 +199,35 @@ impl InMemorySessions {
 #[async_trait]
 impl SessionStore for InMemorySessions {
     async fn turns(&self, thread: &str) -> Vec<Turn> {
-        let mut threads = self
-            .threads
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(found) = threads.get_mut(thread) else {
+        let mut threads = self.lock();
+        let Some(found) = threads.by_id.get_mut(thread) else {
             return Vec::new();
         };
-        self.forget_old(found, SystemTime::now());
-        found.turns.iter().cloned().collect()
+        let freed = self.forget_old(found, SystemTime::now());
+        let turns = found.turns.iter().map(|(t, _)| t.clone()).collect();
+        threads.bytes -= freed;
+        turns
     }
 
     async fn record(&self, thread: &str, mut turn: Turn) -> u32 {
-        let mut threads = self
-            .threads
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !threads.contains_key(thread) && threads.len() >= self.limits.max_threads.max(1) {
-            let idlest = threads
-                .iter()
-                .min_by_key(|(_, t)| t.used)
-                .map(|(name, _)| name.clone());
-            if let Some(name) = idlest {
-                threads.remove(&name);
-            }
-        }
+        let weight = turn_bytes(thread, &turn);
+        let mut threads = self.lock();
         let now = SystemTime::now();
-        let entry = threads.entry(thread.to_owned()).or_default();
+        let entry = threads.by_id.entry(thread.to_owned()).or_default();
         entry.numbered += 1;
         entry.used = Some(now);
         turn.number = entry.numbered;
-        entry.turns.push_back(turn);
-        self.forget_old(entry, now);
-        entry.numbered
+        let number = entry.numbered;
+        entry.turns.push_back((turn, weight));
+        entry.bytes += weight;
+        let freed = self.forget_old(entry, now);
+        threads.bytes = threads.bytes + weight - freed;
+        threads.make_room(thread, self.limits.max_threads, self.limits.max_bytes);
+        number
+    }
+
+    fn held_bytes(&self) -> Option<u64> {
+        Some(self.lock().bytes as u64)
     }
 }
 
@@ -304,6 +375,33 @@ mod tests {
             "a second thread pushes the first out"
         );
         assert_eq!(store.turns("b").await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn turns_are_forgotten_past_the_byte_budget_idlest_thread_first() {
+        let long = |q: &str| {
+            let mut t = turn(q);
+            t.response.answer = Some("x".repeat(10_000));
+            t
+        };
+        let store = InMemorySessions::new(SessionLimits {
+            max_bytes: 25_000,
+            ..SessionLimits::default()
+        });
+        store.record("a", long("one")).await;
+        store.record("b", long("two")).await;
+        assert_eq!(store.turns("a").await.len(), 1);
+        store.record("b", long("three")).await;
+        assert!(
+            store.turns("a").await.is_empty(),
+            "the idlest thread goes first"
+        );
+        assert_eq!(store.turns("b").await.len(), 2);
+        store.record("b", long("four")).await;
+        let kept: Vec<u32> = store.turns("b").await.iter().map(|t| t.number).collect();
+        assert_eq!(kept, [2, 3], "a thread alone over budget keeps its newest");
+        let held = store.held_bytes().unwrap();
+        assert!((20_000..=25_000).contains(&held), "{held}");
     }
 
     #[test]

@@ -329,9 +329,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
+            let memory = searcher.file_config()?.memory;
             let ferret = searcher.build(Strategy::Auto)?;
             ferret.open_now()?;
-            runtime.block_on(ferret_mcp::serve_stdio(ferret))?;
+            let seen = ferret_mcp::SeenHits::new(
+                memory
+                    .seen_hit_bytes()
+                    .unwrap_or(ferret_mcp::DEFAULT_SEEN_BYTES),
+            );
+            let server = ferret_mcp::FerretMcp::new(ferret).with_seen(std::sync::Arc::new(seen));
+            runtime.block_on(ferret_mcp::serve_stdio(server))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve {
@@ -346,12 +353,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             allowed_origins,
             allow_open,
         } => {
+            let file = searcher.file_config()?;
+            let defaults = ferret_server::Limits::default();
             let limits = ferret_server::Limits {
                 max_concurrent,
                 request_deadline: std::time::Duration::from_secs(deadline_secs),
                 max_body_bytes,
                 max_ingest_bytes,
-                ..ferret_server::Limits::default()
+                thread_owner_bytes: (file.memory.thread_owner_bytes())
+                    .unwrap_or(defaults.thread_owner_bytes),
+                seen_hit_bytes: (file.memory.seen_hit_bytes()).unwrap_or(defaults.seen_hit_bytes),
+                ..defaults
             };
             if let Some(root) = &ingest_root {
                 anyhow::ensure!(
@@ -360,7 +372,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     root.display()
                 );
             }
-            let file = searcher.file_config()?;
             let tokens = bearer_tokens(&file)?;
             if tokens.is_empty() && !addr.ip().is_loopback() {
                 anyhow::ensure!(

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use ferret::{
-    AgentConfig, Ferret, FerretBuilder, FileConfig, ModelSource, Recorder, RetrievalMode, Strategy,
-    WebProvider,
+    AgentConfig, ExecutorConfig, Ferret, FerretBuilder, FileConfig, ModelSource, Recorder,
+    RetrievalMode, SessionLimits, Strategy, WebProvider,
 };
 
 use crate::llm_args::LlmArgs;
@@ -104,10 +104,13 @@ impl SearcherArgs {
         if let Some(mode) = mode.filter(|_| index.is_some() || store.qdrant_url.is_some()) {
             builder = builder.retrieval(mode);
         }
-        let mut builder = builder.agent(AgentConfig {
-            strategy,
-            ..AgentConfig::default()
-        });
+        let mut builder = builder
+            .agent(AgentConfig {
+                strategy,
+                ..AgentConfig::default()
+            })
+            .executor(file.memory.executor(ExecutorConfig::default()))
+            .session_limits(file.memory.session_limits(SessionLimits::default()));
         if let Some(model) = self.llm.model()? {
             builder = builder
                 .language_model(model)

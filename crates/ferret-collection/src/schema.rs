@@ -193,7 +193,9 @@ pub fn to_hit(
     let mut hit = Hit::new(id, title, text, score, backend);
     hit.url = url;
     hit.date = date;
-    hit.payload = payload;
+    // Rebuilt rather than moved: the map keeps the room of the fields taken out of it, and a
+    // hit may be kept (in a cache, a thread) long after.
+    hit.payload = payload.into_iter().collect();
     Some(hit)
 }
 

@@ -213,8 +213,10 @@ impl ExecutorBuilder {
             self.config.cache_max_bytes,
             self.config.cache_ttl,
             |key: &CacheKey, hits: &Vec<Hit>| {
-                let hits: usize = hits.iter().map(hit_bytes).sum();
-                u32::try_from(key.query.len() + hits).unwrap_or(u32::MAX)
+                let held: usize = hits.iter().map(hit_heap_bytes).sum();
+                let slots = hits.capacity() * std::mem::size_of::<Hit>();
+                u32::try_from(CACHE_ENTRY_BYTES + key.query.len() + slots + held)
+                    .unwrap_or(u32::MAX)
             },
         );
         Ok(Executor {
@@ -236,20 +238,28 @@ pub struct Executor {
     generation: Arc<AtomicU64>,
 }
 
-/// What a hit holds in memory, roughly: its text and the strings beside it.
-fn hit_bytes(hit: &Hit) -> usize {
-    std::mem::size_of::<Hit>()
-        + hit.id.0.len()
+/// What a cached result costs beside its hits: the key, the cache's entry and bookkeeping,
+/// measured roughly (an order of magnitude is what matters).
+const CACHE_ENTRY_BYTES: usize = 512;
+
+/// What a hit holds on the heap, roughly: its text, the strings beside it, and its payload
+/// (each field counted as its JSON, plus the map's node).
+fn hit_heap_bytes(hit: &Hit) -> usize {
+    let payload: usize = (hit.payload.iter())
+        .map(|(key, value)| 64 + key.len() + value.to_string().len())
+        .sum();
+    hit.id.0.len()
         + hit.title.len()
         + hit.text.len()
         + hit.url.as_ref().map_or(0, String::len)
         + hit.backend.len()
+        + payload
 }
 
 impl Executor {
     /// Bytes the cached results hold now (within [`ExecutorConfig::cache_max_bytes`]).
-    pub fn cache_bytes(&self) -> u64 {
-        self.cache.weight()
+    pub async fn cache_bytes(&self) -> u64 {
+        self.cache.weight().await
     }
 
     /// Forget every cached result, and what calls in flight will find: after documents reach a
@@ -662,10 +672,15 @@ impl Executor {
                 return Err(CallError::OutOfBudget);
             }
             attempts.fetch_add(1, Ordering::SeqCst);
-            slot.backend
+            let mut hits = slot
+                .backend
                 .search(request)
                 .await
-                .map_err(CallError::Backend)
+                .map_err(CallError::Backend)?;
+            // A backend may hand back a vector sized for `limit` and cut short: kept as is in
+            // the cache, the empty slots would cost more than the hits.
+            hits.shrink_to_fit();
+            Ok(hits)
         };
         let elapsed = || CallError::Backend(BackendError::deadline(name, deadline.within()));
         Retry::new(self.config.retry)

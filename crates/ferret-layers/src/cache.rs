@@ -55,9 +55,10 @@ where
         }
     }
 
-    /// What the kept results weigh: their count, or their weight for a weighed cache, as of
-    /// the cache's last housekeeping (it runs as calls come).
-    pub fn weight(&self) -> u64 {
+    /// What the kept results weigh now: their count, or their weight for a weighed cache
+    /// (the cache's pending housekeeping is done first).
+    pub async fn weight(&self) -> u64 {
+        self.cache.run_pending_tasks().await;
         self.cache.weighted_size()
     }
 
@@ -157,9 +158,9 @@ mod tests {
                 .await;
             assert!(kept.is_ok());
         }
-        cache.cache.run_pending_tasks().await;
-        assert!(cache.weight() <= 100, "{}", cache.weight());
-        assert!(cache.weight() >= 40, "the newest are kept");
+        let weight = cache.weight().await;
+        assert!(weight <= 100, "{weight}");
+        assert!(weight >= 40, "the newest are kept");
     }
 
     #[tokio::test]

@@ -32,7 +32,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::seen::Seen;
+pub use crate::seen::{SeenHits, DEFAULT_SEEN_BYTES};
 
 /// Characters of a hit's text shown with it in search results; `fetch` gives the rest.
 const SNIPPET_CHARS: usize = 300;
@@ -186,6 +186,8 @@ pub struct HttpOptions {
     pub extra_hosts: Vec<String>,
     /// Runs each search; `None` runs [`Ferret::search`].
     pub run: Option<SearchRunner>,
+    /// Where the sessions keep the hits searches returned, within its byte budget.
+    pub seen: Arc<SeenHits>,
 }
 
 /// Ferret as an MCP server. Cheap to clone; clones share the searcher and the hits searches
@@ -193,7 +195,7 @@ pub struct HttpOptions {
 #[derive(Clone)]
 pub struct FerretMcp {
     ferret: Ferret,
-    seen: Arc<Seen>,
+    seen: Arc<SeenHits>,
     run: SearchRunner,
     tool_router: ToolRouter<Self>,
 }
@@ -217,10 +219,17 @@ impl FerretMcp {
         });
         Self {
             ferret,
-            seen: Arc::new(Seen::default()),
+            seen: Arc::new(SeenHits::default()),
             run,
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// Keep the hits searches return in `seen` (for `fetch`), rather than in a store of the
+    /// default budget of its own.
+    pub fn with_seen(mut self, seen: Arc<SeenHits>) -> Self {
+        self.seen = seen;
+        self
     }
 
     /// Run searches with `run` rather than [`Ferret::search`].
@@ -418,9 +427,9 @@ fn found(hit: &Hit) -> FoundHit {
     }
 }
 
-/// Serve `ferret` over standard input and output until the client closes them.
-pub async fn serve_stdio(ferret: Ferret) -> std::io::Result<()> {
-    let running = FerretMcp::new(ferret)
+/// Serve `server` over standard input and output until the client closes them.
+pub async fn serve_stdio(server: FerretMcp) -> std::io::Result<()> {
+    let running = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(std::io::Error::other)?;
@@ -435,7 +444,7 @@ pub fn http_service(
     ferret: Ferret,
     options: HttpOptions,
 ) -> StreamableHttpService<FerretMcp, LocalSessionManager> {
-    let mut server = FerretMcp::new(ferret);
+    let mut server = FerretMcp::new(ferret).with_seen(options.seen);
     if let Some(run) = options.run {
         server = server.with_runner(run);
     }

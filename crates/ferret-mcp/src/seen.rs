@@ -12,9 +12,9 @@ use ferret::Hit;
 
 /// Hits kept for `fetch`, at most.
 const KEPT: usize = 2_000;
-/// Bytes of text those hits may hold: a few long documents must not hold more than the bound
-/// on their number meant.
-const KEPT_BYTES: usize = 16 * 1024 * 1024;
+/// Bytes the kept hits may hold unless told otherwise: a few long documents must not hold more
+/// than the bound on their number meant.
+pub const DEFAULT_SEEN_BYTES: usize = 16 * 1024 * 1024;
 
 /// What one kept hit holds, roughly, in bytes.
 fn weight(asker: &str, hit: &Hit) -> usize {
@@ -26,9 +26,19 @@ fn weight(asker: &str, hit: &Hit) -> usize {
         + hit.backend.len()
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct Seen {
+/// The hits searches returned, kept for `fetch` within a number and a byte budget. One store
+/// may serve several MCP services (each session of the HTTP service, say), and its owner reads
+/// [`SeenHits::bytes`] for its metrics.
+#[derive(Debug)]
+pub struct SeenHits {
     inner: Mutex<Kept>,
+    max_bytes: usize,
+}
+
+impl Default for SeenHits {
+    fn default() -> Self {
+        Self::new(DEFAULT_SEEN_BYTES)
+    }
 }
 
 /// A principal's name and a hit's id.
@@ -43,7 +53,15 @@ struct Kept {
     bytes: usize,
 }
 
-impl Seen {
+impl SeenHits {
+    /// A store whose hits hold at most `max_bytes`.
+    pub fn new(max_bytes: usize) -> Self {
+        Self {
+            inner: Mutex::new(Kept::default()),
+            max_bytes,
+        }
+    }
+
     /// Keep the `hits` a search for `asker` returned, forgetting the oldest past the bound.
     pub(crate) fn remember(&self, asker: &str, hits: &[Hit]) {
         let Ok(mut kept) = self.inner.lock() else {
@@ -58,7 +76,7 @@ impl Seen {
             }
             kept.order.push_back(id);
         }
-        while kept.order.len() > KEPT || kept.bytes > KEPT_BYTES {
+        while kept.order.len() > KEPT || kept.bytes > self.max_bytes {
             let Some(oldest) = kept.order.pop_front() else {
                 break;
             };
@@ -68,9 +86,8 @@ impl Seen {
         }
     }
 
-    /// What the kept hits weigh, in bytes.
-    #[cfg(test)]
-    fn bytes(&self) -> usize {
+    /// What the kept hits weigh now, in bytes.
+    pub fn bytes(&self) -> usize {
         self.inner.lock().map_or(0, |kept| kept.bytes)
     }
 
@@ -87,7 +104,7 @@ mod tests {
 
     #[test]
     fn the_oldest_hits_are_forgotten_past_the_bound() {
-        let seen = Seen::default();
+        let seen = SeenHits::default();
         let hits: Vec<Hit> = (0..KEPT + 5)
             .map(|i| Hit::new(format!("h{i}"), "t", "text", 1.0, "b"))
             .collect();
@@ -104,16 +121,16 @@ mod tests {
 
     #[test]
     fn long_hits_are_forgotten_past_the_byte_bound() {
-        let seen = Seen::default();
-        let long = "x".repeat(KEPT_BYTES / 4);
+        let seen = SeenHits::default();
+        let long = "x".repeat(DEFAULT_SEEN_BYTES / 4);
         let hits: Vec<Hit> = (0..8)
             .map(|i| Hit::new(format!("h{i}"), "t", long.as_str(), 1.0, "b"))
             .collect();
         seen.remember("alice", &hits);
-        assert!(seen.bytes() <= KEPT_BYTES, "{}", seen.bytes());
+        assert!(seen.bytes() <= DEFAULT_SEEN_BYTES, "{}", seen.bytes());
         assert!(seen.get("alice", "h0").is_none());
         assert!(seen.get("alice", "h7").is_some());
         seen.remember("alice", &hits[7..]);
-        assert!(seen.bytes() <= KEPT_BYTES);
+        assert!(seen.bytes() <= DEFAULT_SEEN_BYTES);
     }
 }

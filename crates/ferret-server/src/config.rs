@@ -19,6 +19,11 @@ pub struct Limits {
     pub max_concurrent: usize,
     /// Seconds a refused client is told to wait (`Retry-After`).
     pub retry_after_secs: u64,
+    /// Bytes the record of who started each thread may hold; past it the thread used least
+    /// recently is forgotten (and continuing it is refused as not found).
+    pub thread_owner_bytes: u64,
+    /// Bytes the hits kept for MCP `fetch` may hold; past it the oldest are forgotten.
+    pub seen_hit_bytes: usize,
 }
 
 impl Default for Limits {
@@ -30,6 +35,8 @@ impl Default for Limits {
             request_deadline: Duration::from_secs(30),
             max_concurrent: 16,
             retry_after_secs: 1,
+            thread_owner_bytes: 8 * 1024 * 1024,
+            seen_hit_bytes: ferret_mcp::DEFAULT_SEEN_BYTES,
         }
     }
 }

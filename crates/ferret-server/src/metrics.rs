@@ -50,7 +50,25 @@ pub(crate) struct Metrics {
     // Counters count integers; cost is kept in micro-dollars.
     model_cost_micro_usd: Counter,
     ingested: Family<IngestLabels, Counter>,
-    cache_bytes: Gauge,
+    held_bytes: Family<HeldLabels, Gauge>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HeldLabels {
+    store: &'static str,
+}
+
+/// What the stores that grow with traffic hold, in bytes, each within its budget.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct MemoryHeld {
+    /// Backends' results cached for repeated calls.
+    pub(crate) result_cache: u64,
+    /// Threads' remembered turns.
+    pub(crate) sessions: u64,
+    /// Who started each thread.
+    pub(crate) thread_owners: u64,
+    /// Hits kept for MCP `fetch`.
+    pub(crate) seen_hits: u64,
 }
 
 impl Metrics {
@@ -67,11 +85,11 @@ impl Metrics {
         let model_tokens = Family::<TokenLabels, Counter>::default();
         let model_cost_micro_usd = Counter::default();
         let ingested = Family::<IngestLabels, Counter>::default();
-        let cache_bytes = Gauge::default();
+        let held_bytes = Family::<HeldLabels, Gauge>::default();
         registry.register(
-            "result_cache_bytes",
-            "Bytes the searches' result cache holds, within its budget",
-            cache_bytes.clone(),
+            "held_bytes",
+            "Bytes held by each store that grows with traffic (result_cache, sessions, thread_owners, seen_hits), within its budget",
+            held_bytes.clone(),
         );
         registry.register(
             "http_requests",
@@ -123,7 +141,7 @@ impl Metrics {
             model_tokens,
             model_cost_micro_usd,
             ingested,
-            cache_bytes,
+            held_bytes,
         }
     }
 
@@ -191,11 +209,19 @@ impl Metrics {
         }
     }
 
-    /// Everything, in the OpenMetrics text format Prometheus reads.
-    /// The current figures, `cache_bytes` (what the result cache holds) read now.
-    pub(crate) fn encode(&self, cache_bytes: u64) -> String {
-        self.cache_bytes
-            .set(i64::try_from(cache_bytes).unwrap_or(i64::MAX));
+    /// Everything, in the OpenMetrics text format Prometheus reads, with what the stores
+    /// `held` now.
+    pub(crate) fn encode(&self, held: &MemoryHeld) -> String {
+        for (store, bytes) in [
+            ("result_cache", held.result_cache),
+            ("sessions", held.sessions),
+            ("thread_owners", held.thread_owners),
+            ("seen_hits", held.seen_hits),
+        ] {
+            self.held_bytes
+                .get_or_create(&HeldLabels { store })
+                .set(i64::try_from(bytes).unwrap_or(i64::MAX));
+        }
         let mut text = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);

@@ -92,6 +92,7 @@ fn mcp_options(state: &AppState) -> ferret_mcp::HttpOptions {
         stop: state.stopping().child_token(),
         extra_hosts: state.allowed_hosts().to_vec(),
         run: Some(run),
+        seen: state.seen().clone(),
     }
 }
 
@@ -212,7 +213,7 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.metrics().encode(state.ferret().cache_bytes()),
+        state.metrics().encode(&state.memory().await),
     )
 }
 

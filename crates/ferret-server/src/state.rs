@@ -19,8 +19,9 @@ use crate::metrics::Metrics;
 use crate::wire::SearchBody;
 use crate::{ApiError, Limits};
 
-/// Threads whose owner is remembered, at most.
-const THREADS_OWNED: u64 = 100_000;
+/// What remembering one thread's owner costs beside the id and name themselves: the map's
+/// entry and the cache's bookkeeping, measured roughly (an order of magnitude is what matters).
+const OWNED_THREAD_BYTES: usize = 160;
 /// A thread unused this long is forgotten with its owner.
 const THREAD_IDLE: Duration = Duration::from_secs(24 * 3600);
 
@@ -46,6 +47,8 @@ pub struct AppState {
     allowed_origins: Arc<[String]>,
     /// The principal that started each thread: only they may continue it.
     thread_owners: moka::sync::Cache<String, Arc<str>>,
+    /// The hits searches through `/mcp` returned, for its `fetch`.
+    seen: Arc<ferret_mcp::SeenHits>,
     /// Cancelled when the server shuts down, ending the MCP sessions.
     stopping: CancellationToken,
 }
@@ -79,9 +82,13 @@ impl AppState {
             // Least recently used first: a thread just started is never the one refused.
             thread_owners: moka::sync::Cache::builder()
                 .eviction_policy(moka::policy::EvictionPolicy::lru())
-                .max_capacity(THREADS_OWNED)
+                .max_capacity(limits.thread_owner_bytes)
+                .weigher(|id: &String, owner: &Arc<str>| {
+                    u32::try_from(OWNED_THREAD_BYTES + id.len() + owner.len()).unwrap_or(u32::MAX)
+                })
                 .time_to_idle(THREAD_IDLE)
                 .build(),
+            seen: Arc::new(ferret_mcp::SeenHits::new(limits.seen_hit_bytes)),
             stopping: CancellationToken::new(),
         }
     }
@@ -182,6 +189,22 @@ impl AppState {
                 .insert(id.clone(), Arc::from(asker.name.as_str()));
         }
         id
+    }
+
+    /// Where `/mcp` keeps the hits its searches returned.
+    pub(crate) fn seen(&self) -> &Arc<ferret_mcp::SeenHits> {
+        &self.seen
+    }
+
+    /// What the caches that grow with traffic hold now, in bytes.
+    pub(crate) async fn memory(&self) -> crate::metrics::MemoryHeld {
+        self.thread_owners.run_pending_tasks();
+        crate::metrics::MemoryHeld {
+            result_cache: self.ferret().cache_bytes().await,
+            sessions: self.ferret().session_bytes().unwrap_or(0),
+            thread_owners: self.thread_owners.weighted_size(),
+            seen_hits: self.seen.bytes() as u64,
+        }
     }
 
     pub(crate) fn stopping(&self) -> &CancellationToken {
@@ -340,5 +363,43 @@ impl AppState {
                 secs: limit.as_secs(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn threads_owners_are_forgotten_past_their_byte_budget_oldest_first() {
+        let ferret = Ferret::builder()
+            .backend(Arc::new(ferret_test_support::ScriptedBackend::new(
+                "wiki",
+                Vec::new(),
+            )))
+            .build()
+            .unwrap();
+        let budget = 20 * (OWNED_THREAD_BYTES as u64 + 64);
+        let state = AppState::new(
+            ferret,
+            Limits {
+                thread_owner_bytes: budget,
+                ..Limits::default()
+            },
+        );
+        let alice = Principal {
+            name: "alice".into(),
+            access: Access::new(["a"], Unlisted::Public),
+        };
+        let first = state.new_thread(Some(&alice));
+        let newest: Vec<String> = (0..200).map(|_| state.new_thread(Some(&alice))).collect();
+        let held = state.memory().await.thread_owners;
+        assert!(held <= budget && held > 0, "{held} of {budget}");
+        let continues = |id: &str| {
+            let query = Query::new("q").unwrap().with_thread(id);
+            state.for_asker(query, Some(&alice)).is_ok()
+        };
+        assert!(!continues(&first), "the oldest thread is forgotten");
+        assert!(continues(newest.last().unwrap()), "the newest is kept");
     }
 }

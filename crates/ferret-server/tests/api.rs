@@ -426,9 +426,21 @@ async fn metrics_count_requests_by_route_and_status_and_what_searches_spent() {
         r#"ferret_backend_calls_total{backend="wiki"} 1"#,
         r#"ferret_backend_failures_total{backend="flaky"} 1"#,
         r#"ferret_http_request_duration_seconds_count{route="/v1/search"} 2"#,
-        "# TYPE ferret_result_cache_bytes gauge",
+        "# TYPE ferret_held_bytes gauge",
     ] {
         assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+    let held = |store: &str| -> u64 {
+        let prefix = format!("ferret_held_bytes{{store=\"{store}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("{prefix} missing from:\n{text}"))
+            .parse()
+            .unwrap()
+    };
+    assert!(held("result_cache") > 0, "the search's results are cached");
+    for store in ["sessions", "thread_owners", "seen_hits"] {
+        assert_eq!(held(store), 0, "{store}: no thread, no MCP search yet");
     }
 }
 

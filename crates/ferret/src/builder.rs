@@ -71,7 +71,7 @@ impl FerretBuilder {
     }
 
     /// How much the in-memory session store keeps, and how alike two questions must mean to
-    /// repeat (default: 50 turns a thread, one hour, 1,000 threads, cosine 0.8).
+    /// repeat (default: 50 turns a thread, one hour, 1,000 threads, 32 MiB in all, cosine 0.8).
     pub fn session_limits(mut self, limits: SessionLimits) -> Self {
         self.session_limits = limits;
         self
@@ -568,8 +568,14 @@ impl Ferret {
 
     /// Bytes the cached results of searches hold now, within
     /// [`ExecutorConfig::cache_max_bytes`](ferret_exec::ExecutorConfig::cache_max_bytes).
-    pub fn cache_bytes(&self) -> u64 {
-        self.agent.executor().cache_bytes()
+    pub async fn cache_bytes(&self) -> u64 {
+        self.agent.executor().cache_bytes().await
+    }
+
+    /// Bytes the threads' remembered turns hold now, within [`SessionLimits::max_bytes`];
+    /// `None` when a [`SessionStore`] keeps them outside this process.
+    pub fn session_bytes(&self) -> Option<u64> {
+        self.agent.session_bytes()
     }
 
     /// Of `hits` (kept from earlier searches), those `access` no longer lets the asker read, as

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ferret_agent::SessionLimits;
 use ferret_backends_hub::{
     CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig, CIVITAI_KEY_VARIABLE,
     HF_TOKEN_VARIABLE,
@@ -19,6 +20,7 @@ use ferret_backends_web::{
 use ferret_core::{
     Freshness, ModelSource, RetrievalMode, SafeSearch, SearchBackend, SearchDepth, Topic,
 };
+use ferret_exec::ExecutorConfig;
 use ferret_fetch::{AllowedTarget, FetchConfig, IpNet, RobotsPolicy};
 use serde::Deserialize;
 
@@ -70,6 +72,61 @@ pub struct FileConfig {
     /// `[server]`: what `ferret serve` asks of a request.
     #[serde(default)]
     pub server: ServerSection,
+    /// `[memory]`: what a long-running searcher keeps between requests, in bytes.
+    #[serde(default)]
+    pub memory: MemorySection,
+}
+
+/// `[memory]`: the byte budget of each store a long-running searcher (`ferret serve`,
+/// `ferret mcp`) fills as it answers, in MiB; a store left out keeps its default. Past its
+/// budget a store forgets what was used least recently, so memory levels off under any load.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySection {
+    /// Backends' results kept for repeated calls (default 64).
+    pub result_cache_mib: Option<u64>,
+    /// Threads' remembered questions and the responses they got (default 32).
+    pub sessions_mib: Option<u64>,
+    /// Who started each thread, on `ferret serve` with tokens (default 8).
+    pub thread_owners_mib: Option<u64>,
+    /// Hits kept for MCP `fetch` (default 16).
+    pub seen_hits_mib: Option<u64>,
+}
+
+/// `mib` mebibytes in bytes, saturating.
+fn mib(mib: u64) -> u64 {
+    mib.saturating_mul(1024 * 1024)
+}
+
+impl MemorySection {
+    /// `executor` with the result cache's budget this section sets.
+    pub fn executor(&self, executor: ExecutorConfig) -> ExecutorConfig {
+        ExecutorConfig {
+            cache_max_bytes: self.result_cache_mib.map_or(executor.cache_max_bytes, mib),
+            ..executor
+        }
+    }
+
+    /// `limits` with the sessions' budget this section sets.
+    pub fn session_limits(&self, limits: SessionLimits) -> SessionLimits {
+        SessionLimits {
+            max_bytes: self.sessions_mib.map_or(limits.max_bytes, |m| {
+                usize::try_from(mib(m)).unwrap_or(usize::MAX)
+            }),
+            ..limits
+        }
+    }
+
+    /// The budget of the record of threads' owners, in bytes, when this section sets one.
+    pub fn thread_owner_bytes(&self) -> Option<u64> {
+        self.thread_owners_mib.map(mib)
+    }
+
+    /// The budget of the hits kept for MCP `fetch`, in bytes, when this section sets one.
+    pub fn seen_hit_bytes(&self) -> Option<usize> {
+        self.seen_hits_mib
+            .map(|m| usize::try_from(mib(m)).unwrap_or(usize::MAX))
+    }
 }
 
 /// `[fetch]`: how pages are fetched for ingestion; anything left out keeps the safe default.
@@ -686,6 +743,28 @@ ingest = true
             .unwrap()
             .to_string();
         assert!(missing.contains("MY_TAVILY_KEY"), "{missing}");
+    }
+
+    #[test]
+    fn memory_budgets_are_read_in_mib_and_default_when_left_out() {
+        let text = "[memory]\nresult_cache_mib = 8\nsessions_mib = 4\nseen_hits_mib = 1\n";
+        let memory = FileConfig::parse(text, Path::new("ferret.toml"))
+            .unwrap()
+            .memory;
+        assert_eq!(
+            memory.executor(ExecutorConfig::default()).cache_max_bytes,
+            8 << 20
+        );
+        assert_eq!(
+            memory.session_limits(SessionLimits::default()).max_bytes,
+            4 << 20
+        );
+        assert_eq!(memory.seen_hit_bytes(), Some(1 << 20));
+        assert_eq!(memory.thread_owner_bytes(), None, "left out: the default");
+        let error = FileConfig::parse("[memory]\nsessions = 4\n", Path::new("ferret.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("sessions"), "{error}");
     }
 
     #[test]
