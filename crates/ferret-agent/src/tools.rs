@@ -39,6 +39,7 @@ pub struct Tool {
 
 /// A tool call that cannot be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// No tool has this name.
     #[error("there is no tool `{tool}`; the tools are: {known}")]

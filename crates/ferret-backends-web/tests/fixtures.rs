@@ -200,6 +200,8 @@ async fn beside_a_working_backend(
         retry: RetryPolicy {
             max_retries: 1,
             backoff: Duration::from_millis(5),
+            rate_limited_wait: Duration::from_millis(5),
+            ..RetryPolicy::default()
         },
         ..Default::default()
     };

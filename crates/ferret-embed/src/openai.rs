@@ -1,7 +1,7 @@
 use async_openai::types::embeddings::{CreateEmbeddingRequest, EmbeddingInput};
 use async_trait::async_trait;
 use ferret_core::{EmbedError, Embedder, LlmError, RetryClass};
-use ferret_openai::{classify_openai_error, openai_client, retry_once, OpenAiConfig};
+use ferret_openai::{classify_openai_error, openai_client, with_retry, OpenAiConfig};
 
 /// An embeddings model behind an OpenAI-compatible `/embeddings` endpoint (OpenAI, vLLM, Ollama,
 /// llama-server, text-embeddings-inference).
@@ -105,7 +105,7 @@ impl Embedder for OpenAiEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        retry_once(&self.config, None, || self.call_once(texts))
+        with_retry(&self.config, None, || self.call_once(texts))
             .await
             .map_err(from_llm)
     }

@@ -31,6 +31,8 @@ fn executor(backends: Vec<Arc<ScriptedBackend>>) -> Executor {
         retry: RetryPolicy {
             max_retries: 1,
             backoff: Duration::from_millis(5),
+            rate_limited_wait: Duration::from_millis(5),
+            ..RetryPolicy::default()
         },
         ..Default::default()
     };

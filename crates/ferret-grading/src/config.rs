@@ -29,6 +29,7 @@ impl Default for GradingConfig {
 
 /// A [`GradingConfig`] that cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GradingConfigError {
     /// A threshold is not a number in `0..=1`.
     #[error("grading.{name} must be a number between 0 and 1, got {value}")]

@@ -187,11 +187,6 @@ impl Grades {
         self.per_hit.iter().filter(|g| g.good).count()
     }
 
-    /// The highest relevance, 0 when there are no hits.
-    pub fn top_relevance(&self) -> f32 {
-        self.per_hit.iter().map(|g| g.relevance).fold(0.0, f32::max)
-    }
-
     /// The trace step recording these grades for `attempt` (from 1).
     pub fn trace_step(&self, attempt: u32, implementation: Implementation) -> TraceStep {
         TraceStep::Grading {

@@ -77,6 +77,7 @@ pub enum Change {
 
 /// A document could not be added. Nothing was recorded for it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DocumentalistError {
     /// The page could not be fetched (refused, unreachable, not text, too large).
     #[error(transparent)]

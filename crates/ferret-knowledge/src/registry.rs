@@ -68,6 +68,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 /// The registry could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// Reading or writing the file failed; the registry on disk is as it was.
     #[error("the knowledge registry {path} could not be {action}: {source}")]

@@ -1,7 +1,9 @@
+//! The one retry layer of every call Ferret makes: backends, models and embedders alike.
+
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use ferret_core::RetryClass;
+use ferret_core::{LlmError, RetryClass};
 
 use crate::{Deadline, Elapsed};
 
@@ -10,15 +12,37 @@ use crate::{Deadline, Elapsed};
 pub struct RetryPolicy {
     /// Retries after the first attempt, for transient and rate-limited failures only.
     pub max_retries: u32,
-    /// Wait before a retry when the service did not say how long (`Retry-After`).
+    /// Wait before retrying a transient failure (a timeout, a 5xx, a dropped connection).
     pub backoff: Duration,
+    /// Wait before retrying a rate limit whose service did not say how long (`Retry-After`).
+    pub rate_limited_wait: Duration,
+    /// The longest wait honoured: a service asking for more is not retried, since the caller
+    /// is better served by a failure now than by a wait that long.
+    pub max_wait: Duration,
 }
 
 impl Default for RetryPolicy {
+    /// A backend call's: one retry, 200 ms after either failure, at most 10 s of waiting.
     fn default() -> Self {
         Self {
             max_retries: 1,
             backoff: Duration::from_millis(200),
+            rate_limited_wait: Duration::from_millis(200),
+            max_wait: Duration::from_secs(10),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// A model or embedder call's: one retry, 250 ms after a transient failure and 1 s after a
+    /// rate limit that says no more (a model server's limits reset more slowly than a search
+    /// API's), at most 10 s of waiting.
+    pub fn for_models() -> Self {
+        Self {
+            max_retries: 1,
+            backoff: Duration::from_millis(250),
+            rate_limited_wait: Duration::from_secs(1),
+            max_wait: Duration::from_secs(10),
         }
     }
 }
@@ -29,6 +53,32 @@ pub trait Retryable {
     fn retry_class(&self) -> Option<&RetryClass>;
     /// Is this the error of a call that ran out of time? Retrying it would run out again.
     fn is_elapsed(&self) -> bool;
+    /// The error as returned when a retry it asked for is not made, with `why`; the default
+    /// returns it unchanged.
+    fn not_retried(self, why: &str) -> Self
+    where
+        Self: Sized,
+    {
+        let _ = why;
+        self
+    }
+}
+
+impl Retryable for LlmError {
+    fn retry_class(&self) -> Option<&RetryClass> {
+        Some(&self.retry)
+    }
+
+    fn is_elapsed(&self) -> bool {
+        false
+    }
+
+    fn not_retried(self, why: &str) -> Self {
+        LlmError {
+            message: format!("{} (not retried: {why})", self.message),
+            retry: self.retry,
+        }
+    }
 }
 
 /// Repeats a failed call while its retry class allows, its policy has retries left, and the wait
@@ -50,32 +100,62 @@ impl Retry {
         &self,
         deadline: Deadline,
         elapsed: impl Fn() -> E,
-        mut attempt: impl FnMut() -> Fut,
+        attempt: impl FnMut() -> Fut,
     ) -> Result<T, E>
     where
         E: Retryable + std::fmt::Display,
         Fut: Future<Output = Result<T, E>>,
     {
         let ends_at = Instant::now() + deadline.within();
+        self.run_until(Some(ends_at), elapsed, attempt).await
+    }
+
+    /// [`Retry::run`] for a call that ends at `ends_at` when it has an end (a model call bounded
+    /// by its search's wall time), or runs as long as its own timeouts allow.
+    pub async fn run_until<T, E, Fut>(
+        &self,
+        ends_at: Option<Instant>,
+        elapsed: impl Fn() -> E,
+        mut attempt: impl FnMut() -> Fut,
+    ) -> Result<T, E>
+    where
+        E: Retryable + std::fmt::Display,
+        Fut: Future<Output = Result<T, E>>,
+    {
         let mut retries_left = self.policy.max_retries;
         loop {
-            let remaining = Deadline::new(ends_at.saturating_duration_since(Instant::now()));
-            let error = match remaining.run(attempt()).await {
+            let outcome = match ends_at {
+                Some(ends_at) => {
+                    let remaining = ends_at.saturating_duration_since(Instant::now());
+                    Deadline::new(remaining).run(attempt()).await
+                }
+                None => Ok(attempt().await),
+            };
+            let (error, cut) = match outcome {
                 Ok(Ok(value)) => return Ok(value),
-                Ok(Err(error)) => error,
-                Err(Elapsed) => elapsed(),
+                Ok(Err(error)) => (error, false),
+                Err(Elapsed) => (elapsed(), true),
             };
             let wait = match error.retry_class() {
                 Some(RetryClass::Transient) => self.policy.backoff,
                 Some(RetryClass::RateLimited { retry_after }) => {
-                    retry_after.unwrap_or(self.policy.backoff)
+                    retry_after.unwrap_or(self.policy.rate_limited_wait)
                 }
                 _ => return Err(error),
             };
-            // A retry that could not finish before the deadline only wastes the service's capacity.
-            let time_left = ends_at.saturating_duration_since(Instant::now());
-            if retries_left == 0 || wait >= time_left || error.is_elapsed() {
+            if retries_left == 0 || cut || error.is_elapsed() {
                 return Err(error);
+            }
+            // A retry that could not finish before the deadline only wastes the service's
+            // capacity; one asking for a longer wait than the policy allows holds the caller.
+            let time_left = ends_at.map(|end| end.saturating_duration_since(Instant::now()));
+            if wait > self.policy.max_wait || time_left.is_some_and(|left| wait >= left) {
+                let why = format!(
+                    "a retry would wait {wait:?}{}",
+                    time_left
+                        .map_or_else(String::new, |left| format!(", the call has {left:?} left"))
+                );
+                return Err(error.not_retried(&why));
             }
             retries_left -= 1;
             tracing::debug!(?wait, error = %error, "retrying call");
@@ -160,6 +240,46 @@ mod tests {
             (result, calls),
             (Err(Failure::Class(RetryClass::Permanent)), 1)
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_past_the_longest_wait_is_not_waited_for_and_says_so() {
+        let policy = RetryPolicy {
+            max_wait: Duration::from_secs(2),
+            ..RetryPolicy::for_models()
+        };
+        let calls = AtomicU32::new(0);
+        let result: Result<(), LlmError> = Retry::new(policy)
+            .run_until(
+                None,
+                || unreachable!("no deadline"),
+                || {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    async {
+                        Err(LlmError {
+                            message: "HTTP 429".into(),
+                            retry: RetryClass::RateLimited {
+                                retry_after: Some(Duration::from_secs(5)),
+                            },
+                        })
+                    }
+                },
+            )
+            .await;
+        let error = result.unwrap_err();
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert!(error.message.contains("not retried"), "{}", error.message);
+        assert!(error.message.contains("5s"), "{}", error.message);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_rate_limit_that_says_no_wait_waits_the_policys() {
+        let policy = RetryPolicy::for_models();
+        let started = tokio::time::Instant::now();
+        let limited = Failure::Class(RetryClass::RateLimited { retry_after: None });
+        let (result, calls) = attempts_until(policy, Duration::from_secs(60), vec![limited]).await;
+        assert_eq!((result, calls), (Ok("hits"), 2));
+        assert_eq!(started.elapsed(), policy.rate_limited_wait);
     }
 
     #[tokio::test(start_paused = true)]

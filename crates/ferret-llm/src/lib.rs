@@ -31,7 +31,7 @@ pub use condense::{
 };
 #[cfg(feature = "openai")]
 pub use ferret_openai::{
-    classify_http_status, classify_openai_error, openai_client, retry_once, OpenAiConfig,
+    classify_http_status, classify_openai_error, openai_client, with_retry, OpenAiConfig,
     SchemaSupport,
 };
 #[cfg(feature = "local-model")]

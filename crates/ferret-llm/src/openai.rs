@@ -21,7 +21,7 @@ use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
 
 use ferret_openai::{
-    classify_openai_error, openai_client, refuses_response_format, retry_once, OpenAiConfig,
+    classify_openai_error, openai_client, refuses_response_format, with_retry, OpenAiConfig,
     SchemaSupport,
 };
 
@@ -29,9 +29,9 @@ use ferret_openai::{
 /// `llama-server`.
 ///
 /// There is exactly one retry layer: async-openai is given a plain HTTP service without its
-/// retry middleware, and [`complete`](LanguageModel::complete) retries once, for transient
-/// failures and rate limits, honouring `Retry-After` up to
-/// [`max_retry_wait`](OpenAiConfig::max_retry_wait).
+/// retry middleware, and [`complete`](LanguageModel::complete) retries as
+/// [`OpenAiConfig::retry`] says (once by default), for transient failures and rate limits,
+/// honouring `Retry-After` up to the policy's longest wait.
 ///
 /// Structured output starts in [`OpenAiConfig::schema_support`]'s dialect. A server that refuses
 /// it (an error naming `response_format`) is asked again at once in the next dialect, down to the
@@ -316,7 +316,7 @@ impl LanguageModel for OpenAiModel {
     }
 
     async fn complete(&self, request: &CompletionRequest) -> Result<Completion, LlmError> {
-        retry_once(&self.config, request.deadline, || {
+        with_retry(&self.config, request.deadline, || {
             self.call_once(request, None)
         })
         .await
@@ -329,7 +329,7 @@ impl LanguageModel for OpenAiModel {
     ) -> Result<Completion, LlmError> {
         // Only the first attempt streams: a retry's text would follow the first's cut-off text.
         let first = std::sync::atomic::AtomicBool::new(true);
-        retry_once(&self.config, request.deadline, || {
+        with_retry(&self.config, request.deadline, || {
             let streams = first.swap(false, std::sync::atomic::Ordering::SeqCst);
             self.call_once(request, streams.then_some(sink))
         })

@@ -1,8 +1,9 @@
 //! `ferret-openai` reaches OpenAI-compatible HTTP APIs (OpenAI, vLLM, Ollama, llama-server, and
 //! their embedding endpoints): [`OpenAiConfig`], an async-openai client whose HTTP service keeps
-//! the status, `Retry-After` and body of failures ([`openai_client`]), the one retry of every call
-//! ([`retry_once`]), and what a failure means for a retry ([`classify_openai_error`],
-//! [`classify_http_status`]). The chat model and the embedder build on it.
+//! the status, `Retry-After` and body of failures ([`openai_client`]), a call retried by the
+//! shared retry layer ([`with_retry`], [`RetryPolicy::for_models`]), and what a failure means
+//! for a retry ([`classify_openai_error`], [`classify_http_status`]). The chat model and the
+//! embedder build on it.
 //!
 //! It must not depend on any backend, on the executor, or on the rest of the model layer
 //! (prompts, structured output): an embedder needs only this.
@@ -17,6 +18,8 @@ use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use ferret_core::text::{cut, one_line, CutMark};
 use ferret_core::{LlmError, RetryClass};
+use ferret_layers::Retry;
+pub use ferret_layers::RetryPolicy;
 use secrecy::{ExposeSecret, SecretString};
 
 pub use classify::classify_http_status;
@@ -114,8 +117,9 @@ pub struct OpenAiConfig {
     pub requests_per_minute: Option<NonZeroU32>,
     /// See [`requests_per_minute`](Self::requests_per_minute).
     pub tokens_per_minute: Option<NonZeroU32>,
-    /// Longest wait before the one retry (a `Retry-After` beyond it fails the call instead).
-    pub max_retry_wait: Duration,
+    /// How a failed call is retried: by default once, a `Retry-After` beyond 10 s failing the
+    /// call instead ([`RetryPolicy::for_models`]).
+    pub retry: RetryPolicy,
 }
 
 impl OpenAiConfig {
@@ -128,7 +132,7 @@ impl OpenAiConfig {
             timeout: Duration::from_secs(60),
             stream: false,
             schema_support: SchemaSupport::default(),
-            max_retry_wait: Duration::from_secs(10),
+            retry: RetryPolicy::for_models(),
             requests_per_minute: None,
             tokens_per_minute: None,
         }
@@ -152,7 +156,7 @@ struct HttpFailure {
 }
 
 /// An async-openai client for `config` whose HTTP service keeps the status, `Retry-After` and
-/// body of failures, with no retry middleware: callers retry through [`retry_once`].
+/// body of failures, with no retry middleware: callers retry through [`with_retry`].
 /// Fails when the base URL is not a URL or the HTTP client cannot be built.
 pub fn openai_client(
     config: &OpenAiConfig,
@@ -184,43 +188,25 @@ pub fn openai_client(
     Ok(async_openai::Client::with_config(openai).with_http_service(service))
 }
 
-/// The one retry layer of every OpenAI-compatible call: `call` runs again once after a transient
-/// failure or a rate limit, honouring `Retry-After` up to [`OpenAiConfig::max_retry_wait`] and
-/// only when the wait ends before `deadline` (the call's, when it has one).
-pub async fn retry_once<T, F, Fut>(
+/// `call` under `config`'s retry policy, within `deadline` (the call's, when it has one): a
+/// transient failure or a rate limit is tried again while the policy allows and the wait ends
+/// before the deadline.
+pub async fn with_retry<T, F, Fut>(
     config: &OpenAiConfig,
     deadline: Option<Instant>,
-    mut call: F,
+    call: F,
 ) -> Result<T, LlmError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, LlmError>>,
 {
-    let started = Instant::now();
-    let error = match call().await {
-        Ok(value) => return Ok(value),
-        Err(error) => error,
+    let elapsed = || LlmError {
+        message: format!("{}: no answer before the call's deadline", config.model),
+        retry: RetryClass::Transient,
     };
-    let wait = match error.retry {
-        RetryClass::Transient => Duration::from_millis(250),
-        RetryClass::RateLimited { retry_after } => retry_after.unwrap_or(Duration::from_secs(1)),
-        // Permanent failures and a context too long: the same request cannot succeed.
-        _ => return Err(error),
-    };
-    let time_left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-    if wait > config.max_retry_wait || time_left.is_some_and(|left| wait >= left) {
-        return Err(LlmError {
-            message: format!(
-                "{} (not retried: the server asks to wait {wait:?}{})",
-                error.message,
-                time_left.map_or_else(String::new, |left| format!(", the call has {left:?} left"))
-            ),
-            retry: error.retry,
-        });
-    }
-    tracing::debug!(model = %config.model, error = %error.message, ?wait, elapsed = ?started.elapsed(), "retrying the call once");
-    tokio::time::sleep(wait).await;
-    call().await
+    Retry::new(config.retry)
+        .run_until(deadline, elapsed, call)
+        .await
 }
 
 /// Send the request; a non-2xx answer becomes an [`HttpFailure`] carrying status, `Retry-After`

@@ -31,11 +31,6 @@ impl Intent {
             Intent::Greeting => "greeting",
         }
     }
-
-    /// True for [`Intent::Search`], the only outcome that runs a search.
-    pub fn is_search(self) -> bool {
-        self == Intent::Search
-    }
 }
 
 /// The guardrail's decision and the rule (or model) reasoning behind it.

@@ -234,22 +234,12 @@ impl QueryDecomposer for LlmDecomposer {
 #[derive(Debug, Clone)]
 pub struct LlmRewriter {
     model: StageModel,
-    engine: String,
 }
 
 impl LlmRewriter {
-    /// Rewrite with `model` for a keyword search engine.
+    /// Rewrite with `model`: keyword queries for the index, web queries for a web engine.
     pub fn new(model: StageModel) -> Self {
-        Self {
-            model,
-            engine: "a keyword search engine".to_owned(),
-        }
-    }
-
-    /// Name the engine the queries are for, as a noun phrase ("a web search engine").
-    pub fn for_engine(mut self, engine: impl Into<String>) -> Self {
-        self.engine = engine.into();
-        self
+        Self { model }
     }
 }
 
@@ -285,7 +275,7 @@ impl QueryRewriter for LlmRewriter {
     async fn rewrite(&self, query: &str, analysis: &Analysis) -> StageOutput<String> {
         let context = RewriteContext {
             query: query.to_owned(),
-            engine: self.engine.clone(),
+            engine: "a keyword search engine".to_owned(),
             max_chars: HeuristicRewriter::MAX_CHARS,
             strategy: None,
             previous_queries: Vec::new(),

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// A recording folder that could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordingError {
     /// A file could not be read or written; retrying may help if the disk recovers.
     #[error("recording {}: {source}", path.display())]
@@ -66,6 +67,7 @@ impl RecordingError {
 /// A replay that did not follow its recording. Never retryable: the same replay strays the
 /// same way.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReplayError {
     /// The question asked is not the one recorded.
     #[error("the recording answers {recorded:?}, not {asked:?}: replay it without a question, or record this one")]

@@ -10,6 +10,7 @@ pub const RECORD_FILE: &str = "record.json";
 
 /// A run folder that could not be written or read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunFolderError {
     /// A file could not be written or read.
     #[error("{}: {source}", path.display())]

@@ -8,6 +8,7 @@ use crate::wire::{ErrorBody, ErrorDetail};
 /// Why the server refused or could not answer a request. Each becomes a status code and an
 /// [`ErrorBody`]: the kind, a sentence, the field at fault and whether a retry can help.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ApiError {
     /// The body is not JSON of the expected shape (a syntax error, a wrong type, an unknown
     /// field).

@@ -47,6 +47,7 @@ const MIN_WORDS: usize = 10;
 
 /// A [`SynthesisConfig`] that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SynthesisConfigError {
     /// A limit is too small to produce an answer.
     #[error("synthesis.{name} must be at least {min}, got {value}")]

@@ -64,23 +64,12 @@ fn states(hit: &Hit, text: &str) -> bool {
 pub struct LlmSynthesizer {
     model: StageModel,
     extractive: ExtractiveSynthesizer,
-    guidance: Option<String>,
 }
 
 impl LlmSynthesizer {
     /// Write with `model`, falling back to `extractive`.
     pub fn new(model: StageModel, extractive: ExtractiveSynthesizer) -> Self {
-        Self {
-            model,
-            extractive,
-            guidance: None,
-        }
-    }
-
-    /// Extra guidance on the answer's shape for the prompt ("Start with the root cause, then the fix").
-    pub fn with_guidance(mut self, guidance: impl Into<String>) -> Self {
-        self.guidance = Some(guidance.into());
-        self
+        Self { model, extractive }
     }
 }
 
@@ -139,7 +128,6 @@ impl LlmSynthesizer {
         let context = SynthesisContext {
             question: question.to_owned(),
             sources,
-            guidance: self.guidance.clone(),
             context: situation.context.clone(),
             conversation: situation.conversation.clone(),
             search: situation.search.clone(),

@@ -17,9 +17,6 @@ pub struct SynthesisContext {
     pub question: String,
     /// The numbered sources the answer may use and cite; may be empty, which the prompt states.
     pub sources: Vec<PromptSource>,
-    /// Extra guidance on the answer's shape from configuration, e.g. "Start with the root cause,
-    /// then give the fix step by step."
-    pub guidance: Option<String>,
     /// The asker's situation as key/value pairs (`java_version` = `17`); may be empty.
     #[serde(default)]
     pub context: BTreeMap<String, String>,
@@ -121,7 +118,6 @@ mod tests {
         let context = SynthesisContext {
             question: "q".into(),
             sources: vec![source(1), source(2)],
-            guidance: None,
             context: BTreeMap::new(),
             conversation: Vec::new(),
             search: Vec::new(),

@@ -26,10 +26,6 @@ fn synthesis_prompt() {
         question: "Why does Spring Boot 1.1.9 fail with a CGLIB NoClassDefFoundError on Java 21?"
             .into(),
         sources: spring_sources(),
-        guidance: Some(
-            "Start with the root cause in one or two sentences, then give the fix step by step."
-                .into(),
-        ),
         context: std::collections::BTreeMap::from([
             ("java_version".into(), "21".into()),
             ("spring_boot_version".into(), "1.1.9".into()),
@@ -46,7 +42,6 @@ fn synthesis_prompt_in_a_conversation() {
     let context = SynthesisContext {
         question: "What about Spring Boot 2.7 on Java 21?".into(),
         sources: spring_sources(),
-        guidance: None,
         context: Default::default(),
         conversation: vec![EarlierTurn {
             question: "Why does Spring Boot 1.1.9 fail with a CGLIB NoClassDefFoundError on Java 21?"
