@@ -72,6 +72,24 @@ pub const RULES: &[Rule] = &[
         why: "the OpenAI HTTP layer is shared by the model and the embedder, below both",
     },
     Rule {
+        krate: "ferret-plan",
+        forbidden: &[
+            "ferret-agent",
+            "ferret-exec",
+            "ferret-llm",
+            "ferret-synthesis",
+            "ferret-grading",
+            "ferret-query-intel",
+            "tokio",
+            "reqwest",
+            "ferret-backends-local",
+            "ferret-backends-qdrant",
+            "ferret-backends-web",
+            "ferret-backends-hub",
+        ],
+        why: "the plan language is text and vocabulary: whoever reads or writes plans pays for nothing else",
+    },
+    Rule {
         krate: "ferret-query-intel",
         forbidden: &[
             "ferret-exec",
@@ -418,73 +436,228 @@ fn violations_in(members: &HashSet<String>, graph: &Graph) -> Vec<String> {
 /// The crate of test doubles, which only tests may use.
 const TEST_SUPPORT: &str = "ferret-test-support";
 
-/// The top-level module a source file belongs to (`src/strategy/auto.rs` → `strategy`); `None`
-/// for the crate root.
-fn top_module(src: &Path, file: &Path) -> Option<String> {
+/// The module a source file is (`src/planner/stages.rs` → `planner::stages`, `src/planner/mod.rs`
+/// → `planner`); empty for the crate root.
+fn module_path(src: &Path, file: &Path) -> Option<Vec<String>> {
     let relative = file.strip_prefix(src).ok()?;
-    let first = relative
+    let mut path: Vec<String> = relative
         .components()
-        .next()?
-        .as_os_str()
-        .to_string_lossy()
-        .into_owned();
-    let name = first.strip_suffix(".rs").unwrap_or(&first).to_owned();
-    (name != "lib" && name != "main").then_some(name)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = path.pop()?;
+    let stem = last.strip_suffix(".rs")?;
+    let at_root = path.is_empty() && matches!(stem, "lib" | "main");
+    if stem != "mod" && !at_root {
+        path.push(stem.to_owned());
+    }
+    Some(path)
 }
 
-/// Each module cycle among the top-level modules of the crate in `src` (a module naming another
-/// through `crate::`), as `a -> b -> a`.
+/// The paths a file names through `crate::`, `super::` and `self::`, each as the segments
+/// after its prefix (a `{...}` group gives one path per member), with the module it starts
+/// from resolved against `module`.
+fn named_paths(text: &str, module: &[String]) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < text.len() {
+        let rest = &text[at..];
+        let Some(offset) = ["crate::", "super::", "self::"]
+            .iter()
+            .filter_map(|p| rest.find(p))
+            .min()
+        else {
+            break;
+        };
+        let start = at + offset;
+        at = start + 1;
+        // `foo::crate::` or `my_super::` is not a path prefix.
+        if start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+            continue;
+        }
+        let mut base: Vec<String> = module.to_vec();
+        let mut cursor = start;
+        loop {
+            let here = &text[cursor..];
+            if let Some(next) = here.strip_prefix("crate::") {
+                base.clear();
+                cursor = text.len() - next.len();
+            } else if let Some(next) = here.strip_prefix("super::") {
+                base.pop();
+                cursor = text.len() - next.len();
+            } else if let Some(next) = here.strip_prefix("self::") {
+                cursor = text.len() - next.len();
+            } else {
+                break;
+            }
+        }
+        at = cursor;
+        for tail in path_tails(&text[cursor..]) {
+            found.push(base.iter().cloned().chain(tail).collect());
+        }
+    }
+    found
+}
+
+/// The segments of the path at the start of `text`: `a::b::C` gives one, `{a::X, b}` one per
+/// member (the first level of the group only).
+fn path_tails(text: &str) -> Vec<Vec<String>> {
+    let ident = |t: &str| -> String {
+        t.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut segments = Vec::new();
+    let mut rest = text;
+    loop {
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 0;
+            let end = group
+                .char_indices()
+                .find(|&(_, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => return true,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    false
+                })
+                .map_or(group.len(), |(i, _)| i);
+            return group[..end]
+                .split(',')
+                .map(str::trim)
+                .filter(|member| !member.is_empty())
+                .map(|member| {
+                    let mut path = segments.clone();
+                    path.extend(member.split("::").map(|s| ident(s.trim())));
+                    path
+                })
+                .collect();
+        }
+        let name = ident(rest);
+        if name.is_empty() {
+            break;
+        }
+        rest = &rest[name.len()..];
+        segments.push(name);
+        match rest.strip_prefix("::") {
+            Some(next) => rest = next,
+            None => break,
+        }
+    }
+    vec![segments]
+}
+
+/// What of a source file the module graph reads: its code before its tests (a test may reach
+/// anywhere), without comments (a doc link is not a dependency).
+fn code_of(text: &str) -> String {
+    text.lines()
+        .take_while(|line| line.trim() != "#[cfg(test)]")
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Each module cycle in the crate in `src`: modules of one parent that name each other, through
+/// `crate::`, `super::` or `self::` paths, or through a name their parent re-exports from one
+/// of them (`pub use child::Name`), as `a -> b -> a` (`parent::a -> parent::b -> parent::a`
+/// below the root).
 pub fn module_cycles(src: &Path) -> anyhow::Result<Vec<String>> {
-    let mut edges: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut files: Vec<(Vec<String>, String)> = Vec::new();
     let mut stack = vec![src.to_owned()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir)? {
             let path = entry?.path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
+            } else if let Some(module) = module_path(src, &path) {
+                files.push((module, code_of(&std::fs::read_to_string(&path)?)));
             }
-            let Some(from) =
-                top_module(src, &path).filter(|_| path.extension().is_some_and(|e| e == "rs"))
-            else {
+        }
+    }
+    let modules: HashSet<Vec<String>> = files.iter().map(|(m, _)| m.clone()).collect();
+    // The names each module re-exports from a child: `pub use child::{A, B}`.
+    let mut exported: HashMap<Vec<String>, HashMap<String, String>> = HashMap::new();
+    for (module, text) in &files {
+        for line in text.lines().map(str::trim) {
+            let Some(used) = line.strip_prefix("pub use ") else {
                 continue;
             };
-            let text = std::fs::read_to_string(&path)?;
-            let targets = edges.entry(from.clone()).or_default();
-            for (at, _) in text.match_indices("crate::") {
-                let name: String = text[at + "crate::".len()..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty()
-                    && name != from
-                    && name.chars().next().is_some_and(|c| c.is_lowercase())
-                {
-                    targets.insert(name);
+            let used = used.strip_prefix("self::").unwrap_or(used);
+            for path in path_tails(used) {
+                if let [child, .., name] = path.as_slice() {
+                    let mut child_module = module.clone();
+                    child_module.push(child.clone());
+                    if modules.contains(&child_module) {
+                        exported
+                            .entry(module.clone())
+                            .or_default()
+                            .insert(name.clone(), child.clone());
+                    }
                 }
             }
         }
     }
+    // Edges between siblings, by parent.
+    let mut edges: HashMap<Vec<String>, HashMap<String, HashSet<String>>> = HashMap::new();
+    for (module, text) in &files {
+        for path in named_paths(text, module) {
+            // The longest module the path names, then through its re-exports.
+            let mut target: Vec<String> = Vec::new();
+            let mut segments = path.iter();
+            for segment in segments.by_ref() {
+                let mut longer = target.clone();
+                longer.push(segment.clone());
+                if modules.contains(&longer) {
+                    target = longer;
+                    continue;
+                }
+                match exported.get(&target).and_then(|names| names.get(segment)) {
+                    Some(child) => target.push(child.clone()),
+                    None => break,
+                }
+                break;
+            }
+            let common = module
+                .iter()
+                .zip(&target)
+                .take_while(|(a, b)| a == b)
+                .count();
+            if common == module.len() || common == target.len() {
+                continue; // itself, an ancestor or a descendant
+            }
+            edges
+                .entry(module[..common].to_vec())
+                .or_default()
+                .entry(module[common].clone())
+                .or_default()
+                .insert(target[common].clone());
+        }
+    }
     let mut cycles = Vec::new();
-    let mut modules: Vec<&String> = edges.keys().collect();
-    modules.sort();
-    for start in modules {
-        // A path from `start` back to itself, found depth first.
-        let mut paths = vec![vec![start.clone()]];
-        let mut seen: HashSet<String> = HashSet::new();
-        while let Some(path) = paths.pop() {
-            let last = path.last().expect("paths are never empty");
-            for next in edges.get(last).into_iter().flatten() {
-                if next == start {
-                    let cycle = path
-                        .iter()
-                        .chain([start])
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(" -> ");
-                    cycles.push(cycle);
-                } else if seen.insert(next.clone()) {
-                    paths.push(path.iter().chain([next]).cloned().collect());
+    for (parent, edges) in &edges {
+        let prefix: String = parent.iter().map(|p| format!("{p}::")).collect();
+        let mut children: Vec<&String> = edges.keys().collect();
+        children.sort();
+        for start in children {
+            // A path from `start` back to itself, found depth first.
+            let mut paths = vec![vec![start.clone()]];
+            let mut seen: HashSet<String> = HashSet::new();
+            while let Some(path) = paths.pop() {
+                let last = path.last().expect("paths are never empty");
+                for next in edges.get(last).into_iter().flatten() {
+                    if next == start {
+                        let cycle = path
+                            .iter()
+                            .chain([start])
+                            .map(|m| format!("{prefix}{m}"))
+                            .collect::<Vec<_>>()
+                            .join(" -> ");
+                        cycles.push(cycle);
+                    } else if seen.insert(next.clone()) {
+                        paths.push(path.iter().chain([next]).cloned().collect());
+                    }
                 }
             }
         }
@@ -651,17 +824,20 @@ mod tests {
 
     #[test]
     fn no_crate_has_a_module_cycle() {
+        let mut found = Vec::new();
         for entry in std::fs::read_dir(workspace_root().join("crates")).unwrap() {
             let src = entry.unwrap().path().join("src");
             if src.is_dir() {
-                let cycles = module_cycles(&src).unwrap();
-                assert!(
-                    cycles.is_empty(),
-                    "{}: modules that name each other: {cycles:?}",
-                    src.display()
-                );
+                for cycle in module_cycles(&src).unwrap() {
+                    found.push(format!("{}: {cycle}", src.display()));
+                }
             }
         }
+        assert!(
+            found.is_empty(),
+            "modules that name each other:\n{}",
+            found.join("\n")
+        );
     }
 
     #[test]
@@ -677,6 +853,33 @@ mod tests {
             ["a -> b -> a", "b -> a -> b"]
         );
         std::fs::write(dir.path().join("b/c.rs"), "use super::Z;").unwrap();
+        assert!(module_cycles(dir.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_cycle_through_super_and_a_parents_reexport_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p");
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(dir.path().join("lib.rs"), "mod p;").unwrap();
+        std::fs::write(
+            p.join("mod.rs"),
+            "mod x;\nmod y;\npub use x::{Thing, Other};",
+        )
+        .unwrap();
+        std::fs::write(p.join("x.rs"), "use super::{y::Helper, Thing};").unwrap();
+        std::fs::write(p.join("y.rs"), "use super::Other;").unwrap();
+        assert_eq!(
+            module_cycles(dir.path()).unwrap(),
+            ["p::x -> p::y -> p::x", "p::y -> p::x -> p::y"]
+        );
+        std::fs::write(p.join("y.rs"), "use crate::p::x::Thing;").unwrap();
+        assert_eq!(
+            module_cycles(dir.path()).unwrap().len(),
+            2,
+            "the same through crate::"
+        );
+        std::fs::write(p.join("y.rs"), "pub struct Helper;").unwrap();
         assert!(module_cycles(dir.path()).unwrap().is_empty());
     }
 

@@ -2,8 +2,8 @@
 //! check or ingest each lasting reference in turn, search the knowledge base once per theme,
 //! and search the web once per ephemeral link, on that link's site.
 
-use ferret_agent::without_references;
 use ferret_core::text::words;
+use ferret_plan::without_references;
 
 use crate::brief::without_numbering;
 use crate::{Classification, Place, ResearchBrief, Target};

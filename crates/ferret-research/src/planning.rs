@@ -2,9 +2,9 @@
 //! ([`LlmResearchPlanner`], falling back to the rules), and the signatures every plan is checked
 //! against before it runs.
 
-use ferret_agent::{plan_text, ArgumentKind, NamedParameter, ToolSignature};
 use ferret_core::StageOutput;
 use ferret_llm::{PromptContext, Stage, StageModel};
+use ferret_plan::{plan_text, ArgumentKind, NamedParameter, ToolSignature};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -8,12 +8,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferret_agent::{
-    finalize_report, substitute, ArgumentValue, Plan, PlanRecord, PlanStep, RecordedStep,
-    RecordedVerdict, ReportEvaluator, ReportRequest, ReportWriter, StepArguments, StepEvidence,
-};
+use ferret_agent::{finalize_report, ReportEvaluator, ReportRequest, ReportWriter, StepEvidence};
 use ferret_core::{Hit, Implementation, Report, ReportSection};
 use ferret_knowledge::{Documentalist, Given, KnowledgeSource};
+use ferret_plan::{
+    substitute, ArgumentValue, Plan, PlanRecord, PlanStep, RecordedStep, RecordedVerdict,
+    StepArguments,
+};
 use serde::{Deserialize, Serialize};
 use url::Url;
 

@@ -5,28 +5,25 @@
 //! run keeps it to write its note again), and the
 //! report's rendering. The strategy that drives them is `strategy::plan`.
 
-mod arguments;
+mod assembly;
 mod evaluation;
-mod language;
 mod planning;
-mod record;
 mod report;
 mod stages;
 mod writing;
-mod xml;
 
-pub use arguments::{
-    ArgumentError, ArgumentKind, ArgumentValue, NamedParameter, StepArguments, ToolSignature,
+pub use ferret_plan::{
+    plan_text, substitute, without_references, ArgumentError, ArgumentKind, ArgumentValue,
+    NamedParameter, Plan, PlanError, PlanRecord, PlanStep, RecordedStep, RecordedVerdict,
+    StepArguments, ToolSignature,
 };
+
+pub use assembly::PlanStages;
 pub use evaluation::{LlmPlanEvaluator, LlmReportEvaluator};
-pub use language::{substitute, Plan, PlanError, PlanStep};
 pub use planning::{HeuristicPlanner, LlmPlanner};
-pub use record::{PlanRecord, RecordedStep, RecordedVerdict};
 pub use stages::{
-    PlanEvaluator, PlanRequest, PlanStages, Planner, ReportEvaluator, ReportRequest, ReportWriter,
-    StepEvidence,
+    PlanEvaluator, PlanRequest, Planner, ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
 };
 pub use writing::{HeuristicReportWriter, LlmReportWriter};
 
-pub use planning::{plan_text, without_references};
 pub use report::finalize as finalize_report;

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use ferret_core::text::{one_line, term_set};
 use ferret_core::StageOutput;
 use ferret_llm::StageModel;
+use ferret_plan::{plan_text, without_references};
 use ferret_query_intel::{
     BridgeFinder, Complexity, HeuristicDecomposer, HeuristicRewriter, QuestionShape,
 };
@@ -120,34 +121,6 @@ impl Planner for LlmPlanner {
     }
 }
 
-/// A model's plan as its reply gives it, trimmed; an empty one is refused, so the model is
-/// asked again. Whether the plan is valid is checked where it runs.
-pub fn plan_text(reply: &str) -> Result<String, String> {
-    match reply.trim() {
-        "" => Err("the plan is empty".to_owned()),
-        text => Ok(text.to_owned()),
-    }
-}
-
-/// `text` without the `#` of anything that reads as a plan reference (`#E1` becomes `E1`), so
-/// that a question put in a plan cannot refer to a step.
-pub fn without_references(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '#' {
-            let mut ahead = chars.clone();
-            if matches!(ahead.next(), Some('E' | 'e'))
-                && ahead.next().is_some_and(|d| d.is_ascii_digit())
-            {
-                continue;
-            }
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use crate::ToolDescription;
@@ -214,13 +187,5 @@ mod tests {
         let plan = heuristic_plan("what does #E1 mean\nin #e2 plans", 6);
         assert!(plan.steps[0].depends_on.is_empty(), "{plan:?}");
         assert!(!plan.steps[0].argument.contains('\n'));
-    }
-
-    #[test]
-    fn a_question_put_in_a_plan_refers_to_no_step() {
-        assert_eq!(
-            without_references("#E1 and #e22 but #Each and C#"),
-            "E1 and e22 but #Each and C#"
-        );
     }
 }

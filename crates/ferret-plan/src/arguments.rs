@@ -359,7 +359,7 @@ impl<'a> NamedParameter<'a> {
     }
 }
 
-/// The arguments a tool takes, for [`Plan::validate_arguments`](super::Plan::validate_arguments):
+/// The arguments a tool takes, for [`Plan::validate_arguments`](crate::Plan::validate_arguments):
 /// how many positional values, each text (a string or a reference), and which named values.
 /// Named values not listed are rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -683,7 +683,7 @@ impl<'t> Reader<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::planner::PlanStep;
+    use crate::PlanStep;
     use proptest::prelude::*;
 
     fn text(t: &str) -> ArgumentValue {

@@ -36,8 +36,8 @@
 
 use ferret_core::text::{cut, CutMark};
 
-use super::arguments::{exact_reference, ArgumentValue, StepArguments};
-use super::PlanError;
+use crate::arguments::{exact_reference, ArgumentValue, StepArguments};
+use crate::error::PlanError;
 
 /// A step as the XML writes it, before its tool is normalised.
 pub(super) struct XmlStep {
@@ -549,7 +549,7 @@ fn shorten(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::planner::{Plan, PlanError, PlanStep};
+    use crate::{Plan, PlanError, PlanStep};
 
     const TOOLS: &[&str] = &["Documentalist", "FileSearch", "WebSearch"];
 
