@@ -228,11 +228,11 @@ pub(crate) fn run(
         documents,
         gold_answers: !run.gold.is_empty(),
         rows,
-        command: crate::eval::command_line(),
+        command: crate::report::command_line(),
     };
     let markdown = render(&report);
     print!("{markdown}");
-    crate::eval::write_report(
+    crate::report::write_report(
         &run.out.join(format!("{}-answers", run.report)),
         &report,
         &markdown,
@@ -272,7 +272,7 @@ fn score(response: &Response, gold: Option<&str>, relevant: &HashMap<String, f64
     Scored {
         has_gold,
         all_found_at,
-        ndcg: crate::eval::ndcg_at(&ranked, relevant, 10),
+        ndcg: crate::judged::ndcg_at(&ranked, relevant, 10),
         tokens: response.usage.prompt_tokens + response.usage.completion_tokens,
         model_requests: response.usage.llm_calls,
         contains: contains_answer(&read_together, gold),

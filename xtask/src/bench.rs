@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use crate::peers::{peer_figures, venv_with, work_dir};
 use anyhow::{bail, Context};
 use ferret_core::Embedder;
 use ferret_embed::{LocalEmbedder, LocalEmbedderConfig, LocalRuntime};
@@ -259,7 +260,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     };
     let markdown = render(&report);
     print!("{markdown}");
-    crate::eval::write_report(&args.out.join("embedding"), &report, &markdown)
+    crate::report::write_report(&args.out.join("embedding"), &report, &markdown)
 }
 
 /// Judged queries and the figures measured on them.
@@ -278,8 +279,8 @@ fn query_latency(args: &BenchArgs) -> anyhow::Result<Latencies> {
     };
     let prepared =
         crate::eval::prepare_index(&args.dataset, &name, &args.index, Some(embedder), false)?;
-    let queries = crate::eval::read_queries(&args.dataset.join("queries.test.jsonl"))?;
-    let qrels = crate::eval::read_qrels(&args.dataset.join("qrels/test.tsv"))?;
+    let queries = crate::judged::read_queries(&args.dataset.join("queries.test.jsonl"))?;
+    let qrels = crate::judged::read_qrels(&args.dataset.join("qrels/test.tsv"))?;
     let judged: Vec<(String, String)> = queries
         .into_iter()
         .filter(|(id, _)| qrels.contains_key(id))
@@ -420,83 +421,4 @@ fn run_peer(texts: &[String]) -> anyhow::Result<PeerThroughput> {
     peer.vectors = serde_json::from_str(&std::fs::read_to_string(&vectors)?)?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(peer)
-}
-
-/// A scratch folder for one bench run, `ferret-<name>-<pid>` in the system's temporary folder.
-pub(crate) fn work_dir(name: &str) -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("ferret-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
-/// Run a peer's Python script (`command`, with its arguments) and read the JSON object it
-/// prints last: its figures.
-pub(crate) fn peer_figures<T: serde::de::DeserializeOwned>(
-    command: &mut Command,
-    what: &str,
-) -> anyhow::Result<T> {
-    let output = command
-        .output()
-        .with_context(|| format!("running {what}"))?;
-    if !output.status.success() {
-        bail!("{what} failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    let last = output
-        .stdout
-        .split(|&b| b == b'\n')
-        .rfind(|line| !line.is_empty())
-        .unwrap_or_default();
-    serde_json::from_slice(last).with_context(|| format!("reading the figures of {what}"))
-}
-
-/// The build this binary is, for reports: Ferret's own crates are unoptimised in a dev build
-/// (dependencies are optimised in both), so timings of the pipeline differ several-fold.
-pub(crate) fn build_profile() -> &'static str {
-    if cfg!(debug_assertions) {
-        "dev build (`cargo xtask`; Ferret's crates unoptimised)"
-    } else {
-        "release build (`cargo run --release -p xtask --`)"
-    }
-}
-
-/// The Python of the virtual environment `venv` holding `packages`, made and filled first if
-/// it is not; a marker written after the install says it completed, so a failed one is tried
-/// again.
-pub(crate) fn venv_with(venv: &Path, packages: &[&str]) -> anyhow::Result<PathBuf> {
-    let python = venv.join("bin/python");
-    let marker = venv.join("ferret-installed.txt");
-    let wanted = packages.join("\n");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
-        println!("installing {} into {}", packages.join(", "), venv.display());
-        run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
-        run_checked(
-            Command::new(&python)
-                .args(["-m", "pip", "install", "-q"])
-                .args(packages),
-        )?;
-        std::fs::write(&marker, wanted)?;
-    }
-    Ok(python)
-}
-
-fn run_checked(command: &mut Command) -> anyhow::Result<()> {
-    let status = command
-        .status()
-        .with_context(|| format!("running {command:?}"))?;
-    if !status.success() {
-        bail!("{command:?} failed with {status}");
-    }
-    Ok(())
-}
-
-/// This process's `field` of `/proc/self/status`, in MB.
-pub(crate) fn status_mb(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(&format!("{field}:")))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
 }

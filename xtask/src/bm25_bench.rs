@@ -13,7 +13,7 @@ use anyhow::Context;
 use ferret::{Filters, LocalBackend, RetrievalMode, SearchBackend, SearchRequest};
 use serde::{Deserialize, Serialize};
 
-use crate::eval::{ndcg_at, read_qrels, read_queries};
+use crate::judged::{ndcg_at, read_qrels, read_queries};
 
 const PEER_SCRIPT: &str = include_str!("bm25_peer.py");
 const PEER_PACKAGES: &[&str] = &["bm25s==0.3.16", "PyStemmer==3.1.0"];
@@ -71,7 +71,7 @@ pub fn run(dataset: &Path, base: &Path, out: &Path) -> anyhow::Result<()> {
         .build()?;
     let backend = LocalBackend::new("local", Arc::clone(&index)).with_mode(RetrievalMode::Bm25)?;
 
-    let work = crate::bench::work_dir("bm25")?;
+    let work = crate::peers::work_dir("bm25")?;
     let peer = run_peer(dataset, &queries, &work)?;
     let bm25s_ranked: HashMap<String, Vec<String>> =
         serde_json::from_str(&std::fs::read_to_string(work.join("ranked.json"))?)?;
@@ -159,9 +159,9 @@ pub fn run(dataset: &Path, base: &Path, out: &Path) -> anyhow::Result<()> {
         bm25s_ndcg_at_10: bm25s_ndcg / n,
         bm25s_version: peer.version,
         rows,
-        command: crate::eval::command_line(),
+        command: crate::report::command_line(),
     };
-    crate::eval::write_report(&out.join("bm25"), &report, &render(&report))
+    crate::report::write_report(&out.join("bm25"), &report, &render(&report))
 }
 
 /// Queries per second of `pass` (which runs `queries` queries), repeated for at least
@@ -178,12 +178,12 @@ fn rate(queries: usize, mut pass: impl FnMut() -> anyhow::Result<()>) -> anyhow:
 }
 
 fn run_peer(dataset: &Path, queries: &[(String, String)], work: &Path) -> anyhow::Result<PeerRun> {
-    let python = crate::bench::venv_with(Path::new("target/bm25-venv"), PEER_PACKAGES)?;
+    let python = crate::peers::venv_with(Path::new("target/bm25-venv"), PEER_PACKAGES)?;
     let script = work.join("bm25_peer.py");
     std::fs::write(&script, PEER_SCRIPT)?;
     let queries_file = work.join("queries.json");
     std::fs::write(&queries_file, serde_json::to_string(queries)?)?;
-    crate::bench::peer_figures(
+    crate::peers::peer_figures(
         Command::new(&python)
             .arg(&script)
             .arg(dataset)
@@ -215,7 +215,7 @@ fn render(r: &Report) -> String {
         r.dataset,
         r.queries,
         r.bm25s_version,
-        crate::bench::build_profile(),
+        crate::report::build_profile(),
         r.ndcg_at_10,
         r.bm25s_ndcg_at_10,
     );

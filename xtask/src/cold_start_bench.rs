@@ -48,9 +48,9 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     let report = Report {
         cold_seconds: cold,
         warm_seconds: warm,
-        command: crate::eval::command_line(),
+        command: crate::report::command_line(),
     };
-    crate::eval::write_report(&out.join("cold-start"), &report, &render(&report))
+    crate::report::write_report(&out.join("cold-start"), &report, &render(&report))
 }
 
 /// Seconds one `ferret search` takes with `home` as its `FERRET_HOME`; an error if it fails or

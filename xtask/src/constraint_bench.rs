@@ -48,10 +48,10 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
         bail!("{} is missing: run `cargo xtask models`", model.display());
     }
     let venv = Path::new("target/constraint-venv");
-    let python = crate::bench::venv_with(venv, PACKAGES)?;
+    let python = crate::peers::venv_with(venv, PACKAGES)?;
     let script = std::env::temp_dir().join(format!("ferret-constraints-{}.py", std::process::id()));
     std::fs::write(&script, SCRIPT)?;
-    let measured = crate::bench::peer_figures::<Measured>(
+    let measured = crate::peers::peer_figures::<Measured>(
         Command::new(&python)
             .arg(&script)
             .arg(&model)

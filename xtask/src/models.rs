@@ -362,8 +362,8 @@ const EXPORT_SCRIPT: &str = include_str!("export_minilm.py");
 /// file takes its name only once the check passed, so a bad export leaves the packaged graph in
 /// use.
 fn export_fused(model_dir: &Path) -> anyhow::Result<()> {
-    let python = crate::bench::venv_with(Path::new("target/export-venv"), EXPORT_PACKAGES)?;
-    let work = crate::bench::work_dir("export")?;
+    let python = crate::peers::venv_with(Path::new("target/export-venv"), EXPORT_PACKAGES)?;
+    let work = crate::peers::work_dir("export")?;
     let script = work.join("export_minilm.py");
     std::fs::write(&script, EXPORT_SCRIPT)?;
     for check in [false, true] {

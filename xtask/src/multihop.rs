@@ -95,7 +95,7 @@ pub(crate) fn run(
         let mut outcomes = Vec::with_capacity(run.queries.len());
         for (id, text) in run.queries {
             let started = Instant::now();
-            let hits = crate::eval::search_one(&index, model.as_ref(), mode, text, 10)?;
+            let hits = crate::judged::search_one(&index, model.as_ref(), mode, text, 10)?;
             let ranked: Vec<&str> = hits.iter().map(|h| h.id.0.as_str()).collect();
             outcomes.push(outcome(run, id, &ranked, 1, started.elapsed()));
         }
@@ -155,11 +155,11 @@ pub(crate) fn run(
         llm: run.llm,
         model: llm_model.map(|m| m.name().to_owned()),
         modes: rows,
-        command: crate::eval::command_line(),
+        command: crate::report::command_line(),
     };
     let markdown = render(&report);
     print!("{markdown}");
-    crate::eval::write_report(&run.out.join(run.report), &report, &markdown)?;
+    crate::report::write_report(&run.out.join(run.report), &report, &markdown)?;
     Ok(())
 }
 
@@ -265,8 +265,8 @@ fn summarise(mode: &str, outcomes: &[Outcome]) -> ModeRow {
             .map(|o| f64::from(o.backend_calls))
             .sum::<f64>()
             / n,
-        latency_ms_p50: crate::eval::percentile(&millis, 0.50),
-        latency_ms_p99: crate::eval::percentile(&millis, 0.99),
+        latency_ms_p50: crate::judged::percentile(&millis, 0.50),
+        latency_ms_p99: crate::judged::percentile(&millis, 0.99),
         versus: None,
     }
 }

@@ -330,11 +330,11 @@ struct Identical {
 
 pub fn run(dataset: &Path, hotpot: &Path, peers: bool, out: &Path) -> anyhow::Result<()> {
     let documents = first_documents(&dataset.join("corpus.jsonl"), HITS)?;
-    let simple: Vec<String> = crate::eval::read_queries(&dataset.join("queries.test.jsonl"))?
+    let simple: Vec<String> = crate::judged::read_queries(&dataset.join("queries.test.jsonl"))?
         .into_iter()
         .map(|(_, text)| text)
         .collect();
-    let multi_hop: Vec<String> = crate::eval::read_queries(&hotpot.join("queries.dev.jsonl"))?
+    let multi_hop: Vec<String> = crate::judged::read_queries(&hotpot.join("queries.dev.jsonl"))?
         .into_iter()
         .map(|(_, text)| text)
         .take(300)
@@ -436,12 +436,12 @@ pub fn run(dataset: &Path, hotpot: &Path, peers: bool, out: &Path) -> anyhow::Re
         peers,
         fan_out,
         identical,
-        command: crate::eval::command_line(),
+        command: crate::report::command_line(),
     };
     let md = render(&report);
     print!("{md}");
     std::fs::create_dir_all(out)?;
-    crate::eval::write_report(&out.join("orchestration"), &report, &md)
+    crate::report::write_report(&out.join("orchestration"), &report, &md)
 }
 
 /// Milliseconds per question, over passes until [`MEASURE_FOR`] has gone by, after a warm-up
@@ -544,13 +544,13 @@ async fn identical(
 }
 
 fn run_peers(questions: &[String]) -> anyhow::Result<PeerFigures> {
-    let python = crate::bench::venv_with(Path::new("target/orchestration-venv"), PEER_PACKAGES)?;
-    let work = crate::bench::work_dir("orchestration")?;
+    let python = crate::peers::venv_with(Path::new("target/orchestration-venv"), PEER_PACKAGES)?;
+    let work = crate::peers::work_dir("orchestration")?;
     let script = work.join("orchestration_peer.py");
     std::fs::write(&script, PEER_SCRIPT)?;
     let questions_file = work.join("questions.json");
     std::fs::write(&questions_file, serde_json::to_string(questions)?)?;
-    let figures = crate::bench::peer_figures(
+    let figures = crate::peers::peer_figures(
         Command::new(&python)
             .arg(&script)
             .arg(&questions_file)
@@ -602,7 +602,7 @@ fn render(r: &Report) -> String {
         r.command,
         r.dataset,
         MEASURE_FOR.as_secs(),
-        crate::bench::build_profile()
+        crate::report::build_profile()
     );
     let spans: Vec<&String> = {
         let mut names: Vec<&String> = r.rows.iter().flat_map(|row| row.stages_ms.keys()).collect();

@@ -26,8 +26,8 @@ use ferret_core::{EmbedError, Embedder, RetryClass};
 use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::status_mb;
-use crate::eval::{ndcg_at, read_qrels, read_queries};
+use crate::judged::{ndcg_at, read_qrels, read_queries};
+use crate::process::status_mb;
 
 /// Each latency measurement runs queries for at least this long...
 const MEASURE_FOR: Duration = Duration::from_secs(2);
@@ -181,14 +181,14 @@ pub fn run(dataset: &Path, base: &Path, sizes: &[usize], out: &Path) -> anyhow::
         queries: queries.len(),
         rows,
         skipped,
-        build: crate::bench::build_profile().into(),
-        command: crate::eval::command_line(),
+        build: crate::report::build_profile().into(),
+        command: crate::report::command_line(),
     };
     std::fs::create_dir_all(out)?;
     if !report.rows.is_empty() {
         curve(&out.join("scale.svg"), &report.rows)?;
     }
-    crate::eval::write_report(&out.join("scale"), &report, &render(&report))
+    crate::report::write_report(&out.join("scale"), &report, &render(&report))
 }
 
 /// The children: `phase` is `ingest` or `search`, over the corpus of `size` in `work`; prints
@@ -285,7 +285,7 @@ fn child<T: serde::de::DeserializeOwned>(
     } else {
         std::env::current_exe()?
     };
-    crate::bench::peer_figures(
+    crate::peers::peer_figures(
         Command::new(binary)
             .args(["bench", "--scale-child", phase, "--scale-size"])
             .arg(size.to_string())

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::process::resident_mb;
 use anyhow::Context as _;
 use ferret::Ferret;
 use ferret_server::{AppState, BearerToken, Limits};
@@ -111,11 +112,6 @@ fn unique_question(questions: &[String], n: usize) -> String {
     let mut mixed = a[..a.len() / 2].to_vec();
     mixed.extend_from_slice(&b[b.len() / 2..]);
     mixed.join(" ")
-}
-
-/// This process's resident memory, in MB (Linux; 0 elsewhere).
-pub(crate) fn resident_mb() -> f64 {
-    crate::bench::status_mb("VmRSS")
 }
 
 pub fn run(dataset: &Path, plan: LoadPlan, out: &Path) -> anyhow::Result<()> {
@@ -228,7 +224,7 @@ pub fn run(dataset: &Path, plan: LoadPlan, out: &Path) -> anyhow::Result<()> {
             .map(|(_, n)| n)
             .sum()
     };
-    crate::eval::write_report(&out.join("server"), &report, &markdown)?;
+    crate::report::write_report(&out.join("server"), &report, &markdown)?;
     for (name, phase) in [("steady", &report.steady), ("chat", &report.chat)] {
         anyhow::ensure!(
             unexpected(phase, &["200"]) == 0,
