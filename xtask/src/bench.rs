@@ -1,4 +1,5 @@
-//! `cargo xtask bench`: corpus embedding throughput of our embedder against sentence-transformers
+//! `cargo xtask bench <kind>`: which bench runs (`BenchKind`), and the default kind,
+//! `embedding`: corpus embedding throughput of our embedder against sentence-transformers
 //! (PyTorch on the CPU, installed into a virtual environment when asked with `--peers`), and
 //! query latency per retrieval mode, all measured in one run on the same texts.
 
@@ -12,9 +13,37 @@ use ferret_core::Embedder;
 use ferret_embed::{LocalEmbedder, LocalEmbedderConfig, LocalRuntime};
 use serde::{Deserialize, Serialize};
 
+/// What `cargo xtask bench` measures; each writes its report under `--out`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchKind {
+    /// Corpus embedding throughput against sentence-transformers, and query latency
+    /// (`docs/bench/embedding`).
+    Embedding,
+    /// A load test of `ferret serve`: new questions, then chat, then overload
+    /// (`docs/bench/server`).
+    Server,
+    /// The embedded language model's tokens per second, free and under a reply schema
+    /// (`docs/bench/generation`).
+    Generation,
+    /// llguidance beside outlines-core on the stages' reply schemas (`docs/bench/constraints`).
+    Constraints,
+    /// BM25 queries per second through `LocalBackend`, beside bm25s (`docs/bench/bm25`).
+    Bm25,
+    /// `ferret search` from an empty `FERRET_HOME`, and warm (`docs/bench/cold-start`).
+    ColdStart,
+    /// The orchestration's cost per question, beside LangGraph and LlamaIndex with `--peers`
+    /// (`docs/bench/orchestration`).
+    Orchestration,
+    /// The embedded index at growing corpus sizes (`docs/bench/scale`).
+    Scale,
+}
+
 /// Arguments of `cargo xtask bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
+    /// What to measure (default: embedding).
+    #[arg(value_enum)]
+    kind: Option<BenchKind>,
     /// A BEIR-layout dataset whose corpus is embedded.
     #[arg(long, default_value = "../shared/data/beir-scifact")]
     dataset: PathBuf,
@@ -42,9 +71,8 @@ pub struct BenchArgs {
     /// Where the dataset's index is built and reused (shared with `cargo xtask eval`).
     #[arg(long, default_value = "target/eval-index")]
     index: PathBuf,
-    /// Load-test `ferret serve` instead (report in `docs/bench/server`), with the questions of
-    /// `--questions`.
-    #[arg(long)]
+    /// The old spelling of `cargo xtask bench server`, accepted until the next release.
+    #[arg(long, hide = true)]
     server: bool,
     /// The dataset whose dev questions the load test sends.
     #[arg(long, default_value = "../shared/data/hotpotqa-1k")]
@@ -58,36 +86,28 @@ pub struct BenchArgs {
     /// Seconds of warm-up before the load test measures.
     #[arg(long, default_value_t = 10)]
     warmup: u64,
-    /// Measure the embedded language model instead (report in `docs/bench/generation`): prompt
-    /// and generation tokens per second with its weights expanded to f32 and on candle's
-    /// quantized kernels, free and under a reply schema.
-    #[arg(long)]
+    /// The old spelling of `cargo xtask bench generation`, accepted until the next release.
+    #[arg(long, hide = true)]
     generation: bool,
-    /// Compare llguidance and outlines-core on the stages' reply schemas instead (report in
-    /// `docs/bench/constraints.md`; installs both from PyPI into `target/constraint-venv`).
-    #[arg(long)]
+    /// The old spelling of `cargo xtask bench constraints`, accepted until the next release.
+    #[arg(long, hide = true)]
     constraints: bool,
-    /// Measure BM25 queries per second instead, through `LocalBackend` and beside bm25s
-    /// (report in `docs/bench/bm25.md`; installs bm25s from PyPI into `target/bm25-venv`).
-    #[arg(long)]
+    /// The old spelling of `cargo xtask bench bm25`, accepted until the next release.
+    #[arg(long, hide = true)]
     bm25: bool,
-    /// Time `ferret search` from an empty `FERRET_HOME` and warm instead (report in
-    /// `docs/bench/cold-start.md`).
-    #[arg(long)]
+    /// The old spelling of `cargo xtask bench cold-start`, accepted until the next release.
+    #[arg(long, hide = true)]
     cold_start: bool,
-    /// Measure the orchestration's cost per question instead, over backends that answer at
-    /// once (report in `docs/bench/orchestration.md`); with `--peers`, beside LangGraph and
-    /// LlamaIndex, installed into `target/orchestration-venv`.
-    #[arg(long)]
+    /// The old spelling of `cargo xtask bench orchestration`, accepted until the next release.
+    #[arg(long, hide = true)]
     orchestration: bool,
-    /// Measure the embedded index at growing corpus sizes instead (report in
-    /// `docs/bench/scale.md`): ingest rate, size on disk, memory, open time, query latency.
-    #[arg(long)]
+    /// The old spelling of `cargo xtask bench scale`, accepted until the next release.
+    #[arg(long, hide = true)]
     scale: bool,
-    /// The corpus sizes of `--scale`, in documents; a size the free disk cannot hold is skipped.
+    /// The corpus sizes of `bench scale`, in documents; a size the free disk cannot hold is skipped.
     #[arg(long, value_delimiter = ',', default_value = "5183,50000,500000")]
     sizes: Vec<usize>,
-    /// One process of `--scale` (`ingest` or `search`), run by the bench itself.
+    /// One process of `bench scale` (`ingest` or `search`), run by the bench itself.
     #[arg(long, hide = true)]
     scale_child: Option<String>,
     #[arg(long, hide = true, default_value_t = 0)]
@@ -152,42 +172,79 @@ print(json.dumps({"seconds": seconds, "documents_per_second": len(texts) / secon
                   "versions": f"sentence-transformers {sentence_transformers.__version__}, torch {torch.__version__}"}))
 "#;
 
+impl BenchArgs {
+    /// The kind asked for: by name, or by the flag that named it before kinds were
+    /// subcommands (accepted until the next release, with a note).
+    fn kind(&self) -> anyhow::Result<BenchKind> {
+        let flagged: Vec<(BenchKind, &str)> = [
+            (self.server, BenchKind::Server, "--server"),
+            (self.generation, BenchKind::Generation, "--generation"),
+            (self.constraints, BenchKind::Constraints, "--constraints"),
+            (self.bm25, BenchKind::Bm25, "--bm25"),
+            (self.cold_start, BenchKind::ColdStart, "--cold-start"),
+            (
+                self.orchestration,
+                BenchKind::Orchestration,
+                "--orchestration",
+            ),
+            (self.scale, BenchKind::Scale, "--scale"),
+        ]
+        .into_iter()
+        .filter(|(set, _, _)| *set)
+        .map(|(_, kind, flag)| (kind, flag))
+        .collect();
+        match (self.kind, flagged.as_slice()) {
+            (kind, []) => Ok(kind.unwrap_or(BenchKind::Embedding)),
+            (None, [(kind, flag)]) => {
+                eprintln!(
+                    "note: `cargo xtask bench {flag}` is now `cargo xtask bench {}`; the flag is accepted until the next release",
+                    kind_name(*kind)
+                );
+                Ok(*kind)
+            }
+            (Some(kind), [(flagged, _)]) if kind == *flagged => Ok(kind),
+            _ => anyhow::bail!("choose one thing to measure: `cargo xtask bench <kind>`"),
+        }
+    }
+}
+
+/// `kind` as the command line names it.
+fn kind_name(kind: BenchKind) -> String {
+    use clap::ValueEnum as _;
+    kind.to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_owned())
+}
+
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
-    if args.generation {
-        return crate::generation_bench::run(&args.out);
-    }
-    if args.constraints {
-        return crate::constraint_bench::run(&args.out);
-    }
-    if args.bm25 {
-        return crate::bm25_bench::run(&args.dataset, &args.index, &args.out);
-    }
     if let Some(phase) = &args.scale_child {
         let work = args.index.join("scale");
         return crate::scale_bench::run_child(phase, &work, &args.dataset, args.scale_size);
     }
-    if args.scale {
-        return crate::scale_bench::run(&args.dataset, &args.index, &args.sizes, &args.out);
+    match args.kind()? {
+        BenchKind::Embedding => embedding(&args),
+        BenchKind::Generation => crate::generation_bench::run(&args.out),
+        BenchKind::Constraints => crate::constraint_bench::run(&args.out),
+        BenchKind::Bm25 => crate::bm25_bench::run(&args.dataset, &args.index, &args.out),
+        BenchKind::Scale => {
+            crate::scale_bench::run(&args.dataset, &args.index, &args.sizes, &args.out)
+        }
+        BenchKind::ColdStart => crate::cold_start_bench::run(&args.out),
+        BenchKind::Orchestration => {
+            crate::orchestration_bench::run(&args.dataset, &args.questions, args.peers, &args.out)
+        }
+        BenchKind::Server => {
+            let plan = crate::server_bench::LoadPlan {
+                warmup: std::time::Duration::from_secs(args.warmup),
+                measured: std::time::Duration::from_secs(args.seconds),
+                clients: args.clients.max(1),
+            };
+            crate::server_bench::run(&args.questions, plan, &args.out)
+        }
     }
-    if args.cold_start {
-        return crate::cold_start_bench::run(&args.out);
-    }
-    if args.orchestration {
-        return crate::orchestration_bench::run(
-            &args.dataset,
-            &args.questions,
-            args.peers,
-            &args.out,
-        );
-    }
-    if args.server {
-        let plan = crate::server_bench::LoadPlan {
-            warmup: std::time::Duration::from_secs(args.warmup),
-            measured: std::time::Duration::from_secs(args.seconds),
-            clients: args.clients.max(1),
-        };
-        return crate::server_bench::run(&args.questions, plan, &args.out);
-    }
+}
+
+/// Corpus embedding throughput, ours beside sentence-transformers', and query latency.
+fn embedding(args: &BenchArgs) -> anyhow::Result<()> {
     let texts = sample_corpus(&args.dataset.join("corpus.jsonl"), args.documents)?;
     let mean_chars =
         texts.iter().map(|t| t.chars().count()).sum::<usize>() as f64 / texts.len().max(1) as f64;
@@ -243,7 +300,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let (judged, query_latency) = if args.no_queries {
         (Vec::new(), Vec::new())
     } else {
-        query_latency(&args)?
+        query_latency(args)?
     };
     let report = Report {
         dataset: args.dataset.display().to_string(),
@@ -421,4 +478,34 @@ fn run_peer(texts: &[String]) -> anyhow::Result<PeerThroughput> {
     peer.vectors = serde_json::from_str(&std::fs::read_to_string(&vectors)?)?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(peer)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn kind(line: &[&str]) -> anyhow::Result<BenchKind> {
+        Line::try_parse_from(["bench"].iter().chain(line))?
+            .args
+            .kind()
+    }
+
+    #[test]
+    fn a_kind_is_named_or_flagged_the_old_way_but_not_both_ways_apart() {
+        assert_eq!(kind(&[]).unwrap(), BenchKind::Embedding);
+        assert_eq!(kind(&["server"]).unwrap(), BenchKind::Server);
+        assert_eq!(kind(&["cold-start"]).unwrap(), BenchKind::ColdStart);
+        assert_eq!(kind(&["--server"]).unwrap(), BenchKind::Server);
+        assert_eq!(kind(&["bm25", "--bm25"]).unwrap(), BenchKind::Bm25);
+        assert!(kind(&["bm25", "--server"]).is_err());
+        assert!(kind(&["--scale", "--server"]).is_err());
+    }
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask bench --bm25`: BM25 queries per second on one thread, through the path a search
+//! `cargo xtask bench bm25`: BM25 queries per second on one thread, through the path a search
 //! takes (`LocalBackend` behind the `SearchBackend` trait) and straight into the index
 //! (`LocalIndex::search_blocking`), beside bm25s (PyPI, installed into `target/bm25-venv`) on the
 //! same corpus and queries in the same run, at k = 10 and k = 100, with each side's nDCG@10.

@@ -1,4 +1,4 @@
-//! `cargo xtask bench --cold-start`: how long `ferret search` takes a new user, from an empty
+//! `cargo xtask bench cold-start`: how long `ferret search` takes a new user, from an empty
 //! `FERRET_HOME` (the built-in corpus indexed by the first search), and afterwards, warm. Each
 //! run is the whole process, as a user or an agent calling the command sees it.
 

@@ -10,8 +10,21 @@ use ferret_core::{Embedder, RetrievalMode};
 use ferret_embed::{CachedEmbedder, LocalEmbedder, LocalEmbedderConfig, LocalRuntime};
 use serde::Serialize;
 
+/// What `cargo xtask eval` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalKind {
+    /// nDCG@10, Recall@100 and queries per second of the `--mode`s (the agentic one included),
+    /// and on multi-hop data the questions' hops.
+    Retrieval,
+    /// The answers the whole pipeline writes, against the queries' `metadata.answer`.
+    Answers,
+}
+
 #[derive(clap::Args, Clone)]
 pub struct EvalArgs {
+    /// What to measure (default: retrieval).
+    #[arg(value_enum)]
+    kind: Option<EvalKind>,
     /// A BEIR-layout directory: corpus.jsonl, queries*.jsonl, qrels/*.tsv.
     #[arg(long)]
     dataset: PathBuf,
@@ -133,7 +146,9 @@ enum Mode {
     Hybrid,
     /// The whole pipeline, as `Ferret::search` runs it.
     Agentic,
-    /// The answers the whole pipeline writes, against the queries' `metadata.answer`.
+    /// The answers the whole pipeline writes, against the queries' `metadata.answer`: the old
+    /// spelling of `cargo xtask eval answers`, accepted until the next release.
+    #[value(hide = true)]
     Answer,
 }
 
@@ -219,7 +234,36 @@ pub(crate) struct ModeFigures {
     pub latency_ms_p99: f64,
 }
 
-pub fn run(args: EvalArgs) -> anyhow::Result<()> {
+pub fn run(mut args: EvalArgs) -> anyhow::Result<()> {
+    settle_kind(&mut args)?;
+    run_kinds(args)
+}
+
+/// The modes the kind asked for: `answers` runs the answers' evaluation alone, `retrieval`
+/// refuses it, and with no kind `--mode answer` (the old spelling) still runs it, with a note.
+fn settle_kind(args: &mut EvalArgs) -> anyhow::Result<()> {
+    match args.kind {
+        Some(EvalKind::Answers) => {
+            anyhow::ensure!(
+                args.mode.iter().all(|m| matches!(m, Mode::Bm25 | Mode::Answer)),
+                "`cargo xtask eval answers` takes no retrieval --mode: run `cargo xtask eval retrieval` for those"
+            );
+            args.mode = vec![Mode::Answer];
+        }
+        Some(EvalKind::Retrieval) => anyhow::ensure!(
+            !args.mode.contains(&Mode::Answer),
+            "`answer` is not a retrieval mode: run `cargo xtask eval answers`"
+        ),
+        None if args.mode.contains(&Mode::Answer) => eprintln!(
+            "note: `cargo xtask eval --mode answer` is now `cargo xtask eval answers`; the mode is accepted until the next release"
+        ),
+        None => {}
+    }
+    Ok(())
+}
+
+/// The modes of `args`, the answers' evaluation after the others.
+fn run_kinds(args: EvalArgs) -> anyhow::Result<()> {
     if args.mode.contains(&Mode::Answer) {
         let others: Vec<Mode> = args
             .mode
@@ -229,7 +273,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             .collect();
         let fresh = args.fresh;
         if !others.is_empty() {
-            run(EvalArgs {
+            run_kinds(EvalArgs {
                 mode: others,
                 ..args.clone()
             })?;
@@ -766,5 +810,37 @@ fn pick(
             "several {what} files in {}: choose one with --{what}",
             dir.display()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        args: EvalArgs,
+    }
+
+    fn settled(line: &[&str]) -> anyhow::Result<Vec<Mode>> {
+        let mut args = Line::try_parse_from(["eval"].iter().chain(line))?.args;
+        settle_kind(&mut args)?;
+        Ok(args.mode)
+    }
+
+    #[test]
+    fn a_kind_names_what_is_measured_and_the_old_spelling_still_runs() {
+        let d = "--dataset=x";
+        assert!(settled(&["answers", d]).unwrap() == [Mode::Answer]);
+        assert!(settled(&[d, "--mode", "answer"]).unwrap() == [Mode::Answer]);
+        assert!(
+            settled(&["retrieval", d, "--mode", "bm25,hybrid"]).unwrap()
+                == [Mode::Bm25, Mode::Hybrid]
+        );
+        assert!(settled(&["retrieval", d, "--mode", "answer"]).is_err());
+        assert!(settled(&["answers", d, "--mode", "dense"]).is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask bench --generation`: the embedded models' speed (each one fetched), in prompt
+//! `cargo xtask bench generation`: the embedded models' speed (each one fetched), in prompt
 //! tokens per second
 //! (the prefill, which dominates a stage's call on a small model) and generated tokens per
 //! second, with its weights expanded to f32, re-quantized to 8 bits and as the file stores them

