@@ -106,7 +106,7 @@ fn ends_sentence(chars: &[char], start: usize, at: usize, end: usize) -> bool {
 
 fn push_sentence(chars: &[char], out: &mut Vec<String>) {
     let s: String = chars.iter().collect();
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let s = crate::text::one_line(&s);
     if s.chars().any(char::is_alphanumeric) {
         out.push(s);
     }

@@ -2,6 +2,7 @@
 //! how HTML is reduced to its main content.
 
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8};
+use ferret_core::text::one_line;
 use std::rc::Rc;
 
 use markup5ever_rcdom::{Node, NodeData};
@@ -202,7 +203,7 @@ pub(crate) fn html_to_markdown(html: &str, base: &Url) -> Result<Converted, Stri
     }
     let markdown = tidy(&converter.tree_to_markdown(root));
     let title = first("title")
-        .map(|node| collapse_whitespace(&text_of(node)))
+        .map(|node| one_line(&text_of(node)))
         .filter(|title| !title.is_empty())
         .or_else(|| first_heading(&markdown));
     Ok(Converted { title, markdown })
@@ -360,10 +361,6 @@ fn text_of(node: &Rc<Node>) -> String {
     text
 }
 
-fn collapse_whitespace(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// Trailing spaces trimmed from each line and runs of blank lines cut to one: what dropped
 /// elements leave behind. Code blocks are left exactly as they are.
 fn tidy(markdown: &str) -> String {
@@ -417,7 +414,7 @@ pub(crate) fn first_heading(markdown: &str) -> Option<String> {
             // A closing sequence of `#`s is not part of the heading.
             let text = rest.trim().trim_end_matches('#').trim();
             if !text.is_empty() {
-                return Some(collapse_whitespace(text));
+                return Some(one_line(text));
             }
         }
     }

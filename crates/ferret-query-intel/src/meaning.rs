@@ -95,7 +95,7 @@ fn unanswered_part(question: &str) -> String {
         at = end;
     }
     rest.push_str(&question[at..]);
-    let rest = rest.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rest = ferret_core::text::one_line(&rest);
     if rest.is_empty() {
         question.to_owned()
     } else {

@@ -303,7 +303,7 @@ impl Recording {
 
     /// Whether `question` is the one recorded (spacing aside), or the error that says which was.
     pub fn check_question(&self, question: &str) -> Result<(), ReplayError> {
-        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let words = ferret_core::text::one_line;
         let recorded = self.case.query.text();
         if words(recorded) == words(question) {
             Ok(())

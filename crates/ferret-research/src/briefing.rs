@@ -1,6 +1,7 @@
 //! Who writes the research brief: the syllabus's headings ([`HeuristicBriefWriter`]) or a
 //! model reading the whole agenda ([`LlmBriefWriter`], falling back to the headings).
 
+use ferret_core::text::one_line;
 use ferret_core::StageOutput;
 use ferret_llm::{PromptContext, Stage, StageModel};
 use schemars::JsonSchema;
@@ -119,7 +120,7 @@ impl BriefWriter for LlmBriefWriter {
             let clean = |items: Vec<String>| -> Vec<String> {
                 items
                     .into_iter()
-                    .map(|i| i.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .map(|i| one_line(&i))
                     .filter(|i| !i.is_empty())
                     .take(MAX_PER_THEME)
                     .collect()
@@ -128,7 +129,7 @@ impl BriefWriter for LlmBriefWriter {
                 .themes
                 .into_iter()
                 .map(|t| Theme {
-                    name: t.name.split_whitespace().collect::<Vec<_>>().join(" "),
+                    name: one_line(&t.name),
                     sub_themes: clean(t.sub_themes),
                     axes: clean(t.axes),
                 })

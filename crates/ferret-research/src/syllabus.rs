@@ -13,6 +13,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::ops::Range;
 
+use ferret_core::text::one_line;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -593,7 +594,7 @@ impl Reader {
         let Some(target) = link_target(&link.dest) else {
             return;
         };
-        let text = collapse(&self.block.text[at.clone()]);
+        let text = one_line(&self.block.text[at.clone()]);
         let is_address = text.is_empty()
             || text == link.dest.trim()
             || match &target {
@@ -610,7 +611,7 @@ impl Reader {
         };
         let (text, mentions) = std::mem::take(&mut self.block).into_mentions();
         self.open_links.clear();
-        self.enter(level, collapse(&text), line);
+        self.enter(level, one_line(&text), line);
         // A heading's own links belong to the section it opens.
         self.place(&text, mentions);
     }
@@ -652,7 +653,7 @@ impl Reader {
         }
         let (text, mentions) = block.into_mentions();
         self.place(&text, mentions);
-        let plain = collapse(&text);
+        let plain = one_line(&text);
         match self.section {
             Section::Introduction => self.introduction.push(plain),
             Section::Module(index) => {
@@ -952,13 +953,13 @@ fn strip_prefix_ignoring_case<'t>(text: &'t str, prefix: &str) -> Option<&'t str
 /// The text of a References block once its addresses, link titles and keywords are cut out.
 fn describe(text: &str, cut: &[Range<usize>]) -> Option<String> {
     let kept: String = unmasked(text, cut).map(|gap| &text[gap]).collect();
-    let mut description = collapse(&kept);
+    let mut description = one_line(&kept);
     // What wrapped an address that is gone: "Guide (https://a.org)" gives "Guide ()".
     for empty in ["()", "[]", "<>", "“”", "\"\""] {
         description = description.replace(empty, "");
     }
     let separators = |c: char| c.is_whitespace() || ":-–—|,;•·".contains(c);
-    let description = collapse(description.trim_matches(separators));
+    let description = one_line(description.trim_matches(separators));
     (!description.is_empty()).then_some(description)
 }
 
@@ -973,7 +974,7 @@ struct Passages<'t> {
 
 impl<'t> Passages<'t> {
     fn new(text: &'t str) -> Self {
-        let whole = Some(collapse(text)).filter(|whole| whole.chars().count() <= MAX_PASSAGE);
+        let whole = Some(one_line(text)).filter(|whole| whole.chars().count() <= MAX_PASSAGE);
         let ends = match whole {
             Some(_) => Vec::new(),
             None => sentence_ends(text).collect(),
@@ -995,7 +996,7 @@ impl<'t> Passages<'t> {
         // Past this many bytes there are more than enough characters for a passage.
         let enough = 8 * MAX_PASSAGE;
         if end - start <= enough {
-            let sentence = collapse(&text[start..end]);
+            let sentence = one_line(&text[start..end]);
             if sentence.chars().count() <= MAX_PASSAGE {
                 return sentence;
             }
@@ -1008,7 +1009,7 @@ impl<'t> Passages<'t> {
         while !text.is_char_boundary(until) {
             until += 1;
         }
-        let window = collapse(&text[from..until]);
+        let window = one_line(&text[from..until]);
         let mut clipped: String = window.chars().take(MAX_PASSAGE).collect();
         if clipped.len() < window.len() || until < end {
             clipped.push('…');
@@ -1026,10 +1027,6 @@ fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
         .zip(text.chars().skip(1))
         .filter(|&((_, c), next)| ".!?".contains(c) && next.is_whitespace())
         .map(|((i, c), _)| i + c.len_utf8())
-}
-
-fn collapse(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
