@@ -7,15 +7,23 @@
 //!
 //! It must not depend on any other backend crate, nor on the executor or any LLM crate.
 
+mod backend;
+mod compaction;
 mod engine;
 mod error;
 mod index;
+mod layout;
+mod lock;
 mod seal;
+mod search;
+mod writing;
 
+pub use backend::LocalBackend;
+pub use compaction::Compaction;
 pub use error::IndexError;
 pub use ferret_collection::{
     checked_acl, chunk_text_file, parse_date, read_jsonl, read_path, stream_path, Document,
     DocumentStream, IngestIssue, IngestOptions, IngestReport, PathDocuments,
 };
-pub use index::{Compaction, LocalBackend, LocalIndex};
+pub use index::LocalIndex;
 pub use seal::SegmentPolicy;
