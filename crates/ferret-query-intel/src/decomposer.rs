@@ -8,11 +8,11 @@ use ferret_core::text::{content_terms, cut, is_stop_word, one_line, words, CutMa
 use ferret_core::StageOutput;
 use regex::Regex;
 
-use crate::analyzer::{is_comparison_question, Analysis, Complexity, EntityKind, QueryType};
-use crate::context::missing_versions;
+use crate::analyzer::{is_comparison_question, Analysis, Complexity, QueryType};
+use crate::error_question::{error_version_queries, root_cause};
 use crate::util::{
-    dedup_key, find_word, is_aux_verb, is_question_word, name_runs, strip_possessive, tokenize,
-    COMPARATIVES,
+    dedup_key, find_word, is_aux_verb, is_question_word, join_words, name_runs, strip_possessive,
+    tokenize, COMPARATIVES,
 };
 
 /// A question split into focused queries, with what the decomposer thinks is wrong.
@@ -531,145 +531,10 @@ fn topic_words(question: &str, sides: &[String]) -> Vec<String> {
     topic
 }
 
-/// Join phrases, dropping words already present (case-insensitively).
-fn join_words(parts: impl IntoIterator<Item = String>) -> String {
-    let mut seen = HashSet::new();
-    let mut out: Vec<String> = Vec::new();
-    for part in parts {
-        for word in part.split_whitespace() {
-            if seen.insert(word.to_lowercase()) {
-                out.push(word.to_owned());
-            }
-        }
-    }
-    out.join(" ")
-}
-
-// ---------------------------------------------------------------------------------------------
-// An error in a version context (a multi-hop case).
-
-/// [error + component, versions + compatibility, product + error + fix].
-fn error_version_queries(question: &str, analysis: &Analysis) -> Option<Vec<String>> {
-    let error = root_error(question, analysis)?.to_owned();
-    // The asker's versions count beside the question's own, unless the question gives them.
-    let from_context = missing_versions(question, analysis);
-    let versions: Vec<&str> = analysis
-        .entities_of(EntityKind::Version)
-        .map(|e| e.text.as_str())
-        .chain(from_context.iter().map(String::as_str))
-        .collect();
-    let first_version = *versions.first()?;
-    let in_a_version = |name: &str| versions.iter().any(|v| v.contains(name));
-    let component = error_component(question, &error).or_else(|| {
-        analysis
-            .entities_of(EntityKind::Name)
-            .map(|e| e.text.as_str())
-            .find(|n| !in_a_version(n) && !n.contains(error.as_str()))
-            .map(str::to_owned)
-    });
-    let product = product_of(first_version).or_else(|| {
-        analysis
-            .entities_of(EntityKind::Name)
-            .map(|e| e.text.clone())
-            .find(|n| !n.contains(error.as_str()))
-    });
-    let component = component.unwrap_or_default();
-    let product = product.unwrap_or_default();
-    Some(vec![
-        join_words([first_version.to_owned(), error.clone(), component.clone()]),
-        join_words(
-            versions
-                .iter()
-                .map(|v| (*v).to_owned())
-                .chain(["compatibility".to_owned()]),
-        ),
-        join_words([product, component, error, "fix".to_owned()]),
-    ])
-}
-
-/// The error a question is about: in a chain of causes, the innermost one (named after the last
-/// "Caused by"), which is where the failure started; else the first error named.
-pub(crate) fn root_error<'a>(question: &str, analysis: &'a Analysis) -> Option<&'a str> {
-    let mut errors = analysis
-        .entities_of(EntityKind::ErrorClass)
-        .map(|e| e.text.as_str());
-    let first = errors.next()?;
-    let innermost = question.rfind("Caused by").and_then(|at| {
-        let cause = &question[at..];
-        analysis
-            .entities_of(EntityKind::ErrorClass)
-            .map(|e| e.text.as_str())
-            .filter_map(|e| cause.find(e).map(|pos| (pos, e)))
-            .min_by_key(|(pos, _)| *pos)
-            .map(|(_, e)| e)
-    });
-    Some(innermost.unwrap_or(first))
-}
-
-/// The rules' hypothesis for an error question: the innermost error and what it is about, against
-/// the versions in play ("NoClassDefFoundError from cglib proxy Enhancer, likely incompatible
-/// with JDK 17 and Spring Boot 1.1.9"); `None` without an error class.
-pub fn root_cause(question: &str, analysis: &Analysis) -> Option<String> {
-    let error = root_error(question, analysis)?;
-    let mut hypothesis = match error_component(question, error) {
-        Some(component) => format!("{error} from {component}"),
-        None => error.to_owned(),
-    };
-    let versions: Vec<String> = analysis
-        .entities_of(EntityKind::Version)
-        .map(|e| e.text.clone())
-        .chain(missing_versions(question, analysis))
-        .collect();
-    if !versions.is_empty() {
-        hypothesis.push_str(&format!(
-            ", likely incompatible with {}",
-            versions.join(" and ")
-        ));
-    }
-    Some(hypothesis)
-}
-
-/// An error question's signature, its error class and what the error is about:
-/// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> `NoClassDefFoundError:cglib.proxy.Enhancer`.
-/// The same failure reads the same whatever else the question says; `None` without both parts.
-pub fn error_signature(question: &str, analysis: &Analysis) -> Option<String> {
-    let error = root_error(question, analysis)?;
-    let component = error_component(question, error)?;
-    Some(format!("{error}:{}", component.replace(' ', ".")))
-}
-
-/// What the error is about, when the message names a class or path after it:
-/// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> "cglib proxy Enhancer".
-pub(crate) fn error_component(question: &str, error: &str) -> Option<String> {
-    let at = question.find(error)? + error.len();
-    let rest = question[at..].strip_prefix(':')?;
-    let token = rest.split_whitespace().next()?;
-    let token = token.trim_matches(|c: char| !c.is_alphanumeric());
-    if !token.contains(['/', '.']) {
-        return None;
-    }
-    let segments: Vec<&str> = token.split(['/', '.']).filter(|s| !s.is_empty()).collect();
-    let tail = &segments[segments.len().saturating_sub(3)..];
-    (!tail.is_empty()).then(|| tail.join(" "))
-}
-
-/// The product words of a version ("Spring Boot 1.1.9" -> "Spring Boot"), if it has any.
-fn product_of(version: &str) -> Option<String> {
-    let product: Vec<&str> = version
-        .split_whitespace()
-        .take_while(|w| {
-            !w.starts_with(|c: char| c.is_ascii_digit())
-                && !matches!(w.to_lowercase().as_str(), "version" | "release" | "v")
-        })
-        .collect();
-    (!product.is_empty() && product.len() < version.split_whitespace().count())
-        .then(|| product.join(" "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyzer::HeuristicAnalyzer;
+    use crate::analyzer::{EntityKind, HeuristicAnalyzer};
     use proptest::prelude::*;
 
     fn decompose(q: &str, max: usize) -> Vec<String> {

@@ -15,6 +15,7 @@ mod analyzer;
 mod bridge;
 mod context;
 mod decomposer;
+mod error_question;
 mod follow_up;
 mod guardrail;
 mod llm;
@@ -30,9 +31,8 @@ pub use bridge::{
     BridgeConfig, BridgeFinder, Hop, HopFinder, HopRequest, NameRanking, QuestionShape,
 };
 pub use context::context_versions;
-pub use decomposer::{
-    error_signature, root_cause, Decomposition, HeuristicDecomposer, QueryDecomposer,
-};
+pub use decomposer::{Decomposition, HeuristicDecomposer, QueryDecomposer};
+pub use error_question::{error_signature, root_cause};
 pub use follow_up::{
     may_follow_up, resolve_follow_up, FollowUpResolver, HeuristicFollowUpResolver, PriorTurn,
 };

@@ -12,7 +12,7 @@ use regex::Regex;
 
 use crate::analyzer::{Analysis, EntityKind, QueryType};
 use crate::context::missing_versions;
-use crate::decomposer::{error_component, root_error};
+use crate::error_question::{error_component, root_error};
 use ferret_core::text::{cut, one_line, CutMark};
 
 use crate::util::is_error_class;

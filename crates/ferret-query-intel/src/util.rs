@@ -401,6 +401,20 @@ pub(crate) fn has_comparative(question: &str) -> bool {
     words(question).any(|w| COMPARATIVES.iter().any(|(c, _)| *c == w))
 }
 
+/// Join phrases, dropping words already present (case-insensitively).
+pub(crate) fn join_words(parts: impl IntoIterator<Item = String>) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<String> = Vec::new();
+    for part in parts {
+        for word in part.split_whitespace() {
+            if seen.insert(word.to_lowercase()) {
+                out.push(word.to_owned());
+            }
+        }
+    }
+    out.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
