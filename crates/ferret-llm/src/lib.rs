@@ -16,6 +16,8 @@ mod condense;
 #[cfg(feature = "local-model")]
 mod grammar;
 #[cfg(feature = "local-model")]
+mod gguf_tokenizer;
+#[cfg(feature = "local-model")]
 mod local;
 #[cfg(feature = "openai")]
 mod openai;
