@@ -14,9 +14,9 @@
 mod budget;
 mod condense;
 #[cfg(feature = "local-model")]
-mod grammar;
-#[cfg(feature = "local-model")]
 mod gguf_tokenizer;
+#[cfg(feature = "local-model")]
+mod grammar;
 #[cfg(feature = "local-model")]
 mod local;
 #[cfg(feature = "openai")]
