@@ -33,21 +33,7 @@ impl LocalIndex {
         if access.is_some_and(Access::admits_nothing) {
             return Ok(None);
         }
-        let the_id = Condition::HasId(std::iter::once(PointId::NumId(point_id(id))).collect());
-        let readable = engine_filter(&Filters {
-            access: access.cloned(),
-            ..Filters::default()
-        });
-        let filter = Filter {
-            should: None,
-            min_should: None,
-            must: Some(
-                std::iter::once(the_id)
-                    .chain(readable.map(Condition::Filter))
-                    .collect(),
-            ),
-            must_not: None,
-        };
+        let filter = ids_readable_by(std::iter::once(id), access);
         let (records, _) = self
             .shard()
             .scroll(ScrollRequest {
@@ -73,21 +59,7 @@ impl LocalIndex {
         if access.admits_nothing() || ids.is_empty() {
             return Ok(HashSet::new());
         }
-        let points = ids.iter().map(|id| PointId::NumId(point_id(id))).collect();
-        let readable = engine_filter(&Filters {
-            access: Some(access.clone()),
-            ..Filters::default()
-        });
-        let filter = Filter {
-            should: None,
-            min_should: None,
-            must: Some(
-                std::iter::once(Condition::HasId(points))
-                    .chain(readable.map(Condition::Filter))
-                    .collect(),
-            ),
-            must_not: None,
-        };
+        let filter = ids_readable_by(ids.iter().map(String::as_str), Some(access));
         let asked: HashSet<&str> = ids.iter().map(String::as_str).collect();
         let mut found = HashSet::new();
         each_doc_id(&self.shard(), Some(filter), |_, doc_id| {
@@ -290,6 +262,26 @@ impl LocalIndex {
                 )
             })
             .collect())
+    }
+}
+
+/// The engine's filter for the documents of `ids` that `access` lets the asker read (all of
+/// them without an access): the same access filter a search applies.
+fn ids_readable_by<'i>(ids: impl Iterator<Item = &'i str>, access: Option<&Access>) -> Filter {
+    let points = ids.map(|id| PointId::NumId(point_id(id))).collect();
+    let readable = engine_filter(&Filters {
+        access: access.cloned(),
+        ..Filters::default()
+    });
+    Filter {
+        should: None,
+        min_should: None,
+        must: Some(
+            std::iter::once(Condition::HasId(points))
+                .chain(readable.map(Condition::Filter))
+                .collect(),
+        ),
+        must_not: None,
     }
 }
 

@@ -68,4 +68,19 @@ impl Hit {
             payload: serde_json::Map::new(),
         }
     }
+
+    /// What the hit holds on the heap, roughly: its text, the strings beside it, and its
+    /// payload (each field as its JSON, plus the map's node). Stores that keep hits weigh them
+    /// by it to stay within a byte budget.
+    pub fn heap_bytes(&self) -> usize {
+        let payload: usize = (self.payload.iter())
+            .map(|(key, value)| 64 + key.len() + value.to_string().len())
+            .sum();
+        self.id.0.len()
+            + self.title.len()
+            + self.text.len()
+            + self.url.as_ref().map_or(0, String::len)
+            + self.backend.len()
+            + payload
+    }
 }

@@ -213,7 +213,7 @@ impl ExecutorBuilder {
             self.config.cache_max_bytes,
             self.config.cache_ttl,
             |key: &CacheKey, hits: &Vec<Hit>| {
-                let held: usize = hits.iter().map(hit_heap_bytes).sum();
+                let held: usize = hits.iter().map(Hit::heap_bytes).sum();
                 let slots = hits.capacity() * std::mem::size_of::<Hit>();
                 u32::try_from(CACHE_ENTRY_BYTES + key.query.len() + slots + held)
                     .unwrap_or(u32::MAX)
@@ -241,20 +241,6 @@ pub struct Executor {
 /// What a cached result costs beside its hits: the key, the cache's entry and bookkeeping,
 /// measured roughly (an order of magnitude is what matters).
 const CACHE_ENTRY_BYTES: usize = 512;
-
-/// What a hit holds on the heap, roughly: its text, the strings beside it, and its payload
-/// (each field counted as its JSON, plus the map's node).
-fn hit_heap_bytes(hit: &Hit) -> usize {
-    let payload: usize = (hit.payload.iter())
-        .map(|(key, value)| 64 + key.len() + value.to_string().len())
-        .sum();
-    hit.id.0.len()
-        + hit.title.len()
-        + hit.text.len()
-        + hit.url.as_ref().map_or(0, String::len)
-        + hit.backend.len()
-        + payload
-}
 
 impl Executor {
     /// Bytes the cached results hold now (within [`ExecutorConfig::cache_max_bytes`]).

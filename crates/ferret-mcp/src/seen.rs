@@ -18,12 +18,7 @@ pub const DEFAULT_SEEN_BYTES: usize = 16 * 1024 * 1024;
 
 /// What one kept hit holds, roughly, in bytes.
 fn weight(asker: &str, hit: &Hit) -> usize {
-    asker.len()
-        + hit.id.0.len()
-        + hit.title.len()
-        + hit.text.len()
-        + hit.url.as_ref().map_or(0, String::len)
-        + hit.backend.len()
+    std::mem::size_of::<Hit>() + asker.len() + hit.heap_bytes()
 }
 
 /// The hits searches returned, kept for `fetch` within a number and a byte budget. One store
