@@ -206,6 +206,8 @@ impl<'a> SearchRun<'a> {
             context: self.query.context.clone(),
             conversation: self.conversation.clone(),
             search,
+            // The analysis read the run's question; another question is read by the writer.
+            asked: (asked == self.question()).then(|| self.analysis.asked.clone()),
         };
         let synthesizer = &self.stages.synthesizer;
         let answer = match self.rec.listener() {

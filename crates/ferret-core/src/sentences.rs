@@ -1,5 +1,7 @@
 //! A rule-based sentence splitter, good enough for snippets and passages in English-like text.
 
+use std::ops::Range;
+
 /// Characters that end a sentence.
 pub fn is_terminator(c: char) -> bool {
     matches!(c, '.' | '!' | '?' | '\u{2026}')
@@ -29,14 +31,34 @@ const BEFORE_NUMBERS: &[&str] = &[
 /// when the next word starts in lowercase ("approx. three") — unless the dot directly follows a
 /// `]` (a citation marker always closes its sentence). Pieces with no letter or digit are dropped.
 pub fn split_sentences(text: &str) -> Vec<String> {
+    sentence_bounds(text)
+        .into_iter()
+        .map(|bounds| crate::text::one_line(&text[bounds]))
+        .collect()
+}
+
+/// Where the sentences of `text` lie, as [`split_sentences`] cuts them: byte ranges, in order,
+/// untrimmed, for readers that need the sentence around a place in the text.
+pub fn sentence_bounds(text: &str) -> Vec<Range<usize>> {
     let chars: Vec<char> = text.chars().collect();
-    let mut sentences = Vec::new();
+    // Byte offset of each char, and of the text's end.
+    let offsets: Vec<usize> = text
+        .char_indices()
+        .map(|(at, _)| at)
+        .chain([text.len()])
+        .collect();
+    let mut bounds = Vec::new();
+    let mut push = |from: usize, to: usize| {
+        if chars[from..to].iter().any(|c| c.is_alphanumeric()) {
+            bounds.push(offsets[from]..offsets[to]);
+        }
+    };
     let mut start = 0;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         if c == '\n' && blank_line_follows(&chars, i) {
-            push_sentence(&chars[start..i], &mut sentences);
+            push(start, i);
             start = i + 1;
         } else if is_terminator(c) {
             let mut end = i;
@@ -49,7 +71,7 @@ pub fn split_sentences(text: &str) -> Vec<String> {
             if end == chars.len()
                 || (chars[end].is_whitespace() && ends_sentence(&chars, start, i, end))
             {
-                push_sentence(&chars[start..end], &mut sentences);
+                push(start, end);
                 start = end;
             }
             i = end;
@@ -57,8 +79,8 @@ pub fn split_sentences(text: &str) -> Vec<String> {
         }
         i += 1;
     }
-    push_sentence(&chars[start..], &mut sentences);
-    sentences
+    push(start, chars.len());
+    bounds
 }
 
 /// After a newline at `i`, is there another one before any other non-whitespace?
@@ -102,14 +124,6 @@ fn ends_sentence(chars: &[char], start: usize, at: usize, end: usize) -> bool {
     let before_number =
         BEFORE_NUMBERS.contains(&word.as_str()) && next.is_some_and(|c| c.is_ascii_digit());
     !(is_initial || dotted || before_number || ABBREVIATIONS.contains(&word.as_str()))
-}
-
-fn push_sentence(chars: &[char], out: &mut Vec<String>) {
-    let s: String = chars.iter().collect();
-    let s = crate::text::one_line(&s);
-    if s.chars().any(char::is_alphanumeric) {
-        out.push(s);
-    }
 }
 
 #[cfg(test)]

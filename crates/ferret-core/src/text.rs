@@ -1,5 +1,10 @@
-//! Plain-text helpers the heuristic stages share: splitting into content terms, stop words,
-//! stemming. Kept here so the guardrail, the grader and the synthesizer agree on what a "term" is.
+//! How Ferret reads plain text, in one place so every stage reads it alike: content terms, stop
+//! and question words, stemming (the guardrail, the grader and the synthesizer agree on what a
+//! "term" is), proper names ([`names`]) and what a question asks for ([`question`]). Sentences
+//! are cut by [`crate::sentences`].
+
+pub mod names;
+pub mod question;
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -24,6 +29,27 @@ pub const STOP_WORDS: &[&str] = &[
     "will", "with", "would", "you", "your", "yours", "tell", "show", "find", "give", "know",
     "please", "many", "much", "s", "t",
 ];
+
+/// Question words, lowercase; most are stop words too, but the stages need to recognise them as such.
+pub const QUESTION_WORDS: &[&str] = &[
+    "what", "whats", "how", "hows", "why", "when", "where", "who", "whos", "which", "whose", "whom",
+];
+
+/// Auxiliary verbs that open a yes/no question ("Were X and Y both ...?").
+pub const AUX_VERBS: &[&str] = &[
+    "is", "are", "was", "were", "do", "does", "did", "have", "has", "had", "can", "could", "would",
+    "will", "should", "shall", "may", "might", "must",
+];
+
+/// Is `lower` a question word ("what", "whose")?
+pub fn is_question_word(lower: &str) -> bool {
+    QUESTION_WORDS.contains(&lower)
+}
+
+/// Is `lower` an auxiliary verb that may open a yes/no question ("were", "can")?
+pub fn is_aux_verb(lower: &str) -> bool {
+    AUX_VERBS.contains(&lower)
+}
 
 fn stop_words() -> &'static FxHashSet<&'static str> {
     static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();

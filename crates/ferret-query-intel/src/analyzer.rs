@@ -9,10 +9,12 @@ use ferret_core::StageOutput;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::util::{
-    find_word, has_word, is_aux_verb, is_error_class, is_question_word, name_runs, quoted_spans,
-    strip_possessive, tokenize, Token,
+use crate::util::{find_word, has_word};
+use ferret_core::text::names::{
+    is_error_class, name_runs, quoted_spans, strip_possessive, tokenize, LoneOpener, Token,
 };
+use ferret_core::text::question::Asked;
+use ferret_core::text::{is_aux_verb, is_question_word};
 
 /// The kind of question, which decides how it is decomposed and what a good answer looks like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -136,6 +138,10 @@ pub struct Analysis {
     /// read the analysis; the analyzer leaves it empty and the search fills it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub context: BTreeMap<String, String>,
+    /// What the question asks for (a year, a person, one of two options…), read by rules
+    /// whichever analyzer ran; the answer's writer takes it from here.
+    #[serde(default)]
+    pub asked: Asked,
 }
 
 impl Analysis {
@@ -195,6 +201,7 @@ impl HeuristicAnalyzer {
                 Complexity::Simple
             },
             context: BTreeMap::new(),
+            asked: Asked::read(question),
         }
     }
 }
@@ -327,7 +334,7 @@ fn normalized_lower(text: &str) -> String {
 pub(crate) fn is_comparison_question(question: &str) -> bool {
     let lower = question.to_ascii_lowercase();
     let first = words(question).next().unwrap_or_default();
-    let names = name_runs(question, true);
+    let names = name_runs(question, LoneOpener::Name);
     let names_before = |at: usize| names.iter().any(|(_, e)| *e <= at);
     let names_after = |at: usize| names.iter().any(|(s, _)| *s >= at);
 
@@ -511,7 +518,19 @@ pub(crate) fn extract_entities(question: &str) -> Vec<Entity> {
         ));
     }
 
-    for (start, end) in name_runs(question, false) {
+    let version_ends: Vec<usize> = found
+        .iter()
+        .filter(|(_, e)| e.kind == EntityKind::Version)
+        .map(|(start, e)| start + e.text.len())
+        .collect();
+    for (start, end) in name_runs(question, LoneOpener::NotName) {
+        // A number that ends a version ("Java 21") is the version's; the name is the product's.
+        let end = if version_ends.contains(&end) {
+            let name = question[start..end].trim_end_matches(|c: char| c.is_ascii_digit());
+            start + name.trim_end().len()
+        } else {
+            end
+        };
         let inside_quotes = quoted_spans
             .iter()
             .any(|(qs, qe)| start >= *qs && end <= *qe);

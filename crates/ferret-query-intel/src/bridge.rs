@@ -8,8 +8,9 @@ use std::collections::HashSet;
 use ferret_core::text::term_set;
 use ferret_core::{Hit, StageOutput};
 
-use crate::util::{name_runs, quoted_spans, tokenize};
 use crate::{Analysis, Complexity, QueryType};
+use ferret_core::text::is_question_word;
+use ferret_core::text::names::{name_runs, quoted_titles, tokenize, LoneOpener};
 
 /// How a question is answered, as the strategy chooser sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +63,7 @@ impl Hop {
     /// name in it that the question does not hold, or about the whole query when there is none.
     pub fn for_query(query: &str, question: &str) -> Self {
         let asked = term_set(question);
-        let entity = name_runs(query, true)
+        let entity = name_runs(query, LoneOpener::Name)
             .into_iter()
             .map(|(start, end)| query[start..end].trim())
             .find(|name| !term_set(name).is_subset(&asked))
@@ -168,7 +169,7 @@ pub enum NameRanking {
 
 /// Does `text` ask something: a question mark, or a question word?
 fn asks_something(text: &str) -> bool {
-    text.contains('?') || ferret_core::text::words(text).any(|w| crate::util::is_question_word(&w))
+    text.contains('?') || ferret_core::text::words(text).any(|w| is_question_word(&w))
 }
 
 /// Finds the next hop of a multi-hop question in the results so far.
@@ -535,7 +536,7 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
             context: sentence_around(text, start, end).to_owned(),
         });
     };
-    for (start, end) in name_runs(text, true) {
+    for (start, end) in name_runs(text, LoneOpener::Name) {
         let run = &text[start..end];
         let single = !run.trim().contains(char::is_whitespace);
         let lower = run.trim().to_lowercase();
@@ -551,12 +552,8 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
         }
         push(start, end, false);
     }
-    for (start, end) in quoted_spans(text) {
-        let title = &text[start..end];
-        let words = title.split_whitespace().count();
-        if title.chars().next().is_some_and(char::is_uppercase) && (1..=8).contains(&words) {
-            push(start, end, true);
-        }
+    for (start, end) in quoted_titles(text) {
+        push(start, end, true);
     }
     found
 }
@@ -593,7 +590,7 @@ const COMPARATIVE_WORDS: &[&str] = &[
 /// The names the question holds, as written, without duplicates.
 pub(crate) fn question_names(question: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    for (start, end) in name_runs(question, true) {
+    for (start, end) in name_runs(question, LoneOpener::Name) {
         let name = question[start..end].trim().to_owned();
         if !names.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
             names.push(name);

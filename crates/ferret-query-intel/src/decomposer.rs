@@ -10,10 +10,9 @@ use regex::Regex;
 
 use crate::analyzer::{is_comparison_question, Analysis, Complexity, QueryType};
 use crate::error_question::{error_version_queries, root_cause};
-use crate::util::{
-    dedup_key, find_word, is_aux_verb, is_question_word, join_words, name_runs, strip_possessive,
-    tokenize, COMPARATIVES,
-};
+use crate::util::{dedup_key, find_word, join_words, COMPARATIVES};
+use ferret_core::text::names::{name_runs, strip_possessive, tokenize, LoneOpener, Token};
+use ferret_core::text::{is_aux_verb, is_question_word};
 
 /// A question split into focused queries, with what the decomposer thinks is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -383,7 +382,7 @@ fn is_side_filler(lower: &str) -> bool {
 /// words after its last preposition ("the economies of japan" -> "japan"), or its trailing words.
 fn left_side(part: &str) -> String {
     let part = part.trim();
-    if let Some(&(start, end)) = name_runs(part, true).last() {
+    if let Some(&(start, end)) = name_runs(part, LoneOpener::Name).last() {
         return clean_side(&part[start..with_version(part, end)]);
     }
     let lower = part.to_ascii_lowercase();
@@ -419,7 +418,10 @@ fn right_side(part: &str) -> String {
         return String::new();
     };
     let start = tokens[first].start;
-    if let Some(&(s, e)) = name_runs(part, true).iter().find(|(s, _)| *s == start) {
+    if let Some(&(s, e)) = name_runs(part, LoneOpener::Name)
+        .iter()
+        .find(|(s, _)| *s == start)
+    {
         // A title with small words ("First for Women") runs to the end when nothing else follows.
         let rest = &tokens[tokens
             .iter()
@@ -490,7 +492,7 @@ fn find_last_word(lower: &str, needle: &str) -> Option<usize> {
 /// `side` without leading or trailing filler words and punctuation.
 fn clean_side(side: &str) -> String {
     let tokens = tokenize(side);
-    let keep = |t: &&crate::util::Token<'_>| !t.word.is_empty() && !is_side_filler(&t.lower());
+    let keep = |t: &&Token<'_>| !t.word.is_empty() && !is_side_filler(&t.lower());
     let first = tokens.iter().position(|t| keep(&t));
     let last = tokens.iter().rposition(|t| keep(&t));
     match (first, last) {
@@ -714,6 +716,7 @@ mod tests {
             intent: "find_facts".into(),
             complexity: Complexity::Complex,
             context: Default::default(),
+            asked: Default::default(),
         };
         assert_eq!(
             HeuristicDecomposer.sub_queries("zebra stripes", &analysis, 3),
@@ -784,6 +787,7 @@ mod tests {
                 intent: String::new(),
                 complexity: Complexity::Complex,
                 context: Default::default(),
+                asked: Default::default(),
             }
         })
     }

@@ -4,6 +4,7 @@
 //! last turn. [`FollowUpResolver`] is the stage: [`HeuristicFollowUpResolver`] applies the rules
 //! of [`resolve_follow_up`], and a model-backed one (`LlmFollowUpResolver`) sits beside it.
 
+use ferret_core::text::names::{name_runs, proper_names, LoneOpener};
 use std::sync::OnceLock;
 
 use ferret_core::text::years;
@@ -213,56 +214,17 @@ fn followed_by_word(text: &str, at: usize) -> bool {
         .is_some_and(char::is_alphabetic)
 }
 
-/// Is `text` a proper name: every word capitalised, or a number?
+/// Is `text` one proper name, or a number?
 fn is_name(text: &str) -> bool {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    !words.is_empty()
-        && words.iter().all(|w| {
-            w.chars()
-                .next()
-                .is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
-                || matches!(*w, "of" | "the" | "de" | "and")
-        })
+    let text = text.trim();
+    !text.is_empty()
+        && (text.chars().all(|c| c.is_ascii_digit()) || proper_names(text) == [(0, text.len())])
 }
 
-/// Byte ranges of the runs of capitalised words in `text`, leaving out a lone capitalised first
-/// word (a sentence starts with one). A run stops at punctuation: "Rome, Paris" are two names.
+/// Byte ranges of the names in `text`, a lone capitalised first word left out (a sentence
+/// starts with one).
 fn names_in(text: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    // (start, end, words) of the run being read.
-    let mut run: Option<(usize, usize, usize)> = None;
-    let mut close = |run: &mut Option<(usize, usize, usize)>| {
-        if let Some((start, end, words)) = run.take() {
-            if !(start == 0 && words == 1) {
-                out.push((start, end));
-            }
-        }
-    };
-    for (start, word) in word_spans(text) {
-        let trimmed = word.trim_end_matches(|c: char| !c.is_alphanumeric());
-        let end = start + trimmed.len();
-        if trimmed.chars().next().is_some_and(char::is_uppercase) {
-            match &mut run {
-                Some((_, run_end, words)) => {
-                    *run_end = end;
-                    *words += 1;
-                }
-                None => run = Some((start, end, 1)),
-            }
-        } else {
-            close(&mut run);
-        }
-        if trimmed.len() != word.len() {
-            close(&mut run);
-        }
-    }
-    close(&mut run);
-    out
-}
-
-fn word_spans(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.split_whitespace()
-        .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+    name_runs(text, LoneOpener::NotName)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use ferret_core::text::{content_terms, is_stop_word, words};
 use ferret_core::StageOutput;
 use serde::{Deserialize, Serialize};
 
-use crate::util::is_question_word;
+use ferret_core::text::is_question_word;
 
 /// What the user wants, as far as the guardrail can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

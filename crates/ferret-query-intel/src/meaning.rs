@@ -10,8 +10,8 @@ use std::sync::Arc;
 use ferret_core::{cosine, EmbedError, Embedder, Hit, Implementation, RetryClass, StageOutput};
 
 use crate::bridge::{question_names, BridgeCandidate};
-use crate::util::name_runs;
 use crate::{BridgeFinder, Hop, HopFinder, HopRequest, QuestionShape};
+use ferret_core::text::names::{name_runs, LoneOpener};
 
 /// The bridge hop finder that ranks the rules' names by meaning with an embedder (the one the
 /// index's vectors came from), falling back to the rules' order when embedding fails.
@@ -90,7 +90,7 @@ fn by_rank_sum(candidates: Vec<BridgeCandidate>, similarity: &[f32]) -> Vec<Brid
 fn unanswered_part(question: &str) -> String {
     let mut rest = String::new();
     let mut at = 0;
-    for (start, end) in name_runs(question, true) {
+    for (start, end) in name_runs(question, LoneOpener::Name) {
         rest.push_str(&question[at..start]);
         at = end;
     }

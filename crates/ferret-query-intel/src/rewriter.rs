@@ -15,7 +15,7 @@ use crate::context::missing_versions;
 use crate::error_question::{error_component, root_error};
 use ferret_core::text::{cut, one_line, CutMark};
 
-use crate::util::is_error_class;
+use ferret_core::text::names::is_error_class;
 
 /// Rewrites a query for the backends.
 #[async_trait::async_trait]

@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use ferret_core::text::question::Asked;
 use ferret_core::{Citation, Hit, Implementation, ShortAnswer, StageOutput, TextSink, TraceStep};
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +45,17 @@ pub struct Situation {
     /// What the search did, one line per telling step (a follow-up read against the thread,
     /// the queries sent, a backend that failed, how good the results were).
     pub search: Vec<String>,
+    /// What the question asks for, as the analysis read it; `None` when nothing read it, and
+    /// the question is read where it is needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<Asked>,
+}
+
+impl Situation {
+    /// What `question` asks for: the analysis's reading when there is one.
+    pub fn asked_by(&self, question: &str) -> Asked {
+        self.asked.clone().unwrap_or_else(|| Asked::read(question))
+    }
 }
 
 /// One earlier turn of a conversation, as the answer's writer reads it.

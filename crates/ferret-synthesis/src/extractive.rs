@@ -5,8 +5,10 @@ use ferret_core::{text, Hit, ShortAnswer, StageOutput};
 use serde::{Deserialize, Serialize};
 
 use crate::factoid::{self, Draft};
-use crate::question::Asked;
-use crate::{check_citations, split_sentences, strip_markers, Answer, AnswerSynthesizer};
+use crate::question::{Asked, Question};
+use crate::{
+    check_citations, split_sentences, strip_markers, Answer, AnswerSynthesizer, Situation,
+};
 use ferret_core::sentences::{is_closer, is_terminator};
 
 /// Limits of the extractive answer.
@@ -132,11 +134,17 @@ impl ExtractiveSynthesizer {
 
     /// The synthesis itself, without the async wrapper.
     pub fn answer(&self, question: &str, hits: &[Hit]) -> Answer {
+        self.answer_as_asked(question, Asked::read(question), hits)
+    }
+
+    /// [`answer`](Self::answer) to a question asking for what `asked` says (the analysis's
+    /// reading), so the question is not read again.
+    pub fn answer_as_asked(&self, question: &str, asked: Asked, hits: &[Hit]) -> Answer {
         let c = &self.config;
         if hits.is_empty() || c.max_sentences == 0 || c.max_sources == 0 {
             return Answer::default();
         }
-        let asked = Asked::read(question);
+        let asked = Question::as_asked(question, asked);
         if asked.is_factoid() {
             return self.factoid(&asked, hits);
         }
@@ -145,7 +153,7 @@ impl ExtractiveSynthesizer {
 
     /// The answer to a question asking for a fact: the sentence stating it (and the one linking
     /// it to the question), and the fact in a few words.
-    fn factoid(&self, asked: &Asked, hits: &[Hit]) -> Answer {
+    fn factoid(&self, asked: &Question, hits: &[Hit]) -> Answer {
         let c = &self.config;
         match factoid::draft(asked, hits, c.max_sources, c.factoid_words) {
             Draft::Stated { sentences, short } => {
@@ -305,6 +313,16 @@ impl ExtractiveSynthesizer {
 impl AnswerSynthesizer for ExtractiveSynthesizer {
     async fn synthesize(&self, question: &str, hits: &[Hit]) -> StageOutput<Answer> {
         StageOutput::heuristic(self.answer(question, hits))
+    }
+
+    async fn synthesize_in(
+        &self,
+        question: &str,
+        hits: &[Hit],
+        situation: &Situation,
+    ) -> StageOutput<Answer> {
+        let asked = situation.asked_by(question);
+        StageOutput::heuristic(self.answer_as_asked(question, asked, hits))
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use ferret_core::text::{self, term_set};
 use ferret_core::Hit;
 
-use crate::question::{AnswerKind, Asked, Compared, Direction};
+use crate::question::{AnswerKind, Compared, Direction, Question};
 use crate::spans::{self, Span};
 use crate::{split_sentences, strip_markers};
 
@@ -62,7 +62,7 @@ const MIN_LINK_WORDS: usize = 8;
 
 /// The factoid answer to `asked` from `hits` (best first; at most `sources` of them are read for
 /// the answer sentence), at most `max_words` long.
-pub(crate) fn draft(asked: &Asked, hits: &[Hit], sources: usize, max_words: usize) -> Draft {
+pub(crate) fn draft(asked: &Question, hits: &[Hit], sources: usize, max_words: usize) -> Draft {
     match asked.kind {
         AnswerKind::Choice => {
             if let Some(draft) = choice(asked, hits, max_words) {
@@ -183,7 +183,7 @@ fn listed_with(sentence: &str, span: &Span, kind: AnswerKind) -> Span {
 /// sentence on the page of a named thing restates the question's own words, while the answer is
 /// often on the page the named thing leads to (a page no question word names, but a top hit's
 /// text does).
-fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
+fn sentences_of(asked: &Question, hits: &[Hit]) -> Vec<Sentence> {
     let named: HashSet<String> = asked.names.iter().flat_map(|n| term_set(n)).collect();
     let rest: HashSet<String> = asked.terms.difference(&named).cloned().collect();
     let rest = if rest.is_empty() {
@@ -308,7 +308,7 @@ fn sentences_of(asked: &Asked, hits: &[Hit]) -> Vec<Sentence> {
 /// A span naming another page's subject is the link to that page, not the answer: the answer is
 /// what that page says.
 fn best_span(
-    asked: &Asked,
+    asked: &Question,
     sentence: &str,
     page: &Hit,
     other_subjects: &[HashSet<String>],
@@ -362,7 +362,7 @@ fn is_a_name_on(page: &Hit, word: &str) -> bool {
 }
 
 /// Byte positions of the question's content words in `sentence`.
-fn anchor_positions(asked: &Asked, sentence: &str) -> Vec<usize> {
+fn anchor_positions(asked: &Question, sentence: &str) -> Vec<usize> {
     let mut out = Vec::new();
     let mut at = 0;
     for piece in sentence.split(|c: char| !c.is_alphanumeric()) {
@@ -514,7 +514,7 @@ fn defines_as(sentence: &str, heads: &[String]) -> bool {
 
 /// Does `sentence` hold the noun the question asks for ("what sports team" → "team"), where
 /// it is not part of a name the question gives?
-fn holds_head(asked: &Asked, sentence: &str) -> bool {
+fn holds_head(asked: &Question, sentence: &str) -> bool {
     if asked.heads.is_empty() || asked.heads.len() > 3 {
         return false;
     }
@@ -615,7 +615,7 @@ struct Side {
 /// "Which is longer, X or Y?": each option's compared value, read on its page; the option that
 /// wins by the question's direction. Without a direction or a value on both sides, the option
 /// whose page holds more of the question's other words.
-fn choice(asked: &Asked, hits: &[Hit], max_words: usize) -> Option<Draft> {
+fn choice(asked: &Question, hits: &[Hit], max_words: usize) -> Option<Draft> {
     let options = asked.options.as_ref()?;
     let option_terms: HashSet<String> = options.iter().flat_map(|o| term_set(o)).collect();
     let rest: HashSet<String> = asked.terms.difference(&option_terms).cloned().collect();
@@ -651,7 +651,7 @@ fn choice(asked: &Asked, hits: &[Hit], max_words: usize) -> Option<Draft> {
 
 /// "Are both X and Y …?", "Were X and Y of the same …?": what the question asks of them, checked
 /// on each one's page.
-fn yes_or_no(asked: &Asked, hits: &[Hit], max_words: usize) -> Option<Draft> {
+fn yes_or_no(asked: &Question, hits: &[Hit], max_words: usize) -> Option<Draft> {
     let question_names = question_subjects(asked, hits);
     if question_names.is_empty() {
         return None;
@@ -673,7 +673,7 @@ fn yes_or_no(asked: &Asked, hits: &[Hit], max_words: usize) -> Option<Draft> {
         .iter()
         .map(|name| side(hits, name, &property, None))
         .collect::<Option<_>>()?;
-    let same = asked.words.contains("same") || asked.words.contains("common");
+    let same = asked.words.iter().any(|w| w == "same" || w == "common");
     let verdict = if same && sides.len() >= 2 {
         // The same what? Compare the proper names and the property's words each side's sentence
         // holds (nationalities, places, kinds).
@@ -700,7 +700,7 @@ fn yes_or_no(asked: &Asked, hits: &[Hit], max_words: usize) -> Option<Draft> {
 
 /// The things a yes/no question names, as written: its proper names that have a page among
 /// `hits`, at most two.
-fn question_subjects(asked: &Asked, hits: &[Hit]) -> Vec<String> {
+fn question_subjects(asked: &Question, hits: &[Hit]) -> Vec<String> {
     asked
         .names
         .iter()

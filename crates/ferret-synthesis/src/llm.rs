@@ -8,7 +8,7 @@ use ferret_llm::{
 
 use ferret_core::{ShortAnswer, TextSink};
 
-use crate::question::{AnswerKind, Asked};
+use crate::question::AnswerKind;
 use crate::streamed::AnswerField;
 use crate::{check_citations, Answer, AnswerSynthesizer, ExtractiveSynthesizer, Situation};
 
@@ -120,7 +120,10 @@ impl LlmSynthesizer {
         sink: &TextSink<'_>,
     ) -> StageOutput<Answer> {
         if hits.iter().all(|h| h.text.trim().is_empty()) {
-            return self.extractive.synthesize(question, hits).await;
+            return self
+                .extractive
+                .synthesize_in(question, hits, situation)
+                .await;
         }
         let shown = &hits[..hits.len().min(self.model.config().max_sources.max(1))];
         let mut sources = PromptSource::numbered(shown);
@@ -132,7 +135,7 @@ impl LlmSynthesizer {
             conversation: situation.conversation.clone(),
             search: situation.search.clone(),
         };
-        let yes_or_no = Asked::read(question).kind == AnswerKind::YesNo;
+        let yes_or_no = situation.asked_by(question).kind == AnswerKind::YesNo;
         let accept = |reply: SynthesisReply| {
             let mut answer = check_citations(reply.answer.trim(), shown);
             if answer.citations.is_empty() {
@@ -160,7 +163,7 @@ impl LlmSynthesizer {
                 &context,
                 220,
                 accept,
-                self.extractive.synthesize(question, hits),
+                self.extractive.synthesize_in(question, hits, situation),
                 sink,
             )
             .await;

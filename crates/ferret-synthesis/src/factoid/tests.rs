@@ -7,7 +7,7 @@ fn page(id: &str, title: &str, text: &str) -> Hit {
 }
 
 fn stated(question: &str, hits: &[Hit]) -> (Vec<String>, Option<String>) {
-    match draft(&Asked::read(question), hits, 3, 50) {
+    match draft(&Question::read(question), hits, 3, 50) {
         Draft::Stated { sentences, short } => (
             sentences.into_iter().map(|c| c.text).collect(),
             short.map(|(s, _)| s),
@@ -100,7 +100,7 @@ fn a_page_off_the_questions_chain_is_not_read_for_its_answer() {
         ),
     ];
     let question = "What is the population of the town Munsonville is in?";
-    match draft(&Asked::read(question), &hits, 3, 50) {
+    match draft(&Question::read(question), &hits, 3, 50) {
         Draft::NotStated { closest } => assert_eq!(closest, [0]),
         stated => panic!("a number on an unrelated page is no answer: {stated:?}"),
     }
@@ -189,7 +189,7 @@ fn a_page_the_question_names_is_on_the_chain_though_the_pages_do_not_name_each_o
         ),
     ];
     match draft(
-        &Asked::read("What were both Hawker Hurricane and No. 1455 Flight part of?"),
+        &Question::read("What were both Hawker Hurricane and No. 1455 Flight part of?"),
         &hits,
         3,
         46,
