@@ -251,13 +251,14 @@ pub const RULES: &[Rule] = &[
     Rule {
         krate: "ferret-research",
         forbidden: &[
+            "ferret-agent",
             "ferret-backends-local",
             "ferret-backends-qdrant",
             "ferret-backends-web",
             "ferret-backends-hub",
             "ferret-embed",
         ],
-        why: "research searches through traits: the facade wires the indexes and the web engines",
+        why: "research searches through traits and writes with synthesis's report stages: the facade wires the indexes, the web engines and the agent",
     },
     Rule {
         krate: "ferret-knowledge",

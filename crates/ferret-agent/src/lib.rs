@@ -33,19 +33,23 @@ pub use find_model::{
     tool_name, CandidateValidator, FindStep, HeuristicModelSearchPlanner, LlmCandidateValidator,
     LlmModelSearchPlanner, ModelSearchPlanner, NameMatch, RuleValidator, Scored, MAX_FIND_STEPS,
 };
+// The report's stages are synthesis's; the planner strategy uses them and names them here too.
+pub use ferret_synthesis::{
+    finalize_report, HeuristicReportWriter, ReportEvaluator, ReportRequest, ReportWriter,
+    StepEvidence, Verdict,
+};
 pub use planner::{
-    finalize_report, plan_text, substitute, without_references, ArgumentError, ArgumentKind,
-    ArgumentValue, HeuristicPlanner, HeuristicReportWriter, LlmPlanEvaluator, LlmPlanner,
-    LlmReportEvaluator, LlmReportWriter, NamedParameter, Plan, PlanError, PlanEvaluator,
-    PlanRecord, PlanRequest, PlanStages, PlanStep, Planner, RecordedStep, RecordedVerdict,
-    ReportEvaluator, ReportRequest, ReportWriter, StepArguments, StepEvidence, ToolSignature,
+    plan_text, substitute, without_references, ArgumentError, ArgumentKind, ArgumentValue,
+    HeuristicPlanner, LlmPlanEvaluator, LlmPlanner, LlmReportEvaluator, LlmReportWriter,
+    NamedParameter, Plan, PlanError, PlanEvaluator, PlanRecord, PlanRequest, PlanStages, PlanStep,
+    Planner, RecordedStep, RecordedVerdict, StepArguments, ToolSignature,
 };
 pub use prompts::{
     CandidateJudgement, CandidateValidationContext, CandidateValidationReply, FileCandidate,
     ModelSearchPlanReply, ModelSearchPlanningContext, ModelSearchStepReply, PlanEvaluationContext,
     PlanReply, PlanningContext, ReportEvaluationContext, ReportReply, ReportSectionReply,
     ReportWritingContext, SearchToolDescription, ToolChoiceReply, ToolDescription,
-    ToolSelectionContext, Verdict, DONE_TOOL,
+    ToolSelectionContext, DONE_TOOL,
 };
 pub use session::{InMemorySessions, SessionLimits, SessionStore, Sessions, Turn};
 pub use stages::{StageConfig, Stages};

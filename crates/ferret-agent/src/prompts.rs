@@ -4,6 +4,7 @@
 //! template engine, the `data` fence and the structured-output parser are `ferret-llm`'s.
 
 use ferret_llm::{reply_schema, restrict_to_labels, PromptContext, PromptSource, Stage};
+use ferret_synthesis::Verdict;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -115,17 +116,6 @@ pub struct PlanEvaluationContext {
     pub question: String,
     /// The plan to judge, as the planner wrote it.
     pub plan: String,
-}
-
-/// An evaluator's judgement of a plan or a report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Verdict {
-    /// true if it is good enough as it is, false if it must change.
-    #[serde(alias = "approved", alias = "accepted", alias = "ok")]
-    pub acceptable: bool,
-    /// What to change, in one to three short sentences; empty when acceptable.
-    #[serde(default, alias = "reason", alias = "critique", alias = "comments")]
-    pub feedback: String,
 }
 
 impl PromptContext for PlanEvaluationContext {

@@ -8,12 +8,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferret_agent::{finalize_report, ReportEvaluator, ReportRequest, ReportWriter, StepEvidence};
 use ferret_core::{Hit, Implementation, Report, ReportSection};
 use ferret_knowledge::{Documentalist, Given, KnowledgeSource};
 use ferret_plan::{
     substitute, ArgumentValue, Plan, PlanRecord, PlanStep, RecordedStep, RecordedVerdict,
     StepArguments,
+};
+use ferret_synthesis::{
+    finalize_report, ReportEvaluator, ReportRequest, ReportWriter, StepEvidence,
 };
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -454,7 +456,7 @@ impl Researcher {
         if matches!(record.written_by, Implementation::Llm { .. }) {
             return record.report.clone();
         }
-        let writer = ferret_agent::HeuristicReportWriter::default();
+        let writer = ferret_synthesis::HeuristicReportWriter::default();
         note(&writer, &record.run, &record.brief).await.markdown
     }
 

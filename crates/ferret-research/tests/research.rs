@@ -5,13 +5,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use ferret_agent::{HeuristicReportWriter, ReportEvaluator, Verdict};
 use ferret_collection::IngestReport;
 use ferret_core::{Hit, StageOutput};
 use ferret_knowledge::{Documentalist, DocumentalistError, KnowledgeIndex, KnowledgeRegistry};
 use ferret_research::{
     ResearchConfig, ResearchPlanRequest, ResearchPlanner, ResearchTools, Researcher, Syllabus,
 };
+use ferret_synthesis::{HeuristicReportWriter, ReportEvaluator, Verdict};
 
 /// An index that takes every file as new.
 struct Taking;

@@ -10,8 +10,9 @@ use ferret_synthesis::ExtractiveSynthesizer;
 
 use super::evaluation::{LlmPlanEvaluator, LlmReportEvaluator};
 use super::planning::{HeuristicPlanner, LlmPlanner};
-use super::stages::{PlanEvaluator, Planner, ReportEvaluator, ReportWriter};
-use super::writing::{HeuristicReportWriter, LlmReportWriter};
+use super::stages::{PlanEvaluator, Planner};
+use super::writing::LlmReportWriter;
+use ferret_synthesis::{HeuristicReportWriter, ReportEvaluator, ReportWriter};
 
 /// The planner strategy's stages. The evaluators are optional: without one, plans and reports
 /// are taken as they are.

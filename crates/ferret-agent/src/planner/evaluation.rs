@@ -5,7 +5,8 @@ use async_trait::async_trait;
 use ferret_core::StageOutput;
 use ferret_llm::{PromptContext, StageModel};
 
-use super::stages::{PlanEvaluator, ReportEvaluator};
+use super::stages::PlanEvaluator;
+use ferret_synthesis::ReportEvaluator;
 
 /// A verdict from an evaluator that could not judge: nothing is sent back.
 fn pass() -> Verdict {

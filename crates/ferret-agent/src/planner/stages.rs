@@ -1,9 +1,10 @@
-//! The planner strategy's stages as traits: the planner, the plan evaluator, the report writer
-//! and the report evaluator, and what each is given. `assembly` puts a set together.
+//! The planner strategy's own stages as traits: the planner and the plan evaluator, and what
+//! each is given (the report writer and evaluator are `ferret-synthesis`'s). `assembly` puts a
+//! set together.
 
 use crate::{ToolDescription, Verdict};
 use async_trait::async_trait;
-use ferret_core::{Hit, Report, StageOutput};
+use ferret_core::StageOutput;
 use ferret_query_intel::Analysis;
 
 /// What a planner is asked: a first plan, or a corrected one when `previous_plan` is set.
@@ -37,53 +38,4 @@ pub trait Planner: Send + Sync {
 pub trait PlanEvaluator: Send + Sync {
     /// Is `plan` (canonical text, see [`Plan::render`]) good enough to answer `question`?
     async fn evaluate(&self, question: &str, plan: &str) -> StageOutput<Verdict>;
-}
-
-/// One plan step as the report writer sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepEvidence {
-    /// The step's variable, as `E1`.
-    pub variable: String,
-    /// The tool it called.
-    pub tool: String,
-    /// The query it searched, earlier results substituted.
-    pub query: String,
-    /// The `Plan:` line written before the step, if any.
-    pub reasoning: Option<String>,
-    /// Positions in [`ReportRequest::evidence`] of the hits the step found, best first.
-    pub hits: Vec<usize>,
-}
-
-/// What a report writer is given.
-#[derive(Debug, Clone, Copy)]
-pub struct ReportRequest<'a> {
-    /// The question the report answers.
-    pub question: &'a str,
-    /// The plan that ran, as text.
-    pub plan: &'a str,
-    /// The steps that found evidence, in the order they ran.
-    pub steps: &'a [StepEvidence],
-    /// The hits graded relevant, best first: the report's sources.
-    pub evidence: &'a [Hit],
-    /// A report evaluator's feedback on the previous report, when it sent that one back.
-    pub feedback: Option<&'a str>,
-    /// What the report must cover, when a brief says it (a research run's themes and axes, as
-    /// markdown); `None` for a question's report.
-    pub brief: Option<&'a str>,
-}
-
-/// Writes the report.
-#[async_trait]
-pub trait ReportWriter: Send + Sync {
-    /// A report answering `request.question` from `request.evidence`. Its `[n]` markers are
-    /// 1-based positions in `request.evidence`; the agent drops those that point nowhere and
-    /// renumbers the rest in order of first use.
-    async fn write(&self, request: &ReportRequest<'_>) -> StageOutput<Report>;
-}
-
-/// Judges a written report.
-#[async_trait]
-pub trait ReportEvaluator: Send + Sync {
-    /// Does `report` (rendered as markdown, references included) answer `question` well enough?
-    async fn evaluate(&self, question: &str, report: &str) -> StageOutput<Verdict>;
 }

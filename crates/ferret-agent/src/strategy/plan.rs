@@ -21,11 +21,12 @@ use tracing::Instrument;
 
 use super::SearchStrategy;
 use crate::planner::{
-    finalize_report as finalize, substitute, without_references, HeuristicPlanner, Plan,
-    PlanRecord, PlanRequest, PlanStep, RecordedStep, RecordedVerdict, ReportRequest, StepEvidence,
+    substitute, without_references, HeuristicPlanner, Plan, PlanRecord, PlanRequest, PlanStep,
+    RecordedStep, RecordedVerdict,
 };
 use crate::run::{elapsed_ms, Ending, SearchRun};
 use crate::tools::{ToolBox, ToolRequest, SEARCH_TOOL};
+use ferret_synthesis::{finalize_report as finalize, ReportRequest, StepEvidence};
 
 /// Plan, run the plan as a dependency graph, write a report.
 #[derive(Debug, Clone, Copy, Default)]

@@ -1,9 +1,26 @@
-//! The report as the user reads it: markers checked against the evidence and renumbered across
-//! sections, rendered as markdown with a reference list.
+//! Reports: the stages that write and judge them ([`ReportWriter`], [`ReportEvaluator`], the
+//! [`HeuristicReportWriter`] that needs no model), and the report as the user reads it: markers
+//! checked against the evidence and renumbered across sections, rendered as markdown with a
+//! reference list. A planned search's report and a research run's note are both written here.
 
-use ferret_core::text::one_line;
+use crate::{check_citations, Answer};
+use ferret_core::text::{cut, one_line, CutMark};
 use ferret_core::{Citation, Hit, Report, ReportSection};
-use ferret_synthesis::{check_citations, Answer};
+
+mod heuristic;
+mod stages;
+
+pub use heuristic::HeuristicReportWriter;
+pub use stages::{ReportEvaluator, ReportRequest, ReportWriter, StepEvidence, Verdict};
+
+/// Longest report title, in characters.
+const MAX_TITLE_CHARS: usize = 160;
+
+/// The title of a report on `question` when its writer gave none: the question on one line,
+/// cut to a title's length.
+pub fn report_title(question: &str) -> String {
+    cut(&one_line(question), MAX_TITLE_CHARS, CutMark::Ellipsis)
+}
 
 /// Separates sections while their markers are checked together; never in a section's text.
 const SECTION_BREAK: char = '\u{1e}';
@@ -11,7 +28,7 @@ const SECTION_BREAK: char = '\u{1e}';
 /// The report with its markers checked against `evidence` and renumbered in order of first use
 /// across all sections, and the answer rendering it as markdown with its reference list; `None`
 /// when no section is left with text.
-pub fn finalize(report: Report, evidence: &[Hit]) -> Option<(Report, Answer)> {
+pub fn finalize_report(report: Report, evidence: &[Hit]) -> Option<(Report, Answer)> {
     let (headings, texts): (Vec<String>, Vec<String>) = report
         .sections
         .into_iter()
@@ -75,7 +92,7 @@ fn render_markdown(report: &Report, citations: &[Citation]) -> String {
 
 /// Each citation marker of `text` (`[n]`, `[n, m]`) with `map` applied to its numbers; numbers
 /// `map` rejects are dropped, and a marker left empty goes. Other brackets stay as they are.
-pub(super) fn map_markers(text: &str, map: impl Fn(usize) -> Option<usize>) -> String {
+fn map_markers(text: &str, map: impl Fn(usize) -> Option<usize>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find('[') {
@@ -168,7 +185,7 @@ mod tests {
                 },
             ],
         };
-        let (report, answer) = finalize(report, &evidence).unwrap();
+        let (report, answer) = finalize_report(report, &evidence).unwrap();
         assert_eq!(report.title, "Q (1)");
         assert_eq!(report.sections.len(), 2, "{report:?}");
         assert_eq!(report.sections[0].text, "First [1]. Second.");
