@@ -22,11 +22,17 @@ pub const CIVITAI_KEY_VARIABLE: &str = "CIVITAI_API_KEY";
 /// Models Civitai returns per page at most.
 const MAX_PAGE_SIZE: usize = 100;
 
-/// How a [`CivitaiBackend`] searches.
-#[derive(Debug, Clone)]
+/// How a [`CivitaiBackend`] searches. It reads from `ferret.toml`'s `[hub.civitai]` table as it
+/// is (`timeout_seconds` for the timeout); what the table leaves out keeps its default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CivitaiConfig {
     /// The API key, when there is one: public models need none.
+    #[serde(skip)]
     pub key: Option<ApiKey>,
+    /// The variable the key is read from, when set and `key` is `None`, as the backend is made
+    /// (default `CIVITAI_API_KEY`).
+    pub key_variable: Option<String>,
     /// Where the API lives; a mock server's address in tests.
     pub base_url: String,
     /// Where model pages live (links in hits).
@@ -36,6 +42,7 @@ pub struct CivitaiConfig {
     /// Pages of search results read at most per call (each up to the request's limit).
     pub max_pages: usize,
     /// Longest wait for one answer.
+    #[serde(rename = "timeout_seconds", deserialize_with = "ferret_http::seconds")]
     pub timeout: Duration,
     /// Calls per second at most. Civitai documents no number for its public reads (they are
     /// cached, with throttling against abuse), so this stays modest.
@@ -45,15 +52,19 @@ pub struct CivitaiConfig {
 impl Default for CivitaiConfig {
     /// The public API, with the key from `CIVITAI_API_KEY` when it is set.
     fn default() -> Self {
-        Self::with_key(crate::optional_key(CIVITAI_KEY_VARIABLE))
+        Self {
+            key_variable: Some(CIVITAI_KEY_VARIABLE.to_owned()),
+            ..Self::with_key(None)
+        }
     }
 }
 
 impl CivitaiConfig {
-    /// The public API with `key`, if any.
+    /// The public API with `key`, if any, and no variable to read one from.
     pub fn with_key(key: Option<ApiKey>) -> Self {
         Self {
             key,
+            key_variable: None,
             base_url: "https://civitai.com".into(),
             site_url: "https://civitai.com".into(),
             name: ModelSource::Civitai.as_str().into(),
@@ -80,8 +91,8 @@ impl CivitaiBackend {
         let site = base_url(&config.site_url)?;
         let mut http = Http::new(&config.name, config.timeout)?
             .with_refusal_hint("this model needs a signed-in download: set CIVITAI_API_KEY");
-        if let Some(key) = &config.key {
-            http = http.with_key(AUTHORIZATION, key.clone(), KeyForm::Bearer);
+        if let Some(key) = crate::key_or_variable(&config.key, &config.key_variable) {
+            http = http.with_key(AUTHORIZATION, key, KeyForm::Bearer);
         }
         Ok(Self {
             config,

@@ -25,11 +25,18 @@ pub const HF_TOKEN_VARIABLE: &str = "HF_TOKEN";
 /// Models the Hub returns per page at most, as the search asks.
 const MAX_PAGE_SIZE: usize = 100;
 
-/// How a [`HuggingFaceBackend`] searches.
-#[derive(Debug, Clone)]
+/// How a [`HuggingFaceBackend`] searches. It reads from `ferret.toml`'s `[hub.huggingface]`
+/// table as it is (`timeout_seconds` for the timeout); what the table leaves out keeps its
+/// default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct HuggingFaceConfig {
     /// The token, when there is one: public repositories need none.
+    #[serde(skip)]
     pub token: Option<ApiKey>,
+    /// The variable the token is read from, when set and `token` is `None`, as the backend is
+    /// made (default `HF_TOKEN`).
+    pub key_variable: Option<String>,
     /// Where the Hub lives (API, repository pages and downloads); a mock server's address in
     /// tests.
     pub base_url: String,
@@ -49,25 +56,30 @@ pub struct HuggingFaceConfig {
     /// give only their file names.
     pub file_lists: usize,
     /// Longest wait for one answer.
+    #[serde(rename = "timeout_seconds", deserialize_with = "ferret_http::seconds")]
     pub timeout: Duration,
-    /// API requests a minute the Hub allows: 100 without a token (500 per 5 minutes), 200 with
-    /// one (1,000 per 5 minutes).
-    pub requests_per_minute: NonZeroU32,
+    /// API requests a minute the Hub allows; `None` for its documented limits: 100 without a
+    /// token (500 per 5 minutes), 200 with one (1,000 per 5 minutes).
+    pub requests_per_minute: Option<NonZeroU32>,
 }
 
 impl Default for HuggingFaceConfig {
     /// The public Hub, with the token from `HF_TOKEN` when it is set.
     fn default() -> Self {
-        Self::with_token(crate::optional_key(HF_TOKEN_VARIABLE))
+        Self {
+            key_variable: Some(HF_TOKEN_VARIABLE.to_owned()),
+            ..Self::with_token(None)
+        }
     }
 }
 
 impl HuggingFaceConfig {
-    /// The public Hub with `token`, if any, at the rate the Hub allows it.
+    /// The public Hub with `token`, if any, and no variable to read one from, at the rate the
+    /// Hub allows it.
     pub fn with_token(token: Option<ApiKey>) -> Self {
-        let per_minute = if token.is_some() { 200 } else { 100 };
         Self {
             token,
+            key_variable: None,
             base_url: "https://huggingface.co".into(),
             name: ModelSource::HuggingFace.as_str().into(),
             author: None,
@@ -77,7 +89,7 @@ impl HuggingFaceConfig {
             max_pages: 2,
             file_lists: 3,
             timeout: Duration::from_secs(20),
-            requests_per_minute: NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN),
+            requests_per_minute: None,
         }
     }
 }
@@ -87,6 +99,8 @@ impl HuggingFaceConfig {
 #[derive(Debug, Clone)]
 pub struct HuggingFaceBackend {
     config: HuggingFaceConfig,
+    /// The configured limit, or the Hub's for the token in use.
+    requests_per_minute: NonZeroU32,
     base: url::Url,
     http: Http,
 }
@@ -98,17 +112,27 @@ impl HuggingFaceBackend {
         let mut http = Http::new(&config.name, config.timeout)?.with_refusal_hint(
             "the repository may be gated or private: accept its terms and set HF_TOKEN",
         );
-        if let Some(token) = &config.token {
-            http = http.with_key(AUTHORIZATION, token.clone(), KeyForm::Bearer);
+        let token = crate::key_or_variable(&config.token, &config.key_variable);
+        let documented = if token.is_some() { 200 } else { 100 };
+        let requests_per_minute = config
+            .requests_per_minute
+            .unwrap_or(NonZeroU32::new(documented).unwrap_or(NonZeroU32::MIN));
+        if let Some(token) = token {
+            http = http.with_key(AUTHORIZATION, token, KeyForm::Bearer);
         }
-        Ok(Self { config, base, http })
+        Ok(Self {
+            config,
+            requests_per_minute,
+            base,
+            http,
+        })
     }
 
     /// Calls a minute the Hub's request limit allows, for the executor's rate limit: a call
     /// makes one search request and one file-list request per repository listed.
     pub fn calls_per_minute(&self) -> NonZeroU32 {
         let requests_per_call = 1 + u32::try_from(self.config.file_lists).unwrap_or(u32::MAX);
-        NonZeroU32::new(self.config.requests_per_minute.get() / requests_per_call)
+        NonZeroU32::new(self.requests_per_minute.get() / requests_per_call)
             .unwrap_or(NonZeroU32::MIN)
     }
 

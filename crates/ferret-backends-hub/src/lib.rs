@@ -22,7 +22,8 @@ pub use ferret_http::{ApiKey, HttpSetupError};
 pub use files::is_model_file;
 pub use huggingface::{HuggingFaceBackend, HuggingFaceConfig, HF_TOKEN_VARIABLE};
 
-/// The key in `variable`, when it is set and not blank: hub keys are optional.
-fn optional_key(variable: &str) -> Option<ApiKey> {
-    ApiKey::from_env(variable).ok()
+/// `key`, else the key in `variable` when it is named, set and not blank: hub keys are optional.
+fn key_or_variable(key: &Option<ApiKey>, variable: &Option<String>) -> Option<ApiKey> {
+    key.clone()
+        .or_else(|| ApiKey::from_env(variable.as_deref()?).ok())
 }

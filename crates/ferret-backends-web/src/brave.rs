@@ -37,11 +37,18 @@ fn freshness(freshness: Freshness) -> &'static str {
     }
 }
 
-/// How a [`BraveBackend`] searches. Every option here is the default of every query.
-#[derive(Debug, Clone)]
+/// How a [`BraveBackend`] searches. Every option here is the default of every query. It reads
+/// from `ferret.toml`'s `[web.brave]` table as it is (`timeout_seconds` for the timeout); what
+/// the table leaves out keeps its default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct BraveConfig {
-    /// The subscription token.
-    pub key: ApiKey,
+    /// The subscription token; when `None`, it is read from `key_variable` as the backend is
+    /// made.
+    #[serde(skip)]
+    pub key: Option<ApiKey>,
+    /// The variable the token is read from when `key` is `None` (default `BRAVE_API_KEY`).
+    pub key_variable: String,
     /// Where the API lives; a mock server's address in tests.
     pub base_url: String,
     /// The country results come from, as a two-letter code ("US", "DE").
@@ -60,6 +67,7 @@ pub struct BraveConfig {
     /// Ask for up to five more excerpts of each page, read with its description.
     pub extra_snippets: bool,
     /// Longest wait for one answer.
+    #[serde(rename = "timeout_seconds", deserialize_with = "ferret_http::seconds")]
     pub timeout: Duration,
     /// Calls per second at most: Brave's free plan allows one.
     pub rate_per_second: NonZeroU32,
@@ -74,7 +82,18 @@ impl BraveConfig {
     /// The defaults, with `key`.
     pub fn with_key(key: ApiKey) -> Self {
         Self {
-            key,
+            key: Some(key),
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for BraveConfig {
+    /// The defaults, the token read from `BRAVE_API_KEY` when the backend is made.
+    fn default() -> Self {
+        Self {
+            key: None,
+            key_variable: BRAVE_KEY_VARIABLE.to_owned(),
             base_url: "https://api.search.brave.com".into(),
             country: None,
             search_lang: None,
@@ -101,9 +120,13 @@ impl BraveBackend {
     /// The backend `config` describes.
     pub fn new(config: BraveConfig) -> Result<Self, WebError> {
         let url = endpoint(&base_url(&config.base_url)?, "res/v1/web/search");
+        let key = match &config.key {
+            Some(key) => key.clone(),
+            None => ApiKey::from_env(&config.key_variable)?,
+        };
         let http = Http::new("brave", config.timeout)?.with_key(
             HeaderName::from_static("x-subscription-token"),
-            config.key.clone(),
+            key,
             KeyForm::Plain,
         );
         Ok(Self { config, url, http })

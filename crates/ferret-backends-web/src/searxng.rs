@@ -19,11 +19,18 @@ use ferret_http::Http;
 /// The variable a SearXNG instance's address is read from.
 pub const SEARXNG_URL_VARIABLE: &str = "SEARXNG_URL";
 
-/// How a [`SearxngBackend`] searches. Every option here is the default of every query.
-#[derive(Debug, Clone)]
+/// How a [`SearxngBackend`] searches. Every option here is the default of every query. It reads
+/// from `ferret.toml`'s `[web.searxng]` table as it is (`url` for the address, `timeout_seconds`
+/// for the timeout); what the table leaves out keeps its default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SearxngConfig {
-    /// The instance's address, e.g. `http://localhost:8888`.
+    /// The instance's address, e.g. `http://localhost:8888`; when empty, it is read from
+    /// `url_variable` as the backend is made.
+    #[serde(rename = "url")]
     pub base_url: String,
+    /// The variable the address is read from when `base_url` is empty (default `SEARXNG_URL`).
+    pub url_variable: String,
     /// The language of results ("en", "de"), or the instance's default.
     pub language: Option<String>,
     /// The adult-content filter.
@@ -41,6 +48,7 @@ pub struct SearxngConfig {
     /// Never pages from these domains (sent as `-site:` operators).
     pub exclude_domains: Vec<String>,
     /// Longest wait for one answer.
+    #[serde(rename = "timeout_seconds", deserialize_with = "ferret_http::seconds")]
     pub timeout: Duration,
     /// Calls per second at most: an instance of one's own, but each call fans out to public
     /// engines, which block bursts.
@@ -52,6 +60,41 @@ impl SearxngConfig {
     pub fn new(base_url: impl Into<String>) -> Self {
         Self {
             base_url: base_url.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The defaults for the instance named by `SEARXNG_URL`.
+    pub fn from_env() -> Result<Self, WebError> {
+        let config = Self::default();
+        config.address().map(Self::new)
+    }
+
+    /// The instance's address: `base_url`, else the variable `url_variable` names.
+    fn address(&self) -> Result<String, WebError> {
+        let given = self.base_url.trim();
+        if !given.is_empty() {
+            return Ok(given.to_owned());
+        }
+        match std::env::var(&self.url_variable) {
+            Ok(url) if !url.trim().is_empty() => Ok(url.trim().to_owned()),
+            _ => Err(WebError::InvalidUrl {
+                url: String::new(),
+                reason: format!(
+                    "no instance address: set `url` in [web.searxng] or {}",
+                    self.url_variable
+                ),
+            }),
+        }
+    }
+}
+
+impl Default for SearxngConfig {
+    /// The defaults, the address read from `SEARXNG_URL` when the backend is made.
+    fn default() -> Self {
+        Self {
+            base_url: String::new(),
+            url_variable: SEARXNG_URL_VARIABLE.to_owned(),
             language: None,
             safe_search: SafeSearch::Moderate,
             categories: Vec::new(),
@@ -61,17 +104,6 @@ impl SearxngConfig {
             exclude_domains: Vec::new(),
             timeout: Duration::from_secs(15),
             rate_per_second: NonZeroU32::MIN.saturating_add(1),
-        }
-    }
-
-    /// The defaults for the instance named by `SEARXNG_URL`.
-    pub fn from_env() -> Result<Self, WebError> {
-        match std::env::var(SEARXNG_URL_VARIABLE) {
-            Ok(url) if !url.trim().is_empty() => Ok(Self::new(url.trim())),
-            _ => Err(WebError::InvalidUrl {
-                url: String::new(),
-                reason: format!("no instance address: set {SEARXNG_URL_VARIABLE}"),
-            }),
         }
     }
 }
@@ -87,7 +119,7 @@ pub struct SearxngBackend {
 impl SearxngBackend {
     /// The backend `config` describes; fails when its address is not an http(s) URL.
     pub fn new(config: SearxngConfig) -> Result<Self, WebError> {
-        let url = endpoint(&base_url(&config.base_url)?, "search");
+        let url = endpoint(&base_url(&config.address()?)?, "search");
         let http = Http::new("searxng", config.timeout)?.with_refusal_hint(
             "an instance refuses format=json unless `json` is in `search.formats` of its settings.yml",
         );

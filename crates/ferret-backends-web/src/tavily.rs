@@ -19,11 +19,17 @@ use ferret_http::{ApiKey, Http, KeyForm};
 /// The variable Tavily's key is read from.
 pub const TAVILY_KEY_VARIABLE: &str = "TAVILY_API_KEY";
 
-/// How a [`TavilyBackend`] searches. Every option here is the default of every query.
-#[derive(Debug, Clone)]
+/// How a [`TavilyBackend`] searches. Every option here is the default of every query. It reads
+/// from `ferret.toml`'s `[web.tavily]` table as it is (`timeout_seconds` for the timeout); what
+/// the table leaves out keeps its default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TavilyConfig {
-    /// The API key.
-    pub key: ApiKey,
+    /// The API key; when `None`, it is read from `key_variable` as the backend is made.
+    #[serde(skip)]
+    pub key: Option<ApiKey>,
+    /// The variable the key is read from when `key` is `None` (default `TAVILY_API_KEY`).
+    pub key_variable: String,
     /// Where the API lives; a mock server's address in tests.
     pub base_url: String,
     /// Basic (one credit a call) or advanced (two) search.
@@ -45,6 +51,7 @@ pub struct TavilyConfig {
     /// Characters of a page's text kept at most.
     pub max_content_chars: usize,
     /// Longest wait for one answer.
+    #[serde(rename = "timeout_seconds", deserialize_with = "ferret_http::seconds")]
     pub timeout: Duration,
     /// Calls per second at most: Tavily documents 100 requests a minute for development keys,
     /// which whole seconds round down to one.
@@ -60,7 +67,18 @@ impl TavilyConfig {
     /// The defaults, with `key`.
     pub fn with_key(key: ApiKey) -> Self {
         Self {
-            key,
+            key: Some(key),
+            ..Self::default()
+        }
+    }
+}
+
+impl Default for TavilyConfig {
+    /// The defaults, the key read from `TAVILY_API_KEY` when the backend is made.
+    fn default() -> Self {
+        Self {
+            key: None,
+            key_variable: TAVILY_KEY_VARIABLE.to_owned(),
             base_url: "https://api.tavily.com".into(),
             search_depth: SearchDepth::Basic,
             topic: Topic::General,
@@ -89,11 +107,12 @@ impl TavilyBackend {
     /// The backend `config` describes.
     pub fn new(config: TavilyConfig) -> Result<Self, WebError> {
         let url = endpoint(&base_url(&config.base_url)?, "search");
-        let http = Http::new("tavily", config.timeout)?.with_key(
-            AUTHORIZATION,
-            config.key.clone(),
-            KeyForm::Bearer,
-        );
+        let key = match &config.key {
+            Some(key) => key.clone(),
+            None => ApiKey::from_env(&config.key_variable)?,
+        };
+        let http =
+            Http::new("tavily", config.timeout)?.with_key(AUTHORIZATION, key, KeyForm::Bearer);
         Ok(Self { config, url, http })
     }
 

@@ -13,6 +13,14 @@ mod key;
 pub use http::{Http, KeyForm, Page};
 pub use key::ApiKey;
 
+/// A duration written in whole seconds, as configuration files give timeouts
+/// (`timeout_seconds = 20`): for `#[serde(deserialize_with = "ferret_http::seconds")]`.
+pub fn seconds<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<std::time::Duration, D::Error> {
+    <u64 as serde::Deserialize>::deserialize(deserializer).map(std::time::Duration::from_secs)
+}
+
 /// An HTTP side could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

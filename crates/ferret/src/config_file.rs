@@ -8,18 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferret_agent::SessionLimits;
-use ferret_backends_hub::{
-    CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig, CIVITAI_KEY_VARIABLE,
-    HF_TOKEN_VARIABLE,
-};
+use ferret_backends_hub::{CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig};
 use ferret_backends_web::HttpSetupError;
 use ferret_backends_web::{
-    ApiKey, BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig,
-    WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE,
+    BraveBackend, BraveConfig, SearxngBackend, SearxngConfig, TavilyBackend, TavilyConfig, WebError,
 };
-use ferret_core::{
-    Freshness, ModelSource, RetrievalMode, SafeSearch, SearchBackend, SearchDepth, Topic,
-};
+use ferret_core::{ModelSource, RetrievalMode, SearchBackend};
 use ferret_exec::ExecutorConfig;
 use ferret_fetch::{AllowedTarget, FetchConfig, IpNet, RobotsPolicy};
 use serde::Deserialize;
@@ -54,7 +48,7 @@ pub enum ConfigFileError {
 }
 
 /// A `ferret.toml`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     /// The embedded index.
@@ -191,53 +185,13 @@ impl FetchSection {
 }
 
 /// `[hub.*]`: one table per model hub; a hub without a table keeps its defaults.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HubSection {
-    /// `[hub.civitai]`.
-    pub civitai: Option<CivitaiSection>,
-    /// `[hub.huggingface]`.
-    pub huggingface: Option<HuggingFaceSection>,
-}
-
-/// `[hub.civitai]`; anything left out keeps the backend's default.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CivitaiSection {
-    /// The variable holding the optional key (default `CIVITAI_API_KEY`).
-    pub key_variable: Option<String>,
-    /// Where the API lives (default `https://civitai.com`).
-    pub base_url: Option<String>,
-    /// Calls a second.
-    pub rate_per_second: Option<NonZeroU32>,
-    /// Seconds a call may take.
-    pub timeout_seconds: Option<u64>,
-    /// Pages of results read at most per search.
-    pub max_pages: Option<usize>,
-}
-
-/// `[hub.huggingface]`; anything left out keeps the backend's default.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HuggingFaceSection {
-    /// The variable holding the optional token (default `HF_TOKEN`).
-    pub key_variable: Option<String>,
-    /// Where the Hub lives (default `https://huggingface.co`).
-    pub base_url: Option<String>,
-    /// API requests a minute the Hub allows this client (default 100, or 200 with a token).
-    pub requests_per_minute: Option<NonZeroU32>,
-    /// Seconds a call may take.
-    pub timeout_seconds: Option<u64>,
-    /// Pages read at most, of a search and of each file list.
-    pub max_pages: Option<usize>,
-    /// Only repositories of this author or organisation.
-    pub author: Option<String>,
-    /// Only repositories with all these tags.
-    pub filter: Option<Vec<String>>,
-    /// The order of results: downloads, likes, lastModified.
-    pub sort: Option<String>,
-    /// Repositories whose file list (sizes, hashes) is read per search.
-    pub file_lists: Option<usize>,
+    /// `[hub.civitai]`: the backend's own config, read as it is.
+    pub civitai: Option<CivitaiConfig>,
+    /// `[hub.huggingface]`: the backend's own config, read as it is.
+    pub huggingface: Option<HuggingFaceConfig>,
 }
 
 /// `[server]`: what `ferret serve` asks of a request.
@@ -289,97 +243,15 @@ pub struct LocalSection {
 }
 
 /// `[web.*]`: one table per provider searched.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebSection {
-    /// `[web.tavily]`.
-    pub tavily: Option<TavilySection>,
-    /// `[web.brave]`.
-    pub brave: Option<BraveSection>,
-    /// `[web.searxng]`.
-    pub searxng: Option<SearxngSection>,
-}
-
-/// `[web.tavily]`; anything left out keeps the backend's default.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TavilySection {
-    /// The variable holding the key (default `TAVILY_API_KEY`).
-    pub key_variable: Option<String>,
-    /// Calls a second.
-    pub rate_per_second: Option<NonZeroU32>,
-    /// Seconds a call may take.
-    pub timeout_seconds: Option<u64>,
-    /// basic or advanced.
-    pub search_depth: Option<SearchDepth>,
-    /// general, news or finance.
-    pub topic: Option<Topic>,
-    /// day, week, month or year.
-    pub time_range: Option<Freshness>,
-    /// Ask for Tavily's own answer.
-    pub include_answer: Option<bool>,
-    /// Ask for each page's full text.
-    pub include_raw_content: Option<bool>,
-    /// Only these domains.
-    pub include_domains: Option<Vec<String>>,
-    /// Never these domains.
-    pub exclude_domains: Option<Vec<String>>,
-    /// Boost results from this country.
-    pub country: Option<String>,
-}
-
-/// `[web.brave]`; anything left out keeps the backend's default.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BraveSection {
-    /// The variable holding the key (default `BRAVE_API_KEY`).
-    pub key_variable: Option<String>,
-    /// Calls a second.
-    pub rate_per_second: Option<NonZeroU32>,
-    /// Seconds a call may take.
-    pub timeout_seconds: Option<u64>,
-    /// day, week, month or year.
-    pub freshness: Option<Freshness>,
-    /// Results from this country (two letters).
-    pub country: Option<String>,
-    /// Results in this language.
-    pub search_lang: Option<String>,
-    /// off, moderate or strict.
-    pub safe_search: Option<SafeSearch>,
-    /// Only these domains.
-    pub include_domains: Option<Vec<String>>,
-    /// Never these domains.
-    pub exclude_domains: Option<Vec<String>>,
-    /// Ask for extra snippets per result.
-    pub extra_snippets: Option<bool>,
-}
-
-/// `[web.searxng]`; anything left out keeps the backend's default.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SearxngSection {
-    /// The instance's address; else the variable `url_variable` names.
-    pub url: Option<String>,
-    /// The variable holding the address (default `SEARXNG_URL`).
-    pub url_variable: Option<String>,
-    /// Calls a second.
-    pub rate_per_second: Option<NonZeroU32>,
-    /// Seconds a call may take.
-    pub timeout_seconds: Option<u64>,
-    /// Results in this language.
-    pub language: Option<String>,
-    /// off, moderate or strict.
-    pub safe_search: Option<SafeSearch>,
-    /// day, week, month or year.
-    pub time_range: Option<Freshness>,
-    /// Categories searched.
-    pub categories: Option<Vec<String>>,
-    /// Engines asked.
-    pub engines: Option<Vec<String>>,
-    /// Only these domains.
-    pub include_domains: Option<Vec<String>>,
-    /// Never these domains.
-    pub exclude_domains: Option<Vec<String>>,
+    /// `[web.tavily]`: the backend's own config, read as it is.
+    pub tavily: Option<TavilyConfig>,
+    /// `[web.brave]`: the backend's own config, read as it is.
+    pub brave: Option<BraveConfig>,
+    /// `[web.searxng]`: the backend's own config, read as it is.
+    pub searxng: Option<SearxngConfig>,
 }
 
 /// A web provider a configuration names.
@@ -456,84 +328,25 @@ impl FileConfig {
         &self,
         provider: WebProvider,
     ) -> Result<(Arc<dyn SearchBackend>, NonZeroU32), WebError> {
-        let seconds = |s: Option<u64>, default: Duration| s.map_or(default, Duration::from_secs);
-        match provider {
+        let web = &self.web;
+        let (backend, rate): (Arc<dyn SearchBackend>, NonZeroU32) = match provider {
             WebProvider::Tavily => {
-                let section = self.web.tavily.clone().unwrap_or_default();
-                let variable = section
-                    .key_variable
-                    .as_deref()
-                    .unwrap_or(TAVILY_KEY_VARIABLE);
-                let mut config = TavilyConfig::with_key(ApiKey::from_env(variable)?);
-                config.timeout = seconds(section.timeout_seconds, config.timeout);
-                set(&mut config.rate_per_second, section.rate_per_second);
-                set(&mut config.search_depth, section.search_depth);
-                set(&mut config.topic, section.topic);
-                config.time_range = section.time_range.or(config.time_range);
-                set(&mut config.include_answer, section.include_answer);
-                set(&mut config.include_raw_content, section.include_raw_content);
-                set(&mut config.include_domains, section.include_domains);
-                set(&mut config.exclude_domains, section.exclude_domains);
-                config.country = section.country.or(config.country);
-                let backend = TavilyBackend::new(config)?;
-                let backend_rate = backend.rate_per_second();
-                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, backend_rate))
+                let backend = TavilyBackend::new(web.tavily.clone().unwrap_or_default())?;
+                let rate = backend.rate_per_second();
+                (Arc::new(backend), rate)
             }
             WebProvider::Brave => {
-                let section = self.web.brave.clone().unwrap_or_default();
-                let variable = section
-                    .key_variable
-                    .as_deref()
-                    .unwrap_or(BRAVE_KEY_VARIABLE);
-                let mut config = BraveConfig::with_key(ApiKey::from_env(variable)?);
-                config.timeout = seconds(section.timeout_seconds, config.timeout);
-                set(&mut config.rate_per_second, section.rate_per_second);
-                config.freshness = section.freshness.or(config.freshness);
-                config.country = section.country.or(config.country);
-                config.search_lang = section.search_lang.or(config.search_lang);
-                set(&mut config.safe_search, section.safe_search);
-                set(&mut config.include_domains, section.include_domains);
-                set(&mut config.exclude_domains, section.exclude_domains);
-                set(&mut config.extra_snippets, section.extra_snippets);
-                let backend = BraveBackend::new(config)?;
-                let backend_rate = backend.rate_per_second();
-                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, backend_rate))
+                let backend = BraveBackend::new(web.brave.clone().unwrap_or_default())?;
+                let rate = backend.rate_per_second();
+                (Arc::new(backend), rate)
             }
             WebProvider::Searxng => {
-                let section = self.web.searxng.clone().unwrap_or_default();
-                let variable = section
-                    .url_variable
-                    .as_deref()
-                    .unwrap_or(SEARXNG_URL_VARIABLE);
-                let url = section
-                    .url
-                    .clone()
-                    .or_else(|| {
-                        std::env::var(variable)
-                            .ok()
-                            .filter(|u| !u.trim().is_empty())
-                    })
-                    .ok_or_else(|| WebError::InvalidUrl {
-                        url: String::new(),
-                        reason: format!(
-                            "no instance address: set `url` in [web.searxng] or {variable}"
-                        ),
-                    })?;
-                let mut config = SearxngConfig::new(url.trim());
-                config.timeout = seconds(section.timeout_seconds, config.timeout);
-                set(&mut config.rate_per_second, section.rate_per_second);
-                config.language = section.language.or(config.language);
-                set(&mut config.safe_search, section.safe_search);
-                config.time_range = section.time_range.or(config.time_range);
-                set(&mut config.categories, section.categories);
-                set(&mut config.engines, section.engines);
-                set(&mut config.include_domains, section.include_domains);
-                set(&mut config.exclude_domains, section.exclude_domains);
-                let backend = SearxngBackend::new(config)?;
-                let backend_rate = backend.rate_per_second();
-                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, backend_rate))
+                let backend = SearxngBackend::new(web.searxng.clone().unwrap_or_default())?;
+                let rate = backend.rate_per_second();
+                (Arc::new(backend), rate)
             }
-        }
+        };
+        Ok((backend, rate))
     }
 
     /// The model hubs the file has a `[hub.*]` table for, in the order they are documented.
@@ -555,40 +368,15 @@ impl FileConfig {
         &self,
         source: ModelSource,
     ) -> Result<(Arc<dyn SearchBackend>, CallRate), HttpSetupError> {
-        let seconds = |s: Option<u64>, default: Duration| s.map_or(default, Duration::from_secs);
-        let key = |variable: Option<&String>, default: &str| {
-            ApiKey::from_env(variable.map_or(default, String::as_str)).ok()
-        };
+        let hub = &self.hub;
         match source {
             ModelSource::Civitai => {
-                let section = self.hub.civitai.clone().unwrap_or_default();
-                let mut config = CivitaiConfig::with_key(key(
-                    section.key_variable.as_ref(),
-                    CIVITAI_KEY_VARIABLE,
-                ));
-                set(&mut config.base_url, section.base_url);
-                config.timeout = seconds(section.timeout_seconds, config.timeout);
-                set(&mut config.rate_per_second, section.rate_per_second);
-                set(&mut config.max_pages, section.max_pages);
-                let backend = CivitaiBackend::new(config)?;
+                let backend = CivitaiBackend::new(hub.civitai.clone().unwrap_or_default())?;
                 let rate = CallRate::PerSecond(backend.rate_per_second());
                 Ok((Arc::new(backend) as Arc<dyn SearchBackend>, rate))
             }
             ModelSource::HuggingFace => {
-                let section = self.hub.huggingface.clone().unwrap_or_default();
-                let mut config = HuggingFaceConfig::with_token(key(
-                    section.key_variable.as_ref(),
-                    HF_TOKEN_VARIABLE,
-                ));
-                set(&mut config.base_url, section.base_url);
-                config.timeout = seconds(section.timeout_seconds, config.timeout);
-                set(&mut config.requests_per_minute, section.requests_per_minute);
-                set(&mut config.max_pages, section.max_pages);
-                config.author = section.author.or(config.author);
-                set(&mut config.filter, section.filter);
-                set(&mut config.sort, section.sort);
-                set(&mut config.file_lists, section.file_lists);
-                let backend = HuggingFaceBackend::new(config)?;
+                let backend = HuggingFaceBackend::new(hub.huggingface.clone().unwrap_or_default())?;
                 let rate = CallRate::PerMinute(backend.calls_per_minute());
                 Ok((Arc::new(backend) as Arc<dyn SearchBackend>, rate))
             }
@@ -733,7 +521,13 @@ ingest = true
             [WebProvider::Tavily, WebProvider::Searxng]
         );
         let tavily = config.web.tavily.clone().unwrap();
-        assert_eq!(tavily.search_depth, Some(SearchDepth::Advanced));
+        assert_eq!(tavily.search_depth, ferret_core::SearchDepth::Advanced);
+        assert_eq!(tavily.rate_per_second.get(), 2);
+        assert_eq!(
+            tavily.timeout,
+            TavilyConfig::default().timeout,
+            "left out: the backend's default"
+        );
         let (backend, rate) = config.web_backend(WebProvider::Searxng).unwrap();
         assert_eq!(backend.name(), "searxng");
         assert_eq!(rate, SearxngConfig::new("http://x").rate_per_second);

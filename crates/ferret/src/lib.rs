@@ -26,9 +26,8 @@ mod research;
 
 pub use builder::{Ferret, FerretBuilder, ReplayFailure, Session, QDRANT_API_KEY_VAR};
 pub use config_file::{
-    BraveSection, CivitaiSection, ConfigFileError, FetchSection, FileConfig, HubSection,
-    HuggingFaceSection, LocalSection, MemorySection, SearxngSection, ServerSection, TavilySection,
-    TokenSection, WebProvider, WebSection, CONFIG_VARIABLE,
+    ConfigFileError, FetchSection, FileConfig, HubSection, LocalSection, MemorySection,
+    ServerSection, TokenSection, WebProvider, WebSection, CONFIG_VARIABLE,
 };
 pub use default_corpus::{
     default_embedder, default_embedder_for, default_fetched_dir, default_index_dir,
