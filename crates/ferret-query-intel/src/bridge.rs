@@ -9,6 +9,7 @@ use ferret_core::text::term_set;
 use ferret_core::{Hit, StageOutput};
 
 use crate::{Analysis, Complexity, QueryType};
+use ferret_core::sentences::sentence_bounds;
 use ferret_core::text::is_question_word;
 use ferret_core::text::names::{name_runs, quoted_titles, tokenize, LoneOpener};
 
@@ -522,6 +523,7 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
             .collect::<HashSet<_>>()
             .len()
     };
+    let sentences = sentence_bounds(text);
     let mut found = Vec::new();
     let mut push = |start: usize, end: usize, quoted: bool| {
         let name = text[start..end].trim();
@@ -533,7 +535,7 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
             name: name.to_owned(),
             near: near(start, end, &own),
             quoted,
-            context: sentence_around(text, start, end).to_owned(),
+            context: sentence_around(text, &sentences, start, end).to_owned(),
         });
     };
     for (start, end) in name_runs(text, LoneOpener::Name) {
@@ -558,26 +560,23 @@ fn mentions(text: &str, asked: &HashSet<String>) -> Vec<Mention> {
     found
 }
 
-/// The sentence of `text` that holds the span `start..end`: from the end of the sentence before
-/// (a full stop, question or exclamation mark followed by a space) to the end of its own.
-fn sentence_around(text: &str, start: usize, end: usize) -> &str {
-    // Byte offsets just past each sentence end.
-    let mut boundaries = text.char_indices().filter_map(|(i, c)| {
-        let after = i + c.len_utf8();
-        (matches!(c, '.' | '?' | '!') && text[after..].starts_with(char::is_whitespace))
-            .then_some(after)
-    });
-    let mut from = 0;
-    let mut to = text.len();
-    for boundary in boundaries.by_ref() {
-        if boundary <= start {
-            from = boundary;
-        } else if boundary > end {
-            to = boundary;
-            break;
-        }
-    }
-    text[from..to].trim()
+/// The sentence of `text` that holds the span `start..end` (through the one it ends in, should it
+/// cross a sentence's end), as `sentences` cuts `text` into byte ranges.
+fn sentence_around<'t>(
+    text: &'t str,
+    sentences: &[std::ops::Range<usize>],
+    start: usize,
+    end: usize,
+) -> &'t str {
+    let from = sentences
+        .iter()
+        .find(|s| s.end > start)
+        .map_or(0, |s| s.start);
+    let to = sentences
+        .iter()
+        .find(|s| s.end >= end)
+        .map_or(text.len(), |s| s.end);
+    text[from.min(start)..to.max(end)].trim()
 }
 
 /// Words that set named things side by side ("which is older", "both", "in common").
