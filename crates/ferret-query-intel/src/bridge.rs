@@ -579,7 +579,10 @@ fn sentence_around<'t>(
     text[from.min(start)..to.max(end)].trim()
 }
 
-/// Words that set named things side by side ("which is older", "both", "in common").
+/// Words that set named things side by side ("which is older", "both", "in common"). Narrower
+/// than the comparison words `ferret_core::text::question` reads a comparison's direction from,
+/// on purpose: those also hold "before", "after", "last", "largest", …, and reading a listed
+/// question with any of them as a comparison found fewer supporting pages in measurement.
 const COMPARATIVE_WORDS: &[&str] = &[
     "both", "same", "common", "either", "between", "more", "less", "most", "least", "first",
     "older", "oldest", "younger", "youngest", "earlier", "later", "larger", "smaller", "bigger",
