@@ -338,6 +338,10 @@ pub(crate) fn is_comparison_question(question: &str) -> bool {
     let names_before = |at: usize| names.iter().any(|(_, e)| *e <= at);
     let names_after = |at: usize| names.iter().any(|(s, _)| *s >= at);
 
+    // A choice between two named options ("Who was born first, X or Y?").
+    if Asked::read(question).options.is_some() {
+        return true;
+    }
     if let Some(or) = find_word(&lower, "or", 0) {
         let separated = lower[..or].contains([',', ':']);
         let comparative = crate::util::has_comparative(question) || {
