@@ -122,7 +122,7 @@ impl QueryAnalyzer for PassThrough {
                 Complexity::Simple
             },
             context: BTreeMap::new(),
-            asked: Default::default(),
+            asked: None,
         })
     }
 }

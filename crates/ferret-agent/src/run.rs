@@ -207,7 +207,9 @@ impl<'a> SearchRun<'a> {
             conversation: self.conversation.clone(),
             search,
             // The analysis read the run's question; another question is read by the writer.
-            asked: (asked == self.question()).then(|| self.analysis.asked.clone()),
+            asked: (asked == self.question())
+                .then(|| self.analysis.asked.clone())
+                .flatten(),
         };
         let synthesizer = &self.stages.synthesizer;
         let answer = match self.rec.listener() {

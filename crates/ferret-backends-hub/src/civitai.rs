@@ -37,7 +37,9 @@ pub struct CivitaiConfig {
     pub base_url: String,
     /// Where model pages live (links in hits).
     pub site_url: String,
-    /// The backend's name in traces and failures.
+    /// The backend's name in traces and failures; not read from a file, since the model-file
+    /// finder knows the hubs by their names.
+    #[serde(skip)]
     pub name: String,
     /// Pages of search results read at most per call (each up to the request's limit).
     pub max_pages: usize,

@@ -40,7 +40,9 @@ pub struct HuggingFaceConfig {
     /// Where the Hub lives (API, repository pages and downloads); a mock server's address in
     /// tests.
     pub base_url: String,
-    /// The backend's name in traces and failures.
+    /// The backend's name in traces and failures; not read from a file, since the model-file
+    /// finder knows the hubs by their names.
+    #[serde(skip)]
     pub name: String,
     /// Only repositories of this author or organisation, when set.
     pub author: Option<String>,

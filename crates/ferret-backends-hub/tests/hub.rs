@@ -344,3 +344,22 @@ async fn odd_file_names_are_escaped_and_a_next_page_elsewhere_is_not_followed() 
         )
     );
 }
+
+#[test]
+fn a_token_doubles_the_hubs_request_limit_unless_the_config_sets_one() {
+    let per_minute = |token: Option<ApiKey>, set: Option<u32>| {
+        let mut config = HuggingFaceConfig::with_token(token);
+        config.file_lists = 0;
+        config.requests_per_minute = set.and_then(std::num::NonZeroU32::new);
+        HuggingFaceBackend::new(config)
+            .unwrap()
+            .calls_per_minute()
+            .get()
+    };
+    assert_eq!(per_minute(None, None), 100);
+    assert_eq!(per_minute(Some(ApiKey::new("hf_x", "HF_TOKEN")), None), 200);
+    assert_eq!(
+        per_minute(Some(ApiKey::new("hf_x", "HF_TOKEN")), Some(40)),
+        40
+    );
+}

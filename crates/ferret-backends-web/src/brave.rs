@@ -120,10 +120,7 @@ impl BraveBackend {
     /// The backend `config` describes.
     pub fn new(config: BraveConfig) -> Result<Self, WebError> {
         let url = endpoint(&base_url(&config.base_url)?, "res/v1/web/search");
-        let key = match &config.key {
-            Some(key) => key.clone(),
-            None => ApiKey::from_env(&config.key_variable)?,
-        };
+        let key = ApiKey::given_or_from_env(config.key.as_ref(), &config.key_variable)?;
         let http = Http::new("brave", config.timeout)?.with_key(
             HeaderName::from_static("x-subscription-token"),
             key,

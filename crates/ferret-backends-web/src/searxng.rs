@@ -81,7 +81,7 @@ impl SearxngConfig {
             _ => Err(WebError::InvalidUrl {
                 url: String::new(),
                 reason: format!(
-                    "no instance address: set `url` in [web.searxng] or {}",
+                    "no instance address: give one (`url` in ferret.toml's [web.searxng]) or set {}",
                     self.url_variable
                 ),
             }),

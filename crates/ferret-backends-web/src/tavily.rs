@@ -107,10 +107,7 @@ impl TavilyBackend {
     /// The backend `config` describes.
     pub fn new(config: TavilyConfig) -> Result<Self, WebError> {
         let url = endpoint(&base_url(&config.base_url)?, "search");
-        let key = match &config.key {
-            Some(key) => key.clone(),
-            None => ApiKey::from_env(&config.key_variable)?,
-        };
+        let key = ApiKey::given_or_from_env(config.key.as_ref(), &config.key_variable)?;
         let http =
             Http::new("tavily", config.timeout)?.with_key(AUTHORIZATION, key, KeyForm::Bearer);
         Ok(Self { config, url, http })

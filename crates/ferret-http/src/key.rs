@@ -32,6 +32,15 @@ impl ApiKey {
         }
     }
 
+    /// `given` when there is one, else the key in `variable` (a config's key, or the variable it
+    /// names, read as its backend is made).
+    pub fn given_or_from_env(given: Option<&Self>, variable: &str) -> Result<Self, HttpSetupError> {
+        match given {
+            Some(key) => Ok(key.clone()),
+            None => Self::from_env(variable),
+        }
+    }
+
     /// The variable the key comes from.
     pub fn variable(&self) -> &str {
         &self.variable

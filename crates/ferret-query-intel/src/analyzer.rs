@@ -139,9 +139,10 @@ pub struct Analysis {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub context: BTreeMap<String, String>,
     /// What the question asks for (a year, a person, one of two options…), read by rules
-    /// whichever analyzer ran; the answer's writer takes it from here.
-    #[serde(default)]
-    pub asked: Asked,
+    /// whichever analyzer ran; the answer's writer takes it from here. `None` when nothing read
+    /// it (an analyzer of one's own may leave it): the writer then reads the question itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<Asked>,
 }
 
 impl Analysis {
@@ -201,7 +202,7 @@ impl HeuristicAnalyzer {
                 Complexity::Simple
             },
             context: BTreeMap::new(),
-            asked: Asked::read(question),
+            asked: Some(Asked::read(question)),
         }
     }
 }

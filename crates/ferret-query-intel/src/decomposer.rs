@@ -716,7 +716,7 @@ mod tests {
             intent: "find_facts".into(),
             complexity: Complexity::Complex,
             context: Default::default(),
-            asked: Default::default(),
+            asked: None,
         };
         assert_eq!(
             HeuristicDecomposer.sub_queries("zebra stripes", &analysis, 3),
@@ -787,7 +787,7 @@ mod tests {
                 intent: String::new(),
                 complexity: Complexity::Complex,
                 context: Default::default(),
-                asked: Default::default(),
+                asked: None,
             }
         })
     }

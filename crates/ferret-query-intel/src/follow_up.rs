@@ -214,11 +214,30 @@ fn followed_by_word(text: &str, at: usize) -> bool {
         .is_some_and(char::is_alphabetic)
 }
 
-/// Is `text` one proper name, or a number?
+/// Is `text` a proper name ("the Netherlands", "Curie's", "Kenan and Kel"), or a number: each of
+/// its words inside a name, or an article or joining word?
 fn is_name(text: &str) -> bool {
     let text = text.trim();
-    !text.is_empty()
-        && (text.chars().all(|c| c.is_ascii_digit()) || proper_names(text) == [(0, text.len())])
+    if text.is_empty() {
+        return false;
+    }
+    if text.chars().all(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    let names = proper_names(text);
+    !names.is_empty()
+        && word_spans(text).all(|(at, word)| {
+            names.iter().any(|&(start, end)| start <= at && at < end)
+                || matches!(
+                    word.to_lowercase().as_str(),
+                    "the" | "a" | "an" | "and" | "of" | "de" | "&"
+                )
+        })
+}
+
+fn word_spans(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split_whitespace()
+        .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
 }
 
 /// Byte ranges of the names in `text`, a lone capitalised first word left out (a sentence
@@ -236,6 +255,21 @@ mod tests {
             question,
             short_answer: short,
             cited: cited.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_name_with_its_article_or_possessive_is_still_a_name() {
+        let capital = prior("What is the capital of France?", None, &[]);
+        assert_eq!(
+            resolve_follow_up("what about the Netherlands?", &capital).as_deref(),
+            Some("What is the capital of the Netherlands?")
+        );
+        for name in ["The Beatles", "Curie's", "Kenan and Kel", "1999"] {
+            assert!(is_name(name), "{name}");
+        }
+        for not_a_name in ["", "paris", "in the end", "Paris is nice"] {
+            assert!(!is_name(not_a_name), "{not_a_name}");
         }
     }
 

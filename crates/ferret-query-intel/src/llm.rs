@@ -157,7 +157,7 @@ fn analysis_from(question: &str, reply: AnalysisReply) -> Result<Analysis, Strin
         intent,
         complexity,
         context: Default::default(),
-        asked: ferret_core::text::question::Asked::read(question),
+        asked: Some(ferret_core::text::question::Asked::read(question)),
     })
 }
 

@@ -138,8 +138,8 @@ impl ExtractiveSynthesizer {
     }
 
     /// [`answer`](Self::answer) to a question asking for what `asked` says (the analysis's
-    /// reading), so the question is not read again.
-    pub fn answer_as_asked(&self, question: &str, asked: Asked, hits: &[Hit]) -> Answer {
+    /// reading, through [`Situation::asked`]), so the question is not read again.
+    fn answer_as_asked(&self, question: &str, asked: Asked, hits: &[Hit]) -> Answer {
         let c = &self.config;
         if hits.is_empty() || c.max_sentences == 0 || c.max_sources == 0 {
             return Answer::default();

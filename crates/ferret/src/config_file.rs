@@ -540,6 +540,24 @@ ingest = true
     }
 
     #[test]
+    fn variables_named_in_a_table_are_read_when_the_backend_is_made() {
+        let path = Path::new("ferret.toml");
+        let text = "[web.searxng]\nurl_variable = \"FERRET_TEST_UNSET_SEARXNG\"\n\n[hub.huggingface]\nkey_variable = \"FERRET_TEST_UNSET_HF\"\nfile_lists = 0\n";
+        let file = FileConfig::parse(text, path).unwrap();
+        let missing = file
+            .web_backend(WebProvider::Searxng)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(missing.contains("FERRET_TEST_UNSET_SEARXNG"), "{missing}");
+        // No token in its variable: the Hub's limit without one, a call being one request.
+        let (_, rate) = file.hub_backend(ModelSource::HuggingFace).unwrap();
+        assert_eq!(rate, CallRate::PerMinute(NonZeroU32::new(100).unwrap()));
+        let named = FileConfig::parse("[hub.civitai]\nname = \"mine\"\n", path).unwrap_err();
+        assert!(named.to_string().contains("name"), "{named}");
+    }
+
+    #[test]
     fn memory_budgets_are_read_in_mib_and_default_when_left_out() {
         let text = "[memory]\nresult_cache_mib = 8\nsessions_mib = 4\nseen_hits_mib = 1\n";
         let memory = FileConfig::parse(text, Path::new("ferret.toml"))

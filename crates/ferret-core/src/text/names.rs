@@ -93,8 +93,6 @@ const SENTENCE_OPENERS: &[&str] = &[
     "then",
     "now",
     "please",
-    "since",
-    "although",
     "though",
     "because",
     "unless",
@@ -122,13 +120,13 @@ const SENTENCE_OPENERS: &[&str] = &[
 
 /// Lowercase words that may join the capitalised words of one name ("Bank of England",
 /// "Leonardo da Vinci", "Kenan & Kel"). Not "and": "X and Y" are two names.
-pub const NAME_JOINERS: &[&str] = &[
+const NAME_JOINERS: &[&str] = &[
     "of", "de", "van", "von", "der", "den", "da", "del", "della", "di", "du", "la", "le", "y", "&",
     "the",
 ];
 
 /// The months, as names are written: a number after one makes a date, not a name.
-pub const MONTHS: &[&str] = &[
+const MONTHS: &[&str] = &[
     "January",
     "February",
     "March",

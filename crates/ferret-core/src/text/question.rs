@@ -169,7 +169,6 @@ const QUANTITY_NOUNS: &[&str] = &[
     "budget",
     "gross",
     "rank",
-    "percentage",
 ];
 
 /// Words after "how" that ask for a number.
@@ -363,12 +362,9 @@ fn comparison_of(words: &HashSet<String>) -> Option<(Direction, Compared)> {
 /// comma, colon or the question's start, and up to a comma or the question mark.
 fn options_of(question: &str) -> Option<[String; 2]> {
     let body = question.trim().trim_end_matches('?');
-    let lower = body.to_lowercase();
-    // Offsets found in the lowercase text are cut from the original: they must line up (a few
-    // letters change length in lower case).
-    if lower.len() != body.len() {
-        return None;
-    }
+    // Offsets found in the lowercase text are cut from the original: only ASCII lowering keeps
+    // every one of them (some letters change length in full lower case).
+    let lower = body.to_ascii_lowercase();
     // "Between X and Y, which …", "Among X and Y who …" name their options with "and".
     for opener in ["between ", "among "] {
         if let Some(rest) = lower.strip_prefix(opener) {
@@ -494,15 +490,23 @@ mod tests {
     }
 
     #[test]
-    fn a_question_whose_lower_case_changes_length_reads_without_options() {
-        // "İ" is two bytes, its lower case three.
+    fn letters_whose_lower_case_changes_length_keep_the_options_in_place() {
+        // "İ" is two bytes, its full lower case three; the Kelvin sign three, its lower case one.
         assert_eq!(
             Asked::read("İstanbul or Ankara, which is older?").options,
-            None
+            Some(["İstanbul".to_owned(), "Ankara".to_owned()])
         );
         assert_eq!(
             Asked::read("Between İzmir and Bursa, which is larger?").options,
-            None
+            Some(["İzmir".to_owned(), "Bursa".to_owned()])
+        );
+        assert_eq!(
+            Asked::read("İİ or \u{212A}?").options,
+            Some(["İİ".to_owned(), "\u{212A}".to_owned()])
+        );
+        assert_eq!(
+            Asked::read("Between İİ and \u{212A}\u{212A}x?").kind,
+            AnswerKind::Choice
         );
     }
 

@@ -54,8 +54,8 @@ pub struct ReportRequest<'a> {
 #[async_trait]
 pub trait ReportWriter: Send + Sync {
     /// A report answering `request.question` from `request.evidence`. Its `[n]` markers are
-    /// 1-based positions in `request.evidence`; the agent drops those that point nowhere and
-    /// renumbers the rest in order of first use.
+    /// 1-based positions in `request.evidence`; [`finalize_report`](crate::finalize_report)
+    /// drops those that point nowhere and renumbers the rest in order of first use.
     async fn write(&self, request: &ReportRequest<'_>) -> StageOutput<Report>;
 }
 
