@@ -116,12 +116,9 @@ impl ResearchArgs {
         let researcher = ferret.researcher(documentalist, ResearchConfig::default(), &budget);
 
         let syllabus = Syllabus::read(text);
-        let classification = researcher.classify(&syllabus).map_err(anyhow::Error::msg)?;
+        let classification = researcher.classify(&syllabus)?;
         eprintln!("{classification}");
-        let outcome = researcher
-            .research(&syllabus)
-            .await
-            .map_err(anyhow::Error::msg)?;
+        let outcome = researcher.research(&syllabus).await?;
         let record = &outcome.record;
         // In plan order: steps are recorded as their waves end.
         let mut steps: Vec<_> = record.run.steps.iter().collect();

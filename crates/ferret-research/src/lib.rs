@@ -14,6 +14,7 @@
 
 mod brief;
 mod briefing;
+mod error;
 mod folder;
 mod plan;
 mod planning;
@@ -25,6 +26,7 @@ pub use briefing::{
     BriefWriter, HeuristicBriefWriter, LlmBriefWriter, ResearchBriefContext, ResearchBriefReply,
     ThemeReply,
 };
+pub use error::{ResearchError, ResearchToolError};
 pub use folder::{run_folder_name, RunFolderError, RECORD_FILE};
 pub use plan::{heuristic_plan, DOCUMENTALIST, FILE_SEARCH, RESEARCH_TOOLS, WEB_SEARCH};
 pub use planning::{

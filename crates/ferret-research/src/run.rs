@@ -25,13 +25,15 @@ use crate::plan::{heuristic_plan, DOCUMENTALIST, FILE_SEARCH, RESEARCH_TOOLS, WE
 use crate::planning::{
     HeuristicResearchPlanner, ResearchPlanRequest, ResearchPlanner, RESEARCH_SIGNATURES,
 };
-use crate::{Classification, Reference, ResearchBrief, Syllabus, Target};
+use crate::{
+    Classification, Reference, ResearchBrief, ResearchError, ResearchToolError, Syllabus, Target,
+};
 
 /// The searches a research run makes, answered by the caller's backends.
 #[async_trait::async_trait]
 pub trait ResearchTools: Send + Sync {
     /// Search the knowledge base for `query`: at most `limit` hits, best first.
-    async fn file_search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, String>;
+    async fn file_search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, ResearchToolError>;
 
     /// Whether there is a web backend to search.
     fn searches_web(&self) -> bool;
@@ -43,7 +45,7 @@ pub trait ResearchTools: Send + Sync {
         query: &str,
         site: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<Hit>, String>;
+    ) -> Result<Vec<Hit>, ResearchToolError>;
 
     /// Documents were added to the knowledge base: searches must see them (a cache of earlier
     /// results is dropped).
@@ -193,12 +195,11 @@ impl Researcher {
     }
 
     /// Sort `syllabus`'s references against the knowledge base's registry.
-    pub fn classify(&self, syllabus: &Syllabus) -> Result<Classification, String> {
+    pub fn classify(&self, syllabus: &Syllabus) -> Result<Classification, ResearchError> {
         let names: std::collections::HashSet<String> = self
             .documentalist
             .registry()
-            .entries()
-            .map_err(|e| e.to_string())?
+            .entries()?
             .into_iter()
             .map(|e| e.name)
             .collect();
@@ -208,7 +209,7 @@ impl Researcher {
     /// Research `syllabus`: classify, brief, plan, run, write; a note the evaluator sends back
     /// goes to the planner with its feedback, at most [`ResearchConfig::max_replans`] times, and
     /// no more once the planner answers with the plan it sent back.
-    pub async fn research(&self, syllabus: &Syllabus) -> Result<ResearchOutcome, String> {
+    pub async fn research(&self, syllabus: &Syllabus) -> Result<ResearchOutcome, ResearchError> {
         let started = Instant::now();
         let classification = self.classify(syllabus)?;
         let briefed = self.briefer.brief(syllabus).await;
@@ -336,7 +337,7 @@ impl Researcher {
         classification: &Classification,
         sent_back: Option<(String, String)>,
         problems: &mut Vec<String>,
-    ) -> Result<Settled, String> {
+    ) -> Result<Settled, ResearchError> {
         let check = |text: &str| -> Result<Plan, String> {
             let plan = Plan::parse_any(text, &RESEARCH_TOOLS, self.config.max_steps)
                 .map_err(|e| e.to_string())?;
@@ -375,8 +376,7 @@ impl Researcher {
             }
         }
         let fallback = heuristic_plan(brief, classification, self.config.max_steps);
-        let plan =
-            check(&fallback).map_err(|e| format!("the rules' research plan is not valid: {e}"))?;
+        let plan = check(&fallback).map_err(|problem| ResearchError::RulesPlan { problem })?;
         Ok(Settled {
             plan,
             implementation: Implementation::Heuristic {
@@ -554,7 +554,11 @@ impl Researcher {
         recorded.query = Some(query.clone());
         match tool {
             FILE_SEARCH => {
-                recorded.hits = self.tools.file_search(&query, limit).await?;
+                recorded.hits = self
+                    .tools
+                    .file_search(&query, limit)
+                    .await
+                    .map_err(|e| e.to_string())?;
             }
             WEB_SEARCH => {
                 if !self.tools.searches_web() {
@@ -570,7 +574,8 @@ impl Researcher {
                 recorded.hits = self
                     .tools
                     .web_search(&query, site.as_deref(), limit)
-                    .await?;
+                    .await
+                    .map_err(|e| e.to_string())?;
             }
             other => return Err(format!("there is no research tool `{other}`")),
         }

@@ -9,7 +9,8 @@ use ferret_collection::IngestReport;
 use ferret_core::{Hit, StageOutput};
 use ferret_knowledge::{Documentalist, DocumentalistError, KnowledgeIndex, KnowledgeRegistry};
 use ferret_research::{
-    ResearchConfig, ResearchPlanRequest, ResearchPlanner, ResearchTools, Researcher, Syllabus,
+    ResearchConfig, ResearchError, ResearchPlanRequest, ResearchPlanner, ResearchToolError,
+    ResearchTools, Researcher, Syllabus,
 };
 use ferret_synthesis::{HeuristicReportWriter, ReportEvaluator, Verdict};
 
@@ -37,7 +38,7 @@ struct OnePage(AtomicUsize);
 
 #[async_trait::async_trait]
 impl ResearchTools for OnePage {
-    async fn file_search(&self, query: &str, _limit: usize) -> Result<Vec<Hit>, String> {
+    async fn file_search(&self, query: &str, _limit: usize) -> Result<Vec<Hit>, ResearchToolError> {
         self.0.fetch_add(1, Ordering::SeqCst);
         Ok(vec![Hit::new(
             "notes#0",
@@ -52,8 +53,15 @@ impl ResearchTools for OnePage {
         false
     }
 
-    async fn web_search(&self, _: &str, _: Option<&str>, _: usize) -> Result<Vec<Hit>, String> {
-        Err("no web here".into())
+    async fn web_search(
+        &self,
+        _: &str,
+        _: Option<&str>,
+        _: usize,
+    ) -> Result<Vec<Hit>, ResearchToolError> {
+        Err(ResearchToolError::NothingToSearch {
+            what: "no web here".into(),
+        })
     }
 }
 
@@ -146,4 +154,18 @@ async fn a_plan_may_fetch_a_listed_address_however_written_and_nothing_else() {
     );
     // The knowledge base is still searched.
     assert_eq!(error("E3"), "");
+}
+
+#[tokio::test]
+async fn an_unreadable_registry_stops_the_run_with_an_error_worth_retrying() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(KnowledgeRegistry::FILE_NAME), "not json").unwrap();
+    let error = researcher(dir.path(), Arc::default())
+        .research(&Syllabus::read(SYLLABUS))
+        .await
+        .err()
+        .unwrap();
+    assert!(matches!(error, ResearchError::Registry(_)), "{error}");
+    assert!(error.is_retryable());
+    assert!(error.to_string().contains("registry"), "{error}");
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use ferret_agent::Agent;
 use ferret_core::{Budget, Filters, Hit, QueryForm, SearchOptions, SearchQuery};
 use ferret_exec::{CallBudget, ExecRequest};
-use ferret_research::ResearchTools;
+use ferret_research::{ResearchToolError, ResearchTools};
 
 /// Searches for a research run, held to one call budget for the whole run.
 pub struct BackendResearchTools {
@@ -63,10 +63,11 @@ impl BackendResearchTools {
         query: &str,
         options: &SearchOptions,
         limit: usize,
-    ) -> Result<Vec<Hit>, String> {
+    ) -> Result<Vec<Hit>, ResearchToolError> {
         let queries = [SearchQuery::plain(query)];
         let mut hits: Vec<Hit> = Vec::new();
         let mut failures: Vec<String> = Vec::new();
+        let mut retryable = false;
         for backend in backends {
             let outcome = self
                 .agent
@@ -84,13 +85,20 @@ impl BackendResearchTools {
                 )
                 .await;
             failures.extend(outcome.failures.iter().map(|f| f.error.to_string()));
+            retryable |= outcome
+                .failures
+                .iter()
+                .any(|f| f.error.retry.is_retryable());
             if outcome.budget_exhausted {
                 failures.push("the run's call budget ran out".into());
             }
             hits.extend(outcome.hits);
         }
         if hits.is_empty() && !failures.is_empty() {
-            return Err(failures.join("; "));
+            return Err(ResearchToolError::Failed {
+                failures: failures.join("; "),
+                retryable,
+            });
         }
         hits.truncate(limit);
         Ok(hits)
@@ -99,9 +107,11 @@ impl BackendResearchTools {
 
 #[async_trait::async_trait]
 impl ResearchTools for BackendResearchTools {
-    async fn file_search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, String> {
+    async fn file_search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, ResearchToolError> {
         if self.knowledge.is_empty() {
-            return Err("there is no knowledge base to search".into());
+            return Err(ResearchToolError::NothingToSearch {
+                what: "there is no knowledge base to search".into(),
+            });
         }
         self.search(&self.knowledge, query, &SearchOptions::default(), limit)
             .await
@@ -120,7 +130,7 @@ impl ResearchTools for BackendResearchTools {
         query: &str,
         site: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<Hit>, String> {
+    ) -> Result<Vec<Hit>, ResearchToolError> {
         let options = SearchOptions {
             include_domains: site.map(str::to_owned).into_iter().collect(),
             ..SearchOptions::default()
