@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_core::{
-    address_in_query, hash_in_query, BackendCapabilities, BackendError, Hit, ModelFile,
+    address_in_query, hash_in_query, BackendCapabilities, BackendError, CallRate, Hit, ModelFile,
     ModelSource, ModelType, QueryForm, SearchBackend, SearchRequest,
 };
 use ferret_http::{base_url, endpoint, ApiKey, Http, HttpSetupError, KeyForm};
@@ -102,11 +102,6 @@ impl CivitaiBackend {
             site,
             http,
         })
-    }
-
-    /// Calls per second the provider allows, for the executor's rate limit.
-    pub fn rate_per_second(&self) -> NonZeroU32 {
-        self.config.rate_per_second
     }
 
     async fn search_models(&self, request: &SearchRequest) -> Result<Vec<Hit>, BackendError> {
@@ -371,6 +366,10 @@ struct Hashes {
 impl SearchBackend for CivitaiBackend {
     fn name(&self) -> &str {
         &self.http.backend
+    }
+
+    fn call_rate(&self) -> Option<CallRate> {
+        Some(CallRate::PerSecond(self.config.rate_per_second))
     }
 
     fn capabilities(&self) -> BackendCapabilities {

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_core::{
-    address_in_query, hash_in_query, BackendCapabilities, BackendError, Gate, Hit, ModelFile,
-    ModelSource, ModelType, QueryForm, SearchBackend, SearchRequest,
+    address_in_query, hash_in_query, BackendCapabilities, BackendError, CallRate, Gate, Hit,
+    ModelFile, ModelSource, ModelType, QueryForm, SearchBackend, SearchRequest,
 };
 use ferret_http::{base_url, endpoint, ApiKey, Http, HttpSetupError, KeyForm};
 use percent_encoding::percent_decode_str;
@@ -367,6 +367,10 @@ struct Lfs {
 impl SearchBackend for HuggingFaceBackend {
     fn name(&self) -> &str {
         &self.http.backend
+    }
+
+    fn call_rate(&self) -> Option<CallRate> {
+        Some(CallRate::PerMinute(self.calls_per_minute()))
     }
 
     fn capabilities(&self) -> BackendCapabilities {

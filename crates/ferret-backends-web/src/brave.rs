@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_core::{
-    BackendCapabilities, BackendError, Freshness, Hit, PaidCost, PaidUnit, QueryForm, SafeSearch,
-    SearchBackend, SearchRequest,
+    BackendCapabilities, BackendError, CallRate, Freshness, Hit, PaidCost, PaidUnit, QueryForm,
+    SafeSearch, SearchBackend, SearchRequest,
 };
 use reqwest::header::HeaderName;
 use serde::Deserialize;
@@ -129,11 +129,6 @@ impl BraveBackend {
         Ok(Self { config, url, http })
     }
 
-    /// Calls per second the provider allows, for the executor's rate limit.
-    pub fn rate_per_second(&self) -> NonZeroU32 {
-        self.config.rate_per_second
-    }
-
     fn url_for(&self, request: &SearchRequest) -> url::Url {
         let options = &request.options;
         let mut url = self.url.clone();
@@ -215,6 +210,10 @@ struct BraveResult {
 impl SearchBackend for BraveBackend {
     fn name(&self) -> &str {
         &self.http.backend
+    }
+
+    fn call_rate(&self) -> Option<CallRate> {
+        Some(CallRate::PerSecond(self.config.rate_per_second))
     }
 
     fn capabilities(&self) -> BackendCapabilities {

@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{Duration as Days, Utc};
 use ferret_core::{
-    BackendCapabilities, BackendError, Freshness, Hit, QueryForm, SafeSearch, SearchBackend,
-    SearchRequest, Topic,
+    BackendCapabilities, BackendError, CallRate, Freshness, Hit, QueryForm, SafeSearch,
+    SearchBackend, SearchRequest, Topic,
 };
 use serde::Deserialize;
 
@@ -126,11 +126,6 @@ impl SearxngBackend {
         Ok(Self { config, url, http })
     }
 
-    /// Calls per second the instance should get, for the executor's rate limit.
-    pub fn rate_per_second(&self) -> NonZeroU32 {
-        self.config.rate_per_second
-    }
-
     fn url_for(&self, request: &SearchRequest) -> url::Url {
         let options = &request.options;
         let mut url = self.url.clone();
@@ -207,6 +202,10 @@ struct SearxngResult {
 impl SearchBackend for SearxngBackend {
     fn name(&self) -> &str {
         &self.http.backend
+    }
+
+    fn call_rate(&self) -> Option<CallRate> {
+        Some(CallRate::PerSecond(self.config.rate_per_second))
     }
 
     fn capabilities(&self) -> BackendCapabilities {

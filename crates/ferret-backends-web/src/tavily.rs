@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ferret_core::{
-    BackendCapabilities, BackendError, Freshness, Hit, PaidCost, PaidUnit, QueryForm,
+    BackendCapabilities, BackendError, CallRate, Freshness, Hit, PaidCost, PaidUnit, QueryForm,
     SearchBackend, SearchDepth, SearchRequest, Topic,
 };
 use reqwest::header::AUTHORIZATION;
@@ -113,11 +113,6 @@ impl TavilyBackend {
         Ok(Self { config, url, http })
     }
 
-    /// Calls per second the provider allows, for the executor's rate limit.
-    pub fn rate_per_second(&self) -> NonZeroU32 {
-        self.config.rate_per_second
-    }
-
     /// The depth `request` searches at: its own, else the configured one.
     fn depth(&self, request: &SearchRequest) -> SearchDepth {
         request.options.depth.unwrap_or(self.config.search_depth)
@@ -202,6 +197,10 @@ struct TavilyResult {
 impl SearchBackend for TavilyBackend {
     fn name(&self) -> &str {
         &self.http.backend
+    }
+
+    fn call_rate(&self) -> Option<CallRate> {
+        Some(CallRate::PerSecond(self.config.rate_per_second))
     }
 
     fn capabilities(&self) -> BackendCapabilities {

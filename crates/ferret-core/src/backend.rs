@@ -114,6 +114,16 @@ pub struct BackendCapabilities {
     pub model_files: bool,
 }
 
+/// How often a backend may be called: a provider states its limit per second or per minute
+/// (a minute's worth may then come at once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallRate {
+    /// At most this many calls a second.
+    PerSecond(std::num::NonZeroU32),
+    /// At most this many calls a minute.
+    PerMinute(std::num::NonZeroU32),
+}
+
 /// The one trait every search backend implements: the embedded index, a Qdrant server, web and
 /// hub search alike.
 ///
@@ -124,6 +134,12 @@ pub struct BackendCapabilities {
 pub trait SearchBackend: Send + Sync {
     /// A short stable name, used in traces, failures and cache keys.
     fn name(&self) -> &str;
+
+    /// How often the service allows calls, as its provider documents it (`None`: as often as
+    /// asked, as an in-process index). The executor paces the backend to it.
+    fn call_rate(&self) -> Option<CallRate> {
+        None
+    }
 
     /// Which filters this backend honours. A filter a backend does not honour is reported as a
     /// failure for that backend rather than silently ignored.

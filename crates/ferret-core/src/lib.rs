@@ -24,7 +24,8 @@ mod trace;
 pub use actions::{Actions, CommandAction, FileChange, VersionChange};
 pub use address::canonical_url;
 pub use backend::{
-    BackendCapabilities, PaidCost, PaidUnit, QueryForm, SearchBackend, SearchQuery, SearchRequest,
+    BackendCapabilities, CallRate, PaidCost, PaidUnit, QueryForm, SearchBackend, SearchQuery,
+    SearchRequest,
 };
 pub use budget::{Budget, BudgetError};
 pub use error::{BackendError, BackendErrorKind, FerretError, RetryClass};

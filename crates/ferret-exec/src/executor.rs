@@ -1,5 +1,4 @@
 use std::collections::HashSet;
-use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -139,15 +138,7 @@ pub struct ExecRequest<'a> {
     pub backend: Option<&'a str>,
 }
 
-/// How often a backend may be called: a provider states its limit per second or per minute
-/// (a minute's worth may then come at once).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallRate {
-    /// At most this many calls a second.
-    PerSecond(NonZeroU32),
-    /// At most this many calls a minute.
-    PerMinute(NonZeroU32),
-}
+pub use ferret_core::CallRate;
 
 /// Builds an [`Executor`] from backends, each with an optional rate limit.
 #[derive(Default)]
@@ -163,35 +154,25 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Add a backend with no rate limit (an in-process index needs none).
-    pub fn backend(mut self, backend: Arc<dyn SearchBackend>) -> Self {
-        self.slots.push(Slot {
-            backend,
-            limit: None,
-        });
-        self
+    /// Add a backend, paced to the rate it declares ([`SearchBackend::call_rate`]); one that
+    /// declares none (an in-process index) is not paced.
+    pub fn backend(self, backend: Arc<dyn SearchBackend>) -> Self {
+        let rate = backend.call_rate();
+        self.slot(backend, rate)
     }
 
-    /// Add a backend that may be called at most `rate` times a second or a minute.
-    pub fn paced_backend(mut self, backend: Arc<dyn SearchBackend>, rate: CallRate) -> Self {
-        let limit = match rate {
+    /// Add a backend paced to `rate` instead of the rate it declares (a plan's own quota).
+    pub fn paced_backend(self, backend: Arc<dyn SearchBackend>, rate: CallRate) -> Self {
+        self.slot(backend, Some(rate))
+    }
+
+    fn slot(mut self, backend: Arc<dyn SearchBackend>, rate: Option<CallRate>) -> Self {
+        let limit = rate.map(|rate| match rate {
             CallRate::PerSecond(n) => RateLimit::per_second(n),
             CallRate::PerMinute(n) => RateLimit::per_minute(n),
-        };
-        self.slots.push(Slot {
-            backend,
-            limit: Some(limit),
         });
+        self.slots.push(Slot { backend, limit });
         self
-    }
-
-    /// Add a backend that may be called at most `per_second` times a second.
-    pub fn rate_limited_backend(
-        self,
-        backend: Arc<dyn SearchBackend>,
-        per_second: NonZeroU32,
-    ) -> Self {
-        self.paced_backend(backend, CallRate::PerSecond(per_second))
     }
 
     /// Build, refusing an executor with no backend or two backends of the same name.

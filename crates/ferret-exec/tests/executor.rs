@@ -7,7 +7,7 @@ use ferret_core::{
     Access, BackendCapabilities, BackendError, BackendErrorKind, DateRange, Filters, Hit, PaidCost,
     PaidUnit, PaidUsage, QueryForm, RetryClass, SearchOptions, SearchQuery, TraceStep, Unlisted,
 };
-use ferret_exec::{CallBudget, ExecRequest, Executor, ExecutorConfig, RetryPolicy};
+use ferret_exec::{CallBudget, CallRate, ExecRequest, Executor, ExecutorConfig, RetryPolicy};
 use ferret_test_support::{Matching, ScriptedBackend};
 
 /// A backend holding documents `ids`, each answering with the query as its text and its own
@@ -324,26 +324,59 @@ fn an_executor_needs_a_backend_and_distinct_names() {
         .contains("two backends are named `x`"));
 }
 
+/// A backend that declares its provider's rate, as a web or hub backend does.
+struct Declaring(Arc<ScriptedBackend>);
+
+#[async_trait::async_trait]
+impl ferret_core::SearchBackend for Declaring {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn call_rate(&self) -> Option<CallRate> {
+        Some(CallRate::PerSecond(std::num::NonZeroU32::new(2).unwrap()))
+    }
+
+    async fn search(&self, request: &ferret_core::SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        self.0.search(request).await
+    }
+}
+
 #[tokio::test]
 async fn a_rate_limited_backend_is_never_called_faster_than_its_quota() {
-    let backend = Arc::new(scripted("web", &["a"]));
-    let exec = Executor::builder()
-        .rate_limited_backend(backend.clone(), std::num::NonZeroU32::new(2).unwrap())
-        .build()
-        .unwrap();
-    let queries: Vec<String> = ["one", "two", "three", "four"].map(String::from).to_vec();
-    let started = std::time::Instant::now();
-    let outcome = exec
-        .execute(&queries, &Filters::default(), 10, &budget(), DEADLINE)
-        .await;
-    // A quota of 2 per second allows a burst of 2, then one call every 500 ms: the fourth call
-    // cannot start before 1 s. Only a lower bound is asserted, which a slow machine cannot break.
-    assert!(
-        started.elapsed() >= Duration::from_millis(950),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!((backend.calls(), outcome.hits.len()), (4, 1));
+    // The quota the backend declares, kept by a plain `backend`, and one given instead.
+    let declared = Arc::new(scripted("web", &["a"]));
+    let given = Arc::new(scripted("web", &["a"]));
+    let cases = [
+        (
+            Executor::builder().backend(Arc::new(Declaring(declared.clone()))),
+            declared,
+        ),
+        (
+            Executor::builder().paced_backend(
+                given.clone(),
+                CallRate::PerSecond(std::num::NonZeroU32::new(2).unwrap()),
+            ),
+            given,
+        ),
+    ];
+    for (builder, backend) in cases {
+        let exec = builder.build().unwrap();
+        let queries: Vec<String> = ["one", "two", "three", "four"].map(String::from).to_vec();
+        let started = std::time::Instant::now();
+        let outcome = exec
+            .execute(&queries, &Filters::default(), 10, &budget(), DEADLINE)
+            .await;
+        // A quota of 2 per second allows a burst of 2, then one call every 500 ms: the fourth
+        // call cannot start before 1 s. Only a lower bound is asserted, which a slow machine
+        // cannot break.
+        assert!(
+            started.elapsed() >= Duration::from_millis(950),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!((backend.calls(), outcome.hits.len()), (4, 1));
+    }
 }
 
 #[tokio::test]

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use ferret_core::{
-    Access, BackendCapabilities, BackendError, Completion, CompletionRequest, EmbedError, Embedder,
-    Hit, LanguageModel, LlmError, PaidCost, Query, QueryForm, Response, SearchBackend,
+    Access, BackendCapabilities, BackendError, CallRate, Completion, CompletionRequest, EmbedError,
+    Embedder, Hit, LanguageModel, LlmError, PaidCost, Query, QueryForm, Response, SearchBackend,
     SearchRequest, Strategy, TextSink,
 };
 
@@ -135,6 +135,10 @@ struct RecordedBackend {
 impl SearchBackend for RecordedBackend {
     fn name(&self) -> &str {
         self.inner.name()
+    }
+
+    fn call_rate(&self) -> Option<CallRate> {
+        self.inner.call_rate()
     }
 
     fn capabilities(&self) -> BackendCapabilities {

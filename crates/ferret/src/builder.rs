@@ -1,5 +1,4 @@
-use std::num::NonZeroU32;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferret_agent::{
@@ -77,7 +76,8 @@ impl FerretBuilder {
         self
     }
 
-    /// Search the embedded index in `dir` (made by `ferret ingest`), as backend `local`.
+    /// Search the embedded index in `dir` (made by `ferret ingest`), as backend `local` (the
+    /// first local index; each other one is `local-<its folder's name>`).
     /// [`build`](Self::build) fails with the path if there is no index there.
     pub fn local_index(mut self, dir: impl Into<PathBuf>) -> Self {
         self.backends.push(BackendSpec::LocalIndex(dir.into()));
@@ -124,22 +124,15 @@ impl FerretBuilder {
         self
     }
 
-    /// Search any backend.
+    /// Search `backend`, paced to the rate it declares
+    /// ([`SearchBackend::call_rate`](ferret_core::SearchBackend::call_rate): a web or hub
+    /// backend states its provider's limit; an index declares none).
     pub fn backend(mut self, backend: Arc<dyn SearchBackend>) -> Self {
         self.backends.push(BackendSpec::Ready(backend, None));
         self
     }
 
-    /// Search a backend that may be called at most `per_second` times a second.
-    pub fn rate_limited_backend(
-        self,
-        backend: Arc<dyn SearchBackend>,
-        per_second: NonZeroU32,
-    ) -> Self {
-        self.paced_backend(backend, CallRate::PerSecond(per_second))
-    }
-
-    /// Search a backend that may be called at most `rate` times a second or a minute.
+    /// Search `backend` paced to `rate` instead of the rate it declares (a plan's own quota).
     pub fn paced_backend(mut self, backend: Arc<dyn SearchBackend>, rate: CallRate) -> Self {
         self.backends.push(BackendSpec::Ready(backend, Some(rate)));
         self
@@ -224,6 +217,11 @@ impl FerretBuilder {
         let mut index_embedder: Option<Arc<dyn Embedder>> = None;
         let mut writable = None;
         let mut default_corpus = false;
+        let mut local_names = LocalNames::default();
+        // The built-in corpus is always `local`; indexes of one's own take the names after it.
+        if (self.backends.iter()).any(|spec| matches!(spec, BackendSpec::DefaultCorpus)) {
+            local_names.taken.insert("local".to_owned());
+        }
         let recorder = self.recorder;
         let recorded = |backend: Arc<dyn SearchBackend>| match &recorder {
             Some(recorder) => recorder.backend(backend),
@@ -254,7 +252,7 @@ impl FerretBuilder {
                         LocalIndex::open_with(&dir, embedder).map_err(|e| index_error(&dir, e))?,
                     );
                     writable.get_or_insert_with(|| Arc::clone(&index));
-                    let backend = LocalBackend::new("local", index)
+                    let backend = LocalBackend::new(local_names.next(&dir), index)
                         .with_mode(mode)
                         .map_err(|e| index_error(&dir, e))?;
                     executor.backend(recorded(Arc::new(backend)))
@@ -301,6 +299,37 @@ impl FerretBuilder {
             model,
             recording: recorder.map(|recorder| (recorder, strategy)),
         })
+    }
+}
+
+/// The names of the local indexes a searcher holds: the first is `local`, each other one
+/// `local-<its folder's name>` (numbered should two folders share a name), so two indexes
+/// never clash and each is named in traces and failures.
+#[derive(Default)]
+struct LocalNames {
+    taken: std::collections::HashSet<String>,
+}
+
+impl LocalNames {
+    fn next(&mut self, dir: &Path) -> String {
+        let folder = dir
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut name = if self.taken.contains("local") {
+            format!("local-{folder}")
+        } else {
+            "local".to_owned()
+        };
+        let base = name.clone();
+        for n in 2.. {
+            if !self.taken.contains(&name) {
+                break;
+            }
+            name = format!("{base}-{n}");
+        }
+        self.taken.insert(name.clone());
+        name
     }
 }
 

@@ -2,7 +2,6 @@
 //! variables holding their keys, in one file the CLI and the service both read. Unknown keys are
 //! errors naming their line, so a misspelt option never silently falls back to a default.
 
-use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +17,7 @@ use ferret_exec::ExecutorConfig;
 use ferret_fetch::{AllowedTarget, FetchConfig, IpNet, RobotsPolicy};
 use serde::Deserialize;
 
-use crate::{CallRate, FerretBuilder};
+use crate::FerretBuilder;
 
 /// The variable naming the configuration file, when `--config` does not.
 pub const CONFIG_VARIABLE: &str = "FERRET_CONFIG";
@@ -322,31 +321,21 @@ impl FileConfig {
         .collect()
     }
 
-    /// `provider` as the file configures it (its defaults when the file has no table for it),
-    /// with its rate limit.
-    pub fn web_backend(
-        &self,
-        provider: WebProvider,
-    ) -> Result<(Arc<dyn SearchBackend>, NonZeroU32), WebError> {
+    /// `provider` as the file configures it (its defaults when the file has no table for it); it
+    /// declares its rate limit.
+    pub fn web_backend(&self, provider: WebProvider) -> Result<Arc<dyn SearchBackend>, WebError> {
         let web = &self.web;
-        let (backend, rate): (Arc<dyn SearchBackend>, NonZeroU32) = match provider {
+        Ok(match provider {
             WebProvider::Tavily => {
-                let backend = TavilyBackend::new(web.tavily.clone().unwrap_or_default())?;
-                let rate = backend.rate_per_second();
-                (Arc::new(backend), rate)
+                Arc::new(TavilyBackend::new(web.tavily.clone().unwrap_or_default())?)
             }
             WebProvider::Brave => {
-                let backend = BraveBackend::new(web.brave.clone().unwrap_or_default())?;
-                let rate = backend.rate_per_second();
-                (Arc::new(backend), rate)
+                Arc::new(BraveBackend::new(web.brave.clone().unwrap_or_default())?)
             }
-            WebProvider::Searxng => {
-                let backend = SearxngBackend::new(web.searxng.clone().unwrap_or_default())?;
-                let rate = backend.rate_per_second();
-                (Arc::new(backend), rate)
-            }
-        };
-        Ok((backend, rate))
+            WebProvider::Searxng => Arc::new(SearxngBackend::new(
+                web.searxng.clone().unwrap_or_default(),
+            )?),
+        })
     }
 
     /// The model hubs the file has a `[hub.*]` table for, in the order they are documented.
@@ -362,25 +351,21 @@ impl FileConfig {
     }
 
     /// The model hub `source` as the file configures it (its defaults when the file has no
-    /// table for it), with its rate limit. Keys are optional: a hub without one searches public
+    /// table for it); it declares its rate limit. Keys are optional: a hub without one searches public
     /// models.
     pub fn hub_backend(
         &self,
         source: ModelSource,
-    ) -> Result<(Arc<dyn SearchBackend>, CallRate), HttpSetupError> {
+    ) -> Result<Arc<dyn SearchBackend>, HttpSetupError> {
         let hub = &self.hub;
-        match source {
-            ModelSource::Civitai => {
-                let backend = CivitaiBackend::new(hub.civitai.clone().unwrap_or_default())?;
-                let rate = CallRate::PerSecond(backend.rate_per_second());
-                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, rate))
-            }
-            ModelSource::HuggingFace => {
-                let backend = HuggingFaceBackend::new(hub.huggingface.clone().unwrap_or_default())?;
-                let rate = CallRate::PerMinute(backend.calls_per_minute());
-                Ok((Arc::new(backend) as Arc<dyn SearchBackend>, rate))
-            }
-        }
+        Ok(match source {
+            ModelSource::Civitai => Arc::new(CivitaiBackend::new(
+                hub.civitai.clone().unwrap_or_default(),
+            )?),
+            ModelSource::HuggingFace => Arc::new(HuggingFaceBackend::new(
+                hub.huggingface.clone().unwrap_or_default(),
+            )?),
+        })
     }
 
     /// `builder` with the model hubs `sources` added as this file configures them, each at its
@@ -393,7 +378,7 @@ impl FileConfig {
         let mut warnings = Vec::new();
         for &source in sources {
             match self.hub_backend(source) {
-                Ok((backend, rate)) => builder = builder.paced_backend(backend, rate),
+                Ok(backend) => builder = builder.backend(backend),
                 Err(error) => warnings.push(format!("{source} is left out: {error}")),
             }
         }
@@ -411,7 +396,7 @@ impl FileConfig {
         let mut warnings = Vec::new();
         for &provider in providers {
             match self.web_backend(provider) {
-                Ok((backend, rate)) => builder = builder.rate_limited_backend(backend, rate),
+                Ok(backend) => builder = builder.backend(backend),
                 Err(error) => warnings.push(format!("{provider:?} left out: {error}")),
             }
         }
@@ -428,6 +413,8 @@ fn set<T>(field: &mut T, value: Option<T>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CallRate;
+    use std::num::NonZeroU32;
 
     #[test]
     fn the_fetch_table_allows_named_hosts_and_ranges_and_refuses_nonsense() {
@@ -455,15 +442,18 @@ mod tests {
         let text = "[hub.huggingface]\nbase_url = \"http://127.0.0.1:9\"\nrequests_per_minute = 40\nfile_lists = 1\n";
         let file = FileConfig::parse(text, path).unwrap();
         assert_eq!(file.hub_sources(), [ModelSource::HuggingFace]);
-        let (backend, rate) = file.hub_backend(ModelSource::HuggingFace).unwrap();
+        let backend = file.hub_backend(ModelSource::HuggingFace).unwrap();
         assert_eq!(backend.name(), "huggingface");
         assert!(backend.capabilities().model_files);
         // Each call makes a search and one file-list request.
-        assert_eq!(rate, CallRate::PerMinute(NonZeroU32::new(20).unwrap()));
-        let (_, civitai_rate) = file.hub_backend(ModelSource::Civitai).unwrap();
         assert_eq!(
-            civitai_rate,
-            CallRate::PerSecond(NonZeroU32::new(2).unwrap())
+            backend.call_rate(),
+            Some(CallRate::PerMinute(NonZeroU32::new(20).unwrap()))
+        );
+        let civitai = file.hub_backend(ModelSource::Civitai).unwrap();
+        assert_eq!(
+            civitai.call_rate(),
+            Some(CallRate::PerSecond(NonZeroU32::new(2).unwrap()))
         );
         let error = FileConfig::parse("[hub.civitai]\nrate = 3\n", path).unwrap_err();
         assert!(error.to_string().contains("line 2"), "{error}");
@@ -528,9 +518,14 @@ ingest = true
             TavilyConfig::default().timeout,
             "left out: the backend's default"
         );
-        let (backend, rate) = config.web_backend(WebProvider::Searxng).unwrap();
+        let backend = config.web_backend(WebProvider::Searxng).unwrap();
         assert_eq!(backend.name(), "searxng");
-        assert_eq!(rate, SearxngConfig::new("http://x").rate_per_second);
+        assert_eq!(
+            backend.call_rate(),
+            Some(CallRate::PerSecond(
+                SearxngConfig::new("http://x").rate_per_second
+            ))
+        );
         let missing = config
             .web_backend(WebProvider::Tavily)
             .err()
@@ -551,8 +546,11 @@ ingest = true
             .to_string();
         assert!(missing.contains("FERRET_TEST_UNSET_SEARXNG"), "{missing}");
         // No token in its variable: the Hub's limit without one, a call being one request.
-        let (_, rate) = file.hub_backend(ModelSource::HuggingFace).unwrap();
-        assert_eq!(rate, CallRate::PerMinute(NonZeroU32::new(100).unwrap()));
+        let hub = file.hub_backend(ModelSource::HuggingFace).unwrap();
+        assert_eq!(
+            hub.call_rate(),
+            Some(CallRate::PerMinute(NonZeroU32::new(100).unwrap()))
+        );
         let named = FileConfig::parse("[hub.civitai]\nname = \"mine\"\n", path).unwrap_err();
         assert!(named.to_string().contains("name"), "{named}");
     }

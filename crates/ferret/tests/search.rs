@@ -445,3 +445,27 @@ async fn hits_without_text_give_a_message_not_an_empty_answer() {
     );
     assert!(response.answer.is_none());
 }
+
+#[tokio::test]
+async fn two_local_indexes_and_the_built_in_corpus_have_names_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (notes, papers) = (dir.path().join("notes"), dir.path().join("papers"));
+    for index in [&notes, &papers] {
+        ferret::LocalIndex::open_or_create_with(index, None).unwrap();
+    }
+    let two = Ferret::builder()
+        .local_index(&notes)
+        .local_index(&papers)
+        .retrieval(ferret::RetrievalMode::Bm25)
+        .build()
+        .unwrap();
+    assert_eq!(two.backend_names(), ["local", "local-papers"]);
+    drop(two);
+    let beside_the_corpus = Ferret::builder()
+        .local_index(&notes)
+        .default_corpus()
+        .retrieval(ferret::RetrievalMode::Bm25)
+        .build()
+        .unwrap();
+    assert_eq!(beside_the_corpus.backend_names(), ["local-notes", "local"]);
+}
