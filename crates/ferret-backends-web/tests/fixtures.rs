@@ -17,7 +17,7 @@ use std::sync::Arc;
 use ferret_core::{
     BackendError, DateRange, Filters, Hit, SearchBackend, SearchOptions, SearchRequest,
 };
-use ferret_exec::{CallBudget, Executor, ExecutorConfig, RetryPolicy};
+use ferret_exec::{CallBudget, CallRate, Executor, ExecutorConfig, RetryPolicy};
 use ferret_test_support::{Matching, ScriptedBackend};
 use serde::Deserialize;
 use wiremock::matchers::any;
@@ -205,9 +205,14 @@ async fn beside_a_working_backend(
         },
         ..Default::default()
     };
+    // Paced faster than the provider's declared rate (one call a second for Brave and Tavily),
+    // so the retry of a fault runs within the deadline: this is about faults, not pacing.
     let executor = Executor::builder()
         .config(config)
-        .backend(Arc::from(backend))
+        .paced_backend(
+            Arc::from(backend),
+            CallRate::PerSecond(std::num::NonZeroU32::new(50).unwrap()),
+        )
         .backend(Arc::new(other))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
