@@ -97,8 +97,9 @@ pub use ferret_record::{Recorder, Recording, RecordingError, ReplayError, Replay
 pub use ferret_research::{
     run_folder_name, BriefWriter, Classification, HeuristicBriefWriter, HeuristicResearchPlanner,
     KnownFiles, LlmBriefWriter, LlmResearchPlanner, Module, Place, Reference, ResearchBrief,
-    ResearchConfig, ResearchOutcome, ResearchPlanRequest, ResearchPlanner, ResearchRecord,
-    ResearchTools, Researcher, RunFolderError, Syllabus, Target, Theme, Unread,
+    ResearchConfig, ResearchError, ResearchOutcome, ResearchPlanRequest, ResearchPlanner,
+    ResearchRecord, ResearchToolError, ResearchTools, Researcher, RunFolderError, Syllabus, Target,
+    Theme, Unread,
 };
 /// Reading ComfyUI workflows: the model files their loader nodes reference, and which of them
 /// a models folder already holds.
