@@ -3,7 +3,7 @@
 //! named by `QDRANT_URL` (its gRPC address, as `../shared/tools/qdrant/start` prints it);
 //! without it the program says so and stops.
 //!
-//! `QDRANT_URL=http://127.0.0.1:6334 cargo run -p ferret-examples --bin qdrant`
+//! `QDRANT_URL=http://127.0.0.1:6334 cargo run -p ferret-examples --bin qdrant-collection`
 
 use ferret::{read_path, Ferret, IngestOptions, QdrantConfig, QdrantIndex, Query, RetrievalMode};
 
