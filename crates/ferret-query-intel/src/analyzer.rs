@@ -187,7 +187,8 @@ impl HeuristicAnalyzer {
     /// Analyse synchronously; [`QueryAnalyzer::analyze`] wraps this.
     pub fn analysis(&self, question: &str) -> Analysis {
         let entities = extract_entities(question);
-        let query_type = query_type(question, &entities);
+        let asked = Asked::read(question);
+        let query_type = query_type(question, &entities, &asked);
         let has = |kind| entities.iter().any(|e: &Entity| e.kind == kind);
         let complex = query_type == QueryType::Comparison
             || is_multi_question(question)
@@ -202,7 +203,7 @@ impl HeuristicAnalyzer {
                 Complexity::Simple
             },
             context: BTreeMap::new(),
-            asked: Some(Asked::read(question)),
+            asked: Some(asked),
         }
     }
 }
@@ -307,10 +308,10 @@ const COMPARATIVE_HINTS: &[&str] = &[
     "more", "less", "first", "earlier", "later", "better", "worse",
 ];
 
-fn query_type(question: &str, entities: &[Entity]) -> QueryType {
+fn query_type(question: &str, entities: &[Entity], asked: &Asked) -> QueryType {
     let lower = normalized_lower(question);
     let any = |list: &[&str]| list.iter().any(|w| has_word(&lower, w));
-    if any(COMPARISON_WORDS) || is_comparison_question(question) {
+    if any(COMPARISON_WORDS) || is_comparison_question(question, asked) {
         QueryType::Comparison
     } else if any(ERROR_WORDS) || entities.iter().any(|e| e.kind == EntityKind::ErrorClass) {
         QueryType::ErrorDiagnosis
@@ -332,7 +333,7 @@ fn normalized_lower(text: &str) -> String {
 
 /// Comparisons without a marker word: "Which is older, X or Y?", "Is X or Y faster?",
 /// "Were X and Y both ...?", "Is X longer than Y?".
-pub(crate) fn is_comparison_question(question: &str) -> bool {
+pub(crate) fn is_comparison_question(question: &str, asked: &Asked) -> bool {
     let lower = question.to_ascii_lowercase();
     let first = words(question).next().unwrap_or_default();
     let names = name_runs(question, LoneOpener::Name);
@@ -340,7 +341,7 @@ pub(crate) fn is_comparison_question(question: &str) -> bool {
     let names_after = |at: usize| names.iter().any(|(s, _)| *s >= at);
 
     // A choice between two named options ("Who was born first, X or Y?").
-    if Asked::read(question).options.is_some() {
+    if asked.options.is_some() {
         return true;
     }
     if let Some(or) = find_word(&lower, "or", 0) {

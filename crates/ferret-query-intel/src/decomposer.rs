@@ -12,6 +12,7 @@ use crate::analyzer::{is_comparison_question, Analysis, Complexity, QueryType};
 use crate::error_question::{error_version_queries, root_cause};
 use crate::util::{dedup_key, find_word, join_words, COMPARATIVES};
 use ferret_core::text::names::{name_runs, strip_possessive, tokenize, LoneOpener, Token};
+use ferret_core::text::question::Asked;
 use ferret_core::text::{is_aux_verb, is_question_word};
 
 /// A question split into focused queries, with what the decomposer thinks is wrong.
@@ -61,8 +62,13 @@ impl HeuristicDecomposer {
         if analysis.complexity == Complexity::Simple {
             return vec![question.to_owned()];
         }
-        let comparison =
-            analysis.query_type == QueryType::Comparison || is_comparison_question(question);
+        let comparison = analysis.query_type == QueryType::Comparison || {
+            let asked = analysis
+                .asked
+                .clone()
+                .unwrap_or_else(|| Asked::read(question));
+            is_comparison_question(question, &asked)
+        };
         let queries = question_parts(question)
             .or_else(|| comparison.then(|| comparison_queries(question)).flatten())
             .or_else(|| error_version_queries(question, analysis))

@@ -133,7 +133,8 @@ fn analysis_from(question: &str, reply: AnalysisReply) -> Result<Analysis, Strin
     )
     .ok_or_else(|| format!("unknown complexity `{}`", reply.complexity))?;
     // The rules know entity kinds; the model's extra names are kept when the question has them.
-    let mut entities = HeuristicAnalyzer.analysis(question).entities;
+    let rules = HeuristicAnalyzer.analysis(question);
+    let mut entities = rules.entities;
     let lowered = question.to_lowercase();
     for text in reply.entities {
         let text = text.trim().to_owned();
@@ -157,7 +158,7 @@ fn analysis_from(question: &str, reply: AnalysisReply) -> Result<Analysis, Strin
         intent,
         complexity,
         context: Default::default(),
-        asked: Some(ferret_core::text::question::Asked::read(question)),
+        asked: rules.asked,
     })
 }
 

@@ -2,7 +2,7 @@
 //! public API: the research seed's plan, argument checks with their messages, and properties
 //! relating the line and XML forms.
 
-use ferret_agent::{
+use ferret_plan::{
     ArgumentKind, ArgumentValue, NamedParameter, Plan, PlanError, StepArguments, ToolSignature,
 };
 use proptest::prelude::*;
