@@ -74,12 +74,7 @@ impl SearchBackend for LocalBackend {
     }
 
     fn capabilities(&self) -> BackendCapabilities {
-        BackendCapabilities {
-            date_range: true,
-            most_recent: true,
-            access: true,
-            model_files: false,
-        }
+        ferret_collection::STORE_CAPABILITIES
     }
 
     fn query_form(&self) -> QueryForm {

@@ -23,7 +23,7 @@ pub use compaction::Compaction;
 pub use error::IndexError;
 pub use ferret_collection::{
     checked_acl, chunk_text_file, parse_date, read_jsonl, read_path, stream_path, Document,
-    DocumentStream, IngestIssue, IngestOptions, IngestReport, PathDocuments,
+    DocumentStream, IngestIssue, IngestOptions, IngestReport, PathDocuments, STORE_CAPABILITIES,
 };
 pub use index::LocalIndex;
 pub use seal::SegmentPolicy;

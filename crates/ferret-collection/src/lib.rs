@@ -20,6 +20,6 @@ pub use schema::{
     payload, point_id, rank_hits, read_path, to_hit, unique_by_id, Bm25Params, DenseMeta,
     EmbedderMisfit, IngestOptions, IngestReport, PathDocuments, PendingPoint, ACL_FIELD,
     DATE_FIELD, DENSE_VECTOR, METADATA_FIELD, PREFETCH_LIMIT, RRF_K, SOURCE_FIELD, SPARSE_VECTOR,
-    TIE_MARGIN,
+    STORE_CAPABILITIES, TIE_MARGIN,
 };
 pub use stream::{stream_path, DocumentStream};

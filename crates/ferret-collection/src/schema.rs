@@ -2,7 +2,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use chrono::NaiveDate;
-use ferret_core::{EmbedError, Embedder, Hit, RetryClass};
+use ferret_core::{BackendCapabilities, EmbedError, Embedder, Hit, RetryClass};
 use qdrant_edge::bm25_embed::{EdgeBm25, EdgeBm25Config};
 use qdrant_edge::external::ordered_float::NotNan;
 use serde::{Deserialize, Serialize};
@@ -72,6 +72,16 @@ pub const METADATA_FIELD: &str = "metadata";
 pub const ACL_FIELD: &str = "acl";
 /// Payload field with the file or corpus a document came from, indexed for exact match.
 pub const SOURCE_FIELD: &str = "source";
+/// What a store of this collection layout honours, the embedded index and a Qdrant server
+/// alike: date ranges and most-recent on the indexed `date_days`, and access lists on the
+/// indexed `acl`. Neither holds model files.
+pub const STORE_CAPABILITIES: BackendCapabilities = BackendCapabilities {
+    date_range: true,
+    most_recent: true,
+    access: true,
+    model_files: false,
+};
+
 /// Reciprocal-rank-fusion constant for hybrid search: Qdrant's server default, so the embedded
 /// index and a server rank alike.
 pub const RRF_K: usize = 2;

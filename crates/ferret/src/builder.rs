@@ -11,9 +11,9 @@ use ferret_backends_qdrant::{
     backend_error, QdrantBackend, QdrantConfig, QdrantError, QdrantIndex,
 };
 use ferret_core::{
-    Access, BackendCapabilities, BackendError, BackendErrorKind, Budget, Embedder, Event,
-    FerretError, FileRequest, Hit, LanguageModel, Query, QueryForm, Response, RetrievalMode,
-    SearchBackend, StopReason, Strategy, Trace,
+    Access, BackendError, BackendErrorKind, Budget, Embedder, Event, FerretError, FileRequest, Hit,
+    LanguageModel, Query, QueryForm, Response, RetrievalMode, SearchBackend, StopReason, Strategy,
+    Trace,
 };
 use ferret_exec::{CallRate, Executor, ExecutorConfig};
 use ferret_grading::GradingConfig;
@@ -335,12 +335,7 @@ impl LocalNames {
 
 /// The built-in corpus as backend `local`, indexed on a blocking thread by its first search.
 fn default_corpus_backend() -> LazyBackend {
-    let capabilities = BackendCapabilities {
-        date_range: true,
-        most_recent: true,
-        access: true,
-        model_files: false,
-    };
+    let capabilities = ferret_backends_local::STORE_CAPABILITIES;
     LazyBackend::new("local", capabilities, || async {
         let unavailable = |message: String| {
             BackendError::permanent("local", BackendErrorKind::Unavailable, message)
@@ -368,12 +363,7 @@ fn qdrant_backend(
         // Hybrid if the model is here; BM25 otherwise.
         (None, None) => default_embedder().ok(),
     };
-    let capabilities = BackendCapabilities {
-        date_range: true,
-        most_recent: true,
-        access: true,
-        model_files: false,
-    };
+    let capabilities = ferret_backends_local::STORE_CAPABILITIES;
     Ok(LazyBackend::new("qdrant", capabilities, move || {
         let (config, embedder) = (config.clone(), embedder.clone());
         async move {
