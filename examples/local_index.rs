@@ -3,7 +3,9 @@
 //!
 //! `cargo run -p ferret-examples --bin local-index`
 
-use ferret::{read_path, Ferret, IngestOptions, LocalIndex, Query, RetrievalMode};
+use ferret::index::{read_path, IngestOptions, LocalIndex};
+use ferret::jobs::search::RetrievalMode;
+use ferret::{Ferret, Query};
 
 const NOTES: [(&str, &str); 3] = [
     (

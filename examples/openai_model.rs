@@ -9,7 +9,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferret::{Budget, Ferret, OpenAiConfig, OpenAiModel, Query, TraceStep};
+use ferret::jobs::search::TraceStep;
+use ferret::models::{OpenAiConfig, OpenAiModel};
+use ferret::{Budget, Ferret, Query};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

@@ -5,7 +5,10 @@
 //!
 //! `QDRANT_URL=http://127.0.0.1:6334 cargo run -p ferret-examples --bin qdrant-collection`
 
-use ferret::{read_path, Ferret, IngestOptions, QdrantConfig, QdrantIndex, Query, RetrievalMode};
+use ferret::backends::QdrantConfig;
+use ferret::index::{read_path, IngestOptions, QdrantIndex};
+use ferret::jobs::search::RetrievalMode;
+use ferret::{Ferret, Query};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

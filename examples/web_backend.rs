@@ -8,7 +8,8 @@
 
 use std::sync::Arc;
 
-use ferret::{Ferret, Query, SearxngBackend, SearxngConfig};
+use ferret::backends::{SearxngBackend, SearxngConfig};
+use ferret::{Ferret, Query};
 use serde_json::json;
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};

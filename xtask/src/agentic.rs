@@ -8,11 +8,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferret::{
-    BridgeConfig, Budget, Embedder, Ferret, LanguageModel, LlmCallOutcome, LocalEmbedder,
-    LocalModel, LocalModelConfig, NameRanking, OpenAiConfig, OpenAiModel, Query, ResponseType,
-    RetrievalMode, StageModelConfig, TraceStep, WeightFormat, SMOLLM2_FILE,
+use ferret::config::{BridgeConfig, NameRanking};
+use ferret::jobs::search::{LlmCallOutcome, ResponseType, RetrievalMode, TraceStep};
+use ferret::models::{
+    Embedder, LanguageModel, LocalEmbedder, LocalModel, LocalModelConfig, OpenAiConfig,
+    OpenAiModel, StageModelConfig, WeightFormat, SMOLLM2_FILE,
 };
+use ferret::{Budget, Ferret, Query};
 use serde::Serialize;
 
 use crate::judged::{ndcg_at, recall_at};
@@ -43,15 +45,15 @@ impl LlmChoice {
     pub(crate) fn model(self) -> anyhow::Result<Option<Arc<dyn LanguageModel>>> {
         Ok(match self {
             Self::None => None,
-            Self::Local => Some(Arc::new(
-                LocalModel::smollm2(&ferret::default_models_dir())?,
-            )),
+            Self::Local => Some(Arc::new(LocalModel::smollm2(
+                &ferret::models::default_models_dir(),
+            )?)),
             Self::Gemma => Some(Arc::new(LocalModel::load(LocalModelConfig::new(
-                ferret::default_models_dir().join(ferret::GEMMA3_270M_FILE),
+                ferret::models::default_models_dir().join(ferret::models::GEMMA3_270M_FILE),
             ))?)),
             Self::LocalFree => {
                 let mut config =
-                    LocalModelConfig::new(ferret::default_models_dir().join(SMOLLM2_FILE));
+                    LocalModelConfig::new(ferret::models::default_models_dir().join(SMOLLM2_FILE));
                 config.constrain_json = false;
                 config.repeat_penalty = 1.0;
                 config.weights = WeightFormat::F32;

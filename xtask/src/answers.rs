@@ -10,7 +10,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ferret::{LocalEmbedder, NameRanking, Response, ResponseType, Stage, StageModelConfig};
+use ferret::config::NameRanking;
+use ferret::jobs::search::ResponseType;
+use ferret::models::{LocalEmbedder, Stage, StageModelConfig};
+use ferret::Response;
 use serde::Serialize;
 
 use crate::agentic::{stage_table, tally_stage_calls, LlmChoice, StageCalls};

@@ -266,7 +266,7 @@ fn embedding(args: &BenchArgs) -> anyhow::Result<()> {
             batch_size: args.batch_size,
             ..Default::default()
         };
-        match LocalEmbedder::minilm(&ferret::default_models_dir(), config) {
+        match LocalEmbedder::minilm(&ferret::models::default_models_dir(), config) {
             Ok(model) => ferret.push(measure(&model, &texts, args.threads)?),
             Err(e) => println!("{runtime:?} not measured: {e}"),
         }

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use ferret::{Filters, LocalBackend, RetrievalMode, SearchBackend, SearchRequest};
+use ferret::backends::{LocalBackend, SearchRequest};
+use ferret::jobs::search::RetrievalMode;
+use ferret::{Filters, SearchBackend};
 use serde::{Deserialize, Serialize};
 
 use crate::judged::{ndcg_at, read_qrels, read_queries};

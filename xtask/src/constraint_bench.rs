@@ -43,7 +43,7 @@ struct Stage {
 }
 
 pub fn run(out: &Path) -> anyhow::Result<()> {
-    let model = ferret::default_models_dir().join(ferret::SMOLLM2_FILE);
+    let model = ferret::models::default_models_dir().join(ferret::models::SMOLLM2_FILE);
     if !model.is_file() {
         bail!("{} is missing: run `cargo xtask models`", model.display());
     }

@@ -67,8 +67,8 @@ pub struct EvalArgs {
     /// Answer mode: stages that keep their heuristic in the model pipeline (comma-separated
     /// stage names, as the per-stage table gives them, or `none`), in place of the defaults the
     /// command line uses (`StageModelConfig::small_model` for `--llm local` and `gemma`, else none).
-    #[arg(long, value_delimiter = ',', value_name = "STAGE", value_parser = ferret::Stage::parse_or_none)]
-    heuristic_stages: Vec<Option<ferret::Stage>>,
+    #[arg(long, value_delimiter = ',', value_name = "STAGE", value_parser = ferret::models::Stage::parse_or_none)]
+    heuristic_stages: Vec<Option<ferret::models::Stage>>,
     /// Evaluate only the first N judged queries (agentic runs with a model are slow).
     #[arg(long)]
     limit: Option<usize>,
@@ -85,14 +85,14 @@ pub struct EvalArgs {
     bridge_ranking: BridgeRanking,
 }
 
-/// `--bridge-ranking`: [`ferret::NameRanking`] on the command line.
+/// `--bridge-ranking`: [`ferret::config::NameRanking`] on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum BridgeRanking {
     Rules,
     Meaning,
 }
 
-impl From<BridgeRanking> for ferret::NameRanking {
+impl From<BridgeRanking> for ferret::config::NameRanking {
     fn from(ranking: BridgeRanking) -> Self {
         match ranking {
             BridgeRanking::Rules => Self::Rules,
@@ -505,7 +505,7 @@ fn run_answers(args: &EvalArgs, fresh: bool) -> anyhow::Result<()> {
         heuristic_stages: match (args.heuristic_stages.is_empty(), args.llm) {
             (false, _) => args.heuristic_stages.iter().flatten().copied().collect(),
             (true, crate::agentic::LlmChoice::Local | crate::agentic::LlmChoice::Gemma) => {
-                ferret::StageModelConfig::small_model().heuristic_stages
+                ferret::models::StageModelConfig::small_model().heuristic_stages
             }
             (true, _) => Default::default(),
         },
@@ -528,7 +528,7 @@ pub(crate) fn prepare_index(
     fresh: bool,
 ) -> anyhow::Result<PreparedIndex> {
     let model = embedder
-        .map(|config| LocalEmbedder::minilm(&ferret::default_models_dir(), config))
+        .map(|config| LocalEmbedder::minilm(&ferret::models::default_models_dir(), config))
         .transpose()?;
     let index_dir = base.join(match &model {
         Some(m) => format!("{name}-{}", m.name().replace('@', "-")),
@@ -654,7 +654,7 @@ struct AgentSettings {
     /// Each question's wall-time budget.
     wall_time: std::time::Duration,
     /// How bridge names are ranked.
-    ranking: ferret::NameRanking,
+    ranking: ferret::config::NameRanking,
 }
 
 /// The whole pipeline over the index in `dir` (searching in `start` mode, the default for an

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use ferret::{LocalModel, LocalModelConfig, WeightFormat, EMBEDDED_MODELS};
+use ferret::models::{LocalModel, LocalModelConfig, WeightFormat, EMBEDDED_MODELS};
 use ferret_core::{ChatMessage, ChatRole, CompletionRequest, LanguageModel};
 use serde::Serialize;
 
@@ -45,7 +45,7 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let fetched = EMBEDDED_MODELS
         .iter()
-        .map(|(_, file, _)| (*file, ferret::default_models_dir().join(file)))
+        .map(|(_, file, _)| (*file, ferret::models::default_models_dir().join(file)))
         .filter(|(_, path)| path.is_file());
     for ((file, gguf), (weights, format)) in fetched.flat_map(|model| {
         [
@@ -100,7 +100,7 @@ pub fn run(out: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(
         !rows.is_empty(),
         "no embedded model is in {} (run `cargo xtask models`)",
-        ferret::default_models_dir().display()
+        ferret::models::default_models_dir().display()
     );
     let report = Report {
         rows,

@@ -6,7 +6,11 @@ use std::io::BufRead as _;
 use std::path::Path;
 
 use anyhow::{bail, Context as _};
-use ferret::{Filters, LocalEmbedder, LocalIndex, RetrievalMode, SearchRequest};
+use ferret::backends::SearchRequest;
+use ferret::index::LocalIndex;
+use ferret::jobs::search::RetrievalMode;
+use ferret::models::LocalEmbedder;
+use ferret::Filters;
 
 pub(crate) fn read_queries(path: &Path) -> anyhow::Result<Vec<(String, String)>> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;

@@ -135,7 +135,7 @@ const GEMMA3_270M: SplitModel = SplitModel {
             )],
         ),
     ],
-    file: ferret::GEMMA3_270M_FILE,
+    file: ferret::models::GEMMA3_270M_FILE,
     sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
 };
 
@@ -171,7 +171,7 @@ pub struct ModelsArgs {
 }
 
 pub fn run(args: ModelsArgs) -> anyhow::Result<()> {
-    let dir = args.dir.unwrap_or_else(ferret::default_models_dir);
+    let dir = args.dir.unwrap_or_else(ferret::models::default_models_dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     for package in PACKAGES {
         fetch(package, &dir)?;

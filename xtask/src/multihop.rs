@@ -70,7 +70,7 @@ pub(crate) struct MultiHopRun<'a> {
     pub out: &'a Path,
     pub report: &'a str,
     pub misses: Option<&'a Path>,
-    pub ranking: ferret::NameRanking,
+    pub ranking: ferret::config::NameRanking,
 }
 
 /// Run the retrieval `modes` over `index`, then (with `agentic`) the pipeline over the same
@@ -117,7 +117,7 @@ pub(crate) fn run(
             model,
             llm_model
                 .clone()
-                .map(|m| (m, ferret::StageModelConfig::default())),
+                .map(|m| (m, ferret::models::StageModelConfig::default())),
             run.ranking,
         )?;
         let mut outcomes = Vec::with_capacity(run.queries.len());

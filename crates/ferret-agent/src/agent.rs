@@ -7,8 +7,8 @@ use std::time::{Instant, SystemTime};
 use ferret_core::text::one_line;
 use ferret_core::SearchQuery;
 use ferret_core::{
-    Access, Event, FerretError, OnRepeat, Query, QueryForm, Response, StopReason, Strategy,
-    StrategyReason, TraceStep, Usage,
+    Access, Budget, Event, FerretError, FileRequest, OnRepeat, Query, QueryForm, Response,
+    StopReason, Strategy, StrategyReason, TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, Executor};
 use ferret_query_intel::{error_signature, Analysis, HeuristicAnalyzer, Intent};
@@ -105,7 +105,7 @@ impl Agent {
         let strategy = query.strategy.unwrap_or(self.config.strategy);
         if strategy == Strategy::FindModel {
             // A file name is a job, not a question: the guardrail and threads are for questions.
-            return self.run_job(query, strategy, events).await;
+            return self.find_model_for(query, None, events).await;
         }
         let span = tracing::info_span!("search", question = %query.text(), %strategy);
         async {
@@ -144,7 +144,7 @@ impl Agent {
             if let Some(message) = self.guardrail(query.text(), &mut rec).await {
                 return Ok(guardrail_reply(message, rec, started));
             }
-            let mut run = self.begin(query, rec, started, None).await;
+            let mut run = self.begin(query, rec, started).await;
             run.conversation = conversation(&turns);
             // Steps that change what is searched before any strategy runs (a question the
             // session has already answered) belong here.
@@ -225,34 +225,47 @@ impl Agent {
         }
     }
 
-    /// Run `strategy` for a job whose input is not a question (a missing model file's name, a
-    /// syllabus): the guardrail, which screens questions, does not run; the analysis does.
-    pub async fn run_job(
+    /// Find the model file `request` names on the model hubs among the backends (those whose
+    /// capabilities declare one), within `budget`: the response's `model_file` holds the status
+    /// and the ranked candidates, its answer the best one, its trace the plan, each call and
+    /// the ranking. A file name is not a question: the guardrail and the question's analysis by
+    /// a model do not run, and no thread remembers it.
+    pub async fn find_model(
         &self,
-        query: &Query,
-        strategy: Strategy,
+        request: &FileRequest,
+        budget: Budget,
         events: Option<UnboundedSender<Event>>,
     ) -> Result<Response, FerretError> {
-        let span = tracing::info_span!("job", input = %query.text(), %strategy);
+        let query = Query::new(request.file_name.as_str())?
+            .with_budget(budget)
+            .with_strategy(Strategy::FindModel);
+        self.find_model_for(&query, Some(request), events).await
+    }
+
+    /// The finder's run for `query`, of `request` when given, else of the file `query` names.
+    async fn find_model_for(
+        &self,
+        query: &Query,
+        request: Option<&FileRequest>,
+        events: Option<UnboundedSender<Event>>,
+    ) -> Result<Response, FerretError> {
+        let strategy = Strategy::FindModel;
+        let span = tracing::info_span!("find_model", file = %query.text());
         with_model_budget(
             model_budget(query),
             async {
                 query.budget.validate()?;
                 self.config.validate_for(strategy)?;
-                let mut run = if strategy == Strategy::FindModel {
-                    // A file name is not a question: no analysis to ask a model for, no query
-                    // written per form. The heuristic reading costs nothing and fills the run.
-                    let mut rec = Recorder::new(events);
-                    rec.step(TraceStep::Strategy {
-                        chosen: strategy,
-                        reason: StrategyReason::Job,
-                    });
-                    let analysis = HeuristicAnalyzer.analysis(query.text());
-                    self.start(query, analysis, rec, Instant::now())
-                } else {
-                    self.begin(query, Recorder::new(events), Instant::now(), Some(strategy))
-                        .await
-                };
+                let mut rec = Recorder::new(events);
+                rec.step(TraceStep::Strategy {
+                    chosen: strategy,
+                    reason: StrategyReason::Job,
+                });
+                // The heuristic reading costs nothing and fills the run; there is no question
+                // to ask a model about, nor a query to write per form.
+                let analysis = HeuristicAnalyzer.analysis(query.text());
+                let mut run = self.start(query, analysis, rec, Instant::now());
+                run.file_request = request.cloned();
                 let ending = implementation(strategy).run(&mut run).await;
                 Ok(run.finish(ending))
             }
@@ -261,21 +274,14 @@ impl Agent {
         .await
     }
 
-    /// Start searching `query`: analyse it and, for a job, record the strategy it runs and why.
+    /// Start searching `query`: analyse it and write it in each form a backend reads.
     async fn begin<'a>(
         &'a self,
         query: &'a Query,
         mut rec: Recorder,
         started: Instant,
-        job: Option<Strategy>,
     ) -> SearchRun<'a> {
         let analysis = self.analyze(query, &mut rec).await;
-        if let Some(strategy) = job {
-            rec.step(TraceStep::Strategy {
-                chosen: strategy,
-                reason: StrategyReason::Job,
-            });
-        }
         // The question in each form a configured backend reads, written once for the search.
         let mut asked = SearchQuery::plain(one_line(query.text()));
         for form in self.executor.query_forms() {
@@ -319,6 +325,7 @@ impl Agent {
             asked: SearchQuery::plain(one_line(query.text())),
             actions: None,
             conversation: Vec::new(),
+            file_request: None,
         }
     }
 

@@ -6,8 +6,8 @@
 use std::time::Instant;
 
 use ferret_core::{
-    Actions, Event, Hit, Implementation, ModelFind, Query, RepeatMatch, RepeatOf, Report, Response,
-    ResponseType, SearchQuery, StopReason, TraceStep, Usage,
+    Actions, Event, FileRequest, Hit, Implementation, ModelFind, Query, RepeatMatch, RepeatOf,
+    Report, Response, ResponseType, SearchQuery, StopReason, TraceStep, Usage,
 };
 use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
@@ -83,6 +83,9 @@ pub(crate) struct SearchRun<'a> {
     pub(crate) actions: Option<Actions>,
     /// The thread's recent turns, oldest first, for the answer's writer; empty outside a thread.
     pub(crate) conversation: Vec<EarlierTurn>,
+    /// The model file the finder looks for, when the run is the finder's and the caller gave
+    /// the request whole (else the finder reads the file's name from the query).
+    pub(crate) file_request: Option<FileRequest>,
 }
 
 impl<'a> SearchRun<'a> {

@@ -87,7 +87,7 @@ impl ToolBox {
         let backends: Vec<_> = executor
             .backends()
             .into_iter()
-            .filter(|(_, caps)| !caps.model_files)
+            .filter(|(_, caps)| caps.model_hub.is_none())
             .collect();
         let mut tools = vec![Tool {
             name: SEARCH_TOOL.into(),
@@ -278,7 +278,7 @@ mod tests {
             date_range: true,
             most_recent: true,
             access: false,
-            model_files: false,
+            ..BackendCapabilities::default()
         };
         let both = toolbox(&[("docs", BackendCapabilities::default()), ("journal", dated)]);
         assert_eq!(
@@ -299,7 +299,7 @@ mod tests {
             date_range: true,
             most_recent: true,
             access: false,
-            model_files: false,
+            ..BackendCapabilities::default()
         };
         let tools = toolbox(&[("docs", BackendCapabilities::default()), ("journal", dated)]);
         let none = Filters::default();
@@ -340,7 +340,7 @@ mod tests {
             date_range: true,
             most_recent: false,
             access: false,
-            model_files: false,
+            ..BackendCapabilities::default()
         };
         let tools = toolbox(&[("journal", dated)]);
         let none = Filters::default();

@@ -48,7 +48,7 @@ fn hub(source: ModelSource, files: Vec<ModelFile>) -> Arc<ScriptedBackend> {
             .matching(Matching::All)
             .capabilities(BackendCapabilities {
                 access: true,
-                model_files: true,
+                model_hub: Some(source),
                 ..BackendCapabilities::default()
             }),
     )
@@ -135,7 +135,7 @@ async fn a_models_plan_runs_as_written_and_only_on_configured_hubs() {
         None,
     );
     let response = finder(vec![civitai.clone()], stages)
-        .run(&request().to_query().unwrap(), None)
+        .find_model(&request(), FileRequest::default_budget(), None)
         .await
         .unwrap();
     let (lines, implementation) = plan(&response);
@@ -172,7 +172,7 @@ async fn a_plan_with_an_address_or_no_known_tool_falls_back_to_the_name_variants
         // A failed plan asks once more (the repair) before falling back.
         let stages = with_model(Some(model(&[reply, reply])), None);
         let response = finder(vec![civitai.clone()], stages)
-            .run(&request().to_query().unwrap(), None)
+            .find_model(&request(), FileRequest::default_budget(), None)
             .await
             .unwrap();
         let (lines, implementation) = plan(&response);
@@ -213,7 +213,7 @@ async fn a_models_judgement_is_blended_with_the_rules_and_a_bad_one_is_dropped()
         vec![hub(ModelSource::Civitai, files.clone())],
         with_model(None, Some(model(&[judged]))),
     )
-    .run(&request().to_query().unwrap(), None)
+    .find_model(&request(), FileRequest::default_budget(), None)
     .await
     .unwrap();
     let find = response.model_file.unwrap();
@@ -248,7 +248,7 @@ async fn a_models_judgement_is_blended_with_the_rules_and_a_bad_one_is_dropped()
         vec![hub(ModelSource::Civitai, files)],
         with_model(None, Some(model(&[invented, invented]))),
     )
-    .run(&request().to_query().unwrap(), None)
+    .find_model(&request(), FileRequest::default_budget(), None)
     .await
     .unwrap();
     let find = response.model_file.unwrap();
@@ -279,11 +279,55 @@ async fn a_bad_request_or_no_hub_is_a_message_not_a_search() {
     )
     .unwrap();
     let response = agent
-        .run(&request().to_query().unwrap(), None)
+        .find_model(&request(), FileRequest::default_budget(), None)
         .await
         .unwrap();
     assert!(response
         .message
         .unwrap()
         .contains("No model hub is configured"));
+}
+
+#[tokio::test]
+async fn hubs_are_the_backends_that_declare_one_whatever_their_names() {
+    // A mirror of Civitai under its own name is searched; an index that happens to be named
+    // `huggingface` but declares no hub is not.
+    let file = file(
+        "detail_xl.safetensors",
+        ModelSource::Civitai,
+        ModelType::Lora,
+    );
+    let mirror = Arc::new(
+        ScriptedBackend::new(
+            "models-mirror",
+            vec![file.into_hit("m:1".into(), None, 1.0, "models-mirror")],
+        )
+        .matching(Matching::All)
+        .capabilities(BackendCapabilities {
+            access: true,
+            model_hub: Some(ModelSource::Civitai),
+            ..BackendCapabilities::default()
+        }),
+    );
+    let misnamed = Arc::new(ScriptedBackend::new("huggingface", Vec::new()));
+    let agent = finder(
+        vec![misnamed.clone(), mirror.clone()],
+        Stages::heuristic(StageConfig::default()),
+    );
+    let response = agent
+        .find_model(&request(), FileRequest::default_budget(), None)
+        .await
+        .unwrap();
+    assert!(!mirror.requests().is_empty(), "the mirror was asked");
+    assert!(
+        misnamed.requests().is_empty(),
+        "a backend's name is not a hub"
+    );
+    let (lines, _) = plan(&response);
+    assert!(
+        lines.iter().all(|l| l.starts_with("civitai_search:")),
+        "{lines:?}"
+    );
+    let find = response.model_file.unwrap();
+    assert_eq!(find.candidates[0].file_name, "detail_xl.safetensors");
 }

@@ -239,37 +239,3 @@ fn a_model_hop_that_repeats_a_search_is_refused_and_the_heuristic_hops() {
         "the repeat is never searched: {queries:?}"
     );
 }
-
-#[test]
-fn a_job_skips_the_question_guardrail() {
-    // As a question this is refused ("unclear"); as a job's input it is searched.
-    let backend = encyclopedia();
-    let executor = Executor::builder()
-        .backend(backend.clone())
-        .build()
-        .unwrap();
-    let agent = Agent::new(heuristic_stages(), executor, AgentConfig::default()).unwrap();
-    let input = Query::new("show me something").unwrap();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-
-    let asked = runtime.block_on(agent.run(&input, None)).unwrap();
-    assert_eq!(asked.stop_reason, StopReason::Guardrail);
-    assert!(backend.queries().is_empty());
-
-    let job = runtime
-        .block_on(agent.run_job(&input, Strategy::SinglePass, None))
-        .unwrap();
-    assert_ne!(job.stop_reason, StopReason::Guardrail);
-    assert!(
-        !job.trace
-            .steps
-            .iter()
-            .any(|s| matches!(s, TraceStep::Intent { .. })),
-        "no guardrail ran"
-    );
-    assert!(job.trace.steps.contains(&TraceStep::Strategy {
-        chosen: Strategy::SinglePass,
-        reason: ferret_core::StrategyReason::Job
-    }));
-    assert_eq!(backend.queries().len(), 1, "the job searched");
-}

@@ -62,7 +62,7 @@ fn library() -> ScriptedBackend {
             date_range: true,
             most_recent: false,
             access: false,
-            model_files: false,
+            ..BackendCapabilities::default()
         })
 }
 

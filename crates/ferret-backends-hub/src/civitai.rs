@@ -376,7 +376,7 @@ impl SearchBackend for CivitaiBackend {
         BackendCapabilities {
             // Public models: an asker's groups do not restrict them.
             access: true,
-            model_files: true,
+            model_hub: Some(ModelSource::Civitai),
             ..BackendCapabilities::default()
         }
     }
@@ -399,8 +399,10 @@ impl SearchBackend for CivitaiBackend {
 /// The model version a Civitai address names: `/api/download/models/{version}` or
 /// `/models/{model}?modelVersionId={version}`, on civitai.com or the configured site.
 fn version_of(address: &url::Url, site: &url::Url) -> Option<u64> {
-    let host = address.host_str()?;
-    let ours = host == "civitai.com" || host == "www.civitai.com" || Some(host) == site.host_str();
+    let ours = ModelSource::of_address(address) == Some(ModelSource::Civitai)
+        || address
+            .host_str()
+            .is_some_and(|h| Some(h) == site.host_str());
     if !ours {
         return None;
     }

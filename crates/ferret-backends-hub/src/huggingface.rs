@@ -377,7 +377,7 @@ impl SearchBackend for HuggingFaceBackend {
         BackendCapabilities {
             // Public repositories: an asker's groups do not restrict them.
             access: true,
-            model_files: true,
+            model_hub: Some(ModelSource::HuggingFace),
             ..BackendCapabilities::default()
         }
     }
@@ -475,8 +475,11 @@ impl HuggingFaceBackend {
 
 /// The repository and path a Hub file address names, on huggingface.co or the configured Hub.
 fn file_of(address: &url::Url, base: &url::Url) -> Option<(String, String)> {
-    let host = address.host_str()?;
-    if host != "huggingface.co" && Some(host) != base.host_str() {
+    let ours = ModelSource::of_address(address) == Some(ModelSource::HuggingFace)
+        || address
+            .host_str()
+            .is_some_and(|h| Some(h) == base.host_str());
+    if !ours {
         return None;
     }
     // Segments as written before they were escaped (`50%25_merge` is `50%_merge`).

@@ -209,7 +209,7 @@ impl SearchBackend for TavilyBackend {
             most_recent: false,
             // Web results are public: an asker's groups do not restrict them.
             access: true,
-            model_files: false,
+            ..BackendCapabilities::default()
         }
     }
 

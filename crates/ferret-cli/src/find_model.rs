@@ -3,18 +3,13 @@
 
 use std::path::PathBuf;
 
-use ferret::workflow::{read_workflow, ModelsDir, WorkflowModel};
-use ferret::{
-    AgentConfig, Ferret, FileRequest, FindStatus, ModelFind, ModelSource, ModelType, Response,
-    Strategy,
-};
-use futures::StreamExt as _;
+use ferret::config::AgentConfig;
+use ferret::jobs::find_model::{read_workflow, ModelsDir, Workflow};
+use ferret::jobs::find_model::{FileRequest, FindStatus, ModelFind, ModelSource, ModelType};
+use ferret::{Ferret, Response, Strategy};
 use serde::Serialize;
 
 use crate::llm_args::LlmArgs;
-
-/// Files searched at once; the executor holds each hub to its rate limit besides.
-const FILES_AT_ONCE: usize = 4;
 
 /// What `ferret find-model` is asked.
 #[derive(Debug, clap::Args)]
@@ -84,30 +79,56 @@ struct Outcome {
     response: Option<Response>,
 }
 
-/// One file the command is about, before it is searched.
-struct Entry {
-    file_name: String,
-    subfolder: Option<String>,
-    present_at: Option<PathBuf>,
-    request: Result<FileRequest, String>,
+impl Outcome {
+    fn new(file_name: String, subfolder: Option<String>) -> Self {
+        Self {
+            file_name,
+            subfolder,
+            present_at: None,
+            result: None,
+            failures: Vec::new(),
+            error: None,
+            response: None,
+        }
+    }
+
+    /// What the finder answered for the file, or why it could not be searched.
+    fn searched(mut self, found: Result<Response, ferret::FerretError>) -> Self {
+        match found {
+            Ok(response) => {
+                self.failures = response.distinct_failures();
+                self.result = response.model_file.clone();
+                self.response = Some(response);
+            }
+            Err(error) => self.error = Some(error.to_string()),
+        }
+        self
+    }
 }
 
 impl FindModelArgs {
     /// Find what is asked and print it.
     pub(crate) fn run(self) -> anyhow::Result<()> {
-        let entries = self.entries()?;
+        let workflow = match &self.workflow {
+            Some(path) => Some(self.read_workflow(path)?),
+            None => None,
+        };
+        let single = match &workflow {
+            Some(_) => None,
+            None => Some(self.request()?),
+        };
         let ferret = self.finder()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        // Files found concurrently, in the workflow's order; one that cannot be searched is
-        // reported with the others rather than ending the run.
-        let outcomes: Vec<Outcome> = runtime.block_on(
-            futures::stream::iter(entries)
-                .map(|entry| find(&ferret, entry))
-                .buffered(FILES_AT_ONCE)
-                .collect(),
-        );
+        let outcomes = match (single, workflow) {
+            (Some(request), _) => {
+                let outcome = Outcome::new(request.file_name.clone(), None);
+                vec![outcome.searched(runtime.block_on(ferret.find_model(&request)))]
+            }
+            (None, Some(workflow)) => runtime.block_on(self.find_missing(&ferret, workflow))?,
+            (None, None) => unreachable!("clap requires a file, a hash or a workflow"),
+        };
         if self.json {
             println!("{}", serde_json::to_string_pretty(&outcomes)?);
         } else {
@@ -116,25 +137,33 @@ impl FindModelArgs {
         Ok(())
     }
 
-    /// The files the command is about: the one named, or the workflow's, each present in the
-    /// models folder or to be searched.
-    fn entries(&self) -> anyhow::Result<Vec<Entry>> {
-        let Some(workflow) = &self.workflow else {
-            let mut request =
-                FileRequest::named_or_hashed(self.file.as_deref(), self.hash.as_deref())?;
-            request.model_type = self.model_type;
-            request.prefer = self.prefer;
-            if let Some(base) = &self.base_model {
-                request = request.with_base_model(base.as_str());
-            }
-            return Ok(vec![Entry {
-                file_name: request.file_name.clone(),
-                subfolder: None,
-                present_at: None,
-                request: Ok(request),
-            }]);
-        };
-        let models = read_workflow(workflow)?;
+    /// The one file asked for, by name, hash or both.
+    fn request(&self) -> anyhow::Result<FileRequest> {
+        let mut request = FileRequest::named_or_hashed(self.file.as_deref(), self.hash.as_deref())?;
+        request.model_type = self.model_type;
+        request.prefer = self.prefer;
+        if let Some(base) = &self.base_model {
+            request = request.with_base_model(base.as_str());
+        }
+        Ok(request)
+    }
+
+    /// The workflow at `path`, with what the command line says of all its files.
+    fn read_workflow(&self, path: &std::path::Path) -> anyhow::Result<Workflow> {
+        let mut workflow = read_workflow(path)?;
+        workflow.prefer = self.prefer;
+        if self.base_model.is_some() {
+            workflow.base_model.clone_from(&self.base_model);
+        }
+        Ok(workflow)
+    }
+
+    /// Each of the workflow's files, in its order: present in the models folder, or searched.
+    async fn find_missing(
+        &self,
+        ferret: &Ferret,
+        mut workflow: Workflow,
+    ) -> anyhow::Result<Vec<Outcome>> {
         let held = match &self.models_dir {
             Some(dir) => {
                 if !dir.is_dir() {
@@ -151,35 +180,40 @@ impl FindModelArgs {
             }
             None => None,
         };
+        let models = std::mem::take(&mut workflow.models);
+        let present: Vec<Option<PathBuf>> = models
+            .iter()
+            .map(|model| held.as_ref().and_then(|h| h.holds(model)))
+            .collect();
+        workflow.models = models
+            .iter()
+            .zip(&present)
+            .filter(|(_, at)| at.is_none())
+            .map(|(model, _)| model.clone())
+            .collect();
+        let mut searched = ferret.find_models(&workflow).await.files.into_iter();
         Ok(models
             .into_iter()
-            .map(|model| Entry {
-                present_at: held.as_ref().and_then(|h| h.holds(&model)),
-                request: self.request_for(&model),
-                file_name: model.file_name,
-                subfolder: model.subfolder,
+            .zip(present)
+            .map(|(model, present_at)| {
+                let outcome = Outcome::new(model.file_name, model.subfolder);
+                match present_at {
+                    Some(at) => Outcome {
+                        present_at: Some(at),
+                        ..outcome
+                    },
+                    None => match searched.next() {
+                        Some(file) => outcome.searched(file.found),
+                        None => outcome,
+                    },
+                }
             })
             .collect())
     }
 
-    fn request_for(&self, model: &WorkflowModel) -> Result<FileRequest, String> {
-        let mut request = model
-            .to_request()
-            .map_err(|e| format!("node {} ({}): {e}", model.node_id, model.node_type))?;
-        request.prefer = self.prefer;
-        if let Some(base) = &self.base_model {
-            request = request.with_base_model(base.as_str());
-        }
-        // The query carries the request: a value too long for it is said here, per file.
-        request
-            .to_query()
-            .map_err(|e| format!("node {} ({}): {e}", model.node_id, model.node_type))?;
-        Ok(request)
-    }
-
     /// A searcher over the hubs asked for, as the configuration file sets them up.
     fn finder(&self) -> anyhow::Result<Ferret> {
-        let file = ferret::FileConfig::located(self.config.as_deref())?;
+        let file = ferret::config::FileConfig::located(self.config.as_deref())?;
         let hubs = if self.hubs.is_empty() {
             ModelSource::ALL.to_vec()
         } else {
@@ -200,38 +234,6 @@ impl FindModelArgs {
         }
         Ok(builder.build()?)
     }
-}
-
-/// Search `entry`'s file unless it is present or cannot be searched.
-async fn find(ferret: &Ferret, entry: Entry) -> Outcome {
-    let mut outcome = Outcome {
-        file_name: entry.file_name,
-        subfolder: entry.subfolder,
-        present_at: entry.present_at,
-        result: None,
-        failures: Vec::new(),
-        error: None,
-        response: None,
-    };
-    if outcome.present_at.is_some() {
-        return outcome;
-    }
-    let request = match entry.request {
-        Ok(request) => request,
-        Err(error) => {
-            outcome.error = Some(error);
-            return outcome;
-        }
-    };
-    match ferret.find_model(&request).await {
-        Ok(response) => {
-            outcome.failures = response.distinct_failures();
-            outcome.result = response.model_file.clone();
-            outcome.response = Some(response);
-        }
-        Err(error) => outcome.error = Some(error.to_string()),
-    }
-    outcome
 }
 
 /// The outcomes as a table (file, status, best candidate, confidence, URL), then for each file

@@ -6,11 +6,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use ferret::{
-    Added, Change, Describer, Documentalist, ExtractiveDescriber, Given, IngestOptions,
-    IngestReport, KnowledgeSource, LlmDescriber, LocalIndex, LocalKnowledgeIndex, QdrantIndex,
-    QdrantKnowledgeIndex, SegmentPolicy, Stage, StageModel,
+use ferret::index::{IngestOptions, IngestReport, LocalIndex, QdrantIndex, SegmentPolicy};
+use ferret::knowledge::{
+    Added, Change, Describer, Documentalist, ExtractiveDescriber, Given, KnowledgeSource,
+    LlmDescriber, LocalKnowledgeIndex, QdrantKnowledgeIndex,
 };
+use ferret::models::{Stage, StageModel};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::llm_args::LlmArgs;
@@ -74,7 +75,7 @@ impl IngestArgs {
     /// The local index, made if it is not there, with the sealing size asked for kept in it.
     fn open_local(
         &self,
-        embedder: Option<Arc<dyn ferret::Embedder>>,
+        embedder: Option<Arc<dyn ferret::models::Embedder>>,
     ) -> anyhow::Result<LocalIndex> {
         let index = LocalIndex::open_or_create_with(&self.index, embedder)
             .with_context(|| format!("opening the index at {}", self.index.display()))?;
@@ -192,12 +193,12 @@ impl IngestArgs {
             documentalist = documentalist.with_describer(describer);
         }
         if web_address(&self.path).is_some() {
-            let file = ferret::FileConfig::located(self.config.as_deref())?;
+            let file = ferret::config::FileConfig::located(self.config.as_deref())?;
             let fetch = file.fetch.fetch_config().map_err(anyhow::Error::msg)?;
             let dir = self
                 .fetched_dir
                 .clone()
-                .unwrap_or_else(ferret::default_fetched_dir);
+                .unwrap_or_else(ferret::index::default_fetched_dir);
             documentalist = documentalist.with_fetcher(ferret::fetch::Fetcher::new(fetch)?, dir);
         }
         Ok(documentalist)
@@ -207,8 +208,8 @@ impl IngestArgs {
         if self.acl.is_empty() {
             return Ok(None);
         }
-        let acl =
-            ferret::checked_acl(self.acl.clone()).map_err(|e| anyhow::anyhow!("--acl: {e}"))?;
+        let acl = ferret::index::checked_acl(self.acl.clone())
+            .map_err(|e| anyhow::anyhow!("--acl: {e}"))?;
         Ok(Some(acl))
     }
 
@@ -238,7 +239,7 @@ impl IngestArgs {
             }
         };
         let options = IngestOptions::default();
-        let mut found = ferret::stream_path(&self.path, options.max_chunk_chars)
+        let mut found = ferret::index::stream_path(&self.path, options.max_chunk_chars)
             .with_context(|| format!("reading {}", self.path.display()))?;
         if let Some(acl) = self.checked_acl()? {
             found = found.with_default_acl(&acl);
@@ -314,9 +315,9 @@ fn print_added(added: &Added, registry: &Path, took: std::time::Duration) {
     println!("  summary: {}", entry.summary);
     println!("  keywords: {}", entry.keywords.join(", "));
     let described_by = match entry.described_by {
-        ferret::DescribedBy::Given => "given",
-        ferret::DescribedBy::Extractive => "taken from the text",
-        ferret::DescribedBy::Model => "written by the model",
+        ferret::knowledge::DescribedBy::Given => "given",
+        ferret::knowledge::DescribedBy::Extractive => "taken from the text",
+        ferret::knowledge::DescribedBy::Model => "written by the model",
     };
     println!("  described: {described_by}");
     let registry = registry.display();

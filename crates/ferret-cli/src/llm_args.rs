@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use ferret::{
+use ferret::models::{
     LanguageModel, LocalModel, LocalModelConfig, OpenAiConfig, OpenAiModel, SchemaSupport, Stage,
     StageModelConfig,
 };
@@ -95,7 +95,7 @@ impl LlmArgs {
                 let dir = self
                     .models
                     .clone()
-                    .unwrap_or_else(ferret::default_models_dir);
+                    .unwrap_or_else(ferret::models::default_models_dir);
                 Some(Arc::new(LocalModel::load(LocalModelConfig::named(
                     &dir,
                     &self.local_model,

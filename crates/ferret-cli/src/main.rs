@@ -15,7 +15,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use ferret::{Budget, DateRange, Ferret, Filters, Query, Recorder, Recording, Strategy};
+use ferret::jobs::search::DateRange;
+use ferret::record::{Recorder, Recording};
+use ferret::{Budget, Ferret, Filters, Query, Strategy};
 use searcher::SearcherArgs;
 
 // candle's attention temporaries make the system allocator spend its time in page faults.
@@ -217,7 +219,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ingest(args) => args.run(),
         Command::Index(IndexCommand::Compact { index }) => {
             let started = std::time::Instant::now();
-            let done = ferret::LocalIndex::compact(&index)
+            let done = ferret::index::LocalIndex::compact(&index)
                 .with_context(|| format!("compacting the index at {}", index.display()))?;
             let mb = |bytes: u64| bytes as f64 / 1_048_576.0;
             println!(
@@ -406,9 +408,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     );
                 }
                 let unlisted = if file.server.private_by_default {
-                    ferret::Unlisted::Private
+                    ferret::index::Unlisted::Private
                 } else {
-                    ferret::Unlisted::Public
+                    ferret::index::Unlisted::Public
                 };
                 let mut state = ferret_server::AppState::new(ferret, limits)
                     .with_tokens(tokens)
@@ -432,7 +434,9 @@ const API_TOKEN_VARIABLE: &str = "FERRET_API_TOKEN";
 
 /// The bearer tokens `ferret serve` takes: those `[[server.tokens]]` lists, each read from its
 /// variable, else the one in `FERRET_API_TOKEN`; none leaves the server open.
-fn bearer_tokens(file: &ferret::FileConfig) -> anyhow::Result<Vec<ferret_server::BearerToken>> {
+fn bearer_tokens(
+    file: &ferret::config::FileConfig,
+) -> anyhow::Result<Vec<ferret_server::BearerToken>> {
     let read = |principal: &str, variable: &str| {
         let secret = std::env::var(variable).map_err(|_| {
             anyhow::anyhow!("the variable {variable}, holding {principal}'s token, is not set")
@@ -525,5 +529,5 @@ async fn shutdown_signal() {
 /// A strategy's name on the command line: `multi-hop` or `multi_hop`.
 fn parse_strategy(name: &str) -> Result<Strategy, String> {
     name.parse()
-        .map_err(|e: ferret::UnknownStrategy| e.to_string().replace('_', "-"))
+        .map_err(|e: ferret::jobs::search::UnknownStrategy| e.to_string().replace('_', "-"))
 }

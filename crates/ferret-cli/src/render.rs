@@ -2,10 +2,11 @@
 
 use std::fmt::Write as _;
 
-use ferret::{
-    Actions, Hit, HitId, Implementation, LlmCallOutcome, PaidUnit, Response, ResponseType,
-    TraceStep,
+use ferret::jobs::search::{
+    HitId, Implementation, LlmCallOutcome, PaidUnit, ResponseType, TraceStep,
 };
+use ferret::jobs::session::Actions;
+use ferret::{Hit, Response};
 
 /// `heading`, then a line per hit: its title and, when it has one, its address.
 fn list_hits<'a>(out: &mut String, heading: &str, hits: impl IntoIterator<Item = &'a Hit>) {

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use ferret::{
-    Budget, Documentalist, LocalIndex, QdrantIndex, QdrantKnowledgeIndex, ResearchConfig,
-    ResearchRecord, Researcher, Strategy, Syllabus,
-};
+use ferret::index::{LocalIndex, QdrantIndex};
+use ferret::jobs::research::{ResearchConfig, ResearchRecord, Researcher, Syllabus};
+use ferret::knowledge::{Documentalist, QdrantKnowledgeIndex};
+use ferret::{Budget, Strategy};
 
 use crate::searcher::SearcherArgs;
 use crate::store_args::{self, EmbedderChoice};
@@ -87,7 +87,7 @@ impl ResearchArgs {
         let fetched_dir = self
             .fetched_dir
             .clone()
-            .unwrap_or_else(ferret::default_fetched_dir);
+            .unwrap_or_else(ferret::index::default_fetched_dir);
         let ferret = self.searcher.build(Strategy::Plan)?;
         let documentalist = match (ferret.documentalist(), qdrant) {
             (Some(documentalist), _) => documentalist,
@@ -130,10 +130,12 @@ impl ResearchArgs {
         }
         print!("{}", record.report);
 
-        let runs = self.runs_dir.unwrap_or_else(ferret::default_research_dir);
+        let runs = self
+            .runs_dir
+            .unwrap_or_else(ferret::knowledge::default_research_dir);
         let dir = new_folder(
             &runs,
-            &ferret::run_folder_name(&record.brief.title, started),
+            &ferret::jobs::research::run_folder_name(&record.brief.title, started),
         )?;
         record.save(&dir, text)?;
         let failed = record

@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 
-use ferret::{
-    AgentConfig, ExecutorConfig, Ferret, FerretBuilder, FileConfig, ModelSource, Recorder,
-    RetrievalMode, SessionLimits, Strategy, WebProvider,
-};
+use ferret::config::{AgentConfig, ExecutorConfig, FileConfig, WebProvider};
+use ferret::jobs::find_model::ModelSource;
+use ferret::jobs::search::RetrievalMode;
+use ferret::jobs::session::SessionLimits;
+use ferret::record::Recorder;
+use ferret::{Ferret, FerretBuilder, Strategy};
 
 use crate::llm_args::LlmArgs;
 use crate::store_args::StoreArgs;

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ferret::{Embedder, LocalIndex, QdrantConfig};
+use ferret::backends::QdrantConfig;
+use ferret::index::LocalIndex;
+use ferret::models::Embedder;
 
 /// Whether documents get dense vectors at ingest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -34,7 +36,7 @@ impl StoreArgs {
     pub fn qdrant(&self) -> Option<QdrantConfig> {
         let url = self.qdrant_url.clone()?;
         let mut config = QdrantConfig::new(url, self.collection.clone());
-        if let Ok(key) = std::env::var(ferret::QDRANT_API_KEY_VAR) {
+        if let Ok(key) = std::env::var(ferret::backends::QDRANT_API_KEY_VAR) {
             config = config.api_key(key);
         }
         Some(config)
@@ -50,17 +52,17 @@ pub fn ingest_embedder(
         EmbedderChoice::None => Ok(None),
         EmbedderChoice::Local => Ok(Some(match dir.filter(|d| d.exists()) {
             // An index's vectors are added to as they were made.
-            Some(dir) => ferret::default_embedder_for(dir)?,
-            None => ferret::default_embedder()?,
+            Some(dir) => ferret::models::default_embedder_for(dir)?,
+            None => ferret::models::default_embedder()?,
         })),
         EmbedderChoice::Auto => {
             if let Some(dir) = dir.filter(|d| d.exists()) {
                 if LocalIndex::dense_embedder_of(dir).ok().flatten().is_none() {
                     return Ok(None);
                 }
-                return Ok(Some(ferret::default_embedder_for(dir)?));
+                return Ok(Some(ferret::models::default_embedder_for(dir)?));
             }
-            match ferret::default_embedder() {
+            match ferret::models::default_embedder() {
                 Ok(embedder) => Ok(Some(embedder)),
                 Err(e) => {
                     eprintln!("note: BM25 only, no dense vectors ({e})");

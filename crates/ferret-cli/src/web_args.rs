@@ -2,7 +2,8 @@
 //! index (the configuration file's when not given), and this search's provider options.
 
 use clap::{Args, ValueEnum};
-use ferret::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic, WebProvider};
+use ferret::config::WebProvider;
+use ferret::jobs::search::{Freshness, SafeSearch, SearchDepth, SearchOptions, Topic};
 use serde::de::DeserializeOwned;
 
 /// Provider options of this search; each set one overrides the providers' defaults.

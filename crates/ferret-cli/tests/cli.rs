@@ -1338,7 +1338,7 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
         assert_success(&ingest(&dir.path().join(name)).output().unwrap());
         whole = started.elapsed();
     }
-    let segments = ferret::LocalIndex::open(dir.path().join("whole"))
+    let segments = ferret::index::LocalIndex::open(dir.path().join("whole"))
         .unwrap()
         .segment_count();
     assert!(segments > 2, "the ingest sealed segments: {segments}");
@@ -1374,11 +1374,11 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
         // Killed during a seal: the next open repairs what it left.
         let in_seal = index.join("ferret-sealing").exists();
 
-        let opened = ferret::LocalIndex::open(&index);
+        let opened = ferret::index::LocalIndex::open(&index);
         let Ok(opened) = opened else {
             // Killed before the index existed: nothing was reported, and a re-run starts it.
             assert!(
-                reported == 0 && matches!(opened, Err(ferret::IndexError::Missing { .. })),
+                reported == 0 && matches!(opened, Err(ferret::index::IndexError::Missing { .. })),
                 "run {run}: {opened:?}"
             );
             outcomes.push((run, reported, 0, in_seal));
@@ -1434,8 +1434,8 @@ fn an_ingest_killed_at_any_point_keeps_what_it_reported_and_a_rerun_completes_it
 }
 
 /// The id of the first hit a BM25 search of `index` for record `i`'s marker finds.
-fn found_by_marker(index: &ferret::LocalIndex, i: usize) -> Option<String> {
-    let request = ferret::SearchRequest {
+fn found_by_marker(index: &ferret::index::LocalIndex, i: usize) -> Option<String> {
+    let request = ferret::backends::SearchRequest {
         query: format!("m{i}x"),
         limit: 3,
         filters: ferret::Filters::default(),
@@ -1443,7 +1443,12 @@ fn found_by_marker(index: &ferret::LocalIndex, i: usize) -> Option<String> {
         text_for: None,
     };
     index
-        .search_blocking(&request, ferret::RetrievalMode::Bm25, None, "local")
+        .search_blocking(
+            &request,
+            ferret::jobs::search::RetrievalMode::Bm25,
+            None,
+            "local",
+        )
         .unwrap()
         .into_iter()
         .next()
@@ -1495,7 +1500,7 @@ fn a_compaction_killed_at_any_point_leaves_the_old_index_or_the_new() {
     // right after: the compacted log holds one copy.
     let auto = dir.path().join("auto");
     copy_dir(&index, &auto);
-    let history = ferret::LocalIndex::log_history_bytes(&auto);
+    let history = ferret::index::LocalIndex::log_history_bytes(&auto);
     assert!(history > 1_048_576, "{history} bytes of history");
     for (run, compacts) in [(0, true), (1, false)] {
         let out = ferret(dir.path())
@@ -1514,7 +1519,7 @@ fn a_compaction_killed_at_any_point_leaves_the_old_index_or_the_new() {
             "run {run}: {stderr}"
         );
     }
-    assert!(ferret::LocalIndex::log_history_bytes(&auto) < history);
+    assert!(ferret::index::LocalIndex::log_history_bytes(&auto) < history);
     let copy = |run: u32| {
         let target = dir.path().join(format!("copy-{run}"));
         copy_dir(&index, &target);
@@ -1535,7 +1540,7 @@ fn a_compaction_killed_at_any_point_leaves_the_old_index_or_the_new() {
         std::thread::sleep(whole.mul_f64((f64::from(run) + 0.5) / f64::from(RUNS)));
         child.kill().unwrap();
         child.wait().unwrap();
-        let opened = ferret::LocalIndex::open(&target)
+        let opened = ferret::index::LocalIndex::open(&target)
             .unwrap_or_else(|e| panic!("run {run}: the killed compaction left no index: {e}"));
         assert_eq!(opened.len(), DOCUMENTS, "run {run}");
         assert_eq!(

@@ -79,7 +79,7 @@ pub const STORE_CAPABILITIES: BackendCapabilities = BackendCapabilities {
     date_range: true,
     most_recent: true,
     access: true,
-    model_files: false,
+    model_hub: None,
 };
 
 /// Reciprocal-rank-fusion constant for hybrid search: Qdrant's server default, so the embedded

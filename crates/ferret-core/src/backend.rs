@@ -108,10 +108,10 @@ pub struct BackendCapabilities {
     /// or hub backend, whose results are public, says so by setting this.
     #[serde(default)]
     pub access: bool,
-    /// Searches model files only (a model hub): a search of every backend leaves it out, and
-    /// only the model-file finder asks it, by name.
-    #[serde(default)]
-    pub model_files: bool,
+    /// Searches the files of this model hub only: a search of every backend leaves it out, and
+    /// the model-file finder asks it for that hub's files, whatever the backend is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_hub: Option<crate::ModelSource>,
 }
 
 /// How often a backend may be called: a provider states its limit per second or per minute

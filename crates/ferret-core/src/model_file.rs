@@ -2,7 +2,6 @@
 //! a model hub says of one of its files ([`ModelFile`], carried in a [`Hit`]'s payload), and what
 //! the finder answers ([`ModelFind`]: a status and ranked [`ModelCandidate`]s).
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -10,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use std::time::Duration;
 
-use crate::{Budget, Hit, HitId, Query, QueryError, Strategy};
+use crate::{Budget, Hit, HitId};
 
 /// Extensions model weights are stored with.
 pub const MODEL_FILE_EXTENSIONS: [&str; 8] = [
@@ -177,6 +176,23 @@ impl ModelSource {
         match self {
             Self::Civitai => "civitai",
             Self::HuggingFace => "huggingface",
+        }
+    }
+
+    /// The hub's name in a sentence ("the HuggingFace Hub").
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Self::Civitai => "Civitai",
+            Self::HuggingFace => "the HuggingFace Hub",
+        }
+    }
+
+    /// The hub whose site `address` is on, if either's.
+    pub fn of_address(address: &url::Url) -> Option<Self> {
+        match address.host_str()? {
+            "civitai.com" | "www.civitai.com" => Some(Self::Civitai),
+            "huggingface.co" | "www.huggingface.co" | "hf.co" => Some(Self::HuggingFace),
+            _ => None,
         }
     }
 }
@@ -456,27 +472,6 @@ pub enum FileRequestError {
     /// The hash is not 64 hexadecimal digits.
     #[error("`{0}` is not a SHA-256: expected 64 hexadecimal digits")]
     BadHash(String),
-    /// A context value does not parse.
-    #[error("the `{field}` of the model file request is not usable: {reason}")]
-    BadField {
-        /// The context key.
-        field: &'static str,
-        /// Why.
-        reason: String,
-    },
-    /// The query could not hold the request.
-    #[error(transparent)]
-    Query(#[from] QueryError),
-}
-
-/// Context keys a finder query carries its request in.
-mod keys {
-    pub const MODEL_TYPE: &str = "model_type";
-    pub const BASE_MODEL: &str = "base_model";
-    pub const NODE: &str = "node";
-    pub const PREFER: &str = "prefer";
-    pub const SHA256: &str = "sha256";
-    pub const URL: &str = "url";
 }
 
 impl FileRequest {
@@ -548,66 +543,15 @@ impl FileRequest {
         self.model_type.map(ModelType::comfyui_folder)
     }
 
-    /// The query that asks the agent's finder for this file: its name as the text, the rest in
-    /// the context, the finder strategy chosen, and a budget allowing a minute per hub call.
-    pub fn to_query(&self) -> Result<Query, FileRequestError> {
-        let mut context = BTreeMap::new();
-        let mut put = |key: &str, value: Option<String>| {
-            if let Some(value) = value {
-                context.insert(key.to_owned(), value);
-            }
-        };
-        put(keys::MODEL_TYPE, self.model_type.map(|t| t.as_str().into()));
-        put(keys::BASE_MODEL, self.base_model.clone());
-        put(keys::NODE, self.node.clone());
-        put(keys::PREFER, self.prefer.map(|s| s.as_str().into()));
-        put(keys::SHA256, self.sha256.clone());
-        put(keys::URL, self.url.clone());
-        // A hub call reads a search page and file lists, each up to the backend's own timeout,
-        // and may wait its turn under the hub's rate limit: a question's 10 s is too short.
-        let budget = Budget {
+    /// The budget a finder run gets unless told otherwise: a hub call reads a search page and
+    /// file lists, each up to the backend's own timeout, and may wait its turn under the hub's
+    /// rate limit, so a question's 10 s per call is too short.
+    pub fn default_budget() -> Budget {
+        Budget {
             call_deadline: Duration::from_secs(60),
             wall_time: Duration::from_secs(120),
             ..Budget::default()
-        };
-        Ok(Query::new(self.file_name.clone())?
-            .with_context(context)?
-            .with_strategy(Strategy::FindModel)
-            .with_budget(budget))
-    }
-
-    /// The request a finder query carries (see [`FileRequest::to_query`]), checked again: a
-    /// query may come from anywhere.
-    pub fn from_query(query: &Query) -> Result<Self, FileRequestError> {
-        let context = &query.context;
-        let mut request = Self::new(query.text())?;
-        if let Some(kind) = context.get(keys::MODEL_TYPE) {
-            request.model_type =
-                Some(
-                    kind.parse()
-                        .map_err(|e: UnknownModelType| FileRequestError::BadField {
-                            field: keys::MODEL_TYPE,
-                            reason: e.to_string(),
-                        })?,
-                );
         }
-        if let Some(source) = context.get(keys::PREFER) {
-            request.prefer = Some(source.parse().map_err(|e: UnknownModelSource| {
-                FileRequestError::BadField {
-                    field: keys::PREFER,
-                    reason: e.to_string(),
-                }
-            })?);
-        }
-        if let Some(hash) = context.get(keys::SHA256) {
-            request.sha256 = Some(checked_hash(hash)?);
-        }
-        if let Some(base) = context.get(keys::BASE_MODEL) {
-            request = request.with_base_model(base.as_str());
-        }
-        request.node = context.get(keys::NODE).cloned();
-        request.url = context.get(keys::URL).cloned();
-        Ok(request)
     }
 }
 
@@ -701,40 +645,37 @@ mod tests {
     }
 
     #[test]
-    fn a_request_travels_in_a_query_and_back() {
+    fn a_request_holds_what_its_builders_say_and_a_checked_hash() {
         let hash = "A".repeat(64);
         let request = FileRequest::by_hash(&hash, Some("x.safetensors"))
             .unwrap()
             .with_type(ModelType::Lora)
-            .with_base_model("SDXL 1.0")
+            .with_base_model(" SDXL 1.0 ")
             .preferring(ModelSource::HuggingFace)
             .loaded_by("LoraLoader");
-        let query = request.to_query().unwrap();
-        assert_eq!(query.strategy, Some(Strategy::FindModel));
-        let back = FileRequest::from_query(&query).unwrap();
-        assert_eq!(back, request);
-        assert_eq!(back.sha256.as_deref(), Some("a".repeat(64).as_str()));
-    }
-
-    #[test]
-    fn a_bad_context_value_names_its_field() {
-        let query = Query::new("x.safetensors")
-            .unwrap()
-            .with_context(BTreeMap::from([("model_type".into(), "motion".into())]))
-            .unwrap();
-        let error = FileRequest::from_query(&query).unwrap_err();
-        assert!(matches!(
-            error,
-            FileRequestError::BadField {
-                field: "model_type",
-                ..
-            }
-        ));
+        assert_eq!(request.file_name, "x.safetensors");
+        assert_eq!(request.sha256.as_deref(), Some("a".repeat(64).as_str()));
+        assert_eq!(request.base_model.as_deref(), Some("SDXL 1.0"));
+        assert_eq!(request.folder(), Some("models/loras"));
         assert!(FileRequest::by_hash("abc", None).is_err());
         assert_eq!(
             FileRequest::named_or_hashed(None, None),
             Err(FileRequestError::NothingToFind)
         );
+    }
+
+    #[test]
+    fn hub_addresses_are_known_by_their_host() {
+        let hub = |a: &str| ModelSource::of_address(&url::Url::parse(a).unwrap());
+        assert_eq!(
+            hub("https://civitai.com/models/1?modelVersionId=2"),
+            Some(ModelSource::Civitai)
+        );
+        assert_eq!(
+            hub("https://huggingface.co/a/b/resolve/main/x.safetensors"),
+            Some(ModelSource::HuggingFace)
+        );
+        assert_eq!(hub("https://example.com/x.safetensors"), None);
     }
 
     #[test]

@@ -402,7 +402,7 @@ impl Executor {
         let slots = self.slots.iter().filter(|slot| match backend {
             Some(name) => slot.backend.name() == name,
             // A model hub answers model-file searches only, never a question.
-            None => !slot.backend.capabilities().model_files,
+            None => slot.backend.capabilities().model_hub.is_none(),
         });
         let calls = queries
             .iter()

@@ -550,7 +550,7 @@ async fn paid_backends_are_billed_and_held_to_their_limit_while_free_ones_go_on(
 async fn a_model_hub_is_asked_only_by_name_never_by_a_search_of_every_backend() {
     let hub = Arc::new(
         scripted("civitai", &["file"]).capabilities(BackendCapabilities {
-            model_files: true,
+            model_hub: Some(ferret_core::ModelSource::Civitai),
             ..BackendCapabilities::default()
         }),
     );

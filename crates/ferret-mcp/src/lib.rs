@@ -17,10 +17,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ferret::{
-    Ferret, FileRequest, Filters, FindStatus, Hit, ModelCandidate, ModelSource, ModelType,
-    Principal, Query, Response, ResponseType, Strategy,
-};
+use ferret::jobs::find_model::{FileRequest, FindStatus, ModelCandidate, ModelSource, ModelType};
+use ferret::jobs::search::ResponseType;
+use ferret::{Ferret, Filters, Hit, Principal, Query, Response, Strategy};
 use ferret_core::text::{cut, CutMark};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -170,10 +169,19 @@ pub struct FetchedDocument {
     pub text: String,
 }
 
-/// How the `search` tool runs a query: by default [`Ferret::search`]; a server passes its own,
+/// What a tool asks the searcher to do.
+#[derive(Debug, Clone)]
+pub enum ToolJob {
+    /// Answer a question ([`Ferret::search`]).
+    Search(Query),
+    /// Find a model file ([`Ferret::find_model`]).
+    FindModel(FileRequest),
+}
+
+/// How the tools run their jobs: by default on the [`Ferret`] served; a server passes its own,
 /// so that tool calls hold its concurrency limit, deadline and metrics like its other routes.
-pub type SearchRunner = Arc<
-    dyn Fn(Query) -> Pin<Box<dyn Future<Output = Result<Response, String>> + Send>> + Send + Sync,
+pub type JobRunner = Arc<
+    dyn Fn(ToolJob) -> Pin<Box<dyn Future<Output = Result<Response, String>> + Send>> + Send + Sync,
 >;
 
 /// What the streamable HTTP service takes beside the searcher.
@@ -184,8 +192,8 @@ pub struct HttpOptions {
     /// `Host` values accepted beside `localhost`, `127.0.0.1` and `::1` (the SDK's guard
     /// against DNS rebinding), for a server its clients reach by another name.
     pub extra_hosts: Vec<String>,
-    /// Runs each search; `None` runs [`Ferret::search`].
-    pub run: Option<SearchRunner>,
+    /// Runs each tool's job; `None` runs it on the [`Ferret`] served.
+    pub run: Option<JobRunner>,
     /// Where the sessions keep the hits searches returned, within its byte budget.
     pub seen: Arc<SeenHits>,
 }
@@ -196,7 +204,7 @@ pub struct HttpOptions {
 pub struct FerretMcp {
     ferret: Ferret,
     seen: Arc<SeenHits>,
-    run: SearchRunner,
+    run: JobRunner,
     tool_router: ToolRouter<Self>,
 }
 
@@ -213,9 +221,15 @@ impl FerretMcp {
     /// Serve `ferret`'s searches.
     pub fn new(ferret: Ferret) -> Self {
         let searcher = ferret.clone();
-        let run: SearchRunner = Arc::new(move |query| {
+        let run: JobRunner = Arc::new(move |job| {
             let searcher = searcher.clone();
-            Box::pin(async move { searcher.search(query).await.map_err(|e| e.to_string()) })
+            Box::pin(async move {
+                match job {
+                    ToolJob::Search(query) => searcher.search(query).await,
+                    ToolJob::FindModel(request) => searcher.find_model(&request).await,
+                }
+                .map_err(|e| e.to_string())
+            })
         });
         Self {
             ferret,
@@ -232,8 +246,8 @@ impl FerretMcp {
         self
     }
 
-    /// Run searches with `run` rather than [`Ferret::search`].
-    pub fn with_runner(mut self, run: SearchRunner) -> Self {
+    /// Run the tools' jobs with `run` rather than on the [`Ferret`] served.
+    pub fn with_runner(mut self, run: JobRunner) -> Self {
         self.run = run;
         self
     }
@@ -254,7 +268,7 @@ impl FerretMcp {
         if let Some(asker) = &asker {
             query = query.with_access(asker.access.clone());
         }
-        let response = (self.run)(query).await?;
+        let response = (self.run)(ToolJob::Search(query)).await?;
         self.seen.remember(asker_name(&asker), &response.hits);
         Ok(Json(result_of(response)))
     }
@@ -277,9 +291,8 @@ impl FerretMcp {
         if let Some(base) = &args.base_model {
             request = request.with_base_model(base.as_str());
         }
-        let query = request.to_query().map_err(|e| e.to_string())?;
         let asker = asker_of(&request_parts);
-        let response = (self.run)(query).await?;
+        let response = (self.run)(ToolJob::FindModel(request)).await?;
         // A candidate's hit can be read with `fetch`, as a search's can.
         self.seen.remember(asker_name(&asker), &response.hits);
         let failures = response.distinct_failures();
@@ -379,7 +392,7 @@ fn asker_name(asker: &Option<Principal>) -> &str {
 }
 
 /// The query `args` ask for, checked as the library checks any query.
-fn query_of(args: SearchArgs) -> Result<Query, ferret::QueryError> {
+fn query_of(args: SearchArgs) -> Result<Query, ferret::jobs::search::QueryError> {
     let mut query = Query::new(args.question)?;
     if let Some(limit) = args.limit {
         query = query.with_limit(limit)?;

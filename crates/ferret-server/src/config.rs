@@ -31,7 +31,7 @@ impl Default for Limits {
         Self {
             max_body_bytes: 256 * 1024,
             max_ingest_bytes: 64 * 1024 * 1024,
-            max_question_chars: ferret::MAX_QUESTION_CHARS,
+            max_question_chars: ferret::jobs::search::MAX_QUESTION_CHARS,
             request_deadline: Duration::from_secs(30),
             max_concurrent: 16,
             retry_after_secs: 1,

@@ -1,7 +1,8 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use ferret::{FerretError, QueryError};
+use ferret::jobs::search::QueryError;
+use ferret::FerretError;
 
 use crate::wire::{ErrorBody, ErrorDetail};
 

@@ -20,7 +20,8 @@ use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
-use ferret::{Access, DocumentStream, IngestOptions, PathDocuments, Principal};
+use ferret::index::{DocumentStream, IngestOptions, PathDocuments};
+use ferret::{Access, Principal};
 use futures::Stream;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::wrappers::UnboundedReceiverStream;
@@ -216,14 +217,15 @@ async fn read_documents(state: &AppState, request: Request) -> Result<DocumentSt
             }
             let path = state.allowed_path(&asked.path)?;
             // Listing the files counts their lines: off the async threads.
-            let stream =
-                tokio::task::spawn_blocking(move || ferret::stream_path(&path, max_chunk_chars))
-                    .await
-                    .map_err(|e| ApiError::IngestStopped(e.to_string()))?
-                    .map_err(|e| ApiError::PathNotFound {
-                        path: asked.path.clone(),
-                        reason: e.to_string(),
-                    })?;
+            let stream = tokio::task::spawn_blocking(move || {
+                ferret::index::stream_path(&path, max_chunk_chars)
+            })
+            .await
+            .map_err(|e| ApiError::IngestStopped(e.to_string()))?
+            .map_err(|e| ApiError::PathNotFound {
+                path: asked.path.clone(),
+                reason: e.to_string(),
+            })?;
             if stream.files == 0 && stream.issues.is_empty() {
                 return Err(no_documents());
             }
@@ -272,7 +274,7 @@ fn default_acl(request: &Request) -> Result<Option<Vec<String>>, ApiError> {
     params
         .0
         .acl
-        .map(|acl| ferret::checked_acl(acl.split(',').map(str::to_owned).collect()))
+        .map(|acl| ferret::index::checked_acl(acl.split(',').map(str::to_owned).collect()))
         .transpose()
         .map_err(|e| ApiError::InvalidIngest(format!("`acl` query parameter: {e}")))
 }

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use ferret::{IngestReport, Response, TraceStep};
+use ferret::index::IngestReport;
+use ferret::jobs::search::TraceStep;
+use ferret::Response;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;

@@ -1,3 +1,4 @@
+use ferret_mcp::ToolJob;
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
@@ -12,7 +13,8 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use ferret::{Event, Principal, QueryError, Response};
+use ferret::jobs::search::QueryError;
+use ferret::{Event, Principal, Response};
 use futures::{Stream, StreamExt};
 use tokio::net::TcpListener;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -81,11 +83,17 @@ pub fn router(state: AppState) -> Router {
 /// metrics).
 fn mcp_options(state: &AppState) -> ferret_mcp::HttpOptions {
     let searches = state.clone();
-    let run: ferret_mcp::SearchRunner = Arc::new(move |query| {
+    let run: ferret_mcp::JobRunner = Arc::new(move |job| {
         let state = searches.clone();
         Box::pin(async move {
-            let query = state.within_limits(query).map_err(|e| e.to_string())?;
-            state.run(query).await.map_err(|e| e.to_string())
+            match job {
+                ToolJob::Search(query) => {
+                    let query = state.within_limits(query).map_err(|e| e.to_string())?;
+                    state.run(query).await
+                }
+                ToolJob::FindModel(request) => state.find_model(request).await,
+            }
+            .map_err(|e| e.to_string())
         })
     });
     ferret_mcp::HttpOptions {

@@ -9,7 +9,11 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
-use ferret::{Access, Ferret, Principal, Query, QueryError, RateLimit, Response, Unlisted};
+use ferret::config::RateLimit;
+use ferret::index::Unlisted;
+use ferret::jobs::find_model::FileRequest;
+use ferret::jobs::search::QueryError;
+use ferret::{Access, Ferret, FerretError, Principal, Query, Response};
 use serde::de::DeserializeOwned;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -351,9 +355,32 @@ pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 impl AppState {
     /// Run `query` within a permit and the deadline, counting what it spent.
     pub(crate) async fn run(&self, query: Query) -> Result<Response, ApiError> {
+        let limit = query.budget.wall_time;
+        self.within_deadline(limit, self.inner.ferret.search(query))
+            .await
+    }
+
+    /// Find the model file `request` names within a permit and the deadline (the finder's own
+    /// budget, cut to the server's deadline), counting what it spent.
+    pub(crate) async fn find_model(&self, request: FileRequest) -> Result<Response, ApiError> {
+        let mut budget = FileRequest::default_budget();
+        budget.wall_time = budget.wall_time.min(self.inner.limits.request_deadline);
+        budget.call_deadline = budget.call_deadline.min(budget.wall_time);
+        let limit = budget.wall_time;
+        let ferret = &self.inner.ferret;
+        self.within_deadline(limit, ferret.find_model_within(&request, budget))
+            .await
+    }
+
+    /// Run `job`, which ends within `wall_time`, holding a permit; give up a little after.
+    async fn within_deadline(
+        &self,
+        wall_time: Duration,
+        job: impl std::future::Future<Output = Result<Response, FerretError>>,
+    ) -> Result<Response, ApiError> {
         let _permit = self.permit()?;
-        let limit = query.budget.wall_time + DEADLINE_GRACE;
-        match tokio::time::timeout(limit, self.inner.ferret.search(query)).await {
+        let limit = wall_time + DEADLINE_GRACE;
+        match tokio::time::timeout(limit, job).await {
             Ok(response) => {
                 let response = response.map_err(ApiError::Search)?;
                 self.inner.metrics.search(&response);

@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use ferret::{Budget, Filters, OnRepeat, Query, QueryError, SearchOptions, Strategy};
+use ferret::jobs::search::{QueryError, SearchOptions};
+use ferret::jobs::session::OnRepeat;
+use ferret::{Budget, Filters, Query, Strategy};
 use serde::{Deserialize, Serialize};
 
 /// The body of `POST /v1/search` and `POST /v1/search/stream`.
@@ -137,7 +139,7 @@ pub struct IngestReply {
     /// Documents added, updated, unchanged and removed, and each line or file skipped, with
     /// why.
     #[serde(flatten)]
-    pub report: ferret::IngestReport,
+    pub report: ferret::index::IngestReport,
     /// Documents in the index after the ingest; left out for a token that writes only its
     /// own groups' documents (the index's size counts others').
     #[serde(skip_serializing_if = "Option::is_none")]

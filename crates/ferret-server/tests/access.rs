@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
-use ferret::{Ferret, IngestOptions, LocalIndex, PathDocuments, Unlisted};
+use ferret::index::{IngestOptions, LocalIndex, PathDocuments, Unlisted};
+use ferret::Ferret;
 use ferret_server::{router, AppState, BearerToken, Limits};
 use serde::Deserialize;
 use serde_json::Value;

@@ -390,9 +390,9 @@ async fn shutdown_lets_the_search_in_flight_finish() {
 #[tokio::test]
 async fn metrics_count_requests_by_route_and_status_and_what_searches_spent() {
     let failing = Arc::new(ScriptedBackend::new("flaky", vec![]).failing(
-        ferret::BackendError::permanent(
+        ferret::backends::BackendError::permanent(
             "flaky",
-            ferret::BackendErrorKind::Unavailable,
+            ferret::backends::BackendErrorKind::Unavailable,
             "down for maintenance",
         ),
     ));

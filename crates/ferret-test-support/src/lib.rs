@@ -163,7 +163,7 @@ fn dated() -> BackendCapabilities {
         date_range: true,
         most_recent: true,
         access: false,
-        model_files: false,
+        model_hub: None,
     }
 }
 

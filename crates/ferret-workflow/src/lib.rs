@@ -1,6 +1,6 @@
 //! `ferret-workflow` reads ComfyUI workflow files, in the UI format (with the nodes of its
-//! subgraphs and legacy group nodes) and in the API format, and lists the model files their
-//! loader nodes reference ([`WorkflowModel`], each turned into the finder's [`FileRequest`]),
+//! subgraphs and legacy group nodes) and in the API format, into a [`Workflow`]: the model files
+//! their loader nodes reference ([`WorkflowModel`], each turned into the finder's [`FileRequest`]),
 //! leaving out bypassed and muted nodes; [`ModelsDir`] says which of them a ComfyUI `models`
 //! folder (and the folders of its `extra_model_paths.yaml`) already holds.
 //!
@@ -14,11 +14,47 @@ mod parse;
 
 use std::path::{Path, PathBuf};
 
-use ferret_core::{FileRequest, FileRequestError, ModelType};
+use ferret_core::{FileRequest, FileRequestError, ModelSource, ModelType};
 use serde::{Deserialize, Serialize};
 
 pub use models_dir::ModelsDir;
 pub use parse::{parse_workflow, read_workflow};
+
+/// A workflow's model files, and what the finder is told of all of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workflow {
+    /// The model files its loader nodes reference, each once, in the order they appear.
+    pub models: Vec<WorkflowModel>,
+    /// The base model its files are for ("SDXL 1.0"), when known: the finder ranks files made
+    /// for another base lower.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_model: Option<String>,
+    /// The hub to rank higher for every file when candidates are otherwise equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefer: Option<ModelSource>,
+}
+
+impl Workflow {
+    /// A workflow referencing `models`, with nothing else known.
+    pub fn new(models: Vec<WorkflowModel>) -> Self {
+        Self {
+            models,
+            base_model: None,
+            prefer: None,
+        }
+    }
+
+    /// The finder's request for `model`, one of this workflow's files: what the model's node
+    /// says of it, and what the workflow says of every file.
+    pub fn request_for(&self, model: &WorkflowModel) -> Result<FileRequest, FileRequestError> {
+        let mut request = model.to_request()?;
+        request.prefer = self.prefer;
+        if let Some(base) = &self.base_model {
+            request = request.with_base_model(base.as_str());
+        }
+        Ok(request)
+    }
+}
 
 /// One model file a workflow references.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

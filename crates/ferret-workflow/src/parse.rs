@@ -11,7 +11,7 @@ use crate::names::{
     embedding_names, folder_type, guess_type, has_model_extension, input_kind, loader_kind,
     sha256_of, split_name, Kind,
 };
-use crate::{WorkflowError, WorkflowModel};
+use crate::{Workflow, WorkflowError, WorkflowModel};
 
 /// Node types whose values are not files a run loads: notes hold text for people, and the
 /// editor's primitive node only feeds its value to a widget, whose node holds it too (and is
@@ -27,8 +27,9 @@ const SKIPPED_MODES: [u64; 2] = [2, 4];
 /// can exhaust the stack.
 const MAX_SUBGRAPH_DEPTH: usize = 32;
 
-/// The model files the workflow in the file at `path` references (see [`parse_workflow`]).
-pub fn read_workflow(path: &Path) -> Result<Vec<WorkflowModel>, WorkflowError> {
+/// The workflow in the file at `path`, with the model files it references (see
+/// [`parse_workflow`]).
+pub fn read_workflow(path: &Path) -> Result<Workflow, WorkflowError> {
     let bytes = fs::read(path).map_err(|error| WorkflowError::unreadable(path, &error))?;
     let json = String::from_utf8(bytes).map_err(|error| WorkflowError::NotJson {
         file: path.to_owned(),
@@ -43,7 +44,7 @@ pub fn read_workflow(path: &Path) -> Result<Vec<WorkflowModel>, WorkflowError> {
 /// (a type, URL, hash, directory). Bypassed and muted nodes, and LoRAs switched off in a
 /// list of them (`"on": false`), load nothing and are skipped. `origin` names the workflow in
 /// errors.
-pub fn parse_workflow(json: &str, origin: &Path) -> Result<Vec<WorkflowModel>, WorkflowError> {
+pub fn parse_workflow(json: &str, origin: &Path) -> Result<Workflow, WorkflowError> {
     let root: Value = serde_json::from_str(json).map_err(|error| WorkflowError::NotJson {
         file: origin.to_owned(),
         reason: error.to_string(),
@@ -66,7 +67,7 @@ pub fn parse_workflow(json: &str, origin: &Path) -> Result<Vec<WorkflowModel>, W
             file: origin.to_owned(),
         });
     }
-    Ok(found.models)
+    Ok(Workflow::new(found.models))
 }
 
 /// The files found so far, each once.
@@ -515,7 +516,7 @@ mod tests {
     use super::*;
 
     fn parse(json: &str) -> Result<Vec<WorkflowModel>, WorkflowError> {
-        parse_workflow(json, Path::new("w.json"))
+        parse_workflow(json, Path::new("w.json")).map(|w| w.models)
     }
 
     fn names(json: &str) -> Vec<(String, String, Option<ModelType>)> {

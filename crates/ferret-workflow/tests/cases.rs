@@ -80,13 +80,14 @@ fn check(case: &Path) -> Result<(), String> {
         .ok_or("no workflow.json or workflow.txt")?;
     match (read_workflow(&workflow), expected) {
         (
-            Ok(models),
+            Ok(workflow),
             Expected {
                 models: Some(want),
                 error: None,
             },
         ) => {
-            let got: Vec<ExpectedModel> = models
+            let got: Vec<ExpectedModel> = workflow
+                .models
                 .iter()
                 .zip(
                     want.iter()

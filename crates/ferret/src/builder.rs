@@ -27,7 +27,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use crate::default_corpus::{
     default_embedder, default_embedder_for, index_error, shared_default_index,
 };
-use crate::knowledge::LocalKnowledgeIndex;
+use crate::knowledge_index::LocalKnowledgeIndex;
 use crate::lazy::LazyBackend;
 use crate::research::BackendResearchTools;
 use ferret_knowledge::{Describer, Documentalist, ExtractiveDescriber, LlmDescriber};
@@ -447,13 +447,23 @@ impl Ferret {
         self.agent.run(&query, None).await
     }
 
-    /// Find the model file `request` names on the configured model hubs (the backends named
-    /// `civitai` and `huggingface`): the response's `model_file` holds the status (FOUND or
-    /// UNCERTAIN) and the ranked candidates, its answer the best one, its trace the plan, each
-    /// call and the ranking with every rule's effect. A hub that fails is listed in
-    /// `failures`, and the finder answers from the others.
+    /// Find the model file `request` names on the configured model hubs (the backends whose
+    /// capabilities declare one), within [`FileRequest::default_budget`]: the response's
+    /// `model_file` holds the status (FOUND or UNCERTAIN) and the ranked candidates, its answer
+    /// the best one, its trace the plan, each call and the ranking with every rule's effect. A
+    /// hub that fails is listed in `failures`, and the finder answers from the others.
     pub async fn find_model(&self, request: &FileRequest) -> Result<Response, FerretError> {
-        self.agent.run(&request.to_query()?, None).await
+        self.find_model_within(request, FileRequest::default_budget())
+            .await
+    }
+
+    /// [`Ferret::find_model`] within `budget` (a service holds it to its own deadline).
+    pub async fn find_model_within(
+        &self,
+        request: &FileRequest,
+        budget: Budget,
+    ) -> Result<Response, FerretError> {
+        self.agent.find_model(request, budget, None).await
     }
 
     /// The session of thread `thread`: its searches remember what the thread asked, and a
@@ -617,7 +627,7 @@ impl Ferret {
     }
 
     /// Add documents being read from disk ([`stream_path`](crate::stream_path)) or already read
-    /// (sent, see [`PathDocuments`](crate::PathDocuments)) to the embedded index while searches go on: they run between the ingest's batches, and the
+    /// (sent, see [`PathDocuments`](crate::index::PathDocuments)) to the embedded index while searches go on: they run between the ingest's batches, and the
     /// cached results of earlier searches are dropped once it ends so that searches see the new
     /// documents. One ingest runs at a time; another waits. `progress(done, total)` is called
     /// after each batch.

@@ -413,7 +413,7 @@ fn set<T>(field: &mut T, value: Option<T>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::CallRate;
+    use crate::backends::CallRate;
     use std::num::NonZeroU32;
 
     #[test]
@@ -444,7 +444,10 @@ mod tests {
         assert_eq!(file.hub_sources(), [ModelSource::HuggingFace]);
         let backend = file.hub_backend(ModelSource::HuggingFace).unwrap();
         assert_eq!(backend.name(), "huggingface");
-        assert!(backend.capabilities().model_files);
+        assert_eq!(
+            backend.capabilities().model_hub,
+            Some(ModelSource::HuggingFace)
+        );
         // Each call makes a search and one file-list request.
         assert_eq!(
             backend.call_rate(),

@@ -41,7 +41,7 @@ impl BackendResearchTools {
             .backends()
             .into_iter()
             .filter(|(name, capabilities)| {
-                !capabilities.model_files && !web.iter().any(|w| w == name)
+                capabilities.model_hub.is_none() && !web.iter().any(|w| w == name)
             })
             .map(|(name, _)| name.to_owned())
             .collect();

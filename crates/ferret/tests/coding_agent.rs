@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
-use ferret::{
-    ApiKey, BraveBackend, BraveConfig, Ferret, Query, RepeatMatch, TavilyBackend, TavilyConfig,
-    TraceStep,
-};
+use ferret::backends::{ApiKey, BraveBackend, BraveConfig, TavilyBackend, TavilyConfig};
+use ferret::jobs::search::TraceStep;
+use ferret::jobs::session::RepeatMatch;
+use ferret::{Ferret, Query};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

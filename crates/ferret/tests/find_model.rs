@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferret::{
-    CivitaiBackend, CivitaiConfig, Ferret, FileRequest, FindStatus, Gate, HuggingFaceBackend,
-    HuggingFaceConfig, ModelSource, Response, TraceStep,
+use ferret::backends::{CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig};
+use ferret::jobs::find_model::{
+    read_workflow, FileRequest, FindStatus, Gate, ModelSource, ModelsDir, Workflow,
 };
+use ferret::jobs::search::TraceStep;
+use ferret::{Ferret, Response};
 use serde::Deserialize;
 use wiremock::matchers::{method, path, path_regex, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -260,11 +262,8 @@ fn finder(servers: &BTreeMap<ModelSource, MockServer>) -> Ferret {
     builder.build().unwrap()
 }
 
-/// The files to find: the request, or the workflow's files not already in the models folder.
-fn requests(case: &Case, dir: &Path, models: &Path) -> (Vec<FileRequest>, Vec<String>) {
-    if let Some(request) = &case.request {
-        return (vec![request.clone()], Vec::new());
-    }
+/// The case's workflow without the files already in the models folder, and those files' names.
+fn missing_files(case: &Case, dir: &Path, models: &Path) -> (Workflow, Vec<String>) {
     let workflow = case
         .workflow
         .as_ref()
@@ -274,15 +273,14 @@ fn requests(case: &Case, dir: &Path, models: &Path) -> (Vec<FileRequest>, Vec<St
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, b"weights").unwrap();
     }
-    let found = ferret_workflow::read_workflow(&dir.join(workflow))
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let held = ferret_workflow::ModelsDir::new(models);
-    let (present, missing): (Vec<_>, Vec<_>) =
-        found.into_iter().partition(|m| held.holds(m).is_some());
-    (
-        missing.iter().map(|m| m.to_request().unwrap()).collect(),
-        present.into_iter().map(|m| m.file_name).collect(),
-    )
+    let mut workflow =
+        read_workflow(&dir.join(workflow)).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let held = ModelsDir::new(models);
+    let (present, missing): (Vec<_>, Vec<_>) = std::mem::take(&mut workflow.models)
+        .into_iter()
+        .partition(|m| held.holds(m).is_some());
+    workflow.models = missing;
+    (workflow, present.into_iter().map(|m| m.file_name).collect())
 }
 
 /// What a reader of the finder's output relies on, as text, each mock server's address written
@@ -437,13 +435,20 @@ async fn run(name: &str, case: &Case, dir: &Path, fault: Option<&Fault>) -> Stri
     let servers = hubs(case, dir, fault).await;
     let ferret = finder(&servers);
     let models = tempfile::tempdir().unwrap();
-    let (requests, present) = requests(case, dir, models.path());
+    // One file through `find_model`, a workflow's through `find_models`, as a user calls them.
+    let (responses, present) = match &case.request {
+        Some(request) => (vec![ferret.find_model(request).await], Vec::new()),
+        None => {
+            let (workflow, present) = missing_files(case, dir, models.path());
+            let found = ferret.find_models(&workflow).await;
+            (found.files.into_iter().map(|f| f.found).collect(), present)
+        }
+    };
     assert_eq!(
         present, case.present,
         "{name}: files found in the models folder"
     );
-    assert_eq!(requests.len(), case.expect.len(), "{name}: files searched");
-    let responses = futures::future::join_all(requests.iter().map(|r| ferret.find_model(r))).await;
+    assert_eq!(responses.len(), case.expect.len(), "{name}: files searched");
     let mut snapshot = format!("{}\n", case.description);
     for file in &present {
         snapshot.push_str(&format!("\n== {file}: already in the models folder\n"));

@@ -6,10 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ferret::{
-    AgentConfig, Ferret, FerretBuilder, Implementation, IngestOptions, LocalIndex, Query,
-    Recording, Response, ScriptedModel, Strategy, TraceStep,
-};
+use ferret::config::AgentConfig;
+use ferret::index::{IngestOptions, LocalIndex};
+use ferret::jobs::search::{Implementation, TraceStep};
+use ferret::models::ScriptedModel;
+use ferret::record::Recording;
+use ferret::{Ferret, FerretBuilder, Query, Response, Strategy};
 use ferret_test_support::{BackendScript, ScriptedBackend};
 use serde::Deserialize;
 use serde_json::json;

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use ferret::{
-    Change, Documentalist, DocumentalistError, Given, IngestOptions, KnowledgeSource, LocalIndex,
-    LocalKnowledgeIndex,
+use ferret::index::{IngestOptions, LocalIndex};
+use ferret::knowledge::{
+    Change, Documentalist, DocumentalistError, Given, KnowledgeSource, LocalKnowledgeIndex,
 };
 
 fn documentalist(index: &std::path::Path) -> Documentalist {

@@ -4,10 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ferret::{
-    Exchange, Ferret, Implementation, LlmCallOutcome, ModelPrice, Query, Response, ResponseType,
-    ScriptedModel, StageModelConfig, TraceStep,
-};
+use ferret::jobs::search::{Implementation, LlmCallOutcome, ResponseType, TraceStep};
+use ferret::models::{Exchange, ModelPrice, ScriptedModel, StageModelConfig};
+use ferret::{Ferret, Query, Response};
 
 mod common;
 use common::{assert_citations_resolve, use_temporary_ferret_home};
@@ -201,7 +200,7 @@ struct Slow {
 }
 
 #[async_trait::async_trait]
-impl ferret::LanguageModel for Slow {
+impl ferret::models::LanguageModel for Slow {
     fn name(&self) -> &str {
         "slow"
     }
@@ -218,7 +217,7 @@ impl ferret::LanguageModel for Slow {
     }
 }
 
-fn model_calls(response: &Response) -> Vec<&ferret::LlmCall> {
+fn model_calls(response: &Response) -> Vec<&ferret::jobs::search::LlmCall> {
     response
         .trace
         .steps
@@ -289,7 +288,7 @@ async fn no_model_call_is_made_once_the_querys_tokens_are_spent() {
 #[tokio::test]
 async fn a_stage_kept_heuristic_never_asks_the_model() {
     use_temporary_ferret_home();
-    let callers = |heuristic_stages: Vec<ferret::Stage>| async move {
+    let callers = |heuristic_stages: Vec<ferret::models::Stage>| async move {
         let ferret = Ferret::builder()
             .default_corpus()
             .language_model(Arc::new(ScriptedModel::new("scripted", Vec::new())))
@@ -319,7 +318,11 @@ async fn a_stage_kept_heuristic_never_asks_the_model() {
     for stage in ["intent", "analysis", "grading"] {
         assert!(all.iter().any(|c| c == stage), "{stage} asks: {all:?}");
     }
-    let some = callers(vec![ferret::Stage::Intent, ferret::Stage::Grading]).await;
+    let some = callers(vec![
+        ferret::models::Stage::Intent,
+        ferret::models::Stage::Grading,
+    ])
+    .await;
     assert!(
         !some.iter().any(|c| c == "intent" || c == "grading"),
         "{some:?}"

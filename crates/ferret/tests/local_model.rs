@@ -7,10 +7,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ferret::{
-    Ferret, LocalModel, LocalModelConfig, Query, ResponseType, TraceStep, GEMMA3_270M_FILE,
-    SMOLLM2_FILE,
-};
+use ferret::jobs::search::{ResponseType, TraceStep};
+use ferret::models::{LocalModel, LocalModelConfig, GEMMA3_270M_FILE, SMOLLM2_FILE};
+use ferret::{Ferret, Query};
 use ferret_core::{ChatMessage, ChatRole, CompletionRequest, LanguageModel};
 use ferret_llm::{generate_with_schema, restrict_to_labels, Attempted};
 
@@ -25,7 +24,7 @@ fn models_dir() -> Option<PathBuf> {
 
 /// The path of the model `file`, or `None` (skipped, and said) as for [`models_dir`].
 fn model_file(file: &str) -> Option<PathBuf> {
-    let models = ferret::default_models_dir();
+    let models = ferret::models::default_models_dir();
     if models.join(file).is_file() {
         return Some(models.join(file));
     }

@@ -4,12 +4,14 @@
 
 use std::sync::Arc;
 
+use ferret::backends::QueryForm;
 use ferret::fetch::{AllowedTarget, FetchConfig, Fetcher, RobotsPolicy};
-use ferret::{
-    Budget, Exchange, ExtractiveDescriber, Ferret, Given, Hit, Implementation, KnowledgeSource,
-    LanguageModel, QueryForm, RecordedVerdict, ResearchConfig, ResearchRecord, Researcher,
-    RetrievalMode, ScriptedModel, Syllabus, Target,
-};
+use ferret::jobs::research::{ResearchConfig, ResearchRecord, Researcher, Syllabus, Target};
+use ferret::jobs::search::{Implementation, RetrievalMode};
+use ferret::knowledge::{ExtractiveDescriber, Given, KnowledgeSource};
+use ferret::models::{Exchange, LanguageModel, ScriptedModel};
+use ferret::record::RecordedVerdict;
+use ferret::{Budget, Ferret, Hit};
 use ferret_test_support::ScriptedBackend;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -95,7 +97,7 @@ async fn course(model: impl FnOnce(&str) -> Option<Arc<dyn LanguageModel>>) -> C
     }
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("index");
-    ferret::LocalIndex::open_or_create_with(&index, None).unwrap();
+    ferret::index::LocalIndex::open_or_create_with(&index, None).unwrap();
     let web = Arc::new(
         ScriptedBackend::new(
             "web",
@@ -170,7 +172,7 @@ async fn a_syllabus_is_researched_over_the_knowledge_base_and_the_web_and_replay
     let record = &outcome.record;
 
     let c = &record.classification;
-    let targets = |refs: &[ferret::Reference]| -> Vec<String> {
+    let targets = |refs: &[ferret::jobs::research::Reference]| -> Vec<String> {
         refs.iter()
             .map(|r| match &r.target {
                 Target::Url(url) => url

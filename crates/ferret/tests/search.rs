@@ -4,10 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferret::{
-    BackendError, Budget, Event, Ferret, FerretError, Hit, Query, ResponseType, StopReason,
-    TraceStep,
-};
+use ferret::backends::BackendError;
+use ferret::jobs::search::{ResponseType, TraceStep};
+use ferret::{Budget, Event, Ferret, FerretError, Hit, Query, StopReason};
 use ferret_test_support::{Matching, ScriptedBackend};
 use futures::StreamExt;
 
@@ -19,14 +18,14 @@ async fn the_default_corpus_answers_with_citations_offline() {
     use_temporary_ferret_home();
     let ferret = Ferret::builder().default_corpus().build().unwrap();
     assert!(
-        !ferret::default_index_dir().exists(),
+        !ferret::index::default_index_dir().exists(),
         "building indexes nothing: the first search does, off the async threads"
     );
     let response = ferret
         .search(Query::new("Who were the members of the Final Five gymnastics team?").unwrap())
         .await
         .unwrap();
-    assert!(ferret::default_index_dir().exists());
+    assert!(ferret::index::default_index_dir().exists());
     assert_eq!(response.response_type, ResponseType::Results);
     assert_citations_resolve(&response);
     assert!(
@@ -85,7 +84,7 @@ async fn a_failing_backend_and_a_slow_one_are_named_while_the_search_answers() {
     let healthy = scripted("healthy", vec![("volcano", volcano_hits())]);
     let broken = scripted("broken", vec![]).failing(BackendError::permanent(
         "broken",
-        ferret::BackendErrorKind::Unavailable,
+        ferret::backends::BackendErrorKind::Unavailable,
         "index gone",
     ));
     let slow = scripted("slow", vec![("volcano", volcano_hits())]).delay(Duration::from_secs(60));
@@ -118,8 +117,8 @@ async fn a_failing_backend_and_a_slow_one_are_named_while_the_search_answers() {
     assert_eq!(
         failed,
         [
-            ("broken", ferret::BackendErrorKind::Unavailable),
-            ("slow", ferret::BackendErrorKind::DeadlineExceeded)
+            ("broken", ferret::backends::BackendErrorKind::Unavailable),
+            ("slow", ferret::backends::BackendErrorKind::DeadlineExceeded)
         ]
     );
 }
@@ -265,7 +264,7 @@ async fn an_unreachable_qdrant_server_is_the_search_s_failure_and_the_next_searc
     // Nothing listens on port 1: the connection is refused at once.
     let ferret = Ferret::builder()
         .qdrant("http://127.0.0.1:1", "ferret")
-        .retrieval(ferret::RetrievalMode::Bm25)
+        .retrieval(ferret::jobs::search::RetrievalMode::Bm25)
         .build()
         .unwrap();
     for _ in 0..2 {
@@ -380,9 +379,9 @@ async fn bad_configuration_and_budgets_are_typed_errors() {
         other => panic!("expected an error then Done: {other:#?}"),
     }
 
-    let zero_steps = ferret::AgentConfig {
+    let zero_steps = ferret::config::AgentConfig {
         strategy: ferret::Strategy::ToolLoop,
-        tool_loop: ferret::ToolLoopConfig {
+        tool_loop: ferret::config::ToolLoopConfig {
             max_steps: 0,
             ..Default::default()
         },
@@ -403,7 +402,7 @@ async fn bad_configuration_and_budgets_are_typed_errors() {
 async fn when_every_backend_fails_the_message_says_so_instead_of_asking_to_rephrase() {
     let broken = scripted("broken", vec![]).failing(BackendError::permanent(
         "broken",
-        ferret::BackendErrorKind::Unavailable,
+        ferret::backends::BackendErrorKind::Unavailable,
         "index gone",
     ));
     let ferret = Ferret::builder().backend(Arc::new(broken)).build().unwrap();
@@ -451,12 +450,12 @@ async fn two_local_indexes_and_the_built_in_corpus_have_names_of_their_own() {
     let dir = tempfile::tempdir().unwrap();
     let (notes, papers) = (dir.path().join("notes"), dir.path().join("papers"));
     for index in [&notes, &papers] {
-        ferret::LocalIndex::open_or_create_with(index, None).unwrap();
+        ferret::index::LocalIndex::open_or_create_with(index, None).unwrap();
     }
     let two = Ferret::builder()
         .local_index(&notes)
         .local_index(&papers)
-        .retrieval(ferret::RetrievalMode::Bm25)
+        .retrieval(ferret::jobs::search::RetrievalMode::Bm25)
         .build()
         .unwrap();
     assert_eq!(two.backend_names(), ["local", "local-papers"]);
@@ -464,7 +463,7 @@ async fn two_local_indexes_and_the_built_in_corpus_have_names_of_their_own() {
     let beside_the_corpus = Ferret::builder()
         .local_index(&notes)
         .default_corpus()
-        .retrieval(ferret::RetrievalMode::Bm25)
+        .retrieval(ferret::jobs::search::RetrievalMode::Bm25)
         .build()
         .unwrap();
     assert_eq!(beside_the_corpus.backend_names(), ["local-notes", "local"]);

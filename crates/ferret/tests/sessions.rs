@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
-use ferret::{Embedder, Ferret, Hit, OnRepeat, Query, RepeatMatch, SessionLimits, TraceStep};
+use ferret::jobs::search::TraceStep;
+use ferret::jobs::session::{OnRepeat, RepeatMatch, SessionLimits};
+use ferret::models::Embedder;
+use ferret::{Ferret, Hit, Query};
 use ferret_test_support::ScriptedBackend;
 
 fn docs() -> Arc<ScriptedBackend> {
@@ -33,7 +36,7 @@ impl Embedder for Topics {
     fn dimension(&self) -> usize {
         2
     }
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ferret::EmbedError> {
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ferret::models::EmbedError> {
         Ok(texts
             .iter()
             .map(|t| match t.to_lowercase().contains("spring") {

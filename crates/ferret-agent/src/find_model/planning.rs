@@ -183,12 +183,7 @@ pub(crate) fn recorded_steps(request: &FileRequest, sources: &[ModelSource]) -> 
 /// and asks its API; nothing fetches the address itself.
 fn recorded_address(url: &str) -> Option<(ModelSource, String)> {
     let query = ferret_core::address_query(url);
-    let address = ferret_core::address_in_query(&query)?;
-    let source = match address.host_str()? {
-        "civitai.com" | "www.civitai.com" => ModelSource::Civitai,
-        "huggingface.co" => ModelSource::HuggingFace,
-        _ => return None,
-    };
+    let source = ModelSource::of_address(&ferret_core::address_in_query(&query)?)?;
     Some((source, query))
 }
 

@@ -29,24 +29,24 @@ pub(crate) struct FindModel;
 #[async_trait]
 impl SearchStrategy for FindModel {
     async fn run(&self, run: &mut SearchRun<'_>) -> Ending {
-        let request = match FileRequest::from_query(run.query) {
-            Ok(request) => request,
-            Err(error) => {
-                return Ending::message(
-                    StopReason::Refused,
-                    format!("There is no model file to find: {error}"),
-                )
-            }
+        let request = match run.file_request.clone() {
+            Some(request) => request,
+            None => match FileRequest::new(run.query.text()) {
+                Ok(request) => request,
+                Err(error) => {
+                    return Ending::message(
+                        StopReason::Refused,
+                        format!("There is no model file to find: {error}"),
+                    )
+                }
+            },
         };
-        let names = run.executor.backend_names();
-        let sources: Vec<ModelSource> = ModelSource::ALL
-            .into_iter()
-            .filter(|source| names.contains(&source.as_str()))
-            .collect();
+        let hubs = Hubs::of(run.executor);
+        let sources = hubs.sources();
         if sources.is_empty() {
             return Ending::message(
                 StopReason::Refused,
-                "No model hub is configured: the finder searches the backends named `civitai` and `huggingface`.",
+                "No model hub is configured: the finder searches the backends that declare one (Civitai, the HuggingFace Hub).",
             );
         }
         // A request by hash alone carries the hash as its name: there is no name to search.
@@ -71,8 +71,11 @@ impl SearchStrategy for FindModel {
             problems: Vec::new(),
             implementation,
         });
-        let hits = search(run, &steps, &request).await;
-        let planned: HashSet<&str> = steps.iter().map(|s| s.source.as_str()).collect();
+        let hits = search(run, &hubs, &steps, &request).await;
+        let planned: HashSet<&str> = steps
+            .iter()
+            .filter_map(|s| hubs.backend(s.source))
+            .collect();
         let every_hub_answered = !run
             .gathered
             .failures
@@ -143,7 +146,7 @@ impl SearchStrategy for FindModel {
         });
         let message = answer
             .is_none()
-            .then(|| nothing_found(&request.file_name, &sources, &run.gathered.failures));
+            .then(|| nothing_found(&request.file_name, &hubs, &run.gathered.failures));
         Ending {
             stop_reason: if answer.is_some() {
                 StopReason::Answered
@@ -159,8 +162,46 @@ impl SearchStrategy for FindModel {
     }
 }
 
+/// The model hubs among the executor's backends, as their capabilities declare them: the first
+/// backend declaring a hub searches it.
+struct Hubs(Vec<(ModelSource, String)>);
+
+impl Hubs {
+    fn of(executor: &ferret_exec::Executor) -> Self {
+        let backends = executor.backends();
+        Self(
+            ModelSource::ALL
+                .into_iter()
+                .filter_map(|source| {
+                    let (name, _) = backends
+                        .iter()
+                        .find(|(_, capabilities)| capabilities.model_hub == Some(source))?;
+                    Some((source, (*name).to_owned()))
+                })
+                .collect(),
+        )
+    }
+
+    fn sources(&self) -> Vec<ModelSource> {
+        self.0.iter().map(|(source, _)| *source).collect()
+    }
+
+    /// The backend searching `source`.
+    fn backend(&self, source: ModelSource) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(s, _)| *s == source)
+            .map(|(_, name)| name.as_str())
+    }
+}
+
 /// Run every step at once, each on its hub, and gather the hits (each once).
-async fn search(run: &mut SearchRun<'_>, steps: &[FindStep], request: &FileRequest) -> Vec<Hit> {
+async fn search(
+    run: &mut SearchRun<'_>,
+    hubs: &Hubs,
+    steps: &[FindStep],
+    request: &FileRequest,
+) -> Vec<Hit> {
     let options = SearchOptions {
         model_type: request.model_type,
         ..run.query.options.clone()
@@ -186,7 +227,7 @@ async fn search(run: &mut SearchRun<'_>, steps: &[FindStep], request: &FileReque
                 options,
                 limit: FILES_PER_CALL,
                 call_deadline: deadline,
-                backend: Some(step.source.as_str()),
+                backend: hubs.backend(step.source),
             };
             executor.execute_on(&request, calls).await
         }
@@ -207,18 +248,25 @@ async fn search(run: &mut SearchRun<'_>, steps: &[FindStep], request: &FileReque
 
 /// What to say when no candidate came back: which hubs were searched and found nothing, and
 /// which did not answer, each with its first failure.
-fn nothing_found(file_name: &str, sources: &[ModelSource], failures: &[BackendFailure]) -> String {
-    let failure_of =
-        |source: ModelSource| failures.iter().find(|f| f.error.backend == source.as_str());
-    let searched: Vec<&str> = sources
+fn nothing_found(file_name: &str, hubs: &Hubs, failures: &[BackendFailure]) -> String {
+    let failure_of = |backend: &str| failures.iter().find(|f| f.error.backend == backend);
+    let searched: Vec<&str> = hubs
+        .0
         .iter()
-        .filter(|s| failure_of(**s).is_none())
-        .map(|s| hub_name(*s))
+        .filter(|(_, backend)| failure_of(backend).is_none())
+        .map(|(source, _)| source.display_name())
         .collect();
-    let failed: Vec<String> = sources
+    let failed: Vec<String> = hubs
+        .0
         .iter()
-        .filter_map(|s| {
-            failure_of(*s).map(|f| format!("{} did not answer ({})", hub_name(*s), f.error.message))
+        .filter_map(|(source, backend)| {
+            failure_of(backend).map(|f| {
+                format!(
+                    "{} did not answer ({})",
+                    source.display_name(),
+                    f.error.message
+                )
+            })
         })
         .collect();
     match (searched.is_empty(), failed.is_empty()) {
@@ -235,12 +283,5 @@ fn nothing_found(file_name: &str, sources: &[ModelSource], failures: &[BackendFa
             "No model hub answered, so `{file_name}` could not be looked for: {}.",
             failed.join("; ")
         ),
-    }
-}
-
-fn hub_name(source: ModelSource) -> &'static str {
-    match source {
-        ModelSource::Civitai => "Civitai",
-        ModelSource::HuggingFace => "the HuggingFace Hub",
     }
 }

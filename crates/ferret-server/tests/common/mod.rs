@@ -4,7 +4,7 @@
 
 use axum::body::Body;
 use axum::http::{header, Request};
-use ferret::{IngestOptions, LocalIndex, PathDocuments};
+use ferret::index::{IngestOptions, LocalIndex, PathDocuments};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
