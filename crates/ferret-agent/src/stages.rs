@@ -20,7 +20,7 @@ use ferret_synthesis::{
 
 use crate::find_model::{
     CandidateValidator, HeuristicModelSearchPlanner, LlmCandidateValidator, LlmModelSearchPlanner,
-    ModelSearchPlanner, RuleValidator,
+    ModelFamilies, ModelSearchPlanner, RuleValidator,
 };
 use crate::planner::PlanStages;
 use crate::tool_selection::{HeuristicToolSelector, LlmToolSelector, ToolSelector};
@@ -39,6 +39,8 @@ pub struct StageConfig {
     /// The embedder of the index searched, when it has vectors: what reads bridge names' meaning
     /// when `bridge.ranking` asks for it.
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// The base-model families the model-file finder recognises in file names.
+    pub model_families: ModelFamilies,
 }
 
 impl std::fmt::Debug for StageConfig {
@@ -48,6 +50,7 @@ impl std::fmt::Debug for StageConfig {
             .field("grading", &self.grading)
             .field("bridge", &self.bridge)
             .field("embedder", &self.embedder.as_ref().map(|e| e.name()))
+            .field("model_families", &self.model_families.all().len())
             .finish()
     }
 }
@@ -96,6 +99,7 @@ impl Stages {
             grading,
             bridge: bridge_config,
             embedder,
+            model_families,
         } = config;
         let bridge = BridgeFinder::new(bridge_config);
         let hop_finder: Arc<dyn HopFinder> = match (bridge_config.ranking, embedder) {
@@ -117,7 +121,7 @@ impl Stages {
             actions: Arc::new(HeuristicActionExtractor),
             tool_selector: Arc::new(HeuristicToolSelector::new(bridge)),
             plan: PlanStages::heuristic(grading, bridge),
-            model_search: Arc::new(HeuristicModelSearchPlanner),
+            model_search: Arc::new(HeuristicModelSearchPlanner::new(model_families)),
             validator: Arc::new(RuleValidator),
             guardrail,
         }
@@ -130,6 +134,7 @@ impl Stages {
     pub fn with_model(model: StageModel, config: StageConfig) -> Self {
         let grading = config.grading;
         let guardrail = config.guardrail.clone();
+        let finder_fallback = HeuristicModelSearchPlanner::new(config.model_families.clone());
         let heuristic = Self::heuristic(config);
         let bridge = heuristic.bridge;
         let asks = |stage: Stage| model.asks(stage);
@@ -178,7 +183,7 @@ impl Stages {
             },
             plan: PlanStages::with_model(model.clone(), grading, bridge),
             model_search: if asks(Stage::ModelSearchPlanning) {
-                Arc::new(LlmModelSearchPlanner::new(model.clone()))
+                Arc::new(LlmModelSearchPlanner::new(model.clone(), finder_fallback))
             } else {
                 heuristic.model_search
             },

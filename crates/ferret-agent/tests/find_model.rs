@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use ferret_agent::{
-    Agent, AgentConfig, LlmCandidateValidator, LlmModelSearchPlanner, StageConfig, Stages, Strategy,
+    Agent, AgentConfig, HeuristicModelSearchPlanner, LlmCandidateValidator, LlmModelSearchPlanner,
+    StageConfig, Stages, Strategy,
 };
 use ferret_core::{
     BackendCapabilities, FileRequest, FindStatus, Implementation, ModelFile, ModelSource,
@@ -81,7 +82,10 @@ fn finder(hubs: Vec<Arc<ScriptedBackend>>, stages: Stages) -> Agent {
 fn with_model(planner: Option<StageModel>, validator: Option<StageModel>) -> Stages {
     let mut stages = Stages::heuristic(StageConfig::default());
     if let Some(model) = planner {
-        stages.model_search = Arc::new(LlmModelSearchPlanner::new(model));
+        stages.model_search = Arc::new(LlmModelSearchPlanner::new(
+            model,
+            HeuristicModelSearchPlanner::default(),
+        ));
     }
     if let Some(model) = validator {
         stages.validator = Arc::new(LlmCandidateValidator::new(model));
@@ -178,10 +182,7 @@ async fn a_plan_with_an_address_or_no_known_tool_falls_back_to_the_name_variants
         let (lines, implementation) = plan(&response);
         assert_eq!(
             lines,
-            [
-                "civitai_search: detail_xl_fp16",
-                "civitai_search: detail xl"
-            ],
+            ["civitai_search: detail xl", "civitai_search: detail"],
             "{reply}"
         );
         assert!(

@@ -8,6 +8,7 @@ use ferret::jobs::find_model::{read_workflow, ModelsDir, Workflow};
 use ferret::jobs::find_model::{FileRequest, FindStatus, ModelFind, ModelSource, ModelType};
 use ferret::{Ferret, Response, Strategy};
 use serde::Serialize;
+use std::process::ExitCode;
 
 use crate::llm_args::LlmArgs;
 
@@ -77,9 +78,27 @@ struct Outcome {
     error: Option<String>,
     #[serde(skip)]
     response: Option<Response>,
+    /// Its request was refused (a name no model file can have).
+    #[serde(skip)]
+    bad_request: bool,
 }
 
+/// The exit code when a file could not be searched (every hub failed, or the search could not
+/// run); files already present and names no model file can have do not count.
+const UNSEARCHED_EXIT: u8 = 3;
+
 impl Outcome {
+    /// Whether a file that should have been searched could not be: every hub failed, or the
+    /// search could not run. A name no model file can have is the request's fault, not this.
+    fn unsearched(&self) -> bool {
+        let status = self.result.as_ref().map(|find| find.status);
+        let search_failed = self.present_at.is_none()
+            && self.result.is_none()
+            && self.error.is_some()
+            && !self.bad_request;
+        status == Some(FindStatus::Unsearched) || search_failed
+    }
+
     fn new(file_name: String, subfolder: Option<String>) -> Self {
         Self {
             file_name,
@@ -89,6 +108,7 @@ impl Outcome {
             failures: Vec::new(),
             error: None,
             response: None,
+            bad_request: false,
         }
     }
 
@@ -100,15 +120,18 @@ impl Outcome {
                 self.result = response.model_file.clone();
                 self.response = Some(response);
             }
-            Err(error) => self.error = Some(error.to_string()),
+            Err(error) => {
+                self.bad_request = matches!(error, ferret::FerretError::FileRequest(_));
+                self.error = Some(error.to_string());
+            }
         }
         self
     }
 }
 
 impl FindModelArgs {
-    /// Find what is asked and print it.
-    pub(crate) fn run(self) -> anyhow::Result<()> {
+    /// Find what is asked and print it; exit code 3 when a file could not be searched.
+    pub(crate) fn run(self) -> anyhow::Result<ExitCode> {
         let workflow = match &self.workflow {
             Some(path) => Some(self.read_workflow(path)?),
             None => None,
@@ -134,7 +157,12 @@ impl FindModelArgs {
         } else {
             print!("{}", table(&outcomes, self.verbose));
         }
-        Ok(())
+        let unsearched = outcomes.iter().filter(|o| o.unsearched()).count();
+        if unsearched > 0 {
+            eprintln!("{unsearched} file(s) could not be searched: no model hub answered");
+            return Ok(ExitCode::from(UNSEARCHED_EXIT));
+        }
+        Ok(ExitCode::SUCCESS)
     }
 
     /// The one file asked for, by name, hash or both.
@@ -256,10 +284,7 @@ fn table(outcomes: &[Outcome], verbose: bool) -> String {
                 "-".into(),
             ],
             (None, Some(find)) => {
-                let status = match find.status {
-                    FindStatus::Found => "FOUND",
-                    FindStatus::Uncertain => "UNCERTAIN",
-                };
+                let status = find.status.as_str();
                 match find.best() {
                     Some(best) => [
                         outcome.file_name.clone(),

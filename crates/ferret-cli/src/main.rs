@@ -212,10 +212,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::FindModel(args) => {
-            args.run()?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::FindModel(args) => args.run(),
         Command::Ingest(args) => args.run(),
         Command::Index(IndexCommand::Compact { index }) => {
             let started = std::time::Instant::now();

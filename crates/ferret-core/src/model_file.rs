@@ -332,6 +332,19 @@ pub enum FindStatus {
     /// Anything else: nothing found, only near names, a conflict, or evidence missing because a
     /// hub did not answer.
     Uncertain,
+    /// No hub asked answered (each failed or was unreachable): the file could not be searched.
+    Unsearched,
+}
+
+impl FindStatus {
+    /// The status as the command line and the wire write it (`FOUND`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Found => "FOUND",
+            Self::Uncertain => "UNCERTAIN",
+            Self::Unsearched => "UNSEARCHED",
+        }
+    }
 }
 
 /// One found file, ranked.

@@ -2,7 +2,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferret_agent::{
-    Agent, AgentConfig, SessionLimits, SessionStore, Sessions, StageConfig, Stages,
+    Agent, AgentConfig, ModelFamilies, ModelFamily, SessionLimits, SessionStore, Sessions,
+    StageConfig, Stages,
 };
 use ferret_backends_local::{
     DocumentStream, IngestOptions, IngestReport, LocalBackend, LocalIndex,
@@ -50,6 +51,7 @@ pub struct FerretBuilder {
     guardrail: Option<GuardrailConfig>,
     grading: GradingConfig,
     bridge: BridgeConfig,
+    model_families: Vec<ModelFamily>,
     agent: AgentConfig,
     executor: ExecutorConfig,
     model: Option<Arc<dyn LanguageModel>>,
@@ -153,6 +155,14 @@ impl FerretBuilder {
     /// How a question's shape and the names linking results are read (multi-hop search).
     pub fn bridge(mut self, bridge: BridgeConfig) -> Self {
         self.bridge = bridge;
+        self
+    }
+
+    /// Base-model families the model-file finder recognises in file names beside its built-in
+    /// table (`sd_xl` is SDXL, searched as `stable-diffusion-xl` on the Hub); one named as a
+    /// built-in family replaces it.
+    pub fn model_families(mut self, families: Vec<ModelFamily>) -> Self {
+        self.model_families = families;
         self
     }
 
@@ -285,6 +295,7 @@ impl FerretBuilder {
             grading: self.grading,
             bridge: self.bridge,
             embedder,
+            model_families: ModelFamilies::default().with(self.model_families),
         };
         let model = model.map(|model| StageModel::new(model, self.stage_model));
         let stages = match &model {

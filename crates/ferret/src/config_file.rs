@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferret_agent::SessionLimits;
+use ferret_agent::{ModelFamily, SessionLimits};
 use ferret_backends_hub::{CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig};
 use ferret_backends_web::HttpSetupError;
 use ferret_backends_web::{
@@ -59,6 +59,9 @@ pub struct FileConfig {
     /// The model hubs the model-file finder searches.
     #[serde(default)]
     pub hub: HubSection,
+    /// `[finder]`: what the model-file finder knows beside its built-in tables.
+    #[serde(default)]
+    pub finder: FinderSection,
     /// `[fetch]`: how `ferret ingest <url>` fetches pages.
     #[serde(default)]
     pub fetch: FetchSection,
@@ -68,6 +71,17 @@ pub struct FileConfig {
     /// `[memory]`: what a long-running searcher keeps between requests, in bytes.
     #[serde(default)]
     pub memory: MemorySection,
+}
+
+/// `[finder]`: what the model-file finder knows beside its built-in tables.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinderSection {
+    /// `[[finder.families]]`: base-model families as file names write them (`written`, word
+    /// sequences), as Civitai's model names do (`name`) and as HuggingFace repository ids do
+    /// (`repository`); one named as a built-in family replaces it.
+    #[serde(default)]
+    pub families: Vec<ModelFamily>,
 }
 
 /// `[memory]`: the byte budget of each store a long-running searcher (`ferret serve`,
@@ -376,6 +390,7 @@ impl FileConfig {
         sources: &[ModelSource],
     ) -> (FerretBuilder, Vec<String>) {
         let mut warnings = Vec::new();
+        builder = builder.model_families(self.finder.families.clone());
         for &source in sources {
             match self.hub_backend(source) {
                 Ok(backend) => builder = builder.backend(backend),

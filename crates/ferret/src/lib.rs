@@ -76,6 +76,7 @@ pub mod jobs {
     /// [`Ferret::find_model`](crate::Ferret::find_model) for one.
     pub mod find_model {
         pub use crate::model_files::{FileFind, WorkflowFind};
+        pub use ferret_agent::{ModelFamilies, ModelFamily};
         pub use ferret_core::{
             FileRequest, FileRequestError, FindStatus, Gate, ModelCandidate, ModelFile, ModelFind,
             ModelSource, ModelType, RankedCandidate, RuleEffect, UnknownModelSource,
@@ -173,8 +174,8 @@ pub mod knowledge {
 /// agent, the executor and the stages.
 pub mod config {
     pub use crate::config_file::{
-        ConfigFileError, FetchSection, FileConfig, HubSection, LocalSection, MemorySection,
-        ServerSection, TokenSection, WebProvider, WebSection, CONFIG_VARIABLE,
+        ConfigFileError, FetchSection, FileConfig, FinderSection, HubSection, LocalSection,
+        MemorySection, ServerSection, TokenSection, WebProvider, WebSection, CONFIG_VARIABLE,
     };
     pub use ferret_agent::{AgentConfig, PlanConfig, StageConfig, ToolLoopConfig};
     pub use ferret_exec::{ExecutorConfig, RateLimit, RetryPolicy};

@@ -16,8 +16,10 @@ use ferret::jobs::find_model::{
 };
 use ferret::jobs::search::TraceStep;
 use ferret::{Ferret, Response};
+use ferret_test_support::hubs::{HubCatalogue, HubStandIn};
+use futures::FutureExt as _;
 use serde::Deserialize;
-use wiremock::matchers::{method, path, path_regex, query_param};
+use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// How long a hub call may take in these cases; a timeout fault answers later.
@@ -48,9 +50,16 @@ struct Case {
     faults: Vec<Fault>,
     /// One per file searched, in the workflow's order.
     expect: Vec<Expected>,
+    /// Results a hub gives per page at most (default as many as asked).
+    #[serde(default = "full_pages")]
+    page_size: usize,
     /// Files of the workflow found in the models folder, not searched.
     #[serde(default)]
     present: Vec<String>,
+}
+
+fn full_pages() -> usize {
+    100
 }
 
 fn both_hubs() -> Vec<ModelSource> {
@@ -165,9 +174,45 @@ fn template(
     response
 }
 
-/// A mock server per hub: the case's routes, the fault when there is one, and otherwise the
-/// answers of a hub that knows nothing (an empty search, no file list, no file with the hash).
+/// Whether `route` is a hub's search: its answer goes into the stand-in's catalogue, which
+/// answers each search as the hub does, rather than to any one query.
+fn is_search(route: &Route) -> bool {
+    route.status == 200 && matches!(route.path.as_str(), "/api/models" | "/api/v1/models")
+}
+
+/// What the case's recorded searches hold: the Hub's repositories and Civitai's models.
+fn catalogue(case: &Case, dir: &Path) -> HubCatalogue {
+    let mut catalogue = HubCatalogue::default();
+    for route in case.responses.iter().filter(|r| is_search(r)) {
+        let body: serde_json::Value = serde_json::from_str(&body(route, dir))
+            .unwrap_or_else(|e| panic!("{}: {}: {e}", dir.display(), route.path));
+        let (held, listed) = match route.hub {
+            ModelSource::HuggingFace => (&mut catalogue.huggingface, body),
+            ModelSource::Civitai => (&mut catalogue.civitai, body["items"].clone()),
+        };
+        for entry in listed.as_array().into_iter().flatten() {
+            if !held.iter().any(|h| h["id"] == entry["id"]) {
+                held.push(entry.clone());
+            }
+        }
+    }
+    catalogue
+}
+
+fn body(route: &Route, dir: &Path) -> String {
+    match (&route.body, &route.raw) {
+        (Some(file), _) => std::fs::read_to_string(dir.join(file))
+            .unwrap_or_else(|e| panic!("{}: {file}: {e}", dir.display())),
+        (None, Some(raw)) => raw.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+/// A server per hub: the fault when there is one, the case's recorded answers other than
+/// searches, and otherwise the hub's stand-in over the case's catalogue, answering searches as
+/// the hub does (the Hub by repository id, Civitai by model name, never by file name).
 async fn hubs(case: &Case, dir: &Path, fault: Option<&Fault>) -> BTreeMap<ModelSource, MockServer> {
+    let catalogue = Arc::new(catalogue(case, dir));
     let mut servers = BTreeMap::new();
     for &hub in &case.hubs {
         let server = MockServer::start().await;
@@ -191,46 +236,27 @@ async fn hubs(case: &Case, dir: &Path, fault: Option<&Fault>) -> BTreeMap<ModelS
                 "{}: each recorded answer names the documentation page it is written from",
                 dir.display()
             );
-            let body = match (&route.body, &route.raw) {
-                (Some(file), _) => std::fs::read_to_string(dir.join(file))
-                    .unwrap_or_else(|e| panic!("{}: {file}: {e}", dir.display())),
-                (None, Some(raw)) => raw.clone(),
-                (None, None) => String::new(),
-            };
+            if is_search(route) {
+                continue;
+            }
             let mut mock = Mock::given(method("GET")).and(path(route.path.as_str()));
             for (key, value) in &route.query {
                 mock = mock.and(query_param(key.as_str(), value.as_str()));
             }
-            mock.respond_with(template(route.status, body, &route.headers, route.delay_ms))
-                .with_priority(3)
-                .mount(&server)
-                .await;
+            mock.respond_with(template(
+                route.status,
+                body(route, dir),
+                &route.headers,
+                route.delay_ms,
+            ))
+            .with_priority(3)
+            .mount(&server)
+            .await;
         }
-        let empty = |body: &str| template(200, body.to_owned(), &BTreeMap::new(), 0);
-        let fallbacks = match hub {
-            ModelSource::Civitai => vec![
-                (
-                    r"^/api/v1/models$",
-                    empty(r#"{"items": [], "metadata": {}}"#),
-                ),
-                (
-                    r"^/api/v1/model-versions/by-hash/",
-                    ResponseTemplate::new(404),
-                ),
-            ],
-            ModelSource::HuggingFace => vec![
-                (r"^/api/models$", empty("[]")),
-                (r"^/api/models/.+/tree/", empty("[]")),
-            ],
-        };
-        for (pattern, response) in fallbacks {
-            Mock::given(method("GET"))
-                .and(path_regex(pattern))
-                .respond_with(response)
-                .with_priority(9)
-                .mount(&server)
-                .await;
-        }
+        HubStandIn::new(hub, catalogue.clone())
+            .with_page_size(case.page_size)
+            .mount(&server, 5)
+            .await;
         servers.insert(hub, server);
     }
     servers
@@ -495,6 +521,7 @@ async fn run(name: &str, case: &Case, dir: &Path, fault: Option<&Fault>) -> Stri
 async fn every_find_model_case_finds_what_it_expects() {
     let dirs = case_dirs();
     assert!(dirs.len() >= 12, "at least twelve cases");
+    let mut failed = Vec::new();
     for dir in dirs {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(dir.join("case.json")).unwrap();
@@ -506,10 +533,19 @@ async fn every_find_model_case_finds_what_it_expects() {
                 .map(|f| (format!("{name}-{}-{}", f.hub, f.name), Some(f))),
         );
         for (run_name, fault) in runs {
-            let snapshot = run(&run_name, &case, &dir, fault).await;
-            insta::with_settings!({ snapshot_path => "snapshots/find_model", prepend_module_to_snapshot => false }, {
-                insta::assert_snapshot!(run_name, snapshot);
-            });
+            // Every case runs, and the failures are listed together at the end.
+            let checked = std::panic::AssertUnwindSafe(async {
+                let snapshot = run(&run_name, &case, &dir, fault).await;
+                insta::with_settings!({ snapshot_path => "snapshots/find_model", prepend_module_to_snapshot => false }, {
+                    insta::assert_snapshot!(run_name.clone(), snapshot);
+                });
+            })
+            .catch_unwind()
+            .await;
+            if checked.is_err() {
+                failed.push(run_name);
+            }
         }
     }
+    assert!(failed.is_empty(), "cases that failed: {failed:?}");
 }

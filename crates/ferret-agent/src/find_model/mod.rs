@@ -7,10 +7,11 @@ mod names;
 mod planning;
 mod ranking;
 
+pub use names::{ModelFamilies, ModelFamily};
 pub(crate) use planning::recorded_steps;
 pub use planning::{
     tool_name, FindStep, HeuristicModelSearchPlanner, LlmModelSearchPlanner, ModelSearchPlanner,
     MAX_FIND_STEPS,
 };
-pub(crate) use ranking::{rank, score, status};
+pub(crate) use ranking::{name_conflicts, rank, score, status};
 pub use ranking::{CandidateValidator, LlmCandidateValidator, NameMatch, RuleValidator, Scored};

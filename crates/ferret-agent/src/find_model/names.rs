@@ -23,13 +23,93 @@ const VARIANT_TOKENS: [&str; 16] = [
     "ckpt",
 ];
 
-/// Word sequences a family is written as, and the one name search engines know it by.
-const FAMILIES: [(&[&str], &str); 4] = [
-    (&["sd", "xl"], "sdxl"),
-    (&["stable", "diffusion", "xl"], "sdxl"),
-    (&["sd", "1", "5"], "sd15"),
-    (&["flux", "1"], "flux1"),
-];
+/// The families the finder knows without configuration.
+const FAMILIES_TOML: &str = include_str!("families.toml");
+
+/// A family of base models as file names write it and as the hubs name it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFamily {
+    /// The word sequences a file name writes the family as (`["sd", "xl"]`, `["sdxl"]`), in
+    /// lower case, as the finder splits a name at separators and case changes.
+    pub written: Vec<Vec<String>>,
+    /// The family as one word of a model's name (`sdxl`), searched on Civitai.
+    pub name: String,
+    /// Fragments of HuggingFace repository ids naming it (`stable-diffusion-xl`), most
+    /// specific first.
+    #[serde(default)]
+    pub repository: Vec<String>,
+}
+
+/// The families the finder recognises in file names: the built-in table
+/// (`find_model/families.toml`), and what a configuration adds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelFamilies(Vec<ModelFamily>);
+
+impl Default for ModelFamilies {
+    fn default() -> Self {
+        #[derive(serde::Deserialize)]
+        struct Table {
+            family: Vec<ModelFamily>,
+        }
+        let table: Table = toml::from_str(FAMILIES_TOML)
+            .unwrap_or_else(|e| unreachable!("the built-in families table parses: {e}"));
+        Self(table.family)
+    }
+}
+
+impl ModelFamilies {
+    /// The built-in families with `added` before them: an added family of a built-in one's
+    /// `name` replaces it.
+    pub fn with(self, added: Vec<ModelFamily>) -> Self {
+        let mut families: Vec<ModelFamily> = self
+            .0
+            .into_iter()
+            .filter(|f| !added.iter().any(|a| a.name == f.name))
+            .collect();
+        families.splice(0..0, added);
+        Self(families)
+    }
+
+    /// The families, added ones first.
+    pub fn all(&self) -> &[ModelFamily] {
+        &self.0
+    }
+
+    /// `words` with each family they write replaced by a [`Token::Family`], the longest
+    /// written form first.
+    fn tokens<'a>(&'a self, words: &'a [String]) -> Vec<Token<'a>> {
+        let mut forms: Vec<(&[String], &ModelFamily)> = self
+            .0
+            .iter()
+            .flat_map(|f| f.written.iter().map(move |w| (w.as_slice(), f)))
+            .filter(|(w, _)| !w.is_empty())
+            .collect();
+        forms.sort_by_key(|(w, _)| std::cmp::Reverse(w.len()));
+        let mut out = Vec::new();
+        let mut i = 0;
+        'words: while i < words.len() {
+            for (written, family) in &forms {
+                let end = i + written.len();
+                if end <= words.len() && words[i..end] == **written {
+                    out.push(Token::Family(family));
+                    i = end;
+                    continue 'words;
+                }
+            }
+            out.push(Token::Word(&words[i]));
+            i += 1;
+        }
+        out
+    }
+}
+
+/// A word of a name, or a family it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Token<'a> {
+    Word(&'a str),
+    Family(&'a ModelFamily),
+}
 
 /// `name` without a model-file extension.
 pub(crate) fn stem(name: &str) -> &str {
@@ -148,55 +228,107 @@ pub(crate) fn shared_words(a: &str, b: &str) -> f32 {
     shared as f32 / a_words.len().max(b_words.len()) as f32
 }
 
-/// The queries a name is searched by, most specific first: its stem as written, then its words
-/// without versions and variant tokens, families written as search engines know them
-/// (`sd_xl` → `sdxl`).
-pub(crate) fn query_variants(name: &str) -> Vec<String> {
-    let stem = stem(name).trim().to_owned();
-    let mut core: Vec<String> = Vec::new();
+/// The words that name the model in a name's `words`: families recognised, and without
+/// variant tokens (precision, format, pruning), quantisation tags, versions (`v9`) and bare
+/// numbers, each once.
+fn name_tokens<'a>(words: &'a [String], families: &'a ModelFamilies) -> Vec<Token<'a>> {
+    let mut kept: Vec<Token<'a>> = Vec::new();
     let mut after_quant = false;
-    for word in words(&stem) {
-        if is_quantisation(&word, after_quant) {
-            after_quant = true;
-            continue;
-        }
-        after_quant = false;
-        let version = word.starts_with('v') && word[1..].chars().all(|c| c.is_ascii_digit());
-        if VARIANT_TOKENS.contains(&word.as_str()) || (version && word.len() > 1) {
-            continue;
-        }
-        core.push(word);
-    }
-    let core = join_families(core);
-    // Bare numbers (the "1" and "0" of "1.0") only make sense beside their neighbours.
-    let core: Vec<String> = core
-        .into_iter()
-        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
-        .collect();
-    let mut variants = vec![stem];
-    let words = core.join(" ");
-    if !words.is_empty() && !variants.iter().any(|v| v.eq_ignore_ascii_case(&words)) {
-        variants.push(words);
-    }
-    variants
-}
-
-fn join_families(words: Vec<String>) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    'words: while i < words.len() {
-        for (sequence, family) in FAMILIES {
-            let end = i + sequence.len();
-            if end <= words.len() && words[i..end].iter().zip(sequence).all(|(w, s)| w == s) {
-                out.push(family.to_owned());
-                i = end;
-                continue 'words;
+    for token in families.tokens(words) {
+        if let Token::Word(word) = token {
+            if is_quantisation(word, after_quant) {
+                after_quant = true;
+                continue;
+            }
+            after_quant = false;
+            let version = word.len() > 1
+                && word.starts_with('v')
+                && word[1..].chars().all(|c| c.is_ascii_digit());
+            let number = word.chars().all(|c| c.is_ascii_digit());
+            if VARIANT_TOKENS.contains(&word) || version || number {
+                continue;
             }
         }
-        out.push(words[i].clone());
-        i += 1;
+        if !kept.contains(&token) {
+            kept.push(token);
+        }
     }
-    out
+    kept
+}
+
+/// The searches for `name` that Civitai can answer: Civitai's search matches the words of
+/// model names, not file names, and a model is often named otherwise than its file
+/// (`add-detail-xl.safetensors` is the file of "Detail Tweaker XL"). So: the name's words, then
+/// without its first word, then its first two words (a word alone only when it is long enough
+/// to be a name), most specific first, families as model names write them.
+pub(crate) fn civitai_queries(name: &str, families: &ModelFamilies) -> Vec<String> {
+    let words = words(stem(name));
+    let tokens: Vec<&str> = name_tokens(&words, families)
+        .into_iter()
+        .map(|t| match t {
+            Token::Word(w) => w,
+            Token::Family(f) => f.name.as_str(),
+        })
+        .collect();
+    let mut queries: Vec<String> = Vec::new();
+    let mut add = |parts: &[&str]| {
+        let query = parts.join(" ");
+        if !query.is_empty() && !queries.contains(&query) {
+            queries.push(query);
+        }
+    };
+    // A lone word is a query only when it is long enough to name something.
+    let names_alone = |word: &str| word.chars().count() >= 5;
+    add(&tokens);
+    if tokens.len() >= 3 || (tokens.len() == 2 && names_alone(tokens[1])) {
+        add(&tokens[1..]);
+    }
+    if tokens.len() >= 3 {
+        add(&tokens[..2]);
+    } else if tokens.len() == 2 && names_alone(tokens[0]) {
+        add(&tokens[..1]);
+    }
+    queries
+}
+
+/// The searches for `name` that the HuggingFace Hub can answer: its search matches substrings
+/// of repository ids (`owner/name`), not the files inside. So: fragments a repository named
+/// after the model would hold, the name's words joined by `-` with families as repositories
+/// name them (`sd_xl_base_1.0` → `stable-diffusion-xl-base`, `sdxl-base`), then shorter
+/// prefixes (`control-lora-canny-rank256` → `control-lora`), most specific first; the files of
+/// each repository found are then listed and compared.
+pub(crate) fn huggingface_fragments(name: &str, families: &ModelFamilies) -> Vec<String> {
+    let words = words(stem(name));
+    let tokens = name_tokens(&words, families);
+    // Each token's spellings in a repository id: a family's fragments, a word itself.
+    let spellings: Vec<Vec<&str>> = tokens
+        .iter()
+        .map(|t| match t {
+            Token::Word(w) => vec![*w],
+            Token::Family(f) if f.repository.is_empty() => vec![f.name.as_str()],
+            Token::Family(f) => f.repository.iter().map(String::as_str).collect(),
+        })
+        .collect();
+    let mut fragments: Vec<String> = Vec::new();
+    for length in (1..=spellings.len()).rev() {
+        // A lone word is a fragment only when it is long enough to name something.
+        let short_word = matches!(tokens[0], Token::Word(w) if w.chars().count() < 5);
+        if length == 1 && spellings.len() > 1 && short_word {
+            continue;
+        }
+        let width = spellings[..length].iter().map(Vec::len).max().unwrap_or(1);
+        for choice in 0..width {
+            let fragment = spellings[..length]
+                .iter()
+                .map(|s| s[choice.min(s.len() - 1)])
+                .collect::<Vec<_>>()
+                .join("-");
+            if !fragments.contains(&fragment) {
+                fragments.push(fragment);
+            }
+        }
+    }
+    fragments
 }
 
 /// The family a base model belongs to ("SDXL 1.0", "Pony" and
@@ -258,19 +390,81 @@ mod tests {
     }
 
     #[test]
-    fn a_name_is_searched_as_written_then_by_its_words() {
+    fn civitai_is_searched_by_the_words_a_model_name_holds() {
+        let families = ModelFamilies::default();
+        let civitai = |name| civitai_queries(name, &families);
         assert_eq!(
-            query_variants("sd_xl_base_1.0_fp16.safetensors"),
-            ["sd_xl_base_1.0_fp16", "sdxl base"]
+            civitai("add-detail-xl.safetensors"),
+            ["add detail xl", "detail xl", "add detail"]
         );
         assert_eq!(
-            query_variants("juggernautXL_v9Rdphoto2Lightning.safetensors"),
+            civitai("juggernautXL_v9Rdphoto2Lightning.safetensors"),
             [
-                "juggernautXL_v9Rdphoto2Lightning",
-                "juggernaut xl rdphoto2 lightning"
+                "juggernaut xl rdphoto2 lightning",
+                "xl rdphoto2 lightning",
+                "juggernaut xl"
             ]
         );
-        assert_eq!(query_variants("x.safetensors"), ["x"]);
+        assert_eq!(civitai("sd_xl_base_1.0_fp16.safetensors"), ["sdxl base"]);
+        assert_eq!(
+            civitai("4xUltrasharp_4xUltrasharpV10.pt"),
+            ["4x ultrasharp", "ultrasharp"]
+        );
+        assert_eq!(civitai("dreamshaper_8.safetensors"), ["dreamshaper"]);
+    }
+
+    #[test]
+    fn the_hub_is_searched_by_fragments_of_repository_ids() {
+        let families = ModelFamilies::default();
+        let hub = |name| huggingface_fragments(name, &families);
+        assert_eq!(
+            hub("sd_xl_base_1.0.safetensors"),
+            [
+                "stable-diffusion-xl-base",
+                "sdxl-base",
+                "stable-diffusion-xl",
+                "sdxl"
+            ]
+        );
+        assert_eq!(
+            hub("control-lora-canny-rank256.safetensors"),
+            [
+                "control-lora-canny-rank256",
+                "control-lora-canny",
+                "control-lora",
+                "control"
+            ]
+        );
+        assert_eq!(
+            hub("v1-5-pruned-emaonly.safetensors"),
+            ["stable-diffusion-v1-5", "sd15"]
+        );
+        assert_eq!(hub("flux1-dev.safetensors")[0], "flux.1-dev");
+        assert_eq!(hub("RealESRGAN_x4plus.pth")[0], "real-esrgan-x4plus");
+    }
+
+    #[test]
+    fn families_added_by_a_configuration_come_first_and_replace_by_name() {
+        let pony = ModelFamily {
+            written: vec![vec!["pony".into(), "diffusion".into()]],
+            name: "pony".into(),
+            repository: vec!["pony-diffusion".into()],
+        };
+        let families = ModelFamilies::default().with(vec![pony]);
+        assert_eq!(families.all()[0].name, "pony");
+        assert_eq!(
+            huggingface_fragments("ponyDiffusionV6XL.safetensors", &families)[0],
+            "pony-diffusion-xl"
+        );
+        let replaced = ModelFamilies::default().with(vec![ModelFamily {
+            written: vec![vec!["sdxl".into()]],
+            name: "sdxl".into(),
+            repository: Vec::new(),
+        }]);
+        assert_eq!(
+            replaced.all().iter().filter(|f| f.name == "sdxl").count(),
+            1
+        );
     }
 
     #[test]

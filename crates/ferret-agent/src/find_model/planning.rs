@@ -6,11 +6,13 @@ use async_trait::async_trait;
 use ferret_core::{FileRequest, ModelSource, StageOutput};
 use ferret_llm::StageModel;
 
-use super::names::query_variants;
+use super::names::{civitai_queries, huggingface_fragments, ModelFamilies};
 use crate::prompts::{ModelSearchPlanningContext, SearchToolDescription};
 
 /// Most searches one file's plan runs.
-pub const MAX_FIND_STEPS: usize = 6;
+pub const MAX_FIND_STEPS: usize = 8;
+/// Most searches the heuristic plan sends one hub for a name.
+const QUERIES_PER_HUB: usize = 3;
 /// Longest query a plan step may send.
 const MAX_QUERY_CHARS: usize = 100;
 
@@ -46,24 +48,45 @@ pub trait ModelSearchPlanner: Send + Sync {
     ) -> StageOutput<Vec<FindStep>>;
 }
 
-/// Every configured hub searched for the name as written, then for its words without version
-/// and variant suffixes.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HeuristicModelSearchPlanner;
+/// Each configured hub searched in the terms it can answer: Civitai by the words of model
+/// names, the Hub by fragments of repository ids, as the names' words and families give them.
+#[derive(Debug, Clone, Default)]
+pub struct HeuristicModelSearchPlanner {
+    families: ModelFamilies,
+}
 
 impl HeuristicModelSearchPlanner {
-    /// The plan, with the preferred hub's steps first.
-    pub fn steps(request: &FileRequest, sources: &[ModelSource]) -> Vec<FindStep> {
+    /// A planner recognising `families` in file names.
+    pub fn new(families: ModelFamilies) -> Self {
+        Self { families }
+    }
+
+    /// The plan, alternating between the hubs, the preferred hub's step first.
+    pub fn steps(&self, request: &FileRequest, sources: &[ModelSource]) -> Vec<FindStep> {
         let mut ordered = sources.to_vec();
         ordered.sort_by_key(|s| Some(*s) != request.prefer);
-        let variants = query_variants(&request.file_name);
+        let per_hub: Vec<(ModelSource, Vec<String>)> = ordered
+            .into_iter()
+            .map(|source| {
+                let mut queries = match source {
+                    ModelSource::Civitai => civitai_queries(&request.file_name, &self.families),
+                    ModelSource::HuggingFace => {
+                        huggingface_fragments(&request.file_name, &self.families)
+                    }
+                };
+                queries.truncate(QUERIES_PER_HUB);
+                (source, queries)
+            })
+            .collect();
         let mut steps = Vec::new();
-        for query in &variants {
-            for &source in &ordered {
-                steps.push(FindStep {
-                    source,
-                    query: query.clone(),
-                });
+        for round in 0..QUERIES_PER_HUB {
+            for (source, queries) in &per_hub {
+                if let Some(query) = queries.get(round) {
+                    steps.push(FindStep {
+                        source: *source,
+                        query: query.clone(),
+                    });
+                }
             }
         }
         steps.truncate(MAX_FIND_STEPS);
@@ -78,7 +101,7 @@ impl ModelSearchPlanner for HeuristicModelSearchPlanner {
         request: &FileRequest,
         sources: &[ModelSource],
     ) -> StageOutput<Vec<FindStep>> {
-        StageOutput::heuristic(Self::steps(request, sources))
+        StageOutput::heuristic(self.steps(request, sources))
     }
 }
 
@@ -87,12 +110,13 @@ impl ModelSearchPlanner for HeuristicModelSearchPlanner {
 #[derive(Debug, Clone)]
 pub struct LlmModelSearchPlanner {
     model: StageModel,
+    fallback: HeuristicModelSearchPlanner,
 }
 
 impl LlmModelSearchPlanner {
-    /// A planner asking `model`.
-    pub fn new(model: StageModel) -> Self {
-        Self { model }
+    /// A planner asking `model`, falling back to `fallback`'s plan.
+    pub fn new(model: StageModel, fallback: HeuristicModelSearchPlanner) -> Self {
+        Self { model, fallback }
     }
 }
 
@@ -112,10 +136,10 @@ impl ModelSearchPlanner for LlmModelSearchPlanner {
                     name: tool_name(source),
                     description: match source {
                         ModelSource::Civitai => {
-                            "searches Civitai's models (checkpoints, LoRAs, VAEs, ControlNets, embeddings, upscalers) by name".into()
+                            "searches Civitai's models (checkpoints, LoRAs, VAEs, ControlNets, embeddings, upscalers) by the words of their names, never by file name: a few words a model's name would hold".into()
                         }
                         ModelSource::HuggingFace => {
-                            "searches HuggingFace Hub repositories by name or owner/name".into()
+                            "searches HuggingFace Hub repository ids (owner/name) for a substring, never file names: one fragment such as `stable-diffusion-xl` or `control-lora`".into()
                         }
                     },
                 })
@@ -152,8 +176,7 @@ impl ModelSearchPlanner for LlmModelSearchPlanner {
             steps.truncate(MAX_FIND_STEPS);
             Ok(steps)
         };
-        let fallback =
-            async { StageOutput::heuristic(HeuristicModelSearchPlanner::steps(request, sources)) };
+        let fallback = async { StageOutput::heuristic(self.fallback.steps(request, sources)) };
         self.model.run(&context, 300, accept, fallback).await
     }
 }
@@ -210,22 +233,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_heuristic_plan_asks_the_preferred_hub_first_for_each_variant() {
+    fn the_heuristic_plan_alternates_hubs_in_their_own_terms_preferred_first() {
         let request = FileRequest::new("sd_xl_base_1.0_fp16.safetensors")
             .unwrap()
             .preferring(ModelSource::HuggingFace);
-        let steps = HeuristicModelSearchPlanner::steps(&request, &ModelSource::ALL);
+        let planner = HeuristicModelSearchPlanner::default();
+        let steps = planner.steps(&request, &ModelSource::ALL);
         let lines: Vec<String> = steps.iter().map(FindStep::line).collect();
         assert_eq!(
             lines,
             [
-                "huggingface_search: sd_xl_base_1.0_fp16",
-                "civitai_search: sd_xl_base_1.0_fp16",
-                "huggingface_search: sdxl base",
+                "huggingface_search: stable-diffusion-xl-base",
                 "civitai_search: sdxl base",
+                "huggingface_search: sdxl-base",
+                "huggingface_search: stable-diffusion-xl",
             ]
         );
-        let only_civitai = HeuristicModelSearchPlanner::steps(&request, &[ModelSource::Civitai]);
+        let only_civitai = planner.steps(&request, &[ModelSource::Civitai]);
         assert!(recorded_steps(&request, &ModelSource::ALL).is_empty());
         assert!(only_civitai
             .iter()

@@ -296,6 +296,47 @@ pub fn status(ranked: &[Scored], every_hub_answered: bool) -> FindStatus {
 /// hashes differ, or, with a hash unknown, it is another model on the same hub (a generic
 /// name such as `diffusion_pytorch_model.safetensors`). The same name on both hubs is most
 /// often one file uploaded twice.
+/// `ranked` with the best candidate's reason naming every other file of the same name that may
+/// be another file (another hash, or another model when a hash is unknown): a reader sees the
+/// conflict, whatever the status.
+pub(crate) fn name_conflicts(mut ranked: Vec<Scored>) -> Vec<Scored> {
+    let Some((best, others)) = ranked.split_first_mut() else {
+        return ranked;
+    };
+    let conflicting: Vec<String> = others
+        .iter()
+        .filter(|other| {
+            other
+                .file
+                .file_name
+                .eq_ignore_ascii_case(&best.file.file_name)
+        })
+        .filter_map(|other| {
+            // The same bytes uploaded twice are one file; another hash, or another model
+            // when a hash is unknown, may be the file meant.
+            let note = match (&best.file.sha256, &other.file.sha256) {
+                (Some(a), Some(b)) if a.eq_ignore_ascii_case(b) => return None,
+                (Some(_), Some(_)) => ", another hash",
+                _ if other.file.model_name != best.file.model_name => "",
+                _ => return None,
+            };
+            Some(format!(
+                "{} on {}{note}",
+                other.file.model_name,
+                other.file.source.display_name()
+            ))
+        })
+        .collect();
+    if !conflicting.is_empty() {
+        best.reason = format!(
+            "{} Other files of this name: {}.",
+            best.reason.trim_end(),
+            conflicting.join("; ")
+        );
+    }
+    ranked
+}
+
 fn rivals(best: &Scored, other: &Scored) -> bool {
     let clean = !other.type_conflict && !other.base_conflict && !other.hash_conflict;
     if other.name_match != NameMatch::Exact || !clean {

@@ -14,7 +14,9 @@ use ferret_synthesis::Answer;
 use tracing::Instrument;
 
 use super::SearchStrategy;
-use crate::find_model::{rank, recorded_steps, score, status, FindStep, MAX_FIND_STEPS};
+use crate::find_model::{
+    name_conflicts, rank, recorded_steps, score, status, FindStep, MAX_FIND_STEPS,
+};
 use crate::run::{Ending, SearchRun};
 
 /// Files asked of each hub per search: enough for a model's versions and formats.
@@ -49,19 +51,24 @@ impl SearchStrategy for FindModel {
                 "No model hub is configured: the finder searches the backends that declare one (Civitai, the HuggingFace Hub).",
             );
         }
+        // The workflow's own evidence (a hash, a recorded address) is searched first; when it
+        // gives the file itself, by name or hash, nothing else is asked.
+        let recorded = recorded_steps(&request, &sources);
+        let (mut hits, mut answered) = search(run, &hubs, &recorded, &request).await;
+        let settled = hits
+            .iter()
+            .any(|hit| ModelFile::from_hit(hit).is_some_and(|file| is_the_file(&request, &file)));
         // A request by hash alone carries the hash as its name: there is no name to search.
         let by_hash_alone = request.sha256.as_deref() == Some(request.file_name.as_str());
-        let (mut steps, implementation) = if by_hash_alone {
+        let (mut planned, implementation) = if by_hash_alone || settled {
             (Vec::new(), Implementation::heuristic_default())
         } else {
             run.rec
                 .stage(run.stages.model_search.plan(&request, &sources).await)
         };
-        // The workflow's own evidence (a hash, a recorded address) is searched first.
-        let recorded = recorded_steps(&request, &sources);
-        steps.retain(|step| !recorded.contains(step));
-        steps.splice(0..0, recorded);
-        steps.truncate(MAX_FIND_STEPS);
+        planned.retain(|step| !recorded.contains(step));
+        planned.truncate(MAX_FIND_STEPS.saturating_sub(recorded.len()));
+        let steps: Vec<FindStep> = recorded.iter().chain(&planned).cloned().collect();
         run.rec.step(TraceStep::Plan {
             plan: steps
                 .iter()
@@ -71,16 +78,26 @@ impl SearchStrategy for FindModel {
             problems: Vec::new(),
             implementation,
         });
-        let hits = search(run, &hubs, &steps, &request).await;
-        let planned: HashSet<&str> = steps
+        let (more, also_answered) = search(run, &hubs, &planned, &request).await;
+        answered.extend(also_answered);
+        for hit in more {
+            if !hits.iter().any(|h| h.id == hit.id) {
+                hits.push(hit);
+            }
+        }
+        let asked: HashSet<&str> = steps
             .iter()
             .filter_map(|s| hubs.backend(s.source))
             .collect();
-        let every_hub_answered = !run
+        let failed: HashSet<&str> = run
             .gathered
             .failures
             .iter()
-            .any(|f| planned.contains(f.error.backend.as_str()));
+            .map(|f| f.error.backend.as_str())
+            .filter(|backend| asked.contains(backend))
+            .collect();
+        let every_hub_answered = failed.is_empty();
+        let no_hub_answered = !asked.is_empty() && answered.is_empty();
         let scored: Vec<_> = hits
             .iter()
             .filter_map(|hit| {
@@ -91,7 +108,12 @@ impl SearchStrategy for FindModel {
         let (ranked, implementation) = run
             .rec
             .stage(run.stages.validator.validate(&request, rank(scored)).await);
-        let status = status(&ranked, every_hub_answered);
+        let ranked = name_conflicts(ranked);
+        let status = if no_hub_answered && ranked.is_empty() {
+            FindStatus::Unsearched
+        } else {
+            status(&ranked, every_hub_answered)
+        };
         let shown = &ranked[..ranked.len().min(MAX_CANDIDATES)];
         run.rec.step(TraceStep::Ranking {
             status,
@@ -121,7 +143,7 @@ impl SearchStrategy for FindModel {
             let cited = hits.iter().find(|h| h.id == best.hit_id)?;
             let verdict = match status {
                 FindStatus::Found => "Found",
-                FindStatus::Uncertain => "Not certain; the closest is",
+                FindStatus::Uncertain | FindStatus::Unsearched => "Not certain; the closest is",
             };
             let folder = best
                 .folder
@@ -162,6 +184,12 @@ impl SearchStrategy for FindModel {
     }
 }
 
+/// Whether `file` is the one `request` asks for: its name, or its hash when one is known.
+fn is_the_file(request: &FileRequest, file: &ModelFile) -> bool {
+    let hashed = request.sha256.is_some() && file.sha256 == request.sha256;
+    hashed || file.file_name.eq_ignore_ascii_case(&request.file_name)
+}
+
 /// The model hubs among the executor's backends, as their capabilities declare them: the first
 /// backend declaring a hub searches it.
 struct Hubs(Vec<(ModelSource, String)>);
@@ -195,13 +223,14 @@ impl Hubs {
     }
 }
 
-/// Run every step at once, each on its hub, and gather the hits (each once).
+/// Run every step at once, each on its hub, and gather the hits (each once) and the backends
+/// that answered at least one call.
 async fn search(
     run: &mut SearchRun<'_>,
     hubs: &Hubs,
     steps: &[FindStep],
     request: &FileRequest,
-) -> Vec<Hit> {
+) -> (Vec<Hit>, HashSet<String>) {
     let options = SearchOptions {
         model_type: request.model_type,
         ..run.query.options.clone()
@@ -236,14 +265,18 @@ async fn search(
     .await;
     let mut seen = HashSet::new();
     let mut hits = Vec::new();
-    for outcome in outcomes {
+    let mut answered = HashSet::new();
+    for (step, outcome) in steps.iter().zip(outcomes) {
+        if outcome.failures.is_empty() && !outcome.budget_exhausted {
+            answered.extend(hubs.backend(step.source).map(str::to_owned));
+        }
         for hit in run.absorb(outcome, 1).hits {
             if seen.insert(hit.id.clone()) {
                 hits.push(hit);
             }
         }
     }
-    hits
+    (hits, answered)
 }
 
 /// What to say when no candidate came back: which hubs were searched and found nothing, and
