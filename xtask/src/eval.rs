@@ -18,6 +18,9 @@ pub enum EvalKind {
     Retrieval,
     /// The answers the whole pipeline writes, against the queries' `metadata.answer`.
     Answers,
+    /// The model-file finder on a set of files (`--dataset fixtures/find-model-eval`) against
+    /// stand-ins of the hubs: right, wrong and uncertain by type, calls and seconds a file.
+    FindModel,
 }
 
 #[derive(clap::Args, Clone)]
@@ -235,6 +238,14 @@ pub(crate) struct ModeFigures {
 }
 
 pub fn run(mut args: EvalArgs) -> anyhow::Result<()> {
+    if args.kind == Some(EvalKind::FindModel) {
+        return crate::find_model_eval::run(
+            &args.dataset,
+            args.half,
+            &args.out,
+            args.report.as_deref(),
+        );
+    }
     settle_kind(&mut args)?;
     run_kinds(args)
 }
@@ -257,7 +268,7 @@ fn settle_kind(args: &mut EvalArgs) -> anyhow::Result<()> {
         None if args.mode.contains(&Mode::Answer) => eprintln!(
             "note: `cargo xtask eval --mode answer` is now `cargo xtask eval answers`; the mode is accepted until the next release"
         ),
-        None => {}
+        None | Some(EvalKind::FindModel) => {}
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ mod codegen;
 mod cold_start_bench;
 mod constraint_bench;
 mod eval;
+mod find_model_eval;
 mod generation_bench;
 mod judged;
 mod models;

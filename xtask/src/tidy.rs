@@ -409,7 +409,8 @@ fn violations_in(members: &HashSet<String>, graph: &Graph) -> Vec<String> {
             ));
         }
     }
-    for member in members {
+    // xtask is no library: its evaluations run the finder against the hubs' stand-ins.
+    for member in members.iter().filter(|m| m.as_str() != "xtask") {
         if graph
             .get(member)
             .is_some_and(|deps| deps.iter().any(|d| d == TEST_SUPPORT))

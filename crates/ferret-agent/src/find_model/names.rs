@@ -309,14 +309,25 @@ pub(crate) fn huggingface_fragments(name: &str, families: &ModelFamilies) -> Vec
             Token::Family(f) => f.repository.iter().map(String::as_str).collect(),
         })
         .collect();
+    // A repository is most often named after the model, its first words, while the file adds
+    // qualifiers (a step count, a rank, a precision): the whole name first, then its first two
+    // words in each spelling, then the first alone, then the prefixes between.
+    let short_word = matches!(tokens.first(), Some(Token::Word(w)) if w.chars().count() < 5);
+    let mut lengths = vec![spellings.len()];
+    lengths.extend([2, 1].into_iter().filter(|&n| n < spellings.len()));
+    lengths.extend((3..spellings.len()).rev());
     let mut fragments: Vec<String> = Vec::new();
-    for length in (1..=spellings.len()).rev() {
+    for (round, length) in lengths.into_iter().enumerate() {
         // A lone word is a fragment only when it is long enough to name something.
-        let short_word = matches!(tokens[0], Token::Word(w) if w.chars().count() < 5);
         if length == 1 && spellings.len() > 1 && short_word {
             continue;
         }
-        let width = spellings[..length].iter().map(Vec::len).max().unwrap_or(1);
+        // The whole name in its first spelling only: the prefixes carry the others.
+        let width = if round == 0 && length > 2 {
+            1
+        } else {
+            spellings[..length].iter().map(Vec::len).max().unwrap_or(1)
+        };
         for choice in 0..width {
             let fragment = spellings[..length]
                 .iter()
@@ -430,9 +441,17 @@ mod tests {
             hub("control-lora-canny-rank256.safetensors"),
             [
                 "control-lora-canny-rank256",
-                "control-lora-canny",
                 "control-lora",
-                "control"
+                "control",
+                "control-lora-canny"
+            ]
+        );
+        assert_eq!(
+            hub("sdxl_lightning_4step_lora.safetensors")[..3],
+            [
+                "stable-diffusion-xl-lightning-4step-lora",
+                "stable-diffusion-xl-lightning",
+                "sdxl-lightning"
             ]
         );
         assert_eq!(
