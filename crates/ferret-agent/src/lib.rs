@@ -30,9 +30,9 @@ pub use agent::Agent;
 pub use config::{AgentConfig, PlanConfig, ToolLoopConfig};
 pub use ferret_core::{Strategy, StrategyReason};
 pub use find_model::{
-    tool_name, CandidateValidator, FindStep, HeuristicModelSearchPlanner, LlmCandidateValidator,
-    LlmModelSearchPlanner, ModelFamilies, ModelFamily, ModelSearchPlanner, NameMatch,
-    RuleValidator, Scored, MAX_FIND_STEPS,
+    base_model_label, tool_name, CandidateValidator, FindStep, HeuristicModelSearchPlanner,
+    LlmCandidateValidator, LlmModelSearchPlanner, ModelFamilies, ModelFamily, ModelSearchPlanner,
+    NameMatch, RuleValidator, Scored, MAX_FIND_STEPS,
 };
 // The report's stages are synthesis's; the planner strategy uses them and names them here too.
 pub use ferret_synthesis::{

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use ferret::config::AgentConfig;
-use ferret::jobs::find_model::{read_workflow, ModelsDir, Workflow};
+use ferret::jobs::find_model::{read_workflow, FileOutcome, ModelsDir, Workflow};
 use ferret::jobs::find_model::{FileRequest, FindStatus, ModelFind, ModelSource, ModelType};
 use ferret::{Ferret, Response, Strategy};
 use serde::Serialize;
@@ -192,48 +192,38 @@ impl FindModelArgs {
         ferret: &Ferret,
         mut workflow: Workflow,
     ) -> anyhow::Result<Vec<Outcome>> {
-        let held = match &self.models_dir {
-            Some(dir) => {
-                if !dir.is_dir() {
-                    eprintln!(
-                        "warning: {} is not a folder: every file of the workflow is searched",
-                        dir.display()
-                    );
-                }
-                let held = ModelsDir::new(dir);
-                Some(match &self.extra_model_paths {
-                    Some(yaml) => held.with_extra_paths(yaml)?,
-                    None => held,
-                })
+        if let Some(dir) = &self.models_dir {
+            if !dir.is_dir() {
+                eprintln!(
+                    "warning: {} is not a folder: every file of the workflow is searched",
+                    dir.display()
+                );
             }
-            None => None,
-        };
-        let models = std::mem::take(&mut workflow.models);
-        let present: Vec<Option<PathBuf>> = models
-            .iter()
-            .map(|model| held.as_ref().and_then(|h| h.holds(model)))
-            .collect();
-        workflow.models = models
-            .iter()
-            .zip(&present)
-            .filter(|(_, at)| at.is_none())
-            .map(|(model, _)| model.clone())
-            .collect();
-        let mut searched = ferret.find_models(&workflow).await.files.into_iter();
-        Ok(models
+            let held = ModelsDir::new(dir);
+            let held = match &self.extra_model_paths {
+                Some(yaml) => held.with_extra_paths(yaml)?,
+                None => held,
+            };
+            held.mark_held(&mut workflow);
+        }
+        let found = ferret.find_models(&workflow).await;
+        if let Some(base) = &found.base_model {
+            eprintln!(
+                "the workflow's checkpoint is {base}: its other files are looked for as {base}"
+            );
+        }
+        Ok(found
+            .files
             .into_iter()
-            .zip(present)
-            .map(|(model, present_at)| {
-                let outcome = Outcome::new(model.file_name, model.subfolder);
-                match present_at {
-                    Some(at) => Outcome {
+            .map(|file| {
+                let outcome = Outcome::new(file.model.file_name, file.model.subfolder);
+                match file.outcome {
+                    FileOutcome::Present(at) => Outcome {
                         present_at: Some(at),
                         ..outcome
                     },
-                    None => match searched.next() {
-                        Some(file) => outcome.searched(file.found),
-                        None => outcome,
-                    },
+                    FileOutcome::Searched(response) => outcome.searched(Ok(*response)),
+                    FileOutcome::NotSearched(error) => outcome.searched(Err(error)),
                 }
             })
             .collect())

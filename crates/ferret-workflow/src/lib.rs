@@ -86,6 +86,9 @@ pub struct WorkflowModel {
     /// `properties.models` entry names, else the one its loader or API input reads from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
+    /// Where a models folder already holds it ([`ModelsDir::mark_held`]): it is not searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub present_at: Option<PathBuf>,
 }
 
 impl WorkflowModel {
@@ -184,6 +187,7 @@ mod tests {
             url: Some("https://example.org/x.safetensors".into()),
             sha256: Some("ab".repeat(32)),
             directory: Some("loras".into()),
+            present_at: None,
         }
     }
 

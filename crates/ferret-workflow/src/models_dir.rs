@@ -133,6 +133,14 @@ impl ModelsDir {
         Ok(self)
     }
 
+    /// Marks each of `workflow`'s files this folder holds with where it is
+    /// ([`WorkflowModel::present_at`]), so that the finder leaves it out.
+    pub fn mark_held(&self, workflow: &mut crate::Workflow) {
+        for model in &mut workflow.models {
+            model.present_at = self.holds(model);
+        }
+    }
+
     /// Forgets the listings made so far: the next searches see the folders as they are then.
     pub fn refresh(&mut self) {
         self.listings = Listings::default();

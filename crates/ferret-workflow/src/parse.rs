@@ -207,6 +207,7 @@ impl Node<'_> {
             file_name,
             node_type: self.node_type.to_owned(),
             node_id: self.id.clone(),
+            present_at: None,
         })
     }
 

@@ -17,6 +17,7 @@ fn model(file_name: &str, model_type: Option<ModelType>) -> WorkflowModel {
         url: None,
         sha256: None,
         directory: None,
+        present_at: None,
     }
 }
 

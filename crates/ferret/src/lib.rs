@@ -75,7 +75,7 @@ pub mod jobs {
     /// [`Ferret::find_models`](crate::Ferret::find_models) for a workflow's files and
     /// [`Ferret::find_model`](crate::Ferret::find_model) for one.
     pub mod find_model {
-        pub use crate::model_files::{FileFind, WorkflowFind};
+        pub use crate::model_files::{FileFind, FileOutcome, WorkflowFind};
         pub use ferret_agent::{ModelFamilies, ModelFamily};
         pub use ferret_core::{
             FileRequest, FileRequestError, FindStatus, Gate, ModelCandidate, ModelFile, ModelFind,

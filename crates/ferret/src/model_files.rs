@@ -1,7 +1,11 @@
 //! Finding every model file a workflow references, a few files at a time, each as
-//! [`Ferret::find_model`] finds one.
+//! [`Ferret::find_model`] finds one, the workflow's checkpoint telling the others their base
+//! model.
 
-use ferret_core::{FerretError, Response};
+use std::path::PathBuf;
+
+use ferret_agent::base_model_label;
+use ferret_core::{FerretError, FindStatus, ModelType, Response};
 use ferret_workflow::{Workflow, WorkflowModel};
 use futures::StreamExt as _;
 
@@ -15,6 +19,9 @@ const FILES_AT_ONCE: usize = 4;
 pub struct WorkflowFind {
     /// One per model file of the workflow.
     pub files: Vec<FileFind>,
+    /// The base model the workflow's checkpoint gave its other files (`SDXL`), when the
+    /// workflow named none: from the found checkpoint's hub, else from its file name.
+    pub base_model: Option<String>,
 }
 
 /// One file of a workflow and what the finder made of it.
@@ -22,32 +29,152 @@ pub struct WorkflowFind {
 pub struct FileFind {
     /// The file as the workflow references it.
     pub model: WorkflowModel,
-    /// The finder's response (its `model_file` holds the status and candidates), or why the
-    /// file could not be searched: a name no file can have, or a budget that cannot be spent.
-    pub found: Result<Response, FerretError>,
+    /// What became of it.
+    pub outcome: FileOutcome,
+}
+
+/// What became of one file of a workflow.
+#[derive(Debug)]
+pub enum FileOutcome {
+    /// The models folder holds it already, here; it was not searched.
+    Present(PathBuf),
+    /// The finder's response: its `model_file` holds the status and candidates.
+    Searched(Box<Response>),
+    /// It could not be searched: a name no file can have, or a budget that cannot be spent.
+    NotSearched(FerretError),
+}
+
+impl FileOutcome {
+    /// The finder's response, when the file was searched.
+    pub fn response(&self) -> Option<&Response> {
+        match self {
+            Self::Searched(response) => Some(response),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a file of this type is made for one base model, so that the workflow's base tells
+/// the finder which of its namesakes fits.
+fn base_specific(model_type: Option<ModelType>) -> bool {
+    matches!(
+        model_type,
+        Some(ModelType::Lora | ModelType::ControlNet | ModelType::Vae | ModelType::Embedding)
+    )
+}
+
+fn is_checkpoint(model: &WorkflowModel) -> bool {
+    matches!(
+        model.model_type,
+        Some(ModelType::Checkpoint | ModelType::DiffusionModel)
+    )
 }
 
 impl Ferret {
     /// Find every model file `workflow` references on the configured model hubs, a few at a
-    /// time: each file's request says what its loader node says of it and what the workflow
-    /// says of all of them (its base model, the preferred hub). A file that cannot be searched
-    /// is reported with the others rather than ending the run. Files a models folder already
-    /// holds are left out by the caller first (see `ModelsDir::holds`).
+    /// time; files marked present (`ModelsDir::mark_held`) are not searched. Each file's
+    /// request says what its loader node says of it and what the workflow says of all of them
+    /// (the preferred hub, the base model). When the workflow names no base model, its
+    /// checkpoints are found first and give theirs to its LoRAs, ControlNets, VAEs and
+    /// embeddings: the found checkpoint's base as its hub states it, else the one its file name
+    /// says (`sd_xl_base_1.0.safetensors` is SDXL); checkpoints of different bases give none.
+    /// A file that cannot be searched is reported with the others rather than ending the run.
     pub async fn find_models(&self, workflow: &Workflow) -> WorkflowFind {
-        let files = futures::stream::iter(&workflow.models)
-            .map(|model| async move {
-                let found = match workflow.request_for(model) {
-                    Ok(request) => self.find_model(&request).await,
-                    Err(error) => Err(error.into()),
+        let models = &workflow.models;
+        let mut outcomes: Vec<Option<FileOutcome>> = models
+            .iter()
+            .map(|m| m.present_at.clone().map(FileOutcome::Present))
+            .collect();
+        let checkpoints: Vec<usize> = (0..models.len())
+            .filter(|&i| outcomes[i].is_none() && is_checkpoint(&models[i]))
+            .collect();
+        for (i, outcome) in self.find_each(workflow, &checkpoints, None).await {
+            outcomes[i] = Some(outcome);
+        }
+        let base_model = match &workflow.base_model {
+            Some(_) => None,
+            None => checkpoint_base(models, &outcomes),
+        };
+        let rest: Vec<usize> = (0..models.len())
+            .filter(|&i| outcomes[i].is_none())
+            .collect();
+        for (i, outcome) in self.find_each(workflow, &rest, base_model.as_deref()).await {
+            outcomes[i] = Some(outcome);
+        }
+        let files = models
+            .iter()
+            .cloned()
+            .zip(outcomes)
+            .filter_map(|(model, outcome)| {
+                Some(FileFind {
+                    model,
+                    outcome: outcome?,
+                })
+            })
+            .collect();
+        WorkflowFind { files, base_model }
+    }
+
+    /// The files at `indices`, found a few at a time, those of a base-specific type told
+    /// `base` when their request names none.
+    async fn find_each(
+        &self,
+        workflow: &Workflow,
+        indices: &[usize],
+        base: Option<&str>,
+    ) -> Vec<(usize, FileOutcome)> {
+        futures::stream::iter(indices.iter().copied())
+            .map(|i| async move {
+                let model = &workflow.models[i];
+                let outcome = match workflow.request_for(model) {
+                    Ok(mut request) => {
+                        if let (Some(base), None) = (base, &request.base_model) {
+                            if base_specific(model.model_type) {
+                                request = request.with_base_model(base);
+                            }
+                        }
+                        match self.find_model(&request).await {
+                            Ok(response) => FileOutcome::Searched(Box::new(response)),
+                            Err(error) => FileOutcome::NotSearched(error),
+                        }
+                    }
+                    Err(error) => FileOutcome::NotSearched(error.into()),
                 };
-                FileFind {
-                    model: model.clone(),
-                    found,
-                }
+                (i, outcome)
             })
             .buffered(FILES_AT_ONCE)
             .collect()
-            .await;
-        WorkflowFind { files }
+            .await
+    }
+}
+
+/// The base model the workflow's checkpoints agree on: each found one's as its hub states it,
+/// else the one its file name says; `None` when they say none or disagree.
+fn checkpoint_base(models: &[WorkflowModel], outcomes: &[Option<FileOutcome>]) -> Option<String> {
+    let mut bases: Vec<String> = Vec::new();
+    for (model, outcome) in models.iter().zip(outcomes) {
+        if !is_checkpoint(model) {
+            continue;
+        }
+        let found = outcome
+            .as_ref()
+            .and_then(FileOutcome::response)
+            .and_then(|r| r.model_file.as_ref())
+            .filter(|find| find.status == FindStatus::Found)
+            .and_then(|find| find.best()?.base_model.clone());
+        let base = match found {
+            Some(base) => base_model_label(&base).map_or(base, str::to_owned),
+            None => match base_model_label(&model.file_name) {
+                Some(label) => label.to_owned(),
+                None => continue,
+            },
+        };
+        if !bases.contains(&base) {
+            bases.push(base);
+        }
+    }
+    match bases.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
     }
 }

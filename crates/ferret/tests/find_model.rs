@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use ferret::backends::{CivitaiBackend, CivitaiConfig, HuggingFaceBackend, HuggingFaceConfig};
 use ferret::jobs::find_model::{
-    read_workflow, FileRequest, FindStatus, Gate, ModelSource, ModelsDir, Workflow,
+    read_workflow, FileOutcome, FileRequest, FindStatus, Gate, ModelSource, ModelsDir, Workflow,
 };
 use ferret::jobs::search::TraceStep;
 use ferret::{Ferret, Response};
@@ -288,8 +288,8 @@ fn finder(servers: &BTreeMap<ModelSource, MockServer>) -> Ferret {
     builder.build().unwrap()
 }
 
-/// The case's workflow without the files already in the models folder, and those files' names.
-fn missing_files(case: &Case, dir: &Path, models: &Path) -> (Workflow, Vec<String>) {
+/// The case's workflow, its files already in the models folder marked so.
+fn workflow(case: &Case, dir: &Path, models: &Path) -> Workflow {
     let workflow = case
         .workflow
         .as_ref()
@@ -301,12 +301,8 @@ fn missing_files(case: &Case, dir: &Path, models: &Path) -> (Workflow, Vec<Strin
     }
     let mut workflow =
         read_workflow(&dir.join(workflow)).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let held = ModelsDir::new(models);
-    let (present, missing): (Vec<_>, Vec<_>) = std::mem::take(&mut workflow.models)
-        .into_iter()
-        .partition(|m| held.holds(m).is_some());
-    workflow.models = missing;
-    (workflow, present.into_iter().map(|m| m.file_name).collect())
+    ModelsDir::new(models).mark_held(&mut workflow);
+    workflow
 }
 
 /// What a reader of the finder's output relies on, as text, each mock server's address written
@@ -465,9 +461,19 @@ async fn run(name: &str, case: &Case, dir: &Path, fault: Option<&Fault>) -> Stri
     let (responses, present) = match &case.request {
         Some(request) => (vec![ferret.find_model(request).await], Vec::new()),
         None => {
-            let (workflow, present) = missing_files(case, dir, models.path());
-            let found = ferret.find_models(&workflow).await;
-            (found.files.into_iter().map(|f| f.found).collect(), present)
+            let found = ferret
+                .find_models(&workflow(case, dir, models.path()))
+                .await;
+            let mut present = Vec::new();
+            let mut responses = Vec::new();
+            for file in found.files {
+                match file.outcome {
+                    FileOutcome::Present(_) => present.push(file.model.file_name),
+                    FileOutcome::Searched(response) => responses.push(Ok(*response)),
+                    FileOutcome::NotSearched(error) => responses.push(Err(error)),
+                }
+            }
+            (responses, present)
         }
     };
     assert_eq!(

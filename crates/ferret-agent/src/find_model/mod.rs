@@ -7,7 +7,7 @@ mod names;
 mod planning;
 mod ranking;
 
-pub use names::{ModelFamilies, ModelFamily};
+pub use names::{base_model_label, ModelFamilies, ModelFamily};
 pub(crate) use planning::recorded_steps;
 pub use planning::{
     tool_name, FindStep, HeuristicModelSearchPlanner, LlmModelSearchPlanner, ModelSearchPlanner,

@@ -300,6 +300,9 @@ pub(crate) fn civitai_queries(name: &str, families: &ModelFamilies) -> Vec<Strin
 pub(crate) fn huggingface_fragments(name: &str, families: &ModelFamilies) -> Vec<String> {
     let words = words(stem(name));
     let tokens = name_tokens(&words, families);
+    if tokens.is_empty() {
+        return Vec::new();
+    }
     // Each token's spellings in a repository id: a family's fragments, a word itself.
     let spellings: Vec<Vec<&str>> = tokens
         .iter()
@@ -340,6 +343,23 @@ pub(crate) fn huggingface_fragments(name: &str, families: &ModelFamilies) -> Vec
         }
     }
     fragments
+}
+
+/// The base model `name` says (a checkpoint's file name, a hub's base model) as a label the
+/// finder's base-model rule reads: "SDXL" for `sd_xl_base_1.0.safetensors` or `Pony`, "SD 1.5"
+/// for `v1-5-pruned-emaonly.safetensors`, "Flux" for `flux1-dev.safetensors`; `None` when the
+/// name does not say.
+pub fn base_model_label(name: &str) -> Option<&'static str> {
+    Some(match base_family(name)? {
+        "sdxl" => "SDXL",
+        "sd1" => "SD 1.5",
+        "sd2" => "SD 2",
+        "sd3" => "SD 3",
+        "flux" => "Flux",
+        "wan" => "Wan 2",
+        "hunyuan" => "Hunyuan",
+        _ => return None,
+    })
 }
 
 /// The family a base model belongs to ("SDXL 1.0", "Pony" and
@@ -463,6 +483,23 @@ mod tests {
     }
 
     #[test]
+    fn names_with_spaces_or_unicode_give_queries_in_their_words() {
+        let families = ModelFamilies::default();
+        let name = "Détail Tweaker ✨ XL v2.safetensors";
+        assert_eq!(
+            civitai_queries(name, &families),
+            ["détail tweaker xl", "tweaker xl", "détail tweaker"]
+        );
+        assert_eq!(
+            huggingface_fragments(name, &families)[..2],
+            ["détail-tweaker-xl", "détail-tweaker"]
+        );
+        // Nothing searchable left: no query rather than an empty one.
+        assert!(civitai_queries("✨✨.safetensors", &families).is_empty());
+        assert!(huggingface_fragments("v2_fp16.safetensors", &families).is_empty());
+    }
+
+    #[test]
     fn families_added_by_a_configuration_come_first_and_replace_by_name() {
         let pony = ModelFamily {
             written: vec![vec!["pony".into(), "diffusion".into()]],
@@ -484,6 +521,21 @@ mod tests {
             replaced.all().iter().filter(|f| f.name == "sdxl").count(),
             1
         );
+    }
+
+    #[test]
+    fn a_checkpoints_name_says_its_base_model_when_it_can() {
+        assert_eq!(base_model_label("sd_xl_base_1.0.safetensors"), Some("SDXL"));
+        assert_eq!(
+            base_model_label("v1-5-pruned-emaonly.safetensors"),
+            Some("SD 1.5")
+        );
+        assert_eq!(base_model_label("flux1-dev-Q4_K_S.gguf"), Some("Flux"));
+        assert_eq!(base_model_label("dreamshaper_8.safetensors"), None);
+        // Each label reads back as its own family.
+        for label in ["SDXL", "SD 1.5", "SD 2", "SD 3", "Flux", "Wan 2", "Hunyuan"] {
+            assert_eq!(base_model_label(label), Some(label));
+        }
     }
 
     #[test]
