@@ -862,18 +862,25 @@ fn find_model_refuses_bad_input_with_a_message() {
 
 /// A Civitai on a mock server, answering every model search with the recorded Detail Tweaker XL
 /// LoRA.
+/// A stand-in of Civitai holding the recorded LoRA, answering searches as Civitai documents
+/// them (by model name).
 async fn civitai_with_lora() -> wiremock::MockServer {
-    let civitai = wiremock::MockServer::start().await;
     let body = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../fixtures/find-model/civitai-exact-only/civitai-models.json"
     ))
     .unwrap();
-    wiremock::Mock::given(wiremock::matchers::path("/api/v1/models"))
-        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
-        .mount(&civitai)
-        .await;
-    civitai
+    let listed: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let catalogue = ferret_test_support::hubs::HubCatalogue {
+        civitai: listed["items"].as_array().unwrap().clone(),
+        ..Default::default()
+    };
+    ferret_test_support::hubs::HubStandIn::new(
+        ferret::jobs::find_model::ModelSource::Civitai,
+        std::sync::Arc::new(catalogue),
+    )
+    .start()
+    .await
 }
 
 #[tokio::test]

@@ -17,7 +17,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use ferret::jobs::find_model::{FileRequest, FindStatus, ModelCandidate, ModelSource, ModelType};
+use ferret::jobs::find_model::{
+    parse_workflow, FileOutcome, FileRequest, FindStatus, ModelCandidate, ModelSource, ModelType,
+    Workflow, WorkflowFind,
+};
 use ferret::jobs::search::ResponseType;
 use ferret::{Ferret, Filters, Hit, Principal, Query, Response, Strategy};
 use ferret_core::text::{cut, CutMark};
@@ -85,13 +88,19 @@ pub struct FindModelArgs {
     /// The file's SHA-256, when known: a file with this hash is the file.
     #[serde(default)]
     pub sha256: Option<String>,
+    /// A ComfyUI workflow as saved (the UI or the API format), instead of one file: each model
+    /// file its loader nodes reference is found, and the result lists them in `files`.
+    #[serde(default)]
+    pub workflow: Option<serde_json::Value>,
 }
 
-/// What `find_model` found.
-#[derive(Debug, Serialize, JsonSchema)]
+/// What `find_model` found: for one file, its status and candidates; for a workflow, `files`.
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct FindModelResult {
-    /// `FOUND` when the best candidate is the file by its name or hash, else `UNCERTAIN`.
-    pub status: FindStatus,
+    /// `FOUND` when the best candidate is the file by its name or hash, `UNSEARCHED` when no
+    /// hub answered, else `UNCERTAIN`; for one file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<FindStatus>,
     /// The candidates, best first, each with its confidence (0-100), the reason, its page and
     /// download addresses, size, hash and the ComfyUI folder it belongs in.
     pub candidates: Vec<ModelCandidate>,
@@ -101,6 +110,27 @@ pub struct FindModelResult {
     /// Hubs that failed during the search, each with what failed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
+    /// For a workflow: the base model its checkpoint gave its other files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_model: Option<String>,
+    /// For a workflow: each of its model files, in its order, as one file's result is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<WorkflowFileResult>,
+}
+
+/// One file of a workflow `find_model` was given.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WorkflowFileResult {
+    /// The file's name.
+    pub file_name: String,
+    /// The node that loads it.
+    pub node_id: String,
+    /// What was found of it, as for one file.
+    #[serde(flatten)]
+    pub result: FindModelResult,
+    /// Why it was not searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What `search` found.
@@ -176,12 +206,25 @@ pub enum ToolJob {
     Search(Query),
     /// Find a model file ([`Ferret::find_model`]).
     FindModel(FileRequest),
+    /// Find a workflow's model files ([`Ferret::find_models`]).
+    FindModels(Workflow),
+}
+
+/// What a tool's job gave.
+#[derive(Debug)]
+pub enum ToolOutput {
+    /// A search's or one file's response.
+    Response(Box<Response>),
+    /// A workflow's files.
+    Workflow(WorkflowFind),
 }
 
 /// How the tools run their jobs: by default on the [`Ferret`] served; a server passes its own,
 /// so that tool calls hold its concurrency limit, deadline and metrics like its other routes.
 pub type JobRunner = Arc<
-    dyn Fn(ToolJob) -> Pin<Box<dyn Future<Output = Result<Response, String>> + Send>> + Send + Sync,
+    dyn Fn(ToolJob) -> Pin<Box<dyn Future<Output = Result<ToolOutput, String>> + Send>>
+        + Send
+        + Sync,
 >;
 
 /// What the streamable HTTP service takes beside the searcher.
@@ -224,11 +267,16 @@ impl FerretMcp {
         let run: JobRunner = Arc::new(move |job| {
             let searcher = searcher.clone();
             Box::pin(async move {
-                match job {
+                let response = match job {
                     ToolJob::Search(query) => searcher.search(query).await,
                     ToolJob::FindModel(request) => searcher.find_model(&request).await,
-                }
-                .map_err(|e| e.to_string())
+                    ToolJob::FindModels(workflow) => {
+                        return Ok(ToolOutput::Workflow(searcher.find_models(&workflow).await))
+                    }
+                };
+                response
+                    .map(|r| ToolOutput::Response(Box::new(r)))
+                    .map_err(|e| e.to_string())
             })
         });
         Self {
@@ -268,21 +316,69 @@ impl FerretMcp {
         if let Some(asker) = &asker {
             query = query.with_access(asker.access.clone());
         }
-        let response = (self.run)(ToolJob::Search(query)).await?;
+        let ToolOutput::Response(response) = (self.run)(ToolJob::Search(query)).await? else {
+            return Err("the search gave no response".into());
+        };
         self.seen.remember(asker_name(&asker), &response.hits);
-        Ok(Json(result_of(response)))
+        Ok(Json(result_of(*response)))
     }
 
     /// Find a model file (a checkpoint, LoRA, VAE, ControlNet, embedding, upscaler, text
     /// encoder or diffusion model) on Civitai and the HuggingFace Hub by its file name or
-    /// SHA-256, as a ComfyUI workflow names it. Returns FOUND or UNCERTAIN and ranked
-    /// candidates with download addresses and the folder each belongs in.
+    /// SHA-256, as a ComfyUI workflow names it, or every model file of a ComfyUI workflow
+    /// (`workflow`). Returns FOUND, UNCERTAIN or UNSEARCHED and ranked candidates with
+    /// download addresses and the folder each belongs in.
     #[tool(name = "find_model")]
     async fn find_model(
         &self,
         Parameters(args): Parameters<FindModelArgs>,
         request_parts: Extensions,
     ) -> Result<Json<FindModelResult>, String> {
+        let asker = asker_of(&request_parts);
+        if let Some(json) = &args.workflow {
+            if args.file_name.is_some() || args.sha256.is_some() {
+                return Err(
+                    "give a `workflow` or one file (`file_name`, `sha256`), not both".into(),
+                );
+            }
+            let mut workflow = parse_workflow(
+                &json.to_string(),
+                std::path::Path::new("the workflow given"),
+            )
+            .map_err(|e| e.to_string())?;
+            workflow.base_model.clone_from(&args.base_model);
+            workflow.prefer = args.prefer;
+            let ToolOutput::Workflow(found) = (self.run)(ToolJob::FindModels(workflow)).await?
+            else {
+                return Err("the finder gave no result for the workflow".into());
+            };
+            let mut files = Vec::new();
+            for file in found.files {
+                let (result, error) = match file.outcome {
+                    FileOutcome::Searched(response) => {
+                        self.seen.remember(asker_name(&asker), &response.hits);
+                        (file_result(*response), None)
+                    }
+                    FileOutcome::NotSearched(error) => {
+                        (FindModelResult::default(), Some(error.to_string()))
+                    }
+                    FileOutcome::Present(_) => {
+                        (FindModelResult::default(), Some("already present".into()))
+                    }
+                };
+                files.push(WorkflowFileResult {
+                    file_name: file.model.file_name,
+                    node_id: file.model.node_id,
+                    result,
+                    error,
+                });
+            }
+            return Ok(Json(FindModelResult {
+                base_model: found.base_model,
+                files,
+                ..FindModelResult::default()
+            }));
+        }
         let mut request =
             FileRequest::named_or_hashed(args.file_name.as_deref(), args.sha256.as_deref())
                 .map_err(|e| e.to_string())?;
@@ -291,26 +387,18 @@ impl FerretMcp {
         if let Some(base) = &args.base_model {
             request = request.with_base_model(base.as_str());
         }
-        let asker = asker_of(&request_parts);
-        let response = (self.run)(ToolJob::FindModel(request)).await?;
+        let ToolOutput::Response(response) = (self.run)(ToolJob::FindModel(request)).await? else {
+            return Err("the finder gave no result".into());
+        };
         // A candidate's hit can be read with `fetch`, as a search's can.
         self.seen.remember(asker_name(&asker), &response.hits);
-        let failures = response.distinct_failures();
-        let find = response.model_file.ok_or_else(|| {
-            response
+        if response.model_file.is_none() {
+            return Err(response
                 .message
                 .clone()
-                .unwrap_or_else(|| "the finder gave no result".to_owned())
-        })?;
-        Ok(Json(FindModelResult {
-            status: find.status,
-            message: find
-                .candidates
-                .is_empty()
-                .then(|| response.message.unwrap_or_default()),
-            candidates: find.candidates,
-            failures,
-        }))
+                .unwrap_or_else(|| "the finder gave no result".to_owned()));
+        }
+        Ok(Json(file_result(*response)))
     }
 
     /// Read the whole text of a hit or cited source that `search` returned, or of a document
@@ -437,6 +525,28 @@ fn found(hit: &Hit) -> FoundHit {
         url: hit.url.clone(),
         snippet: cut(&hit.text, SNIPPET_CHARS, CutMark::Ellipsis),
         backend: hit.backend.clone(),
+    }
+}
+
+/// One file's result: its status and candidates, or the finder's message.
+fn file_result(response: Response) -> FindModelResult {
+    let failures = response.distinct_failures();
+    let Some(find) = response.model_file else {
+        return FindModelResult {
+            message: response.message,
+            failures,
+            ..FindModelResult::default()
+        };
+    };
+    FindModelResult {
+        status: Some(find.status),
+        message: find
+            .candidates
+            .is_empty()
+            .then(|| response.message.unwrap_or_default()),
+        candidates: find.candidates,
+        failures,
+        ..FindModelResult::default()
     }
 }
 

@@ -74,6 +74,15 @@ pub enum ApiError {
         /// The content type sent, or `none`.
         found: String,
     },
+    /// A model-file request the finder refuses: a workflow that is not one, a file name that
+    /// is a path, a hash that is not a SHA-256, or neither a workflow nor a file.
+    #[error("{message}")]
+    InvalidModelRequest {
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong, and what is expected.
+        message: String,
+    },
     /// A string field longer than the server takes.
     #[error("`{field}` is over {limit} characters")]
     FieldTooLong {
@@ -159,11 +168,14 @@ impl ApiError {
             Self::Overloaded { .. } | Self::IngestBusy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::DeadlineExceeded { .. } => StatusCode::GATEWAY_TIMEOUT,
             Self::Search(
-                FerretError::Query(_) | FerretError::Budget(_) | FerretError::Config(_),
+                FerretError::Query(_)
+                | FerretError::Budget(_)
+                | FerretError::Config(_)
+                | FerretError::FileRequest(_),
             ) => StatusCode::BAD_REQUEST,
             Self::Search(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::UnsupportedMediaType { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::InvalidIngest(_) => StatusCode::BAD_REQUEST,
+            Self::InvalidIngest(_) | Self::InvalidModelRequest { .. } => StatusCode::BAD_REQUEST,
             Self::PathNotAllowed { .. } => StatusCode::FORBIDDEN,
             Self::PathNotFound { .. } => StatusCode::NOT_FOUND,
             Self::Ingest(FerretError::NotWritable) => StatusCode::CONFLICT,
@@ -199,7 +211,7 @@ impl ApiError {
             Self::DeadlineExceeded { .. } => "deadline_exceeded",
             Self::Search(_) => "search_failed",
             Self::UnsupportedMediaType { .. } => "unsupported_media_type",
-            Self::InvalidIngest(_) => "invalid_request",
+            Self::InvalidIngest(_) | Self::InvalidModelRequest { .. } => "invalid_request",
             Self::PathNotAllowed { .. } => "forbidden",
             Self::PathNotFound { .. } => "not_found",
             Self::Ingest(FerretError::NotWritable) => "not_writable",
@@ -225,6 +237,7 @@ impl ApiError {
             Self::PathNotAllowed { .. } | Self::PathNotFound { .. } => Some("path".to_owned()),
             Self::ThreadNotFound => Some("thread_id".to_owned()),
             Self::FieldTooLong { field, .. } => Some(field.clone()),
+            Self::InvalidModelRequest { field, .. } => Some((*field).to_owned()),
             _ => None,
         }
     }

@@ -7,7 +7,8 @@ use schemars::generate::SchemaSettings;
 use serde_json::{json, Value};
 
 use crate::wire::{
-    ChatBody, ChatReply, ErrorBody, IngestEvent, IngestPathBody, IngestReply, SearchBody,
+    ChatBody, ChatReply, ErrorBody, FindModelBody, FindModelReply, IngestEvent, IngestPathBody,
+    IngestReply, SearchBody,
 };
 
 /// The OpenAPI document of [`router`](crate::router)'s routes.
@@ -24,6 +25,8 @@ pub fn openapi() -> Value {
     let ingest_path = generator.subschema_for::<IngestPathBody>();
     let ingest_reply = generator.subschema_for::<IngestReply>();
     let ingest_event = generator.subschema_for::<IngestEvent>();
+    let find_model_body = generator.subschema_for::<FindModelBody>();
+    let find_model_reply = generator.subschema_for::<FindModelReply>();
     let schemas = generator.take_definitions(true);
 
     let json_body =
@@ -104,6 +107,15 @@ pub fn openapi() -> Value {
                 "responses": with(json!({
                     "200": {"description": "The thread (new when none was given) and the response.", "content": {"application/json": {"schema": chat_reply}}},
                     "404": thread_not_found,
+                    "504": timed_out,
+                }), &refusals),
+            }},
+            "/v1/find-model": {"post": {
+                "summary": "Find the model files of a ComfyUI workflow, or one file, on the model hubs the server searches",
+                "description": "Send `workflow` (the UI or API format, as saved) or one file (`file_name`, `sha256`). Each file comes back `FOUND`, `UNCERTAIN` or `UNSEARCHED` (no hub answered) with its ranked candidates; left out of a workflow's request, the base model is the one its checkpoint says.",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": find_model_body}}},
+                "responses": with(json!({
+                    "200": {"description": "Each file, in the workflow's order.", "content": {"application/json": {"schema": find_model_reply}}},
                     "504": timed_out,
                 }), &refusals),
             }},

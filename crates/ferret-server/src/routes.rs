@@ -1,6 +1,7 @@
-use ferret_mcp::ToolJob;
+use ferret_mcp::{ToolJob, ToolOutput};
 use std::convert::Infallible;
 use std::future::Future;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,6 +14,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
+use ferret::jobs::find_model::{parse_workflow, FileOutcome, FileRequest};
 use ferret::jobs::search::QueryError;
 use ferret::{Event, Principal, Response};
 use futures::{Stream, StreamExt};
@@ -22,7 +24,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::ingest;
 use crate::state::AppState;
-use crate::wire::{ChatBody, ChatReply};
+use crate::wire::{ChatBody, ChatReply, FileFound, FindModelBody, FindModelReply};
 use crate::ApiError;
 
 /// The API's routes over `state`, each response carrying an `x-request-id` (the caller's, or
@@ -36,6 +38,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/search", post(search).layer(json_only()))
         .route("/v1/search/stream", post(search_stream).layer(json_only()))
         .route("/v1/chat", post(chat).layer(json_only()))
+        .route("/v1/find-model", post(find_model).layer(json_only()))
         .route("/v1/ingest", post(ingest::ingest).layer(ingest_limit))
         .route(
             "/v1/ingest/stream",
@@ -86,14 +89,20 @@ fn mcp_options(state: &AppState) -> ferret_mcp::HttpOptions {
     let run: ferret_mcp::JobRunner = Arc::new(move |job| {
         let state = searches.clone();
         Box::pin(async move {
-            match job {
+            let response = match job {
                 ToolJob::Search(query) => {
                     let query = state.within_limits(query).map_err(|e| e.to_string())?;
                     state.run(query).await
                 }
                 ToolJob::FindModel(request) => state.find_model(request).await,
-            }
-            .map_err(|e| e.to_string())
+                ToolJob::FindModels(workflow) => {
+                    let found = state.find_models(workflow).await;
+                    return found.map(ToolOutput::Workflow).map_err(|e| e.to_string());
+                }
+            };
+            response
+                .map(|r| ToolOutput::Response(Box::new(r)))
+                .map_err(|e| e.to_string())
         })
     });
     ferret_mcp::HttpOptions {
@@ -159,6 +168,69 @@ async fn chat(
     Ok(Json(ChatReply {
         thread_id,
         response,
+    }))
+}
+
+/// `POST /v1/find-model`: the model files of a ComfyUI workflow, or one file, found on the
+/// model hubs the server searches (`--hubs`), through the library's `find_models` and
+/// `find_model`.
+async fn find_model(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<FindModelReply>, ApiError> {
+    let body: FindModelBody = state.read(body)?;
+    let refused = |field, message: String| ApiError::InvalidModelRequest { field, message };
+    let Some(json) = &body.workflow else {
+        let mut request =
+            FileRequest::named_or_hashed(body.file_name.as_deref(), body.sha256.as_deref())
+                .map_err(|e| {
+                    let field = if body.sha256.is_some() {
+                        "sha256"
+                    } else {
+                        "file_name"
+                    };
+                    refused(field, format!("{e}; or send a `workflow`"))
+                })?;
+        request.model_type = body.model_type;
+        request.prefer = body.prefer;
+        if let Some(base) = &body.base_model {
+            request = request.with_base_model(base.as_str());
+        }
+        let name = request.file_name.clone();
+        let response = state.find_model(request).await?;
+        return Ok(Json(FindModelReply {
+            base_model: None,
+            files: vec![FileFound::of(name, Ok(&response))],
+        }));
+    };
+    if body.file_name.is_some() || body.sha256.is_some() || body.model_type.is_some() {
+        return Err(refused(
+            "workflow",
+            "send a `workflow` or one file (`file_name`, `sha256`, `model_type`), not both".into(),
+        ));
+    }
+    let mut workflow = parse_workflow(&json.to_string(), Path::new("the request's workflow"))
+        .map_err(|e| refused("workflow", e.to_string()))?;
+    workflow.base_model.clone_from(&body.base_model);
+    workflow.prefer = body.prefer;
+    let found = state.find_models(workflow).await?;
+    let files = found
+        .files
+        .into_iter()
+        .map(|file| {
+            let name = file.model.file_name.clone();
+            let mut found = match &file.outcome {
+                FileOutcome::Searched(response) => FileFound::of(name, Ok(response)),
+                FileOutcome::NotSearched(error) => FileFound::of(name, Err(error.to_string())),
+                FileOutcome::Present(_) => FileFound::of(name, Err("already present".into())),
+            };
+            found.node_id = Some(file.model.node_id);
+            found
+        })
+        .collect();
+    Ok(Json(FindModelReply {
+        base_model: found.base_model,
+        files,
     }))
 }
 

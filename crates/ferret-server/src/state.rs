@@ -11,7 +11,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use ferret::config::RateLimit;
 use ferret::index::Unlisted;
-use ferret::jobs::find_model::FileRequest;
+use ferret::jobs::find_model::{FileRequest, Workflow, WorkflowFind};
 use ferret::jobs::search::QueryError;
 use ferret::{Access, Ferret, FerretError, Principal, Query, Response};
 use serde::de::DeserializeOwned;
@@ -370,6 +370,25 @@ impl AppState {
         let ferret = &self.inner.ferret;
         self.within_deadline(limit, ferret.find_model_within(&request, budget))
             .await
+    }
+
+    /// Find the model files of `workflow` within a permit and the deadline (the whole
+    /// workflow, its files a few at a time, each within the finder's budget cut to the
+    /// deadline).
+    pub(crate) async fn find_models(&self, workflow: Workflow) -> Result<WorkflowFind, ApiError> {
+        let _permit = self.permit()?;
+        let limit = self.inner.limits.request_deadline + DEADLINE_GRACE;
+        let found = tokio::time::timeout(limit, self.inner.ferret.find_models(&workflow))
+            .await
+            .map_err(|_| ApiError::DeadlineExceeded {
+                secs: limit.as_secs(),
+            })?;
+        for file in &found.files {
+            if let Some(response) = file.outcome.response() {
+                self.inner.metrics.search(response);
+            }
+        }
+        Ok(found)
     }
 
     /// Run `job`, which ends within `wall_time`, holding a permit; give up a little after.

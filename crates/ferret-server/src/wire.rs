@@ -7,9 +7,10 @@
 
 use std::collections::BTreeMap;
 
+use ferret::jobs::find_model::{FindStatus, ModelFind, ModelSource, ModelType};
 use ferret::jobs::search::{QueryError, SearchOptions};
 use ferret::jobs::session::OnRepeat;
-use ferret::{Budget, Filters, Query, Strategy};
+use ferret::{Budget, Filters, Query, Response, Strategy};
 use serde::{Deserialize, Serialize};
 
 /// The body of `POST /v1/search` and `POST /v1/search/stream`.
@@ -197,4 +198,95 @@ pub struct ErrorDetail {
     /// `Retry-After` seconds when the response gives them), false for a request that must
     /// change first.
     pub retryable: bool,
+}
+
+/// The body of `POST /v1/find-model`: a ComfyUI workflow whose model files are found, or one
+/// file by its name, its SHA-256, or both.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct FindModelBody {
+    /// A ComfyUI workflow as saved, in the UI or the API format: each model file its loader
+    /// nodes reference is found. Not with `file_name` or `sha256`.
+    #[serde(default)]
+    pub workflow: Option<serde_json::Value>,
+    /// One model file's name (`sd_xl_base_1.0.safetensors`).
+    #[serde(default)]
+    pub file_name: Option<String>,
+    /// One model file's SHA-256 (Civitai looks files up by hash).
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// The type the one file's loader expects.
+    #[serde(default)]
+    pub model_type: Option<ModelType>,
+    /// The base model the files are for (`SDXL 1.0`); for a workflow, left out, its
+    /// checkpoint says.
+    #[serde(default)]
+    pub base_model: Option<String>,
+    /// The hub to rank higher when candidates are otherwise equal.
+    #[serde(default)]
+    pub prefer: Option<ModelSource>,
+}
+
+/// The answer to `POST /v1/find-model`: each file, in the workflow's order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FindModelReply {
+    /// The base model the workflow's checkpoint gave its other files, when the body named none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_model: Option<String>,
+    /// One per file.
+    pub files: Vec<FileFound>,
+}
+
+/// What became of one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FileFound {
+    /// The file's name.
+    pub file_name: String,
+    /// The workflow node that loads it, when from a workflow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
+    /// `FOUND`, `UNCERTAIN` or `UNSEARCHED` (no hub answered); left out when the file was not
+    /// searched (`error` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<FindStatus>,
+    /// The ranked candidates, the best first, with the reason for each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ModelFind>,
+    /// What the finder says when there is no candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Hubs that failed while it was searched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+    /// Why it was not searched (a name no file can have).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl FileFound {
+    /// The file `file_name` as the finder's `response` (or error) leaves it.
+    pub fn of(file_name: String, found: Result<&Response, String>) -> Self {
+        let mut file = Self {
+            file_name,
+            node_id: None,
+            status: None,
+            result: None,
+            message: None,
+            failures: Vec::new(),
+            error: None,
+        };
+        match found {
+            Ok(response) => {
+                file.status = response.model_file.as_ref().map(|f| f.status);
+                file.result = response.model_file.clone();
+                file.message = response.message.clone();
+                file.failures = response.distinct_failures();
+            }
+            Err(error) => file.error = Some(error),
+        }
+        file
+    }
 }

@@ -74,6 +74,17 @@ async def exercise(session):
         check(best["folder"] == "models/loras", f"its folder: {best}")
         path_like = await session.call_tool("find_model", {"file_name": "../" + model_file})
         check(path_like.is_error, "a path-like name is an error result")
+        workflow = {
+            "4": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "sd_xl_base_1.0.safetensors"}},
+            "10": {"class_type": "LoraLoader", "inputs": {"lora_name": model_file, "model": ["4", 0], "clip": ["4", 1]}},
+        }
+        whole = await session.call_tool("find_model", {"workflow": workflow})
+        check(not whole.is_error, f"find_model of a workflow failed: {whole.content}")
+        files = {f["file_name"]: f for f in whole.structured_content["files"]}
+        check(files[model_file]["status"] == "FOUND", f"the workflow's LoRA is found: {files}")
+        check(whole.structured_content.get("base_model") == "SDXL", f"the checkpoint gives the base: {whole.structured_content}")
+        not_a_workflow = await session.call_tool("find_model", {"workflow": {"nodes": 3}})
+        check(not_a_workflow.is_error, "a workflow that is not one is an error result")
 
     again = await session.call_tool("search", {"question": QUESTION, "limit": 3})
     check(not again.is_error, "the server keeps serving after the errors")
