@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::judged::Half;
 use crate::judged::{ndcg_at, percentile, read_qrels, read_queries, recall_at, search_one};
 use anyhow::{bail, Context};
 use ferret_backends_local::{IngestOptions, LocalIndex};
@@ -101,25 +102,6 @@ impl From<BridgeRanking> for ferret::config::NameRanking {
             BridgeRanking::Rules => Self::Rules,
             BridgeRanking::Meaning => Self::Meaning,
         }
-    }
-}
-
-/// One of two fixed halves of a query set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Half {
-    Even,
-    Odd,
-}
-
-impl Half {
-    /// Does the query with this id belong to the half? The parity of its last character read as
-    /// a hex digit (any other character: its code).
-    pub(crate) fn holds(self, id: &str) -> bool {
-        let last = id
-            .chars()
-            .last()
-            .map_or(0, |c| c.to_digit(16).unwrap_or(c as u32));
-        last.is_multiple_of(2) == (self == Self::Even)
     }
 }
 

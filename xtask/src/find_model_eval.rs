@@ -19,7 +19,7 @@ use ferret::Ferret;
 use ferret_test_support::hubs::{HubCatalogue, HubStandIn};
 use serde::{Deserialize, Serialize};
 
-use crate::eval::Half;
+use crate::judged::Half;
 
 /// One file of the set.
 #[derive(Deserialize)]

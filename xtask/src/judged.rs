@@ -157,3 +157,22 @@ mod tests {
         assert_eq!(recall_at(&["a", "b"], &rel(&["a", "b"]), 1), 0.5);
     }
 }
+
+/// One of two fixed halves of a query set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Half {
+    Even,
+    Odd,
+}
+
+impl Half {
+    /// Does the query with this id belong to the half? The parity of its last character read as
+    /// a hex digit (any other character: its code).
+    pub(crate) fn holds(self, id: &str) -> bool {
+        let last = id
+            .chars()
+            .last()
+            .map_or(0, |c| c.to_digit(16).unwrap_or(c as u32));
+        last.is_multiple_of(2) == (self == Self::Even)
+    }
+}

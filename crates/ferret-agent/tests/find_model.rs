@@ -332,3 +332,50 @@ async fn hubs_are_the_backends_that_declare_one_whatever_their_names() {
     let find = response.model_file.unwrap();
     assert_eq!(find.candidates[0].file_name, "detail_xl.safetensors");
 }
+
+#[tokio::test]
+async fn a_web_page_of_a_hubs_site_becomes_a_lookup_on_that_hub_before_the_plan() {
+    // The web finds the model's page for the exact name; the hub is asked for what is at the
+    // address (its own API), and other sites' pages are left alone.
+    let page = |url: &str| {
+        let mut hit = ferret_core::Hit::new(url, "Detail Tweaker XL", "detail_xl_fp16", 1.0, "web");
+        hit.url = Some(url.to_owned());
+        hit
+    };
+    let web = Arc::new(
+        ScriptedBackend::new(
+            "web",
+            vec![
+                page("https://civitai.com/models/122359/detail-tweaker-xl"),
+                page("https://example.com/mirror/detail_xl_fp16.safetensors"),
+            ],
+        )
+        .matching(Matching::All)
+        .query_form(ferret_core::QueryForm::Web),
+    );
+    let civitai = hub(ModelSource::Civitai, Vec::new());
+    let agent = finder(
+        vec![web.clone(), civitai.clone()],
+        Stages::heuristic(StageConfig::default()),
+    );
+    let response = agent
+        .find_model(&request(), FileRequest::default_budget(), None)
+        .await
+        .unwrap();
+    let asked = web.requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].query, "\"detail_xl_fp16.safetensors\"");
+    assert_eq!(asked[0].options.include_domains, ["civitai.com"]);
+    let (lines, _) = plan(&response);
+    assert_eq!(
+        lines[0],
+        "civitai_search: address:https://civitai.com/models/122359/detail-tweaker-xl"
+    );
+    assert!(
+        lines.iter().all(|l| !l.contains("example.com")),
+        "{lines:?}"
+    );
+    assert!(civitai
+        .queries()
+        .contains(&"address:https://civitai.com/models/122359/detail-tweaker-xl".to_owned()));
+}

@@ -159,11 +159,30 @@ impl CivitaiBackend {
     /// The files of the version a Civitai address names (`/api/download/models/{version}`,
     /// `/models/{model}?modelVersionId={version}`); nothing for any other address.
     async fn at_address(&self, address: &url::Url) -> Result<Vec<Hit>, BackendError> {
-        let Some(version) = version_of(address, &self.site) else {
-            return Ok(Vec::new());
-        };
-        let url = endpoint(&self.api, &format!("api/v1/model-versions/{version}"));
-        self.version_files(url, None).await
+        match place_of(address, &self.site) {
+            Some(Place::Version(version)) => {
+                let url = endpoint(&self.api, &format!("api/v1/model-versions/{version}"));
+                self.version_files(url, None).await
+            }
+            Some(Place::Model(id)) => {
+                // A model's page without a version: every version's files.
+                let url = endpoint(&self.api, &format!("api/v1/models/{id}"));
+                let Some(model) = self
+                    .http
+                    .json_or_absent::<Model>(self.http.get(url))
+                    .await?
+                else {
+                    return Ok(Vec::new());
+                };
+                let files = model
+                    .model_versions
+                    .iter()
+                    .flat_map(|v| self.files_of(&model.name, model.id, &model.kind, v, None))
+                    .collect();
+                Ok(self.hits(files))
+            }
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The files of the version `url` answers with (a 404: none), only the one with `sha256`
@@ -396,6 +415,31 @@ impl SearchBackend for CivitaiBackend {
     }
 }
 
+/// What a Civitai address names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// One version: `/api/download/models/{version}`, `/models/{model}?modelVersionId={version}`.
+    Version(u64),
+    /// A model's page, `/models/{model}[/{slug}]`: all its versions.
+    Model(u64),
+}
+
+/// What a Civitai address names, on civitai.com or the configured site.
+fn place_of(address: &url::Url, site: &url::Url) -> Option<Place> {
+    if let Some(version) = version_of(address, site) {
+        return Some(Place::Version(version));
+    }
+    let ours = ModelSource::of_address(address) == Some(ModelSource::Civitai)
+        || address
+            .host_str()
+            .is_some_and(|h| Some(h) == site.host_str());
+    let segments: Vec<&str> = address.path_segments()?.filter(|s| !s.is_empty()).collect();
+    match segments.as_slice() {
+        ["models", model, ..] if ours => model.parse().ok().map(Place::Model),
+        _ => None,
+    }
+}
+
 /// The model version a Civitai address names: `/api/download/models/{version}` or
 /// `/models/{model}?modelVersionId={version}`, on civitai.com or the configured site.
 fn version_of(address: &url::Url, site: &url::Url) -> Option<u64> {
@@ -420,6 +464,22 @@ fn version_of(address: &url::Url, site: &url::Url) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_civitai_model_page_names_the_model() {
+        let site = url::Url::parse("https://civitai.com").unwrap();
+        let place = |raw: &str| place_of(&url::Url::parse(raw).unwrap(), &site);
+        assert_eq!(
+            place("https://civitai.com/models/122359/detail-tweaker-xl"),
+            Some(Place::Model(122359))
+        );
+        assert_eq!(
+            place("https://civitai.com/models/122359?modelVersionId=135867"),
+            Some(Place::Version(135867))
+        );
+        assert_eq!(place("https://example.com/models/122359"), None);
+        assert_eq!(place("https://civitai.com/user/someone"), None);
+    }
 
     #[test]
     fn a_civitai_address_names_its_version() {

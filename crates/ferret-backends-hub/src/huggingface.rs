@@ -445,10 +445,13 @@ impl HuggingFaceBackend {
                 None
             }
         };
+        // A repository's page (no path) gives all its model files.
         let files = self
             .files_of(&repo, entries)
             .into_iter()
-            .filter(|file| file.path.as_deref().unwrap_or(&file.file_name) == path)
+            .filter(|file| {
+                path.is_empty() || file.path.as_deref().unwrap_or(&file.file_name) == path
+            })
             .collect();
         Ok(self.hits(files))
     }
@@ -473,7 +476,8 @@ impl HuggingFaceBackend {
     }
 }
 
-/// The repository and path a Hub file address names, on huggingface.co or the configured Hub.
+/// The repository and path a Hub address names, on huggingface.co or the configured Hub: a
+/// file's (`resolve`, `blob`), or an empty path for the repository's own page or file tab.
 fn file_of(address: &url::Url, base: &url::Url) -> Option<(String, String)> {
     let ours = ModelSource::of_address(address) == Some(ModelSource::HuggingFace)
         || address
@@ -493,6 +497,55 @@ fn file_of(address: &url::Url, base: &url::Url) -> Option<(String, String)> {
         {
             Some((format!("{owner}/{name}"), path.join("/")))
         }
+        // A repository's own page, or its file tab: the whole repository.
+        [owner, name] | [owner, name, _] | [owner, name, _, _]
+            if !RESERVED_PATHS.contains(&owner.as_str())
+                && segments.get(2).is_none_or(|tab| tab == "tree") =>
+        {
+            Some((format!("{owner}/{name}"), String::new()))
+        }
         _ => None,
+    }
+}
+
+/// First path segments of the Hub's site that are not repository owners.
+const RESERVED_PATHS: [&str; 8] = [
+    "api",
+    "datasets",
+    "spaces",
+    "docs",
+    "models",
+    "blog",
+    "papers",
+    "collections",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hub_address_names_a_file_or_a_whole_repository() {
+        let base = url::Url::parse("https://huggingface.co").unwrap();
+        let named = |raw: &str| file_of(&url::Url::parse(raw).unwrap(), &base);
+        let repo = |id: &str, path: &str| Some((id.to_owned(), path.to_owned()));
+        assert_eq!(
+            named("https://huggingface.co/stabilityai/control-lora/blob/main/control-LoRAs-rank256/control-lora-canny-rank256.safetensors"),
+            repo("stabilityai/control-lora", "control-LoRAs-rank256/control-lora-canny-rank256.safetensors")
+        );
+        assert_eq!(
+            named("https://huggingface.co/stabilityai/control-lora"),
+            repo("stabilityai/control-lora", "")
+        );
+        assert_eq!(
+            named("https://huggingface.co/stabilityai/control-lora/tree/main"),
+            repo("stabilityai/control-lora", "")
+        );
+        assert_eq!(
+            named("https://huggingface.co/stabilityai/control-lora/discussions"),
+            None
+        );
+        assert_eq!(named("https://huggingface.co/datasets/x/y"), None);
+        assert_eq!(named("https://example.com/stabilityai/control-lora"), None);
     }
 }

@@ -44,6 +44,10 @@ pub(crate) struct FindModelArgs {
     /// The hubs searched (comma-separated; default both).
     #[arg(long, value_delimiter = ',', value_name = "HUB")]
     hubs: Vec<ModelSource>,
+    /// Also search the web (comma-separated: tavily, brave, searxng) for each file's exact
+    /// name on the hubs' sites: a page found names the repository or model holding it.
+    #[arg(long, value_delimiter = ',', value_name = "PROVIDER")]
+    web: Vec<crate::web_args::WebChoice>,
     /// Print the results as JSON.
     #[arg(long)]
     json: bool,
@@ -237,7 +241,10 @@ impl FindModelArgs {
         } else {
             self.hubs.clone()
         };
-        let (builder, warnings) = file.add_hubs(Ferret::builder(), &hubs);
+        let (builder, mut warnings) = file.add_hubs(Ferret::builder(), &hubs);
+        let web: Vec<_> = self.web.iter().map(|choice| choice.provider()).collect();
+        let (builder, web_warnings) = file.add_web(builder, &web);
+        warnings.extend(web_warnings);
         for warning in &warnings {
             eprintln!("warning: {warning}");
         }

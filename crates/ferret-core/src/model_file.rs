@@ -187,6 +187,14 @@ impl ModelSource {
         }
     }
 
+    /// The hub's site, as a web search restricted to it names it.
+    pub fn site(self) -> &'static str {
+        match self {
+            Self::Civitai => "civitai.com",
+            Self::HuggingFace => "huggingface.co",
+        }
+    }
+
     /// The hub whose site `address` is on, if either's.
     pub fn of_address(address: &url::Url) -> Option<Self> {
         match address.host_str()? {

@@ -523,6 +523,9 @@ async fn every_documented_route_is_served() {
                 "post" if path.ends_with("/chat") => {
                     post(path, json!({"message": "Who founded Rome?"}).to_string())
                 }
+                "post" if path.ends_with("/find-model") => {
+                    post(path, json!({"file_name": "x.safetensors"}).to_string())
+                }
                 "post" => post(path, json!({"query": "Who founded Rome?"}).to_string()),
                 "get" => Request::get(path.as_str()).body(Body::empty()).unwrap(),
                 other => panic!("undocumented method {other}"),

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use async_trait::async_trait;
 use ferret_core::{
     BackendFailure, Citation, FileRequest, Filters, FindStatus, Hit, Implementation, ModelFile,
-    ModelFind, ModelSource, SearchOptions, SearchQuery, StopReason, TraceStep,
+    ModelFind, ModelSource, QueryForm, SearchOptions, SearchQuery, StopReason, TraceStep,
 };
 use ferret_exec::ExecRequest;
 use ferret_synthesis::Answer;
@@ -66,7 +66,18 @@ impl SearchStrategy for FindModel {
             run.rec
                 .stage(run.stages.model_search.plan(&request, &sources).await)
         };
-        planned.retain(|step| !recorded.contains(step));
+        // Pages of the hubs' sites the web finds for the exact name come before the plan: a
+        // page names the repository or model, whatever either is called.
+        if !(by_hash_alone || settled) {
+            let pages = web_steps(run, &request, &sources).await;
+            planned.splice(0..0, pages);
+        }
+        let mut seen: Vec<FindStep> = recorded.clone();
+        planned.retain(|step| {
+            let new = !seen.contains(step);
+            seen.push(step.clone());
+            new
+        });
         planned.truncate(MAX_FIND_STEPS.saturating_sub(recorded.len()));
         let steps: Vec<FindStep> = recorded.iter().chain(&planned).cloned().collect();
         run.rec.step(TraceStep::Plan {
@@ -182,6 +193,69 @@ impl SearchStrategy for FindModel {
             message,
         }
     }
+}
+
+/// Web results wanted for a file's exact name.
+const WEB_RESULTS: usize = 10;
+/// Hub pages a web search may add to a file's plan, per hub.
+const PAGES_PER_HUB: usize = 2;
+
+/// Steps asking each hub for what is at the pages of its site that a web search finds for the
+/// file's exact name, when a web search engine is configured. The hub reads the model or
+/// repository out of the address and asks its own API: nothing fetches the page.
+async fn web_steps(
+    run: &mut SearchRun<'_>,
+    request: &FileRequest,
+    sources: &[ModelSource],
+) -> Vec<FindStep> {
+    let engines: Vec<String> = run
+        .executor
+        .backends_asking(QueryForm::Web)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    if engines.is_empty() {
+        return Vec::new();
+    }
+    let queries = [SearchQuery::plain(format!("\"{}\"", request.file_name))];
+    let options = SearchOptions {
+        include_domains: sources.iter().map(|s| s.site().to_owned()).collect(),
+        ..SearchOptions::default()
+    };
+    let filters = Filters {
+        access: run.query.filters.access.clone(),
+        ..Filters::default()
+    };
+    let mut steps: Vec<FindStep> = Vec::new();
+    for engine in &engines {
+        let exec = ExecRequest {
+            queries: &queries,
+            filters: &filters,
+            options: &options,
+            limit: WEB_RESULTS,
+            call_deadline: run.query.budget.call_deadline,
+            backend: Some(engine),
+        };
+        let outcome = run.executor.execute_on(&exec, &run.calls).await;
+        for hit in run.absorb(outcome, 1).hits {
+            let Some(address) = hit.url.as_deref().and_then(|u| url::Url::parse(u).ok()) else {
+                continue;
+            };
+            let Some(source) = ModelSource::of_address(&address).filter(|s| sources.contains(s))
+            else {
+                continue;
+            };
+            let step = FindStep {
+                source,
+                query: ferret_core::address_query(address.as_str()),
+            };
+            let per_hub = steps.iter().filter(|s| s.source == source).count();
+            if per_hub < PAGES_PER_HUB && !steps.contains(&step) {
+                steps.push(step);
+            }
+        }
+    }
+    steps
 }
 
 /// Whether `file` is the one `request` asks for: its name, or its hash when one is known.
