@@ -17,14 +17,16 @@ use wiremock::MockServer;
 
 use common::{post, read_json};
 
-async fn hubs() -> (MockServer, MockServer) {
+fn catalogue() -> Arc<HubCatalogue> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../fixtures/find-model-eval/catalogue.json"
     );
-    let catalogue: HubCatalogue =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let catalogue = Arc::new(catalogue);
+    Arc::new(serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap())
+}
+
+async fn hubs() -> (MockServer, MockServer) {
+    let catalogue = catalogue();
     let civitai = HubStandIn::new(ModelSource::Civitai, catalogue.clone());
     let hub = HubStandIn::new(ModelSource::HuggingFace, catalogue);
     (civitai.start().await, hub.start().await)
@@ -123,4 +125,27 @@ async fn one_file_by_name_and_the_refusals_name_their_field() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {reply}");
         assert_eq!(reply["error"]["field"], field, "{body}: {reply}");
     }
+}
+
+#[tokio::test]
+async fn a_file_no_hub_would_answer_for_is_unsearched_naming_the_hubs() {
+    // Both hubs past their rate limit: every call is a 429 with a long Retry-After.
+    let throttled = |source| {
+        HubStandIn::new(source, catalogue()).with_rate_limit(0, std::time::Duration::from_secs(300))
+    };
+    let civitai = throttled(ModelSource::Civitai).start().await;
+    let hub = throttled(ModelSource::HuggingFace).start().await;
+    let (status, reply) = ask(
+        app(&civitai, &hub),
+        json!({"file_name": "add-detail-xl.safetensors", "model_type": "lora"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    let file = &reply["files"][0];
+    assert_eq!(file["status"], "UNSEARCHED", "{reply}");
+    let failures = file["failures"].to_string();
+    assert!(
+        failures.contains("civitai") && failures.contains("huggingface"),
+        "{failures}"
+    );
 }

@@ -20,12 +20,18 @@
 //!   /api/v1/model-versions/{id}` and `/by-hash/{sha256}` give a version with its model's name
 //!   and type, 404 when there is none.
 //!
+//! Rate limits: past its limit a stand-in answers 429 with `Retry-After`, as the Hub documents
+//! for its API quota (<https://huggingface.co/docs/hub/rate-limits>) and Civitai answers its
+//! throttled clients.
+//!
 //! Stricter than the services where they are lenient: no typo tolerance, and Meilisearch's
 //! fallback of dropping the query's last words is not modelled, so a search that finds a file
 //! here finds it there.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use ferret_core::ModelSource;
 use serde::Deserialize;
@@ -64,6 +70,9 @@ pub struct HubStandIn {
     /// Results per page at most, whatever `limit` asks: the services may give fewer.
     page_size: usize,
     requests: Arc<AtomicUsize>,
+    /// Requests answered per window at most, and the window.
+    rate_limit: Option<(usize, Duration)>,
+    answered: Arc<Mutex<VecDeque<Instant>>>,
 }
 
 impl HubStandIn {
@@ -74,7 +83,43 @@ impl HubStandIn {
             catalogue,
             page_size: 100,
             requests: Arc::new(AtomicUsize::new(0)),
+            rate_limit: None,
+            answered: Arc::new(Mutex::new(VecDeque::new())),
         }
+    }
+
+    /// The same stand-in answering at most `requests` requests in any `window`; past it, 429
+    /// with `Retry-After` (the seconds until the oldest request leaves the window).
+    pub fn with_rate_limit(mut self, requests: usize, window: Duration) -> Self {
+        self.rate_limit = Some((requests, window));
+        self
+    }
+
+    /// The 429 to answer when the limit is reached, counting this request otherwise.
+    fn throttled(&self) -> Option<ResponseTemplate> {
+        let (limit, window) = self.rate_limit?;
+        let now = Instant::now();
+        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        while answered
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= window)
+        {
+            answered.pop_front();
+        }
+        if answered.len() < limit {
+            answered.push_back(now);
+            return None;
+        }
+        let oldest = answered.front().copied().unwrap_or(now);
+        let wait = window
+            .saturating_sub(now.duration_since(oldest))
+            .as_secs()
+            .max(1);
+        Some(
+            ResponseTemplate::new(429)
+                .insert_header("Retry-After", wait.to_string().as_str())
+                .set_body_json(json!({"error": "Too Many Requests"})),
+        )
     }
 
     /// The same stand-in giving at most `page_size` results a page.
@@ -321,6 +366,9 @@ impl HubStandIn {
 impl Respond for HubStandIn {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         self.requests.fetch_add(1, Ordering::Relaxed);
+        if let Some(throttled) = self.throttled() {
+            return throttled;
+        }
         match self.source {
             ModelSource::HuggingFace => self.huggingface(request),
             ModelSource::Civitai => self.civitai(request),
@@ -484,5 +532,27 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(second[0]["id"], "b/Realistic_two");
+    }
+
+    #[tokio::test]
+    async fn past_its_rate_limit_a_hub_answers_429_with_retry_after() {
+        let server = HubStandIn::new(ModelSource::Civitai, catalogue())
+            .with_rate_limit(2, Duration::from_secs(60))
+            .start()
+            .await;
+        for _ in 0..2 {
+            let (status, _) = get(&server, "/api/v1/models?query=detail").await;
+            assert_eq!(status, 200);
+        }
+        let third = reqwest::get(format!("{}/api/v1/models?query=detail", server.uri()))
+            .await
+            .unwrap();
+        assert_eq!(third.status().as_u16(), 429);
+        let wait: u64 = third.headers()["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1..=60).contains(&wait), "{wait}");
     }
 }
