@@ -32,6 +32,9 @@ pub struct Workflow {
     /// The hub to rank higher for every file when candidates are otherwise equal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefer: Option<ModelSource>,
+    /// The links between its nodes, as pairs of node ids (which output feeds which input).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<(String, String)>,
 }
 
 impl Workflow {
@@ -41,7 +44,36 @@ impl Workflow {
             models,
             base_model: None,
             prefer: None,
+            links: Vec::new(),
         }
+    }
+
+    /// Whether links join the nodes `a` and `b`, in either direction and through any nodes
+    /// between; a node inside a subgraph or group node (`"12:3"`) counts as that node (`"12"`).
+    pub fn connected(&self, a: &str, b: &str) -> bool {
+        let outer = |id: &str| id.split(':').next().unwrap_or(id).to_owned();
+        let (start, goal) = (outer(a), outer(b));
+        let mut reached = std::collections::HashSet::from([start.clone()]);
+        let mut next = vec![start];
+        while let Some(node) = next.pop() {
+            if node == goal {
+                return true;
+            }
+            for (from, to) in &self.links {
+                let (from, to) = (outer(from), outer(to));
+                let other = if from == node {
+                    to
+                } else if to == node {
+                    from
+                } else {
+                    continue;
+                };
+                if reached.insert(other.clone()) {
+                    next.push(other);
+                }
+            }
+        }
+        false
     }
 
     /// The finder's request for `model`, one of this workflow's files: what the model's node
@@ -189,6 +221,20 @@ mod tests {
             directory: Some("loras".into()),
             present_at: None,
         }
+    }
+
+    #[test]
+    fn nodes_are_connected_through_links_in_either_direction() {
+        let mut workflow = Workflow::new(Vec::new());
+        workflow.links = vec![
+            ("4".into(), "10".into()),
+            ("10".into(), "3".into()),
+            ("20".into(), "21".into()),
+        ];
+        assert!(workflow.connected("4", "3"));
+        assert!(workflow.connected("3", "4"));
+        assert!(workflow.connected("10:2", "4"), "a node inside node 10");
+        assert!(!workflow.connected("4", "21"));
     }
 
     #[test]

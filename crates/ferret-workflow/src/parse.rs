@@ -67,7 +67,40 @@ pub fn parse_workflow(json: &str, origin: &Path) -> Result<Workflow, WorkflowErr
             file: origin.to_owned(),
         });
     }
-    Ok(Workflow::new(found.models))
+    let mut workflow = Workflow::new(found.models);
+    workflow.links = links(&root);
+    Ok(workflow)
+}
+
+/// The links between nodes, as pairs of node ids: the UI format's `links` (the list form
+/// `[id, from, from slot, to, to slot, type]` or objects with `origin_id` and `target_id`), or
+/// the API format's inputs that name another node's output (`["4", 0]`).
+fn links(root: &Value) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    if root.get("nodes").is_some() {
+        for link in array_field(root, "links") {
+            let (from, to) = match link {
+                Value::Array(parts) => (parts.get(1), parts.get(3)),
+                Value::Object(fields) => (fields.get("origin_id"), fields.get("target_id")),
+                _ => continue,
+            };
+            if let (Some(from), Some(to)) = (from.and_then(id_text), to.and_then(id_text)) {
+                pairs.push((from, to));
+            }
+        }
+        return pairs;
+    }
+    for (id, node) in api_nodes(root).unwrap_or_default() {
+        let inputs = node.get("inputs").and_then(Value::as_object);
+        for input in inputs.into_iter().flat_map(|inputs| inputs.values()) {
+            if let Some([from, Value::Number(_)]) = input.as_array().map(Vec::as_slice) {
+                if let Some(from) = id_text(from) {
+                    pairs.push((from, id.to_owned()));
+                }
+            }
+        }
+    }
+    pairs
 }
 
 /// The files found so far, each once.
@@ -742,6 +775,24 @@ mod tests {
         assert_eq!(models[0].url.as_deref(), Some("https://example.org/m"));
         assert_eq!(models[0].directory.as_deref(), Some("loras"));
         assert_eq!(models[1].subfolder.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn links_are_read_in_both_formats() {
+        let ui = r#"{"nodes": [
+            {"id": 4, "type": "CheckpointLoaderSimple", "widgets_values": ["a.safetensors"]},
+            {"id": 10, "type": "LoraLoader", "widgets_values": ["b.safetensors", 1, 1]}],
+            "links": [[1, 4, 0, 10, 0, "MODEL"], {"id": 2, "origin_id": 10, "target_id": 3}]}"#;
+        let workflow = parse_workflow(ui, Path::new("w.json")).unwrap();
+        assert_eq!(
+            workflow.links,
+            [("4".into(), "10".into()), ("10".into(), "3".into())]
+        );
+        assert!(workflow.connected("4", "3"));
+        let api = r#"{"4": {"class_type": "CheckpointLoaderSimple", "inputs": {"ckpt_name": "a.safetensors"}},
+            "10": {"class_type": "LoraLoader", "inputs": {"lora_name": "b.safetensors", "model": ["4", 0], "strength_model": 1}}}"#;
+        let workflow = parse_workflow(api, Path::new("w.json")).unwrap();
+        assert_eq!(workflow.links, [("4".to_owned(), "10".to_owned())]);
     }
 
     #[test]

@@ -77,7 +77,8 @@ impl Ferret {
     /// (the preferred hub, the base model). When the workflow names no base model, its
     /// checkpoints are found first and give theirs to its LoRAs, ControlNets, VAEs and
     /// embeddings: the found checkpoint's base as its hub states it, else the one its file name
-    /// says (`sd_xl_base_1.0.safetensors` is SDXL); checkpoints of different bases give none.
+    /// says (`sd_xl_base_1.0.safetensors` is SDXL). A file takes the base of the checkpoints its
+    /// node is linked to; one linked to none, the base all checkpoints agree on.
     /// A file that cannot be searched is reported with the others rather than ending the run.
     pub async fn find_models(&self, workflow: &Workflow) -> WorkflowFind {
         let models = &workflow.models;
@@ -88,17 +89,37 @@ impl Ferret {
         let checkpoints: Vec<usize> = (0..models.len())
             .filter(|&i| outcomes[i].is_none() && is_checkpoint(&models[i]))
             .collect();
-        for (i, outcome) in self.find_each(workflow, &checkpoints, None).await {
+        let checkpoints: Vec<(usize, Option<String>)> =
+            checkpoints.into_iter().map(|i| (i, None)).collect();
+        for (i, outcome) in self.find_each(workflow, &checkpoints).await {
             outcomes[i] = Some(outcome);
         }
-        let base_model = match &workflow.base_model {
-            Some(_) => None,
-            None => checkpoint_base(models, &outcomes),
+        // Each checkpoint's base, then each other file's: the one base of the checkpoints its
+        // node is linked to, else the one all the workflow's checkpoints agree on.
+        let bases = checkpoint_bases(models, &outcomes);
+        let agreed = match distinct(bases.iter().map(|(_, base)| base.as_str())).as_slice() {
+            [one] if workflow.base_model.is_none() => Some((*one).to_owned()),
+            _ => None,
         };
-        let rest: Vec<usize> = (0..models.len())
+        let rest: Vec<(usize, Option<String>)> = (0..models.len())
             .filter(|&i| outcomes[i].is_none())
+            .map(|i| {
+                let linked = distinct(
+                    bases
+                        .iter()
+                        .filter(|(node, _)| workflow.connected(node, &models[i].node_id))
+                        .map(|(_, base)| base.as_str()),
+                );
+                let base = match linked.as_slice() {
+                    _ if workflow.base_model.is_some() => None,
+                    [one] => Some((*one).to_owned()),
+                    [] => agreed.clone(),
+                    _ => None,
+                };
+                (i, base)
+            })
             .collect();
-        for (i, outcome) in self.find_each(workflow, &rest, base_model.as_deref()).await {
+        for (i, outcome) in self.find_each(workflow, &rest).await {
             outcomes[i] = Some(outcome);
         }
         let files = models
@@ -112,19 +133,21 @@ impl Ferret {
                 })
             })
             .collect();
-        WorkflowFind { files, base_model }
+        WorkflowFind {
+            files,
+            base_model: agreed,
+        }
     }
 
-    /// The files at `indices`, found a few at a time, those of a base-specific type told
-    /// `base` when their request names none.
+    /// The files at `files`, found a few at a time, those of a base-specific type told their
+    /// base when their request names none.
     async fn find_each(
         &self,
         workflow: &Workflow,
-        indices: &[usize],
-        base: Option<&str>,
+        files: &[(usize, Option<String>)],
     ) -> Vec<(usize, FileOutcome)> {
-        futures::stream::iter(indices.iter().copied())
-            .map(|i| async move {
+        futures::stream::iter(files.to_vec())
+            .map(|(i, base)| async move {
                 let model = &workflow.models[i];
                 let outcome = match workflow.request_for(model) {
                     Ok(mut request) => {
@@ -148,33 +171,39 @@ impl Ferret {
     }
 }
 
-/// The base model the workflow's checkpoints agree on: each found one's as its hub states it,
-/// else the one its file name says; `None` when they say none or disagree.
-fn checkpoint_base(models: &[WorkflowModel], outcomes: &[Option<FileOutcome>]) -> Option<String> {
-    let mut bases: Vec<String> = Vec::new();
-    for (model, outcome) in models.iter().zip(outcomes) {
-        if !is_checkpoint(model) {
-            continue;
-        }
-        let found = outcome
-            .as_ref()
-            .and_then(FileOutcome::response)
-            .and_then(|r| r.model_file.as_ref())
-            .filter(|find| find.status == FindStatus::Found)
-            .and_then(|find| find.best()?.base_model.clone());
-        let base = match found {
-            Some(base) => base_model_label(&base).map_or(base, str::to_owned),
-            None => match base_model_label(&model.file_name) {
-                Some(label) => label.to_owned(),
-                None => continue,
-            },
-        };
-        if !bases.contains(&base) {
-            bases.push(base);
+/// Each checkpoint's node and base model: the found one's as its hub states it, else the one
+/// its file name says; checkpoints that say none are left out.
+fn checkpoint_bases(
+    models: &[WorkflowModel],
+    outcomes: &[Option<FileOutcome>],
+) -> Vec<(String, String)> {
+    models
+        .iter()
+        .zip(outcomes)
+        .filter(|(model, _)| is_checkpoint(model))
+        .filter_map(|(model, outcome)| {
+            let found = outcome
+                .as_ref()
+                .and_then(FileOutcome::response)
+                .and_then(|r| r.model_file.as_ref())
+                .filter(|find| find.status == FindStatus::Found)
+                .and_then(|find| find.best()?.base_model.clone());
+            let base = match found {
+                Some(base) => base_model_label(&base).map_or(base, str::to_owned),
+                None => base_model_label(&model.file_name)?.to_owned(),
+            };
+            Some((model.node_id.clone(), base))
+        })
+        .collect()
+}
+
+/// `bases` each once, in order.
+fn distinct<'a>(bases: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen = Vec::new();
+    for base in bases {
+        if !seen.contains(&base) {
+            seen.push(base);
         }
     }
-    match bases.as_slice() {
-        [one] => Some(one.clone()),
-        _ => None,
-    }
+    seen
 }
