@@ -16,6 +16,13 @@ use crate::hits::{self, Found};
 use crate::{base_url, endpoint, WebError};
 use ferret_http::{ApiKey, Http, KeyForm};
 
+/// The variable holding another address for Brave's API (a proxy, a gateway), used when the
+/// configuration leaves the provider's own.
+pub const BRAVE_URL_VARIABLE: &str = "BRAVE_BASE_URL";
+
+/// The provider's own API address.
+const BRAVE_API: &str = "https://api.search.brave.com";
+
 /// The variable Brave's key is read from.
 pub const BRAVE_KEY_VARIABLE: &str = "BRAVE_API_KEY";
 
@@ -49,7 +56,8 @@ pub struct BraveConfig {
     pub key: Option<ApiKey>,
     /// The variable the token is read from when `key` is `None` (default `BRAVE_API_KEY`).
     pub key_variable: String,
-    /// Where the API lives; a mock server's address in tests.
+    /// Where the API lives (a proxy, a gateway, a compatible service; a mock server in tests);
+    /// left at the provider's own, the variable `BRAVE_BASE_URL` replaces it when set.
     pub base_url: String,
     /// The country results come from, as a two-letter code ("US", "DE").
     pub country: Option<String>,
@@ -94,7 +102,7 @@ impl Default for BraveConfig {
         Self {
             key: None,
             key_variable: BRAVE_KEY_VARIABLE.to_owned(),
-            base_url: "https://api.search.brave.com".into(),
+            base_url: BRAVE_API.into(),
             country: None,
             search_lang: None,
             safe_search: SafeSearch::Moderate,
@@ -119,7 +127,12 @@ pub struct BraveBackend {
 impl BraveBackend {
     /// The backend `config` describes.
     pub fn new(config: BraveConfig) -> Result<Self, WebError> {
-        let url = endpoint(&base_url(&config.base_url)?, "res/v1/web/search");
+        let address = crate::api_address(
+            &config.base_url,
+            BRAVE_API,
+            std::env::var(BRAVE_URL_VARIABLE).ok(),
+        );
+        let url = endpoint(&base_url(&address)?, "res/v1/web/search");
         let key = ApiKey::given_or_from_env(config.key.as_ref(), &config.key_variable)?;
         let http = Http::new("brave", config.timeout)?.with_key(
             HeaderName::from_static("x-subscription-token"),

@@ -23,9 +23,15 @@ pub(crate) struct Found<'a> {
 /// The hit of `found`, or `None` when it has no text to show: a result with no URL or no title
 /// is kept only if it has text.
 pub(crate) fn hit(backend: &str, provider: &str, found: Found<'_>) -> Option<Hit> {
-    let text = found.text.trim();
+    // Providers return titles and snippets as HTML text (`&#x27;`, `&amp;`): a hit holds text.
+    let text = html_escape::decode_html_entities(found.text.trim()).into_owned();
+    let text = text.trim();
     let url = found.url.map(str::trim).filter(|u| !u.is_empty());
-    let title = found.title.map(str::trim).filter(|t| !t.is_empty());
+    let title = found
+        .title
+        .map(|t| html_escape::decode_html_entities(t.trim()).into_owned())
+        .filter(|t| !t.trim().is_empty());
+    let title = title.as_deref().map(str::trim);
     if text.is_empty() && (url.is_none() || title.is_none()) {
         return None;
     }
@@ -131,4 +137,23 @@ fn first_words(text: &str, n: usize) -> String {
         .take(n)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_and_snippets_are_text_not_html() {
+        let found = Found {
+            url: Some("https://example.com/a"),
+            title: Some(" It&#x27;s &amp; <b>more</b> "),
+            text: "Use &quot;pip install&quot; &lt;pkg&gt;".into(),
+            score: 1.0,
+            date: None,
+        };
+        let hit = hit("web", "brave", found).unwrap();
+        assert_eq!(&*hit.title, "It's & <b>more</b>");
+        assert_eq!(&*hit.text, "Use \"pip install\" <pkg>");
+    }
 }

@@ -18,14 +18,24 @@ mod hits;
 mod searxng;
 mod tavily;
 
-pub use brave::{BraveBackend, BraveConfig, BRAVE_KEY_VARIABLE};
+pub use brave::{BraveBackend, BraveConfig, BRAVE_KEY_VARIABLE, BRAVE_URL_VARIABLE};
 pub use ferret_core::{
     Freshness, Hit, SafeSearch, SearchBackend, SearchDepth, SearchOptions, Topic,
 };
 pub use ferret_http::{ApiKey, HttpSetupError};
 pub use hits::{PROVIDER_ANSWER_FIELD, PROVIDER_FIELD, SOURCES_FIELD};
 pub use searxng::{SearxngBackend, SearxngConfig, SEARXNG_URL_VARIABLE};
-pub use tavily::{TavilyBackend, TavilyConfig, TAVILY_KEY_VARIABLE};
+pub use tavily::{TavilyBackend, TavilyConfig, TAVILY_KEY_VARIABLE, TAVILY_URL_VARIABLE};
+
+/// The address a provider's API is reached at: `configured` when it is not the provider's own
+/// (`default`), else the address in the provider's variable when one is set (a proxy, a
+/// gateway, a compatible service), else the provider's own.
+fn api_address(configured: &str, default: &str, variable: Option<String>) -> String {
+    match variable.filter(|v| !v.trim().is_empty()) {
+        Some(address) if configured == default => address.trim().to_owned(),
+        _ => configured.to_owned(),
+    }
+}
 
 /// A web backend could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,4 +100,26 @@ fn with_site_operators(query: &str, include: &[String], exclude: &[String]) -> S
         query.push_str(&format!(" -site:{}", domain.trim()));
     }
     query
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_variable_replaces_only_the_providers_own_address() {
+        let own = "https://api.tavily.com";
+        let proxy = Some("http://127.0.0.1:8081".to_owned());
+        assert_eq!(
+            api_address(own, own, proxy.clone()),
+            "http://127.0.0.1:8081"
+        );
+        assert_eq!(
+            api_address("http://gateway:9", own, proxy),
+            "http://gateway:9",
+            "the configuration's own address wins"
+        );
+        assert_eq!(api_address(own, own, Some(" ".into())), own);
+        assert_eq!(api_address(own, own, None), own);
+    }
 }

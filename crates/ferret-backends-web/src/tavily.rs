@@ -16,6 +16,13 @@ use crate::hits::{self, Found};
 use crate::{base_url, endpoint, WebError};
 use ferret_http::{ApiKey, Http, KeyForm};
 
+/// The variable holding another address for Tavily's API (a proxy, a gateway), used when the
+/// configuration leaves the provider's own.
+pub const TAVILY_URL_VARIABLE: &str = "TAVILY_BASE_URL";
+
+/// The provider's own API address.
+const TAVILY_API: &str = "https://api.tavily.com";
+
 /// The variable Tavily's key is read from.
 pub const TAVILY_KEY_VARIABLE: &str = "TAVILY_API_KEY";
 
@@ -30,7 +37,8 @@ pub struct TavilyConfig {
     pub key: Option<ApiKey>,
     /// The variable the key is read from when `key` is `None` (default `TAVILY_API_KEY`).
     pub key_variable: String,
-    /// Where the API lives; a mock server's address in tests.
+    /// Where the API lives (a proxy, a gateway, a compatible service; a mock server in tests);
+    /// left at the provider's own, the variable `TAVILY_BASE_URL` replaces it when set.
     pub base_url: String,
     /// Basic (one credit a call) or advanced (two) search.
     pub search_depth: SearchDepth,
@@ -79,7 +87,7 @@ impl Default for TavilyConfig {
         Self {
             key: None,
             key_variable: TAVILY_KEY_VARIABLE.to_owned(),
-            base_url: "https://api.tavily.com".into(),
+            base_url: TAVILY_API.into(),
             search_depth: SearchDepth::Basic,
             topic: Topic::General,
             time_range: None,
@@ -106,7 +114,12 @@ pub struct TavilyBackend {
 impl TavilyBackend {
     /// The backend `config` describes.
     pub fn new(config: TavilyConfig) -> Result<Self, WebError> {
-        let url = endpoint(&base_url(&config.base_url)?, "search");
+        let address = crate::api_address(
+            &config.base_url,
+            TAVILY_API,
+            std::env::var(TAVILY_URL_VARIABLE).ok(),
+        );
+        let url = endpoint(&base_url(&address)?, "search");
         let key = ApiKey::given_or_from_env(config.key.as_ref(), &config.key_variable)?;
         let http =
             Http::new("tavily", config.timeout)?.with_key(AUTHORIZATION, key, KeyForm::Bearer);

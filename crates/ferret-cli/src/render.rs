@@ -43,12 +43,14 @@ pub fn response(response: &Response, verbose: bool) -> String {
                     .collect();
                 let _ = writeln!(out, "Answer: {}{from}\n", short.text);
             }
-            let _ = writeln!(
-                out,
-                "{}\n\nSources:",
-                response.answer.as_deref().unwrap_or_default()
-            );
-            for c in &response.citations {
+            let answer = response.answer.as_deref().unwrap_or_default();
+            // A sectioned answer (a technical question's) ends with its own sources.
+            let lists_sources = answer.contains("## Sources");
+            let _ = writeln!(out, "{answer}");
+            if !lists_sources {
+                let _ = writeln!(out, "\nSources:");
+            }
+            for c in response.citations.iter().filter(|_| !lists_sources) {
                 let _ = writeln!(
                     out,
                     "  [{}] {}{}",
@@ -243,5 +245,42 @@ fn trace_step(step: &TraceStep) -> String {
             format!("ranking: {status:?} [{}]; {}", by(implementation), ranked.join("; "))
         }
         other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferret::jobs::search::{StopReason, Trace};
+    use ferret::Citation;
+
+    fn answered(answer: &str) -> Response {
+        let mut response = Response::message("", StopReason::Answered, Trace::default());
+        response.response_type = ResponseType::Results;
+        response.message = None;
+        response.answer = Some(answer.to_owned());
+        response.citations = vec![Citation {
+            marker: 1,
+            hit_id: HitId("a".into()),
+            title: "Jinja2 changelog".into(),
+            url: Some("https://example.com/changes".into()),
+        }];
+        response
+    }
+
+    #[test]
+    fn sources_are_printed_once() {
+        let sectioned = response(
+            &answered("## Solution\nUpgrade Jinja2 [1].\n\n## Sources\n- [1] Jinja2 changelog (https://example.com/changes)"),
+            false,
+        );
+        assert_eq!(
+            sectioned.matches("Jinja2 changelog").count(),
+            1,
+            "{sectioned}"
+        );
+        let plain = response(&answered("Upgrade Jinja2 [1]."), false);
+        assert_eq!(plain.matches("Jinja2 changelog").count(), 1, "{plain}");
+        assert!(plain.contains("Sources:"));
     }
 }

@@ -644,6 +644,11 @@ impl Executor {
                 .search(request)
                 .await
                 .map_err(CallError::Backend)?;
+            // A web engine's date filter is approximate (it reads a page's date its own way): a
+            // hit that carries a date outside the asked range is not shown, whoever returned it.
+            if let Some(range) = &request.filters.date_range {
+                hits.retain(|hit| hit.date.is_none_or(|date| range.contains(date)));
+            }
             // A backend may hand back a vector sized for `limit` and cut short: kept as is in
             // the cache, the empty slots would cost more than the hits.
             hits.shrink_to_fit();

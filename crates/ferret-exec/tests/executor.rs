@@ -635,3 +635,56 @@ async fn hits_kept_elsewhere_are_checked_and_unknown_backends_fail_closed() {
         unreadable(&[("local", "memo"), ("removed-backend", "gone")])
     );
 }
+
+/// A web engine whose date filter is approximate: it answers with whatever it holds.
+struct Approximate(Vec<Hit>);
+
+#[async_trait::async_trait]
+impl ferret_core::SearchBackend for Approximate {
+    fn name(&self) -> &str {
+        "web"
+    }
+
+    fn capabilities(&self) -> BackendCapabilities {
+        BackendCapabilities {
+            date_range: true,
+            access: true,
+            ..BackendCapabilities::default()
+        }
+    }
+
+    async fn search(&self, _: &ferret_core::SearchRequest) -> Result<Vec<Hit>, BackendError> {
+        Ok(self.0.clone())
+    }
+}
+
+#[tokio::test]
+async fn a_hit_dated_outside_the_asked_range_is_not_shown_whoever_returned_it() {
+    let dated = |id: &str, date: Option<(i32, u32, u32)>| {
+        let mut hit = Hit::new(id, id, "text", 1.0, "web");
+        hit.date = date.and_then(|(y, m, d)| chrono::NaiveDate::from_ymd_opt(y, m, d));
+        hit
+    };
+    let backend = Approximate(vec![
+        dated("old", Some((2021, 3, 1))),
+        dated("new", Some((2024, 6, 1))),
+        dated("undated", None),
+    ]);
+    let exec = Executor::builder()
+        .backend(Arc::new(backend))
+        .build()
+        .unwrap();
+    let filters = Filters {
+        date_range: Some(DateRange {
+            from: chrono::NaiveDate::from_ymd_opt(2024, 1, 1),
+            to: None,
+        }),
+        ..Default::default()
+    };
+    let outcome = exec
+        .execute(&["q".into()], &filters, 10, &budget(), DEADLINE)
+        .await;
+    let ids: Vec<&str> = outcome.hits.iter().map(|h| h.id.0.as_str()).collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(!ids.contains(&"old"), "{ids:?}");
+}

@@ -5,39 +5,78 @@ use std::collections::BTreeMap;
 
 use crate::analyzer::{Analysis, Complexity, EntityKind};
 
-/// The versions `context` states, as a name and a number: `java_version` = `17` is "Java 17",
-/// `spring_boot_version` = `1.5.22` is "Spring Boot 1.5.22", `jdk.version` = `21` is "JDK 21".
-/// A value that does not start with a digit (`unknown`) states no version.
+/// The versions `context` states, as a name and a number, read by meaning rather than by key:
+/// `java_version` = `17` and `java` = `17` are "Java 17", `spring_boot_version` = `1.5.22` is
+/// "Spring Boot 1.5.22", `jdk.version` = `21` is "JDK 21"; a value that names its product
+/// itself gives that name (`os` = `ubuntu-22.04` is "Ubuntu 22.04", `framework` = `django 4.2`
+/// is "Django 4.2", `node` = `v20.11` is "Node 20.11"). A value with no number (`unknown`,
+/// `vim`, a path) states no version.
 pub fn context_versions(context: &BTreeMap<String, String>) -> Vec<String> {
     context
         .iter()
         .filter_map(|(key, value)| {
             let value = value.trim();
-            let product = key
-                .to_lowercase()
-                .strip_suffix("version")?
-                .trim_end_matches(['_', '-', '.'])
-                .to_owned();
-            if product.is_empty() || !value.starts_with(|c: char| c.is_ascii_digit()) {
+            if value.contains(['/', '\\']) {
                 return None;
             }
-            let name: Vec<String> = product
-                .split(['_', '-', '.'])
-                .filter(|w| !w.is_empty())
-                .map(|w| match w.len() {
-                    ..=3 => w.to_uppercase(),
-                    _ => {
-                        let mut chars = w.chars();
-                        chars
-                            .next()
-                            .map(|c| c.to_uppercase().chain(chars).collect())
-                            .unwrap_or_default()
-                    }
-                })
-                .collect();
-            Some(format!("{} {value}", name.join(" ")))
+            // The value's own name and number (`django 4.2`), else the key's name.
+            let (named, number) = split_version(value)?;
+            let key = key.to_lowercase();
+            let key = key
+                .strip_suffix("version")
+                .unwrap_or(&key)
+                .trim_end_matches(['_', '-', '.']);
+            let product = if named.is_empty() { key } else { named };
+            if product.is_empty() {
+                return None;
+            }
+            Some(format!("{} {number}", display_name(product)))
         })
         .collect()
+}
+
+/// `value` as the name it starts with (maybe empty) and the version after it: `django 4.2` is
+/// (`django`, `4.2`), `ubuntu-22.04` (`ubuntu`, `22.04`), `v20.11` (``, `20.11`), `3.11` (``,
+/// `3.11`); `None` when no word of it is a number.
+fn split_version(value: &str) -> Option<(&str, &str)> {
+    fn lower_v(w: &str) -> &str {
+        w.strip_prefix(['v', 'V']).unwrap_or(w)
+    }
+    let start = value
+        .char_indices()
+        .find(|&(i, _)| {
+            let word_start = i == 0 || !value[..i].ends_with(char::is_alphanumeric);
+            word_start && lower_v(&value[i..]).starts_with(|d: char| d.is_ascii_digit())
+        })
+        .map(|(i, _)| i)?;
+    let number = lower_v(&value[start..]);
+    let number = number
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .next()
+        .unwrap_or(number);
+    let named = value[..start]
+        .trim_end_matches([' ', '-', '_', '@', '='])
+        .trim();
+    Some((named, number))
+}
+
+/// A product's name as a search engine reads it: `spring_boot` is "Spring Boot", `jdk` "JDK".
+fn display_name(product: &str) -> String {
+    product
+        .split(['_', '-', '.', ' '])
+        .filter(|w| !w.is_empty())
+        .map(|w| match w.len() {
+            ..=3 => w.to_uppercase(),
+            _ => {
+                let mut chars = w.chars();
+                chars
+                    .next()
+                    .map(|c| c.to_uppercase().chain(chars).collect())
+                    .unwrap_or_default()
+            }
+        })
+        .collect::<Vec<String>>()
+        .join(" ")
 }
 
 /// The context's versions whose number `text` does not already give ("JDK 17" gives Java's 17):
@@ -87,6 +126,21 @@ mod tests {
             context_versions(&context),
             ["Java 17", "JDK 21", "Spring Boot 1.5.22"]
         );
+    }
+
+    #[test]
+    fn context_is_read_by_meaning_not_by_key_suffix() {
+        let read = |key: &str, value: &str| {
+            context_versions(&BTreeMap::from([(key.to_owned(), value.to_owned())]))
+        };
+        assert_eq!(read("python", "3.11"), ["Python 3.11"]);
+        assert_eq!(read("python_version", "3.11"), ["Python 3.11"]);
+        assert_eq!(read("node", "20"), ["Node 20"]);
+        assert_eq!(read("node", "v20.11.1"), ["Node 20.11.1"]);
+        assert_eq!(read("os", "ubuntu-22.04"), ["Ubuntu 22.04"]);
+        assert_eq!(read("framework", "django 4.2"), ["Django 4.2"]);
+        assert_eq!(read("editor", "vim").len(), 0);
+        assert_eq!(read("project_path", "/src/app2").len(), 0);
     }
 
     #[test]

@@ -486,6 +486,7 @@ mode = "hybrid"
 
 [web.tavily]
 key_variable = "MY_TAVILY_KEY"
+base_url = "http://127.0.0.1:8081"
 search_depth = "advanced"
 rate_per_second = 2
 
@@ -529,6 +530,10 @@ ingest = true
             [WebProvider::Tavily, WebProvider::Searxng]
         );
         let tavily = config.web.tavily.clone().unwrap();
+        assert_eq!(
+            tavily.base_url, "http://127.0.0.1:8081",
+            "a proxy or stand-in"
+        );
         assert_eq!(tavily.search_depth, ferret_core::SearchDepth::Advanced);
         assert_eq!(tavily.rate_per_second.get(), 2);
         assert_eq!(

@@ -114,8 +114,8 @@ pub mod backends {
     pub use ferret_backends_qdrant::{QdrantBackend, QdrantConfig, QdrantError};
     pub use ferret_backends_web::{
         ApiKey, BraveBackend, BraveConfig, HttpSetupError, SearxngBackend, SearxngConfig,
-        TavilyBackend, TavilyConfig, WebError, BRAVE_KEY_VARIABLE, SEARXNG_URL_VARIABLE,
-        TAVILY_KEY_VARIABLE,
+        TavilyBackend, TavilyConfig, WebError, BRAVE_KEY_VARIABLE, BRAVE_URL_VARIABLE,
+        SEARXNG_URL_VARIABLE, TAVILY_KEY_VARIABLE, TAVILY_URL_VARIABLE,
     };
     pub use ferret_core::{
         BackendCapabilities, BackendError, BackendErrorKind, CallRate, QueryForm, RetryClass,
