@@ -726,32 +726,23 @@ async fn find_model_reads_a_workflow_skips_held_files_and_prints_a_table_and_jso
         env!("CARGO_MANIFEST_DIR"),
         "/../../fixtures/find-model/workflow-several-missing"
     );
-    let civitai = wiremock::MockServer::start().await;
-    for (query, body) in [("sdxl vae", "civitai-vae.json")] {
-        let body = std::fs::read_to_string(format!("{case}/{body}")).unwrap();
-        wiremock::Mock::given(wiremock::matchers::path("/api/v1/models"))
-            .and(wiremock::matchers::query_param("query", query))
-            .respond_with(
-                wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"),
-            )
-            .mount(&civitai)
-            .await;
+    // Civitai's stand-in holds the case's models (the VAE, and the LoRA whose version the
+    // workflow's recorded address names) and searches them as Civitai does.
+    let mut catalogue = ferret_test_support::hubs::HubCatalogue::default();
+    for body in ["civitai-vae.json", "civitai-lora.json"] {
+        let listed: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(format!("{case}/{body}")).unwrap())
+                .unwrap();
+        catalogue
+            .civitai
+            .extend(listed["items"].as_array().unwrap().iter().cloned());
     }
-    // The LoRA's recorded address names its version, which is looked up by id.
-    let version = std::fs::read_to_string(format!("{case}/civitai-lora-version.json")).unwrap();
-    wiremock::Mock::given(wiremock::matchers::path("/api/v1/model-versions/135867"))
-        .respond_with(
-            wiremock::ResponseTemplate::new(200).set_body_raw(version, "application/json"),
-        )
-        .mount(&civitai)
-        .await;
-    wiremock::Mock::given(wiremock::matchers::any())
-        .respond_with(
-            wiremock::ResponseTemplate::new(200)
-                .set_body_raw(r#"{"items": []}"#, "application/json"),
-        )
-        .mount(&civitai)
-        .await;
+    let civitai = ferret_test_support::hubs::HubStandIn::new(
+        ferret::jobs::find_model::ModelSource::Civitai,
+        std::sync::Arc::new(catalogue),
+    )
+    .start()
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let held = dir
         .path()
