@@ -89,11 +89,16 @@ pub fn root_cause(question: &str, analysis: &Analysis) -> Option<String> {
 
 /// An error question's signature, its error class and what the error is about:
 /// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> `NoClassDefFoundError:cglib.proxy.Enhancer`.
-/// The same failure reads the same whatever else the question says; `None` without both parts.
+/// The same failure reads the same whatever else the question says. Without both parts, the
+/// error line of any other language or package manager gives it
+/// ([`language_error_signature`](crate::language_error_signature)); `None` without one.
 pub fn error_signature(question: &str, analysis: &Analysis) -> Option<String> {
-    let error = root_error(question, analysis)?;
-    let component = error_component(question, error)?;
-    Some(format!("{error}:{}", component.replace(' ', ".")))
+    let jvm = root_error(question, analysis).and_then(|error| {
+        let component = error_component(question, error)?;
+        Some(format!("{error}:{}", component.replace(' ', ".")))
+    });
+    // Any other language's error, by its own error line.
+    jvm.or_else(|| crate::signature::language_error_signature(question))
 }
 
 /// What the error is about, when the message names a class or path after it:
@@ -122,4 +127,20 @@ fn product_of(version: &str) -> Option<String> {
         .collect();
     (!product.is_empty() && product.len() < version.split_whitespace().count())
         .then(|| product.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::HeuristicAnalyzer;
+
+    #[test]
+    fn the_same_python_error_from_another_path_and_in_other_words_has_one_signature() {
+        let asked = |text: &str| error_signature(text, &HeuristicAnalyzer.analysis(text));
+        let first = asked("Flask fails to start: ImportError: cannot import name 'soft_unicode' from 'markupsafe' (/home/ann/venv/lib/python3.11/site-packages/markupsafe/__init__.py)");
+        let again = asked("how do I fix this?\nImportError: cannot import name 'soft_unicode' from 'markupsafe' (C:\\venv\\Lib\\site-packages\\markupsafe\\__init__.py)");
+        assert!(first.is_some());
+        assert_eq!(first, again);
+        assert_eq!(asked("How do I rotate the API keys?"), None);
+    }
 }

@@ -22,6 +22,7 @@ mod llm;
 mod meaning;
 mod prompts;
 mod rewriter;
+mod signature;
 mod util;
 
 pub use analyzer::{
@@ -50,3 +51,4 @@ pub use prompts::{
     RewriteReply, DEFAULT_QUERY_TYPES,
 };
 pub use rewriter::{HeuristicRewriter, QueryRewriter};
+pub use signature::language_error_signature;
