@@ -6,10 +6,10 @@
 use std::time::Instant;
 
 use ferret_core::{
-    Actions, Event, FileRequest, Hit, Implementation, ModelFind, Query, RepeatMatch, RepeatOf,
-    Report, Response, ResponseType, SearchQuery, StopReason, TraceStep, Usage,
+    Actions, Event, FileRequest, Hit, Implementation, ModelFind, OnRepeat, Query, RepeatMatch,
+    RepeatOf, Report, Response, ResponseType, SearchQuery, StopReason, TraceStep, Usage,
 };
-use ferret_exec::{CallBudget, ExecOutcome, ExecRequest, Executor};
+use ferret_exec::{CacheUse, CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
 use ferret_query_intel::{Analysis, QueryType};
 use ferret_synthesis::{in_sections, strip_markers, Answer, EarlierTurn, Situation};
@@ -110,10 +110,19 @@ impl<'a> SearchRun<'a> {
         }
     }
 
+    /// Whether kept results may answer: not when the asker wants the sources searched again.
+    pub(crate) fn cache_use(&self) -> CacheUse {
+        match self.query.on_repeat {
+            OnRepeat::SearchAgain => CacheUse::Refresh,
+            _ => CacheUse::Read,
+        }
+    }
+
     /// Search `queries` on every backend as round `round` (from 1), recording the calls.
     pub(crate) async fn search(&mut self, queries: &[String], round: u32) -> Round {
         let queries: Vec<SearchQuery> = queries.iter().map(|q| self.in_forms(q)).collect();
         let request = ExecRequest {
+            cache: self.cache_use(),
             queries: &queries,
             filters: &self.query.filters,
             options: &self.query.options,
@@ -134,9 +143,11 @@ impl<'a> SearchRun<'a> {
             .collect();
         let (filters, options) = (&self.query.filters, &self.query.options);
         let deadline = self.query.budget.call_deadline;
+        let cache = self.cache_use();
         let (executor, calls) = (self.executor, &self.calls);
         let outcomes = futures::future::join_all(groups.iter().map(|queries| async move {
             let request = ExecRequest {
+                cache,
                 queries,
                 filters,
                 options,

@@ -136,6 +136,19 @@ pub struct ExecRequest<'a> {
     pub call_deadline: Duration,
     /// Only this backend; `None` for all of them.
     pub backend: Option<&'a str>,
+    /// Whether a kept result may answer, or every call goes to its backend again.
+    pub cache: CacheUse,
+}
+
+/// Whether a search may be answered from the results kept for identical calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheUse {
+    /// A kept result answers an identical call.
+    #[default]
+    Read,
+    /// Every call goes to its backend again (the asker wants what is there now); its result
+    /// replaces the kept one.
+    Refresh,
 }
 
 pub use ferret_core::CallRate;
@@ -376,6 +389,7 @@ impl Executor {
         let queries: Vec<SearchQuery> = queries.iter().map(SearchQuery::plain).collect();
         self.execute_on(
             &ExecRequest {
+                cache: CacheUse::Read,
                 queries: &queries,
                 filters,
                 options: &SearchOptions::default(),
@@ -398,6 +412,7 @@ impl Executor {
             limit,
             call_deadline,
             backend,
+            cache,
         } = *request;
         let slots = self.slots.iter().filter(|slot| match backend {
             Some(name) => slot.backend.name() == name,
@@ -426,17 +441,18 @@ impl Executor {
             }
         }
         // One call is awaited as it is: joining it would only box it.
-        let records = match <[_; 1]>::try_from(requests) {
-            Ok([(slot, request)]) => vec![self.call(slot, request, budget, call_deadline).await],
-            Err(requests) => {
-                join_all(
-                    requests
-                        .into_iter()
-                        .map(|(slot, request)| self.call(slot, request, budget, call_deadline)),
-                )
-                .await
-            }
-        };
+        let records =
+            match <[_; 1]>::try_from(requests) {
+                Ok([(slot, request)]) => {
+                    vec![self.call(slot, request, budget, call_deadline, cache).await]
+                }
+                Err(requests) => {
+                    join_all(requests.into_iter().map(|(slot, request)| {
+                        self.call(slot, request, budget, call_deadline, cache)
+                    }))
+                    .await
+                }
+            };
         let mut outcome = ExecOutcome::default();
         let mut lists = Vec::new();
         for record in records {
@@ -467,6 +483,7 @@ impl Executor {
         request: SearchRequest,
         budget: &CallBudget,
         deadline: Duration,
+        cache: CacheUse,
     ) -> CallRecord {
         let name = slot.backend.name().to_owned();
         let started = Instant::now();
@@ -507,6 +524,9 @@ impl Executor {
             limit: request.limit,
             text_for: request.text_for,
         };
+        if cache == CacheUse::Refresh {
+            self.cache.forget(&key).await;
+        }
         let attempts = AtomicU32::new(0);
         // Whoever runs the shared call runs it under their own budget and deadline, so a search that
         // joins it is held to its own deadline here.

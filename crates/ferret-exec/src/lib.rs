@@ -16,7 +16,9 @@ mod executor;
 mod fusion;
 mod normalize;
 
-pub use executor::{CallRate, ExecOutcome, ExecRequest, Executor, ExecutorBuilder, ExecutorConfig};
+pub use executor::{
+    CacheUse, CallRate, ExecOutcome, ExecRequest, Executor, ExecutorBuilder, ExecutorConfig,
+};
 pub use ferret_core::canonical_url;
 pub use ferret_layers::{CallBudget, RateLimit, RetryPolicy};
 pub use fusion::{dedup_and_fuse, dedup_heads_first, RRF_K};

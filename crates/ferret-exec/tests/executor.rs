@@ -423,6 +423,7 @@ async fn a_search_joining_a_shared_call_keeps_its_own_deadline() {
 fn request<'a>(queries: &'a [SearchQuery], options: &'a SearchOptions) -> ExecRequest<'a> {
     static NO_FILTERS: std::sync::LazyLock<Filters> = std::sync::LazyLock::new(Filters::default);
     ExecRequest {
+        cache: ferret_exec::CacheUse::Read,
         queries,
         filters: &NO_FILTERS,
         options,
@@ -563,6 +564,7 @@ async fn a_model_hub_is_asked_only_by_name_never_by_a_search_of_every_backend() 
     assert_eq!(outcome.hits.len(), 1);
     let queries = [SearchQuery::plain("sdxl vae")];
     let named = ExecRequest {
+        cache: ferret_exec::CacheUse::Read,
         queries: &queries,
         filters: &Filters::default(),
         options: &SearchOptions::default(),
@@ -687,4 +689,37 @@ async fn a_hit_dated_outside_the_asked_range_is_not_shown_whoever_returned_it() 
     let ids: Vec<&str> = outcome.hits.iter().map(|h| h.id.0.as_str()).collect();
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(!ids.contains(&"old"), "{ids:?}");
+}
+
+#[tokio::test]
+async fn a_refresh_goes_to_the_backend_again_and_replaces_the_kept_result() {
+    let backend = Arc::new(scripted("web", &["a"]));
+    let exec = executor(vec![backend.clone()]);
+    let queries = [SearchQuery::plain("q")];
+    let options = SearchOptions::default();
+    let read = request(&queries, &options);
+    let budget = budget();
+    exec.execute_on(&read, &budget).await;
+    let kept = exec.execute_on(&read, &budget).await;
+    assert_eq!(
+        (backend.calls(), kept.cache_hits),
+        (1, 1),
+        "read: the kept result"
+    );
+    let refresh = ExecRequest {
+        cache: ferret_exec::CacheUse::Refresh,
+        ..request(&queries, &options)
+    };
+    let fresh = exec.execute_on(&refresh, &budget).await;
+    assert_eq!(
+        (backend.calls(), fresh.cache_hits),
+        (2, 0),
+        "refresh: asked again"
+    );
+    let after = exec.execute_on(&read, &budget).await;
+    assert_eq!(
+        (backend.calls(), after.cache_hits),
+        (2, 1),
+        "the refreshed result is kept"
+    );
 }

@@ -67,6 +67,11 @@ where
         self.cache.invalidate_all();
     }
 
+    /// Drop the result kept for `key`, so the next call for it runs (a refresh).
+    pub async fn forget(&self, key: &K) {
+        self.cache.invalidate(key).await;
+    }
+
     /// A probe for a call about to be made with `key`: after the call, or after giving up on
     /// it, it tells where the answer came from.
     pub fn probe(&self, key: &K) -> Probe {

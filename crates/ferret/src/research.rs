@@ -74,6 +74,7 @@ impl BackendResearchTools {
                 .executor()
                 .execute_on(
                     &ExecRequest {
+                        cache: ferret_exec::CacheUse::Read,
                         queries: &queries,
                         filters: &Filters::default(),
                         options,

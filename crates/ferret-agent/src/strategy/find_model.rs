@@ -229,6 +229,7 @@ async fn web_steps(
     let mut steps: Vec<FindStep> = Vec::new();
     for engine in &engines {
         let exec = ExecRequest {
+            cache: run.cache_use(),
             queries: &queries,
             filters: &filters,
             options: &options,
@@ -320,11 +321,12 @@ async fn search(
         .map(|step| [SearchQuery::plain(step.query.clone())])
         .collect();
     let (executor, calls, filters) = (run.executor, &run.calls, &filters);
-    let deadline = run.query.budget.call_deadline;
+    let (deadline, cache) = (run.query.budget.call_deadline, run.cache_use());
     let outcomes = futures::future::join_all(steps.iter().zip(&queries).map(|(step, query)| {
         let options = &options;
         async move {
             let request = ExecRequest {
+                cache,
                 queries: query,
                 filters,
                 options,

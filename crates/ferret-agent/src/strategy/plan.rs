@@ -123,7 +123,7 @@ impl PlanStrategy {
                     }
                 })
                 .collect();
-            let limit = run.hits_per_call();
+            let (limit, cache) = (run.hits_per_call(), run.cache_use());
             let in_forms: Vec<Option<[SearchQuery; 1]>> = prepared
                 .iter()
                 .map(|p| p.request.as_ref().ok().map(|r| [run.in_forms(&r.query)]))
@@ -136,6 +136,7 @@ impl PlanStrategy {
                     };
                     let step_started = Instant::now();
                     let exec = ExecRequest {
+                        cache: cache,
                         queries,
                         filters: &request.filters,
                         options: &query.options,

@@ -129,6 +129,7 @@ impl SearchStrategy for ToolLoop {
             searched.insert(normalize_query(&request.query));
             let queries = [run.in_forms(&request.query)];
             let exec = ExecRequest {
+                cache: run.cache_use(),
                 queries: &queries,
                 filters: &request.filters,
                 options: &query.options,
