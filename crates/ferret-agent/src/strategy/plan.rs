@@ -136,7 +136,7 @@ impl PlanStrategy {
                     };
                     let step_started = Instant::now();
                     let exec = ExecRequest {
-                        cache: cache,
+                        cache,
                         queries,
                         filters: &request.filters,
                         options: &query.options,
