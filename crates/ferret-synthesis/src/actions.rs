@@ -39,6 +39,17 @@ impl HeuristicActionExtractor {
         let mut stated_by: Vec<(String, String)> = Vec::new();
         for hit in sources {
             for command in commands(&hit.text) {
+                // What an install command pins or raises is a version change of its own.
+                for (component, version) in pinned_versions(&command) {
+                    stated_by.push((component.to_lowercase(), version.clone()));
+                    if seen_components.insert(component.to_lowercase()) {
+                        actions.version_changes.push(VersionChange {
+                            component,
+                            version,
+                            source: hit.id.clone(),
+                        });
+                    }
+                }
                 if seen_commands.insert(command.clone()) {
                     actions.commands.push(CommandAction {
                         command,
@@ -142,6 +153,17 @@ static RUN_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("valid regex")
 });
+/// A package manager's install verb, in prose or code ("pip install -U", "npm i", "cargo add").
+static INSTALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b((?:python3? -m )?pip3? install(?: -U| --upgrade)?|npm (?:i|install|add)(?: -[DSgE]| --save-dev)?|yarn add|pnpm add|cargo add|go get|poetry add|uv (?:add|pip install)|conda install|gem install|dotnet add package|composer require)\s+")
+        .expect("valid regex")
+});
+/// A package with a version or range: `markupsafe==2.0.1`, `"Jinja2>=3.0"`, `react@18.2.0`,
+/// `serde@1.0`.
+static PACKAGE_SPEC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^["']?([A-Za-z@][\w.@/-]*?[\w])(==|>=|<=|~=|!=|>|<|@\^|@~|@)(\d[\w.*+-]*)["']?$"#)
+        .expect("valid regex")
+});
 /// A component and its version: "Spring Boot 2.7.18", "Java 17", "JDK 21", "Hibernate 6.x".
 static NAME_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b([A-Z][A-Za-z0-9+#-]*(?:[ -][A-Z][A-Za-z0-9+#-]*){0,2})\s+v?(\d+(?:\.\d+){0,2}(?:\.x|\+)?)")
@@ -229,6 +251,26 @@ fn commands(text: &str) -> Vec<String> {
         }
     }
     let prose = INLINE_CODE.replace_all(&outside_blocks, " ");
+    // "Downgrade with pip install markupsafe==2.0.1 and restart": an install line in prose
+    // runs from the verb to the last package or flag.
+    for verb in INSTALL.find_iter(&prose) {
+        let rest = &prose[verb.end()..];
+        let mut taken: Vec<&str> = Vec::new();
+        for token in rest.split_whitespace() {
+            let bare = token.trim_end_matches(['.', ',', ';', ':', ')']);
+            let lower = bare.to_lowercase();
+            if bare.is_empty() || PROSE_WORDS.contains(&lower.as_str()) || lower == "then" {
+                break;
+            }
+            taken.push(bare);
+            if bare.len() != token.len() {
+                break;
+            }
+        }
+        if !taken.is_empty() {
+            keep(&format!("{} {}", verb.as_str().trim(), taken.join(" ")));
+        }
+    }
     for line in prose.lines() {
         if let Some(command) = COMMAND_LINE.captures(line.trim()) {
             if line.trim_start().starts_with('$') {
@@ -241,6 +283,26 @@ fn commands(text: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// The packages an install command names with a version or range, each with it: `pip install
+/// markupsafe==2.0.1` gives (`markupsafe`, `2.0.1`), `pip install -U "Jinja2>=3.0"` gives
+/// (`Jinja2`, `>=3.0`); a pin (`==`, `@`) is the version itself.
+fn pinned_versions(command: &str) -> Vec<(String, String)> {
+    let Some(verb) = INSTALL.find(command) else {
+        return Vec::new();
+    };
+    command[verb.end()..]
+        .split_whitespace()
+        .filter_map(|token| {
+            let spec = PACKAGE_SPEC.captures(token)?;
+            let version = match &spec[2] {
+                "==" | "@" => spec[3].to_owned(),
+                operator => format!("{}{}", operator.trim_start_matches('@'), &spec[3]),
+            };
+            Some((spec[1].to_owned(), version))
+        })
+        .collect()
 }
 
 /// The component and version a sentence says to move to: "upgrade X to N", else the first
@@ -310,6 +372,47 @@ mod tests {
             ]
         );
         assert!(commands("Use git to track it. Maven is `mvn`.").is_empty());
+    }
+
+    #[test]
+    fn install_lines_in_prose_are_commands_and_their_pins_are_version_changes() {
+        let source = hit(
+            "so",
+            "MarkupSafe 2.1 removed soft_unicode. Downgrade it with pip install markupsafe==2.0.1, or better, run pip install -U \"Jinja2>=3.0\" to get a Jinja2 that no longer imports it. pip install is slow on this machine.",
+        );
+        let actions = HeuristicActionExtractor.actions(&[source]);
+        let commands: Vec<&str> = actions
+            .commands
+            .iter()
+            .map(|c| c.command.as_str())
+            .collect();
+        assert!(
+            commands.contains(&"pip install markupsafe==2.0.1"),
+            "{commands:?}"
+        );
+        assert!(
+            commands.contains(&"pip install -U \"Jinja2>=3.0\""),
+            "{commands:?}"
+        );
+        assert!(
+            !commands.iter().any(|c| c.contains("is slow")),
+            "{commands:?}"
+        );
+        let versions: Vec<(&str, &str)> = actions
+            .version_changes
+            .iter()
+            .map(|v| (v.component.as_str(), v.version.as_str()))
+            .collect();
+        assert!(versions.contains(&("markupsafe", "2.0.1")), "{versions:?}");
+        assert!(versions.contains(&("Jinja2", ">=3.0")), "{versions:?}");
+        assert_eq!(
+            pinned_versions("npm i react@18.2.0 lodash"),
+            [("react".to_owned(), "18.2.0".to_owned())]
+        );
+        assert_eq!(
+            pinned_versions("cargo add serde@^1.0"),
+            [("serde".to_owned(), "^1.0".to_owned())]
+        );
     }
 
     #[test]
