@@ -29,6 +29,9 @@ pub struct HeuristicActionExtractor;
 impl HeuristicActionExtractor {
     /// Longest file change kept, in characters.
     pub const MAX_CHANGE_CHARS: usize = 200;
+    /// Most commands one source gives: a source that prints a whole script is read, not
+    /// copied.
+    pub const MAX_COMMANDS_PER_SOURCE: usize = 10;
 
     /// Extract synchronously; [`ActionExtractor::extract`] wraps this.
     pub fn actions(&self, sources: &[Hit]) -> Actions {
@@ -38,7 +41,10 @@ impl HeuristicActionExtractor {
         let mut seen_files = HashSet::new();
         let mut stated_by: Vec<(String, String)> = Vec::new();
         for hit in sources {
-            for command in commands(&hit.text) {
+            for command in commands(&hit.text)
+                .into_iter()
+                .take(Self::MAX_COMMANDS_PER_SOURCE)
+            {
                 // What an install command pins or raises is a version change of its own.
                 for (component, version) in pinned_versions(&command) {
                     stated_by.push((component.to_lowercase(), version.clone()));
@@ -413,6 +419,20 @@ mod tests {
             pinned_versions("cargo add serde@^1.0"),
             [("serde".to_owned(), "^1.0".to_owned())]
         );
+    }
+
+    #[test]
+    fn a_source_printing_a_500_line_script_gives_a_few_commands() {
+        let script: String = (0..500)
+            .map(|i| format!("npm install package-{i}@1.0.{i}\n"))
+            .collect();
+        let source = hit("gist", &format!("The setup script:\n```sh\n{script}```\n"));
+        let actions = HeuristicActionExtractor.actions(&[source]);
+        assert_eq!(
+            actions.commands.len(),
+            HeuristicActionExtractor::MAX_COMMANDS_PER_SOURCE
+        );
+        assert_eq!(actions.commands[0].command, "npm install package-0@1.0.0");
     }
 
     #[test]
