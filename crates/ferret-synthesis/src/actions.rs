@@ -40,6 +40,18 @@ impl HeuristicActionExtractor {
         let mut seen_components = HashSet::new();
         let mut seen_files = HashSet::new();
         let mut stated_by: Vec<(String, String)> = Vec::new();
+        let mut version_changes = Vec::new();
+        // Every source stating a version counts toward agreement; the first names the change.
+        let mut note_version = |component: String, version: String, hit: &Hit| {
+            stated_by.push((component.to_lowercase(), version.clone()));
+            if seen_components.insert(component.to_lowercase()) {
+                version_changes.push(VersionChange {
+                    component,
+                    version,
+                    source: hit.id.clone(),
+                });
+            }
+        };
         for hit in sources {
             for command in commands(&hit.text)
                 .into_iter()
@@ -47,14 +59,7 @@ impl HeuristicActionExtractor {
             {
                 // What an install command pins or raises is a version change of its own.
                 for (component, version) in pinned_versions(&command) {
-                    stated_by.push((component.to_lowercase(), version.clone()));
-                    if seen_components.insert(component.to_lowercase()) {
-                        actions.version_changes.push(VersionChange {
-                            component,
-                            version,
-                            source: hit.id.clone(),
-                        });
-                    }
+                    note_version(component, version, hit);
                 }
                 if seen_commands.insert(command.clone()) {
                     actions.commands.push(CommandAction {
@@ -66,14 +71,7 @@ impl HeuristicActionExtractor {
             for sentence in split_sentences(&hit.text) {
                 let sentence = one_line(&strip_markers(&sentence));
                 if let Some((component, version)) = version_change(&sentence) {
-                    stated_by.push((component.to_lowercase(), version.clone()));
-                    if seen_components.insert(component.to_lowercase()) {
-                        actions.version_changes.push(VersionChange {
-                            component,
-                            version,
-                            source: hit.id.clone(),
-                        });
-                    }
+                    note_version(component, version, hit);
                 }
                 for file in FILE.find_iter(&sentence) {
                     if seen_files.insert(file.as_str().to_owned()) {
@@ -86,6 +84,7 @@ impl HeuristicActionExtractor {
                 }
             }
         }
+        actions.version_changes = version_changes;
         actions.primary = primary(&actions);
         actions.confidence = confidence(&actions, &stated_by);
         actions

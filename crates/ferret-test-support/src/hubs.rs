@@ -13,7 +13,8 @@
 //!   (<https://huggingface.co/docs/hub/models-gated>).
 //! - Civitai, <https://developer.civitai.com/site/reference/models>: `GET /api/v1/models`
 //!   with `query` is a full-text search of model names (Meilisearch: each word of the query
-//!   matches a word of the name, the last as a prefix; file names are not searched), `types`
+//!   matches a word of the name, the last as a prefix,
+//!   <https://www.meilisearch.com/docs/learn/engine/prefix>; file names are not searched), `types`
 //!   filters by model type, `limit` up to 100, and the next page is reached with
 //!   `metadata.nextCursor` (`page` "is incompatible with `query`": 400).
 //!   <https://developer.civitai.com/site/reference/model-versions>: `GET
