@@ -22,6 +22,10 @@ pub enum EvalKind {
     /// The model-file finder on a set of files (`--dataset fixtures/find-model-eval`) against
     /// stand-ins of the hubs: right, wrong and uncertain by type, calls and seconds a file.
     FindModel,
+    /// The coding agent on errors from many ecosystems (`--dataset fixtures/coding-agent-eval`)
+    /// against stand-ins of Tavily and Brave: root cause, expected and wrong actions, provider
+    /// calls, repeats in a thread.
+    CodingAgent,
 }
 
 #[derive(clap::Args, Clone)]
@@ -228,6 +232,14 @@ pub fn run(mut args: EvalArgs) -> anyhow::Result<()> {
             args.report.as_deref(),
         );
     }
+    if args.kind == Some(EvalKind::CodingAgent) {
+        return crate::coding_agent_eval::run(
+            &args.dataset,
+            args.half,
+            &args.out,
+            args.report.as_deref(),
+        );
+    }
     settle_kind(&mut args)?;
     run_kinds(args)
 }
@@ -250,7 +262,7 @@ fn settle_kind(args: &mut EvalArgs) -> anyhow::Result<()> {
         None if args.mode.contains(&Mode::Answer) => eprintln!(
             "note: `cargo xtask eval --mode answer` is now `cargo xtask eval answers`; the mode is accepted until the next release"
         ),
-        None | Some(EvalKind::FindModel) => {}
+        None | Some(EvalKind::FindModel | EvalKind::CodingAgent) => {}
     }
     Ok(())
 }

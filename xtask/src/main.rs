@@ -8,6 +8,7 @@ mod bench;
 mod bm25_bench;
 mod chart;
 mod codegen;
+mod coding_agent_eval;
 mod cold_start_bench;
 mod constraint_bench;
 mod eval;

@@ -316,7 +316,6 @@ impl Agent {
             executor: &self.executor,
             config: &self.config,
             query,
-            analysis,
             calls: CallBudget::new(query.budget.max_backend_calls, query.budget.wall_time)
                 .with_paid_limit(query.budget.max_paid_units),
             gathered: Gathered::default(),
@@ -326,6 +325,8 @@ impl Agent {
             actions: None,
             conversation: Vec::new(),
             file_request: None,
+            graded: crate::run::pasted_error(query.text(), &analysis),
+            analysis,
         }
     }
 

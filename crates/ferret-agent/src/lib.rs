@@ -52,7 +52,7 @@ pub use prompts::{
     ReportWritingContext, SearchToolDescription, ToolChoiceReply, ToolDescription,
     ToolSelectionContext, DONE_TOOL,
 };
-pub use session::{InMemorySessions, SessionLimits, SessionStore, Sessions, Turn};
+pub use session::{FileSessions, InMemorySessions, SessionLimits, SessionStore, Sessions, Turn};
 pub use stages::{StageConfig, Stages};
 pub use tool_selection::{
     most_relevant_within, HeuristicToolSelector, LlmToolSelector, SelectionState, ToolCall,

@@ -11,8 +11,10 @@ use ferret_core::{
 };
 use ferret_exec::{CacheUse, CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
-use ferret_query_intel::{Analysis, QueryType};
-use ferret_synthesis::{in_sections, strip_markers, Answer, EarlierTurn, Situation};
+use ferret_query_intel::{read_error, Analysis, QueryType};
+use ferret_synthesis::{
+    addresses_the_agent, in_sections, strip_markers, Answer, EarlierTurn, Situation,
+};
 use tracing::Instrument;
 
 use crate::config::AgentConfig;
@@ -86,12 +88,38 @@ pub(crate) struct SearchRun<'a> {
     /// The model file the finder looks for, when the run is the finder's and the caller gave
     /// the request whole (else the finder reads the file's name from the query).
     pub(crate) file_request: Option<FileRequest>,
+    /// The error a pasted log shows, as results are graded against it; `None`: the question.
+    pub(crate) graded: Option<String>,
+}
+
+/// A log's error as its results are graded: its line, symbol and package, when the question is
+/// a pasted log (several lines, or long) about an error.
+pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String> {
+    let pasted = question.lines().count() > 3 || question.chars().count() > 300;
+    if !pasted || analysis.query_type != QueryType::ErrorDiagnosis {
+        return None;
+    }
+    let reading = read_error(question)?;
+    let mut words = vec![reading.line.clone()];
+    for name in [&reading.symbol, &reading.package].into_iter().flatten() {
+        if !reading.line.contains(name.as_str()) {
+            words.push(name.clone());
+        }
+    }
+    Some(words.join(" "))
 }
 
 impl<'a> SearchRun<'a> {
     /// The question as asked.
     pub(crate) fn question(&self) -> &'a str {
         self.query.text()
+    }
+
+    /// What results are judged against: the question, or for a pasted log the error it shows
+    /// (its line, the symbol and the package), since the rest of a log (the command typed,
+    /// progress lines, flags) is nothing a report of the failure says.
+    pub(crate) fn graded_question(&self) -> &str {
+        self.graded.as_deref().unwrap_or(self.query.text())
     }
 
     /// Hits asked of each backend per query: more than the answer shows, so fusion has material.
@@ -207,6 +235,20 @@ impl<'a> SearchRun<'a> {
     /// The answer to `asked` written from `relevant`, or `None` when there is nothing to write
     /// from.
     pub(crate) async fn answer(&mut self, asked: &str, relevant: &[Hit]) -> Option<Answer> {
+        // A result that speaks to the AI reading it is not evidence: it is neither cited nor a
+        // source of actions.
+        let trusted: Vec<Hit> = relevant
+            .iter()
+            .filter(|h| !addresses_the_agent(&h.text))
+            .cloned()
+            .collect();
+        if trusted.len() < relevant.len() {
+            tracing::info!(
+                dropped = relevant.len() - trusted.len(),
+                "results addressing the agent are not cited"
+            );
+        }
+        let relevant = trusted.as_slice();
         if relevant.is_empty() {
             return None;
         }

@@ -19,7 +19,7 @@ use ferret_exec::normalize_query;
 use ferret_query_intel::PriorTurn;
 
 /// One question a thread asked, and the response it got.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Turn {
     /// Its number in the thread, from 1; the store sets it when recording.
     pub number: u32,
@@ -228,6 +228,106 @@ impl SessionStore for InMemorySessions {
 
     fn held_bytes(&self) -> Option<u64> {
         Some(self.lock().bytes as u64)
+    }
+}
+
+/// Turns kept on disk, one JSON file a thread under a folder, so that a thread outlives the
+/// process: a command-line agent calling `ferret search --thread NAME` twice gets its repeat
+/// recognised. Within [`SessionLimits`]' turn count and age; processes writing one thread at
+/// once keep the last writer's turns. A thread that cannot be read or written is a thread with
+/// no turns, said in the log: the search it serves goes on.
+pub struct FileSessions {
+    dir: std::path::PathBuf,
+    limits: SessionLimits,
+    /// Serialises this process's reads and writes.
+    lock: Mutex<()>,
+}
+
+impl FileSessions {
+    /// Threads kept under `dir` (made when the first turn is recorded), within `limits`.
+    pub fn new(dir: impl Into<std::path::PathBuf>, limits: SessionLimits) -> Self {
+        Self {
+            dir: dir.into(),
+            limits,
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// The file of `thread`: its name with every character but ASCII letters, digits, `-` and
+    /// `_` written as `%XX` (so two names never share a file, and none leaves the folder).
+    pub fn path_of(&self, thread: &str) -> std::path::PathBuf {
+        let mut name = String::with_capacity(thread.len() + 5);
+        for byte in thread.bytes() {
+            match byte {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => name.push(byte as char),
+                other => name.push_str(&format!("%{other:02X}")),
+            }
+        }
+        name.push_str(".json");
+        self.dir.join(name)
+    }
+
+    fn read(&self, thread: &str) -> Vec<Turn> {
+        let path = self.path_of(thread);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "a thread's turns could not be read");
+                return Vec::new();
+            }
+        };
+        match serde_json::from_str(&text) {
+            Ok(turns) => turns,
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "a thread's file is not turns; it starts again");
+                Vec::new()
+            }
+        }
+    }
+
+    /// `turns` within the limits at `now`: the newest `max_turns`, none older than `max_age`.
+    fn within_limits(&self, mut turns: Vec<Turn>, now: SystemTime) -> Vec<Turn> {
+        turns.retain(|t| now.duration_since(t.at).unwrap_or_default() < self.limits.max_age);
+        let excess = turns.len().saturating_sub(self.limits.max_turns);
+        turns.drain(..excess);
+        turns
+    }
+
+    fn write(&self, thread: &str, turns: &[Turn]) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let path = self.path_of(thread);
+        // Written beside and renamed over, so a reader never sees half a file.
+        let partial = path.with_extension("json.partial");
+        std::fs::write(&partial, serde_json::to_vec(turns)?)?;
+        std::fs::rename(&partial, &path)
+    }
+
+    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl SessionStore for FileSessions {
+    async fn turns(&self, thread: &str) -> Vec<Turn> {
+        let _guard = self.guard();
+        self.within_limits(self.read(thread), SystemTime::now())
+    }
+
+    async fn record(&self, thread: &str, mut turn: Turn) -> u32 {
+        let _guard = self.guard();
+        let mut turns = self.read(thread);
+        turn.number = turns.last().map_or(0, |t| t.number) + 1;
+        let number = turn.number;
+        turns.push(turn);
+        let turns = self.within_limits(turns, SystemTime::now());
+        if let Err(e) = self.write(thread, &turns) {
+            tracing::warn!(thread, error = %e, "a thread's turn could not be kept");
+        }
+        number
     }
 }
 

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use ferret::jobs::search::DateRange;
+use ferret::jobs::session::{default_threads_dir, OnRepeat};
 use ferret::record::{Recorder, Recording};
 use ferret::{Budget, Ferret, Filters, Query, Strategy};
 use searcher::SearcherArgs;
@@ -103,6 +104,14 @@ enum Command {
         /// Your situation, read beside the question (repeat): --context java_version=17.
         #[arg(long = "context", value_name = "KEY=VALUE", value_parser = parse_context_pair)]
         context: Vec<(String, String)>,
+        /// Ask in the thread NAME, kept under Ferret's home (threads/) between runs: a question
+        /// the thread already asked (the same words, or the same error from another machine)
+        /// is answered from the thread with no search.
+        #[arg(long, value_name = "NAME", conflicts_with_all = ["record", "replay"])]
+        thread: Option<String>,
+        /// With --thread, search again even when the thread has asked this before.
+        #[arg(long, requires = "thread")]
+        search_again: bool,
     },
     /// Find model files a ComfyUI workflow needs on Civitai and the HuggingFace Hub: one file by
     /// name or hash, or every file a workflow's loader nodes reference that --models-dir lacks.
@@ -246,6 +255,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             replay,
             web_options,
             context,
+            thread,
+            search_again,
         } => {
             let date_range = (since.is_some() || until.is_some()).then_some(DateRange {
                 from: since,
@@ -271,7 +282,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         call_deadline: call_deadline.unwrap_or(query.budget.call_deadline),
                         ..query.budget
                     };
-                    anyhow::Ok(query.with_budget(budget))
+                    let mut query = query.with_budget(budget);
+                    if search_again {
+                        query.on_repeat = OnRepeat::SearchAgain;
+                    }
+                    anyhow::Ok(query)
                 })
                 .transpose()?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -311,7 +326,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                     response
                 }
-                (_, _, Some(query)) => runtime.block_on(searcher.build(strategy)?.search(query))?,
+                (_, _, Some(query)) => match thread {
+                    Some(name) => {
+                        let ferret =
+                            searcher.build_keeping_threads(strategy, default_threads_dir())?;
+                        runtime.block_on(ferret.session(name).search(query))?
+                    }
+                    None => runtime.block_on(searcher.build(strategy)?.search(query))?,
+                },
                 (_, _, None) => anyhow::bail!("a question is needed unless --replay is given"),
             };
             if json {

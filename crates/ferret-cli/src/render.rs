@@ -35,6 +35,13 @@ pub fn response(response: &Response, verbose: bool) -> String {
             }
         }
         ResponseType::Results => {
+            if let Some(repeat) = &response.repeat_of {
+                let _ = writeln!(
+                    out,
+                    "(asked before in this thread, turn {}: answered from the thread with no search; --search-again to search)\n",
+                    repeat.turn
+                );
+            }
             if let Some(short) = &response.short_answer {
                 let from: String = short
                     .citations

@@ -2,11 +2,12 @@
 //! corpus; a language model or none; as the configuration file says, the flags overriding it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use ferret::config::{AgentConfig, ExecutorConfig, FileConfig, WebProvider};
 use ferret::jobs::find_model::ModelSource;
 use ferret::jobs::search::RetrievalMode;
-use ferret::jobs::session::SessionLimits;
+use ferret::jobs::session::{FileSessions, SessionLimits};
 use ferret::record::Recorder;
 use ferret::{Ferret, FerretBuilder, Strategy};
 
@@ -53,6 +54,17 @@ impl SearcherArgs {
     /// Warnings (a web provider that could not be set up) go to standard error.
     pub fn build(self, strategy: Strategy) -> anyhow::Result<Ferret> {
         Ok(self.builder(strategy)?.build()?)
+    }
+
+    /// [`SearcherArgs::build`], its threads kept in files under `dir`, so that a thread outlives
+    /// this process.
+    pub fn build_keeping_threads(self, strategy: Strategy, dir: PathBuf) -> anyhow::Result<Ferret> {
+        let limits = self
+            .file_config()?
+            .memory
+            .session_limits(SessionLimits::default());
+        let store = Arc::new(FileSessions::new(dir, limits));
+        Ok(self.builder(strategy)?.session_store(store).build()?)
     }
 
     /// [`SearcherArgs::build`], every exchange with the world kept in `recorder`.

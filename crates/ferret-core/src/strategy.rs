@@ -99,6 +99,9 @@ pub enum StrategyReason {
     AsksForReport,
     /// Not a question but a job with its own entry point (a file name to find, a syllabus).
     Job,
+    /// An error to diagnose: searched by the error itself, refined when results are weak,
+    /// never hopped from the names its log happens to hold.
+    ErrorQuestion,
 }
 
 impl StrategyReason {
@@ -112,6 +115,7 @@ impl StrategyReason {
             Self::ComparisonQuestion => "comparison question",
             Self::AsksForReport => "a complex question asking for a report",
             Self::Job => "a job, not a question",
+            Self::ErrorQuestion => "an error to diagnose",
         }
     }
 }

@@ -311,7 +311,11 @@ const COMPARATIVE_HINTS: &[&str] = &[
 fn query_type(question: &str, entities: &[Entity], asked: &Asked) -> QueryType {
     let lower = normalized_lower(question);
     let any = |list: &[&str]| list.iter().any(|w| has_word(&lower, w));
-    if any(COMPARISON_WORDS) || is_comparison_question(question, asked) {
+    // A pasted error line (a compiler's, a runtime's, a package manager's) makes the question
+    // about that error, whatever else its log says ("Collecting", "Building wheel for x or y").
+    if crate::signature::read_error(question).is_some() {
+        QueryType::ErrorDiagnosis
+    } else if any(COMPARISON_WORDS) || is_comparison_question(question, asked) {
         QueryType::Comparison
     } else if any(ERROR_WORDS) || entities.iter().any(|e| e.kind == EntityKind::ErrorClass) {
         QueryType::ErrorDiagnosis

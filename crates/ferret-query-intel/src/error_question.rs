@@ -94,16 +94,30 @@ pub fn root_cause(question: &str, analysis: &Analysis) -> Option<String> {
 /// ([`language_error_signature`](crate::language_error_signature)); `None` without one.
 pub fn error_signature(question: &str, analysis: &Analysis) -> Option<String> {
     let jvm = root_error(question, analysis).and_then(|error| {
-        let component = error_component(question, error)?;
+        let component = named_path(question, error)?;
         Some(format!("{error}:{}", component.replace(' ', ".")))
     });
     // Any other language's error, by its own error line.
     jvm.or_else(|| crate::signature::language_error_signature(question))
 }
 
-/// What the error is about, when the message names a class or path after it:
-/// "NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> "cglib proxy Enhancer".
+/// What the error is about: the class or path the message names after it
+/// ("NoClassDefFoundError: net/sf/cglib/proxy/Enhancer" -> "cglib proxy Enhancer"), else the
+/// symbol and package the error's message names ("cannot import name 'soft_unicode' from
+/// 'markupsafe'" -> "soft_unicode markupsafe").
 pub(crate) fn error_component(question: &str, error: &str) -> Option<String> {
+    named_path(question, error).or_else(|| {
+        let reading = crate::signature::read_error(question)?;
+        let words: Vec<String> = [reading.symbol, reading.package]
+            .into_iter()
+            .flatten()
+            .collect();
+        (!words.is_empty()).then(|| words.join(" "))
+    })
+}
+
+/// The class or path named right after `error` in `question`, its last three segments.
+fn named_path(question: &str, error: &str) -> Option<String> {
     let at = question.find(error)? + error.len();
     let rest = question[at..].strip_prefix(':')?;
     let token = rest.split_whitespace().next()?;

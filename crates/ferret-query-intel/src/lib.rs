@@ -51,4 +51,4 @@ pub use prompts::{
     RewriteReply, DEFAULT_QUERY_TYPES,
 };
 pub use rewriter::{HeuristicRewriter, QueryRewriter};
-pub use signature::language_error_signature;
+pub use signature::{language_error_signature, read_error, ErrorReading};

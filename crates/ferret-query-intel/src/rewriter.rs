@@ -13,6 +13,7 @@ use regex::Regex;
 use crate::analyzer::{Analysis, EntityKind, QueryType};
 use crate::context::missing_versions;
 use crate::error_question::{error_component, root_error};
+use crate::signature::read_error;
 use ferret_core::text::{cut, one_line, CutMark};
 
 use ferret_core::text::names::is_error_class;
@@ -116,7 +117,9 @@ impl HeuristicRewriter {
     /// opening ("how do I", "what is", "why does") and its question mark go, names and versions
     /// stay, and an error gets "fix" unless it asks for a fix already.
     pub fn web(&self, query: &str, analysis: &Analysis) -> String {
-        if let Some(failure) = failure_query(query, analysis) {
+        if let Some(failure) =
+            failure_query(query, analysis).or_else(|| error_line_query(query, analysis))
+        {
             return failure;
         }
         let cleaned = self.cleaned(query, analysis);
@@ -248,15 +251,51 @@ fn failure_query(query: &str, analysis: &Analysis) -> Option<String> {
     }
     let error = root_error(query, analysis)?;
     let component = error_component(query, error)?;
-    let versions = analysis
+    let versions: Vec<String> = analysis
         .entities_of(EntityKind::Version)
         .map(|e| e.text.clone())
-        .chain(missing_versions(query, analysis));
-    let words: Vec<String> = versions
-        .chain([error.to_owned(), component, "fix".to_owned()])
+        .chain(missing_versions(query, analysis))
         .collect();
-    let joined = words.join(" ");
-    (joined.chars().count() <= HeuristicRewriter::MAX_CHARS).then_some(joined)
+    // The error and what it is about stay whatever the context holds; versions join while
+    // they fit, the question's own first.
+    let core = format!("{error} {component} fix");
+    if core.chars().count() > HeuristicRewriter::MAX_CHARS {
+        return None;
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    for version in &versions {
+        let longer = kept.iter().map(|v| v.len() + 1).sum::<usize>() + version.len() + 1;
+        if core.chars().count() + longer <= HeuristicRewriter::MAX_CHARS {
+            kept.push(version);
+        }
+    }
+    kept.push(&core);
+    Some(kept.join(" "))
+}
+
+/// The web query of a pasted error with no class and subject to search by (a compiler's,
+/// a linker's, a package manager's): the error's own line, its code and message without paths,
+/// then the asker's versions it leaves out while they fit, then "fix". The log around it (the
+/// command typed, progress lines) matches nothing a report of the failure says.
+fn error_line_query(query: &str, analysis: &Analysis) -> Option<String> {
+    let reading = read_error(query)?;
+    if reading.line.split_whitespace().count() < 2 && reading.kind.is_empty() {
+        return None;
+    }
+    let mut words = vec![reading.line.clone()];
+    let fits = |words: &[String], more: &str| {
+        words.iter().map(|w| w.chars().count() + 1).sum::<usize>() + more.chars().count()
+            <= HeuristicRewriter::MAX_CHARS
+    };
+    for version in missing_versions(&reading.line, analysis) {
+        if fits(&words, &version) {
+            words.push(version);
+        }
+    }
+    if fits(&words, "fix") {
+        words.push("fix".to_owned());
+    }
+    Some(words.join(" "))
 }
 
 /// Whole lines that are only stack-trace plumbing.

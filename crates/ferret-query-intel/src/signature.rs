@@ -8,50 +8,87 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// One kind of error line: the ecosystem it belongs to and the pattern that finds it, whose
-/// first group is the error's type or code and whose second (when there is one) is its message.
+/// One kind of error line: the ecosystem it belongs to (empty: read from the text around it),
+/// the pattern that finds it, whose first group is the error's type or code and whose second
+/// (when there is one) is its message, and how much it says of the failure itself.
 struct Kind {
     ecosystem: &'static str,
     pattern: Regex,
+    weight: i32,
 }
 
-fn kind(ecosystem: &'static str, pattern: &str) -> Kind {
+fn kind(ecosystem: &'static str, weight: i32, pattern: &str) -> Kind {
     Kind {
         ecosystem,
         pattern: Regex::new(pattern).unwrap_or_else(|e| unreachable!("a fixed pattern: {e}")),
+        weight,
     }
 }
 
-/// The error lines known, most specific first.
+/// The error lines known. A log holds several (a compiler's error under the build tool's
+/// "failed"); each line found is weighed, and the one that says most of the failure itself is
+/// read: a coded error over a named one, a named one over a bare `error:`.
 static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
     vec![
         // rustc: error[E0382]: borrow of moved value: `x`
-        kind("rust", r"(?m)^error\[(E\d{4})\]:\s*(.+)$"),
+        kind("rust", 6, r"(?m)^error\[(E\d{4})\]:\s*(.+)$"),
         // A Rust panic: the message after "panicked at <place>:" (today's), or quoted (older).
-        kind("rust", r"thread '[^']*' (panicked) at [^\n']*:\n([^\n]+)"),
-        kind("rust", r"thread '[^']*' (panicked) at '([^']+)'"),
+        kind(
+            "rust",
+            5,
+            r"thread '[^']*' (panicked) at [^\n']*:\n([^\n]+)",
+        ),
+        kind("rust", 5, r"thread '[^']*' (panicked) at '([^']+)'"),
         // npm / yarn / pnpm: npm ERR! code ERESOLVE, npm error code E404
-        kind("npm", r"(?m)^npm (?:ERR!|error) code (\w+)()"),
-        kind("pnpm", r"(?m)^\s*(ERR_PNPM_\w+)\s*(.*)$"),
-        // .NET compilers: error CS0246: The type or namespace name 'Foo' could not be found
-        kind("dotnet", r"(?m)\berror (CS\d{4}):\s*(.+)$"),
-        // Go: panic: runtime error: ..., go: module ...: not found
-        kind("go", r"(?m)^panic: (runtime error)?:?\s*(.+)$"),
-        kind("go", r"(?m)^go: ()(.+)$"),
+        kind("npm", 6, r"(?m)^npm (?:ERR!|error) code (\w+)()"),
+        kind("pnpm", 6, r"(?m)\b(ERR_PNPM_\w+)\b\W*(.*)$"),
+        // Node's coded errors: Error [ERR_REQUIRE_ESM]: require() of ES Module ...
+        kind("js", 6, r"(?m)\b(?:\w*Error) \[(ERR_\w+)\]:\s*(.+)$"),
+        // TypeScript: src/a.ts:1:21 - error TS7016: Could not find a declaration file ...
+        kind("js", 6, r"(?m)\berror (TS\d{4,5}):\s*(.+)$"),
+        // .NET compilers and MSBuild: error CS0246: ..., error NETSDK1045: ..., error NU1101: ...
+        kind(
+            "dotnet",
+            6,
+            r"(?m)\berror ((?:CS|NETSDK|MSB|NU|BC|FS|CA|IDE)\d{4,5}):\s*(.+?)(?:\s+\[[^\]\n]*\])?\s*$",
+        ),
+        // Go: panic: runtime error: ..., a compiler's or the go command's file:line: message,
+        // go: module ...: not found
+        kind("go", 5, r"(?m)^panic: (runtime error)?:?\s*(.+)$"),
+        kind("go", 3, r"(?m)^\S+\.go:\d+(?::\d+)?:\s*()(.+)$"),
+        kind("go", 2, r"(?m)^go: ()(.+)$"),
+        // Gradle: the innermost "> " line under "What went wrong:".
+        kind(
+            "gradle",
+            4,
+            r"\* What went wrong:\n(?:[^\n]+\n)*?>\s*(?:BUG! exception in phase '[^'\n]*' in source unit '[^'\n]*'\s*)?()([^\n]+)\n(?:[^>*\n][^\n]*\n)*?(?:\s*\n|\* Try)",
+        ),
+        // A chain of causes (cargo, anyhow, Gradle): the indented line after "Caused by:".
+        kind("", 3, r"(?m)^Caused by:\n\s+()(\S[^\n]*)$"),
         // Linkers and C/C++ compilers.
-        kind("c", r"(undefined reference) to [`'\x22]?([^`'\x22\n]+)"),
-        kind("c", r"(?m)(fatal error|error): ([^\n]+)$"),
+        kind("c", 5, r"(undefined reference) to [`'\x22]?([^`'\x22\n]+)"),
+        kind("c", 5, r"(?m)(fatal error): ([^\n]+)$"),
+        kind("", 2, r"(?m)(?:^|\s)(error): ([^\n]+)$"),
         // pip: ERROR: Could not find a version that satisfies the requirement foo==1.0
         kind(
             "pip",
+            5,
             r"(?m)^ERROR: (Could not find a version|No matching distribution|Cannot install|ResolutionImpossible)([^\n]*)$",
         ),
         // Python, JavaScript, the JVM and .NET: <Type>Error: message, <Type>Exception: message.
         kind(
             "",
+            4,
             r"(?m)\b((?:[A-Za-z_][\w$]*\.)*(?:[A-Z][\w$]*)?(?:Error|Exception|Warning|Exit))(?::\s*|\s*$)([^\n]*)",
         ),
     ]
+});
+
+/// Lines that report that something failed without saying what: a build tool's or installer's
+/// wrapper around the error that caused it.
+static WRAPPER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)subprocess-exited-with-error|exit (?:code|status)|returned \d+ exit status|build failed|failed to execute goal|a jni error has occurred|could not build wheels|metadata-generation-failed|legacy-install-failure|process completed with|exited with|command failed|^(?:finding|found|downloading|extracting|upgraded|added) |compilation failed|see the compiler error output")
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
 });
 
 /// Tokens that differ between machines and runs, dropped from a message: paths, `file:line:col`,
@@ -60,8 +97,9 @@ static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r#"(?x)
         \(?[A-Za-z]:\\[^\s'"`)]*\)?          # a Windows path
-        | (?:^|[\s(])(?:\.{0,2}/|~/)[^\s'"`)]*\)?   # a Unix path, from where a word starts
+        | (?:^|[\s(\['"`])(?:\.{0,2}/|~/)[^\s'"`)\]]*[)\]]?   # a Unix path, from where a word starts
         | \b\S+\.\w{1,4}:\d+(?::\d+)?\b       # file.ext:line:col
+        | \S*/\S+\.[A-Za-z]{1,5}\b            # a file under some folder: <root>/web/package.json
         | \b0x[0-9a-fA-F]+\b                  # an address
         | \b\d{4}-\d{2}-\d{2}[T\s]?[\d:.]*Z?  # a date and time
         | \b\d+(?:\.\d+)*\b                   # a number (a line, a count, a version)
@@ -70,35 +108,241 @@ static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
 });
 
+/// An error as a coding agent pastes it, read: the ecosystem, the error's type or code, what it
+/// is about (the symbol, the package or module), the versions it names, and the signature the
+/// same failure has on any machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorReading {
+    /// `python`, `js`, `npm`, `pnpm`, `rust`, `go`, `jvm`, `dotnet`, `c`, `pip`, or `error`.
+    pub ecosystem: String,
+    /// The error's type or code: `ImportError`, `E0277`, `ERESOLVE`, `CS0246`, `panicked`.
+    pub kind: String,
+    /// The name the message is about: `soft_unicode`, `pthread_create`, `Newtonsoft`.
+    pub symbol: Option<String>,
+    /// The package or module it comes from: `markupsafe`, `node-fetch`, `net.sf.cglib.proxy`.
+    pub package: Option<String>,
+    /// The versions the error names (`torch==1.7.1`, `class file version 61.0`).
+    pub versions: Vec<String>,
+    /// The error's line as a search engine matches it: its code and message, without paths and
+    /// places, versions kept (`ImportError cannot import name soft_unicode from markupsafe`).
+    pub line: String,
+    /// `ecosystem:kind:message`, the message without paths, numbers, addresses and times.
+    pub signature: String,
+}
+
+/// Names quoted in a message: 'x', "x", `x` (a backtick closed by a quote too, as C compilers
+/// write them).
+static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"['"`\u{2018}\u{201c}]([A-Za-z_@$.][\w@$./:<>-]{0,80})['"`\u{2019}\u{201d}]"#)
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+/// Messages that say which name comes from which package.
+static NAME_FROM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)(?:cannot import name|has no attribute|has no exported member|does not provide an export named)\s+['"`]?([\w$.]+)['"`]?(?:\s+from\s+['"`]?([\w@$./-]+)['"`]?)?"#)
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+/// `module 'numpy' has no attribute 'float'`: the module first.
+static MODULE_HAS_NO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)module\s+['"`]([\w.-]+)['"`]\s+has no attribute\s+['"`]([\w$]+)['"`]"#)
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+/// Messages about a package or module alone.
+static PACKAGE_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)(?:no module named|cannot find module|cannot find package|could not resolve|module not found: error: can't resolve|requirement|for crate|custom build command for|package|module|assembly)\s+['"`]?(@?[A-Za-z][\w.@/-]*?)['"`,]?(?:\s|$|==|,)"#)
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+/// A qualified class or path: `net/sf/cglib/proxy/Enhancer`, `javax.xml.bind.JAXBException`.
+static QUALIFIED_CLASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b((?:[a-z_][a-z0-9_]*[./]){2,})([A-Z][\w$]*)\b")
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+/// Versions an error names: a pin (`torch==1.7.1`, `react@18.2.0`) or a named number
+/// (`class file version 61.0`, `rustc 1.70.0`, `.NET 8.0`).
+static NAMED_VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(@?[A-Za-z][\w.-]*(?:==|@|\s+version\s+|\s+v?)\d+(?:\.\d+)+)\b")
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+
+/// Words quoted in messages that name no symbol.
+const NOT_SYMBOLS: [&str; 6] = ["main", "self", "this", "none", "null", "undefined"];
+
+/// Read the error `text` shows; `None` when no line of it reads as an error.
+pub fn read_error(text: &str) -> Option<ErrorReading> {
+    // (weight, position, ecosystem, code, message): the weightiest line, the first among equals.
+    let mut best: Option<(i32, usize, &str, &str, &str)> = None;
+    for kind in KINDS.iter() {
+        for found in kind.pattern.captures_iter(text) {
+            let code = found.get(1).map_or("", |m| m.as_str()).trim();
+            let message = found.get(2).map_or("", |m| m.as_str()).trim();
+            if code.is_empty() && normalized(message).is_empty() {
+                continue;
+            }
+            let at = found.get(0).map_or(0, |m| m.start());
+            let mut weight = kind.weight;
+            // A bare `Error` names no type; a wrapper says only that something failed.
+            if code == "Error" || code == "Exception" {
+                weight -= 1;
+            }
+            if WRAPPER.is_match(message) || WRAPPER.is_match(code) {
+                weight -= 4;
+            }
+            let better = best.is_none_or(|(w, p, ..)| weight > w || (weight == w && at < p));
+            if better {
+                best = Some((weight, at, kind.ecosystem, code, message));
+            }
+        }
+    }
+    let (_, _, ecosystem, mut code, mut raw_message) = best?;
+    // "Unhandled Exception: System.IO.FileNotFoundException: …": the type named inside.
+    while matches!(code, "Error" | "Exception") {
+        let Some(inner) = LEADING_TYPE.captures(raw_message) else {
+            break;
+        };
+        let (Some(named), Some(rest)) = (inner.get(1), inner.get(2)) else {
+            break;
+        };
+        code = named.as_str();
+        raw_message = rest.as_str();
+    }
+    let ecosystem = match ecosystem {
+        "" => ecosystem_of(text, code),
+        known => known,
+    };
+    let raw_message = HELP_TAIL.replace(raw_message, "");
+    let message = normalized(&raw_message);
+    // A qualified type reads the same under any import path: `requests.exceptions.X` is X.
+    let code = code.rsplit('.').next().unwrap_or(code);
+    let (symbol, package) = subject(&raw_message);
+    Some(ErrorReading {
+        ecosystem: ecosystem.to_owned(),
+        kind: code.to_owned(),
+        symbol,
+        package,
+        versions: NAMED_VERSION
+            .captures_iter(&raw_message)
+            .map(|c| c[1].to_owned())
+            .collect(),
+        line: query_line(code, &raw_message),
+        signature: format!("{ecosystem}:{code}:{message}"),
+    })
+}
+
+/// A message that opens with the type of the error it reports.
+static LEADING_TYPE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*(?:Error|Exception)):\s*(.*)$")
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+
+/// Maven's "-> [Help 1]" and kin after a message.
+static HELP_TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\s*->\s*\[Help \d+\]\s*$").unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+
+/// Paths, `file:line` references and addresses, which a search engine matches nothing by.
+static PLACES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?x)
+        \(?[A-Za-z]:\\[^\s'"`)\]]*\)?
+        | (?:^|[\s(\[])(?:\.{0,2}/|~/)[^\s'"`)\]]*[)\]]?
+        | \b\S+\.\w{1,4}:\d+(?::\d+)?\b
+        | \b0x[0-9a-fA-F]+\b
+        | \bhttps?://\S+
+        "#,
+    )
+    .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+
+/// Longest error line kept for a query, in characters.
+const MAX_LINE_CHARS: usize = 90;
+
+/// The error as a search engine matches reports of it: its code and message, without paths,
+/// places, quotes or brackets, versions kept, cut on a word at [`MAX_LINE_CHARS`].
+fn query_line(code: &str, message: &str) -> String {
+    let message = PLACES.replace_all(message, " ");
+    let words = message
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '\'' | '"' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | ';' | ','
+                )
+        })
+        .map(|w| w.trim_matches(|c: char| matches!(c, ':' | '.' | '>' | '<')))
+        .filter(|w| !w.is_empty());
+    let generic = matches!(code, "error" | "fatal error" | "Error" | "panicked" | "");
+    let mut line = if generic {
+        String::new()
+    } else {
+        code.to_owned()
+    };
+    for word in words {
+        if line.chars().count() + word.chars().count() + 1 > MAX_LINE_CHARS {
+            break;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    line
+}
+
+/// The symbol and the package a message is about.
+fn subject(message: &str) -> (Option<String>, Option<String>) {
+    if let Some(c) = MODULE_HAS_NO.captures(message) {
+        return (Some(c[2].to_owned()), Some(c[1].to_owned()));
+    }
+    if let Some(c) = NAME_FROM.captures(message) {
+        return (
+            Some(c[1].to_owned()),
+            c.get(2).map(|m| m.as_str().to_owned()),
+        );
+    }
+    if let Some(c) = QUALIFIED_CLASS.captures(message) {
+        let package = c[1].trim_end_matches(['.', '/']).replace('/', ".");
+        return (Some(c[2].to_owned()), Some(package));
+    }
+    let package = PACKAGE_ONLY
+        .captures(message)
+        .map(|c| c[1].trim_end_matches(['.', ':']).to_owned())
+        .filter(|p| p.chars().any(char::is_alphabetic));
+    let symbol = QUOTED
+        .captures_iter(message)
+        .map(|c| c[1].to_owned())
+        .find(|q| Some(q) != package.as_ref() && !NOT_SYMBOLS.contains(&q.to_lowercase().as_str()))
+        // A message that is one name (a linker's undefined symbol) is about that name.
+        .or_else(|| {
+            let bare = message.trim();
+            (!bare.is_empty()
+                && bare
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "_$:.@".contains(c)))
+            .then(|| bare.to_owned())
+        });
+    (symbol, package)
+}
+
 /// The signature of the error `text` shows, `ecosystem:type:message` with the message's volatile
 /// parts left out and its words lower-cased (`python:ImportError:cannot import name soft_unicode
 /// from markupsafe`); `None` when no line of it reads as an error.
 pub fn language_error_signature(text: &str) -> Option<String> {
-    for kind in KINDS.iter() {
-        let Some(found) = kind.pattern.captures(text) else {
-            continue;
-        };
-        let code = found.get(1).map_or("", |m| m.as_str()).trim();
-        let message = found.get(2).map_or("", |m| m.as_str());
-        let ecosystem = match kind.ecosystem {
-            "" => ecosystem_of(text, code),
-            known => known,
-        };
-        let message = normalized(message);
-        if code.is_empty() && message.is_empty() {
-            continue;
-        }
-        // A qualified type reads the same under any import path: `requests.exceptions.X` is X.
-        let code = code.rsplit('.').next().unwrap_or(code);
-        return Some(format!("{ecosystem}:{code}:{message}"));
-    }
-    None
+    read_error(text).map(|reading| reading.signature)
 }
 
 /// The message without what changes between runs: quotes kept as their words, lower case,
 /// single spaces.
 fn normalized(message: &str) -> String {
-    let message = VOLATILE.replace_all(message, " ");
+    // What a message adds in brackets is where and from what (a path, the versions on offer,
+    // the importer), which differs between projects; a class of the asker's own code named
+    // inside a longer message is where it happened, not what.
+    let message = PARENTHESISED.replace_all(message, " ");
+    let without_classes = CLASS_PATH.replace_all(&message, " ");
+    let message = if without_classes.split_whitespace().count() >= 3 {
+        without_classes
+    } else {
+        message
+    };
+    let message = VOLATILE.replace_all(&message, " ");
     let words: Vec<String> = message
         .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '(' | ')' | ','))
         .map(|w| w.trim_matches(|c: char| matches!(c, '.' | ':' | ';' | '[' | ']')))
@@ -107,6 +351,17 @@ fn normalized(message: &str) -> String {
         .collect();
     words.join(" ")
 }
+
+/// A bracketed aside: `(/path/to/file.py)`, `(from versions: 1.0, 2.0)`, `(imported by x)`.
+static PARENTHESISED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\([^()\n]*\)").unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+
+/// A qualified class: `com/acme/reports/ReportApplication`, `lombok.javac.apt.LombokProcessor`.
+static CLASS_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:[a-z_][\w$]*[./]){2,}[A-Z][\w$]*\b")
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
 
 /// Python's own error types that no other language's errors share.
 const PYTHON_ERRORS: [&str; 16] = [
@@ -132,15 +387,28 @@ const PYTHON_ERRORS: [&str; 16] = [
 fn ecosystem_of(text: &str, code: &str) -> &'static str {
     let has = |needle: &str| text.contains(needle);
     let python = has("Traceback (most recent call last)") || has(".py\"") || has(".py:");
-    if python || has("pip ") || PYTHON_ERRORS.contains(&code) {
+    if python || PYTHON_ERRORS.contains(&code) {
         "python"
-    } else if has("Caused by:") || has("\tat ") || has("    at java.") || code.contains("java.") {
+    } else if has("Cargo.toml") || has("cargo ") || has("rustc") || has(".rs:") {
+        "rust"
+    } else if has("\tat ") || has("    at java.") || code.contains("java.") {
         "jvm"
-    } else if has("System.") || code.starts_with("System") {
+    } else if has("[ERROR]") || has("mvn ") || has("maven") {
+        "maven"
+    } else if has("gradle") {
+        "gradle"
+    } else if has("System.") || code.starts_with("System") || has("dotnet ") {
         "dotnet"
     } else if has("node:") || has(".js:") || has(".ts:") || has("node_modules") || has("npm ") {
         "js"
-    } else if code.ends_with("Exception") && !code.contains('.') {
+    } else if has("gcc") || has("g++") || has("clang") || has("/ld:") || has(".c:") || has(".cpp:")
+    {
+        "c"
+    } else if has(".go:") || has("go build") || has("go run") {
+        "go"
+    } else if has("pip ") {
+        "python"
+    } else if has("Caused by:") || (code.ends_with("Exception") && !code.contains('.')) {
         "jvm"
     } else {
         "error"
@@ -174,7 +442,7 @@ mod tests {
         );
         assert_eq!(
             signature("TypeError: Cannot read properties of undefined (reading 'map')\n    at App (/src/App.js:12:5)"),
-            "js:TypeError:cannot read properties of undefined reading map"
+            "js:TypeError:cannot read properties of undefined"
         );
         assert_eq!(
             signature(
@@ -208,8 +476,48 @@ mod tests {
         );
         assert_eq!(
             signature("ERROR: Could not find a version that satisfies the requirement torch==1.7.1 (from versions: 2.0.0, 2.1.0)"),
-            "pip:Could not find a version:that satisfies the requirement torch== from versions"
+            "pip:Could not find a version:that satisfies the requirement torch=="
         );
+    }
+
+    #[test]
+    fn an_error_is_read_for_its_symbol_package_and_versions() {
+        let read = |text: &str| read_error(text).unwrap_or_else(|| panic!("not read: {text}"));
+        let python = read("ImportError: cannot import name 'soft_unicode' from 'markupsafe' (/venv/lib/python3.11/site-packages/markupsafe/__init__.py)");
+        assert_eq!(
+            (python.ecosystem.as_str(), python.kind.as_str()),
+            ("python", "ImportError")
+        );
+        assert_eq!(python.symbol.as_deref(), Some("soft_unicode"));
+        assert_eq!(python.package.as_deref(), Some("markupsafe"));
+        let numpy = read("AttributeError: module 'numpy' has no attribute 'float'.");
+        assert_eq!(
+            (numpy.symbol.as_deref(), numpy.package.as_deref()),
+            (Some("float"), Some("numpy"))
+        );
+        let node = read("Error: Cannot find module 'express'\nRequire stack:\n- /srv/app/index.js");
+        assert_eq!(node.package.as_deref(), Some("express"));
+        let jvm = read("java.lang.NoClassDefFoundError: javax/xml/bind/JAXBException");
+        assert_eq!(
+            (jvm.symbol.as_deref(), jvm.package.as_deref()),
+            (Some("JAXBException"), Some("javax.xml.bind"))
+        );
+        let linker = read("main.c:(.text+0x1e): undefined reference to `pthread_create'");
+        assert_eq!(linker.symbol.as_deref(), Some("pthread_create"));
+        let pip = read("ERROR: Could not find a version that satisfies the requirement torch==1.7.1 (from versions: 2.0.0)");
+        assert_eq!(pip.package.as_deref(), Some("torch"));
+        assert_eq!(pip.versions, ["torch==1.7.1"]);
+        let class = read("java.lang.UnsupportedClassVersionError: com/example/App has been compiled by a more recent version of the Java Runtime (class file version 61.0)");
+        assert!(
+            class.versions.iter().any(|v| v.ends_with("version 61.0")),
+            "{class:?}"
+        );
+    }
+
+    #[test]
+    fn a_chain_of_causes_is_read_at_its_innermost() {
+        let cargo = "error: failed to parse manifest at `/home/a/.cargo/registry/x-0.4.1/Cargo.toml`\n\nCaused by:\n  feature `edition2021` is required\n\n  The package requires it.";
+        assert_eq!(signature(cargo), "rust::feature edition2021 is required");
     }
 
     #[test]

@@ -6,10 +6,11 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use ferret_core::text::{cut, one_line, CutMark};
-use ferret_core::{Actions, CommandAction, FileChange, Hit, StageOutput, VersionChange};
+use ferret_core::{Actions, CommandAction, FileChange, Hit, HitId, StageOutput, VersionChange};
 use regex::Regex;
 
 use crate::citations::strip_markers;
+use crate::untrusted::{addresses_the_agent, is_dangerous_command};
 use ferret_core::sentences::split_sentences;
 
 /// The stage: the actions `answer` to `question` states, read from `sources` (the hits the answer
@@ -41,6 +42,7 @@ impl HeuristicActionExtractor {
         let mut seen_files = HashSet::new();
         let mut stated_by: Vec<(String, String)> = Vec::new();
         let mut version_changes = Vec::new();
+        let mut manifests: Vec<(&str, String, HitId)> = Vec::new();
         // Every source stating a version counts toward agreement; the first names the change.
         let mut note_version = |component: String, version: String, hit: &Hit| {
             stated_by.push((component.to_lowercase(), version.clone()));
@@ -52,14 +54,20 @@ impl HeuristicActionExtractor {
                 });
             }
         };
-        for hit in sources {
+        // A source speaking to the agent gives nothing, and a dangerous command is never handed
+        // on, whoever states it.
+        for hit in sources.iter().filter(|h| !addresses_the_agent(&h.text)) {
             for command in commands(&hit.text)
                 .into_iter()
+                .filter(|c| !is_dangerous_command(c))
                 .take(Self::MAX_COMMANDS_PER_SOURCE)
             {
                 // What an install command pins or raises is a version change of its own.
                 for (component, version) in pinned_versions(&command) {
                     note_version(component, version, hit);
+                }
+                if let Some(manifest) = manifest_of(&command) {
+                    manifests.push((manifest, command.clone(), hit.id.clone()));
                 }
                 if seen_commands.insert(command.clone()) {
                     actions.commands.push(CommandAction {
@@ -82,6 +90,25 @@ impl HeuristicActionExtractor {
                         });
                     }
                 }
+            }
+        }
+        // A dependency pinned or raised by an install command is kept in the manifest of its
+        // package manager, unless a source already names a file of that ecosystem.
+        for (manifest, command, source) in manifests {
+            let named = actions
+                .file_changes
+                .iter()
+                .any(|f| same_ecosystem(&f.file, manifest));
+            if !named && !pinned_versions(&command).is_empty() {
+                let pins: Vec<String> = pinned_versions(&command)
+                    .into_iter()
+                    .map(|(package, version)| format!("{package} {version}"))
+                    .collect();
+                actions.file_changes.push(FileChange {
+                    file: manifest.to_owned(),
+                    change: format!("record {} (from `{command}`)", pins.join(", ")),
+                    source,
+                });
             }
         }
         actions.version_changes = version_changes;
@@ -194,8 +221,65 @@ static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
 static FILE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!(r"\b(?:[\w.-]+/)*{BUILD_FILES}\b")).expect("valid regex"));
 
-/// Build and configuration files by name, as a pattern the sections of an error's answer share.
-pub(crate) const BUILD_FILES: &str = r"(?:pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradle\.properties|gradle-wrapper\.properties|application(?:-\w+)?\.(?:properties|ya?ml)|package\.json|Cargo\.toml|pyproject\.toml|requirements\.txt|Dockerfile|docker-compose\.ya?ml)";
+/// Build, manifest and configuration files by name, as a pattern the sections of an error's
+/// answer share.
+pub(crate) const BUILD_FILES: &str = r"(?:pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradle\.properties|gradle-wrapper\.properties|application(?:-\w+)?\.(?:properties|ya?ml)|package\.json|package-lock\.json|pnpm-lock\.yaml|yarn\.lock|tsconfig\.json|\.npmrc|\.nvmrc|Cargo\.toml|Cargo\.lock|rust-toolchain(?:\.toml)?|pyproject\.toml|requirements(?:-\w+)?\.txt|setup\.py|setup\.cfg|Pipfile|environment\.ya?ml|go\.mod|go\.sum|[\w.-]+\.csproj|Directory\.Packages\.props|global\.json|packages\.config|CMakeLists\.txt|Makefile|Gemfile|composer\.json|Dockerfile|docker-compose\.ya?ml)";
+
+/// The manifest each package manager's install command records its dependencies in, and the
+/// other files of the same ecosystem that would hold them instead.
+const MANIFESTS: &[(&str, &str, &[&str])] = &[
+    (
+        "pip",
+        "requirements.txt",
+        &[
+            "pyproject.toml",
+            "setup.py",
+            "setup.cfg",
+            "Pipfile",
+            "requirements",
+        ],
+    ),
+    ("poetry", "pyproject.toml", &["requirements"]),
+    ("uv", "pyproject.toml", &["requirements"]),
+    ("conda", "environment.yml", &["environment.yaml"]),
+    ("npm", "package.json", &[]),
+    ("yarn", "package.json", &[]),
+    ("pnpm", "package.json", &[]),
+    ("cargo", "Cargo.toml", &[]),
+    ("go", "go.mod", &[]),
+    ("composer", "composer.json", &[]),
+    ("gem", "Gemfile", &[]),
+];
+
+/// The manifest `command` (an install command) records its packages in.
+fn manifest_of(command: &str) -> Option<&'static str> {
+    let verb = INSTALL.find(command)?;
+    let words = verb.as_str().to_lowercase();
+    let tool = words
+        .split_whitespace()
+        .find(|w| !matches!(*w, "python" | "python3" | "-m"))?;
+    let tool = tool.trim_end_matches('3');
+    // `npm install -g` installs a tool, not a dependency.
+    if command
+        .split_whitespace()
+        .any(|w| w == "-g" || w == "--global")
+    {
+        return None;
+    }
+    MANIFESTS
+        .iter()
+        .find(|(manager, ..)| *manager == tool)
+        .map(|(_, manifest, _)| *manifest)
+}
+
+/// Do `file` and `manifest` belong to one ecosystem (`pyproject.toml` and `requirements.txt`)?
+fn same_ecosystem(file: &str, manifest: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    MANIFESTS
+        .iter()
+        .filter(|(_, m, _)| *m == manifest)
+        .any(|(_, m, others)| name == *m || others.iter().any(|o| name.contains(o)))
+}
 
 /// Words that open a sentence but name no component.
 const NOT_COMPONENTS: &[&str] = &[

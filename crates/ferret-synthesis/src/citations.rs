@@ -20,6 +20,14 @@ fn numbers(group: &str) -> impl Iterator<Item = Option<usize>> + '_ {
     group.split(',').map(|n| n.trim().parse::<usize>().ok())
 }
 
+/// The marker numbers `text` holds, in order (`[1, 3]` gives 1 and 3).
+pub(crate) fn markers_in(text: &str) -> Vec<usize> {
+    marker_regex()
+        .captures_iter(text)
+        .flat_map(|caps| numbers(&caps[1]).flatten().collect::<Vec<_>>())
+        .collect()
+}
+
 /// Remove everything that looks like a citation marker (a source's own footnote numbers, like
 /// Wikipedia's `[3]`), so that retrieved text can never bring markers into an answer.
 pub fn strip_markers(text: &str) -> String {

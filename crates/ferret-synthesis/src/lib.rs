@@ -28,6 +28,7 @@ mod report;
 mod sections;
 mod spans;
 mod streamed;
+mod untrusted;
 
 pub use actions::{ActionExtractor, HeuristicActionExtractor};
 pub use answer::{Answer, AnswerSynthesizer, EarlierTurn, Situation};
@@ -41,3 +42,4 @@ pub use report::{
     ReportWriter, StepEvidence, Verdict,
 };
 pub use sections::in_sections;
+pub use untrusted::{addresses_the_agent, is_dangerous_command};

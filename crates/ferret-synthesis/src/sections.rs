@@ -1,37 +1,127 @@
-//! The shape of an answer to an error: Root Cause, Solution, Code/Config Changes and Sources, each
-//! sentence keeping its markers, so every claim still cites.
+//! The shape of an answer to an error: Root Cause, Solution, Code/Config Changes, Alternatives
+//! and Sources, each sentence keeping its markers, so every claim still cites.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use ferret_core::text::one_line;
-use ferret_core::Hit;
+use ferret_core::{Citation, Hit};
 
 use crate::actions::BUILD_FILES;
+use crate::citations::markers_in;
 use crate::{split_sentences, strip_markers, Answer};
 
 /// Sentences that tell the reader to do something.
 static SOLUTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:upgrad\w*|updat\w*|downgrad\w*|replac\w*|switch\w*|migrat\w*|install\w*|remov\w*|add|set|use|fix\w*|solv\w*|resolv\w*|instead|should|must|need to)\b")
+    Regex::new(r"(?i)\b(?:upgrad\w*|updat\w*|downgrad\w*|replac\w*|switch\w*|migrat\w*|install\w*|remov\w*|add|set|use|fix\w*|solv\w*|resolv\w*|instead|should|must|need to|pin\w*)\b")
+        .expect("valid regex")
+});
+/// A sentence that opens with what to do ("Upgrade …", "To fix it, run …", "You can pin …"):
+/// advice, whatever causes it names on the way.
+static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^\W*(?:(?:to fix (?:this|it)|to solve (?:this|it)|the fix is to|the solution is to|fix|solution|workaround|alternatively|instead|otherwise|then|first|simply|just|so|either|or)\b[,:]?\s*)*(?:(?:you|we)\s+(?:can|could|should|must|need to|have to|may)\s+)?(?:upgrad\w*|updat\w*|downgrad\w*|replac\w*|switch|migrat\w*|install|remov\w*|add|set|use|run|pin|bump|reinstall|delete|clear|change|move|rebuild|regenerate|enable|disable|configure|specify|declare|wrap|call|import|rename|point|export|apt|brew|pip|npm|yarn|pnpm|cargo|go|dotnet|mvn|gradle|\./gradlew)\b")
+        .expect("valid regex")
+});
+/// Sentences that say why: what changed, was removed, is missing or does not fit together.
+static CAUSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:because|caused by|cause[sd]?|due to|removed|deprecated|dropped|renamed|no longer|incompatib\w*|not compatible|breaking|changed|introduced|only supports?|does(?: not|n't) support|not supported|unsupported|was compiled|compiled (?:by|with|for)|missing|(?:is|are|was|were) not (?:found|installed|available)|cannot be found|could not be found|expects?|mismatch\w*|conflicts? with|requires? (?:a )?(?:newer|older|at least)|stopped|became|now (?:requires|returns|raises|is|uses))\b")
         .expect("valid regex")
 });
 /// Sentences about build files, configuration or commands.
 static CODE_OR_CONFIG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)\b(?:{BUILD_FILES}|mvn|gradlew?|npm|pip|<\w+>|@\w+)"
+        r"(?i)\b(?:{BUILD_FILES}|mvn|gradlew?|npm|pip|<\w+>|@\w+)|`[^`]+`"
     ))
     .expect("valid regex")
+});
+/// Advice offered beside the main fix: pinning or going back, a workaround, another way.
+static ALTERNATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:alternatively|otherwise|or you can|you can also|another (?:option|way|fix|solution)|workaround|stopgap|if you can(?:no|')t|if upgrading|temporar\w*|pin\w*|downgrad\w*|roll(?:ing)? back|older version|previous version)\b")
+        .expect("valid regex")
+});
+/// A page of release notes: its lines say what changed, which is a cause, not advice.
+static CHANGELOG_PAGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)change-?log|\bchanges\b|CHANGES\.|release[ -_]?notes|/releases\b|what'?s new|\bhistory\b|\bnews\b")
+        .expect("valid regex")
+});
+/// A changelog entry's own marks: an issue or pull request reference.
+static CHANGELOG_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\(#\d+\)|\s#\d+\.?$|:(?:pr|issue):`?\d+)").expect("valid regex")
 });
 
 /// Sentences a cited source adds to a section the answer leaves empty.
 const MAX_ADDED_PER_SECTION: usize = 2;
 
+/// A section of an error's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Cause,
+    Solution,
+    Changes,
+    Alternative,
+}
+
+/// Is `hit` a page of release notes (a changelog, a project's releases)?
+fn is_changelog(hit: &Hit) -> bool {
+    CHANGELOG_PAGE.is_match(&hit.title)
+        || hit
+            .url
+            .as_deref()
+            .is_some_and(|u| CHANGELOG_PAGE.is_match(u))
+}
+
+/// Where `sentence` belongs. A changelog's line says what changed (a cause), even when it reads
+/// "Remove soft_unicode"; a sentence that opens with what to do is advice, whatever cause it
+/// names on the way; one that says why is the cause; the rest is advice by its verbs, or cause.
+fn part_of(sentence: &str, from_changelog: bool) -> Part {
+    let bare = strip_markers(sentence);
+    let bare = bare.trim();
+    if from_changelog || CHANGELOG_LINE.is_match(bare) {
+        return Part::Cause;
+    }
+    let imperative = IMPERATIVE.is_match(bare);
+    if !imperative && CAUSE.is_match(bare) {
+        return Part::Cause;
+    }
+    if imperative && ALTERNATIVE.is_match(bare) {
+        return Part::Alternative;
+    }
+    if CODE_OR_CONFIG.is_match(bare) {
+        return Part::Changes;
+    }
+    if SOLUTION.is_match(bare) || imperative {
+        return Part::Solution;
+    }
+    Part::Cause
+}
+
+/// The answer's sentences and the sentences its sources lend, by section.
+#[derive(Default)]
+struct Sections {
+    cause: Vec<String>,
+    solution: Vec<String>,
+    changes: Vec<String>,
+    alternatives: Vec<String>,
+}
+
+impl Sections {
+    fn of(&mut self, part: Part) -> &mut Vec<String> {
+        match part {
+            Part::Cause => &mut self.cause,
+            Part::Solution => &mut self.solution,
+            Part::Changes => &mut self.changes,
+            Part::Alternative => &mut self.alternatives,
+        }
+    }
+}
+
 /// `answer` arranged in sections: what the cause is, what to do, which files or commands change,
-/// and the sources its markers point at. When the answer says nothing of what to do, the sources
-/// it cites (found in `hits`) lend their sentences that do, each with that source's marker. An
-/// answer already in sections (a model wrote headings) or one without citations stays as it is.
-/// The citations do not change: every marker in the sections is one the answer had.
+/// what else would work, and the sources its markers point at. A section the answer's own
+/// sentences leave empty borrows up to two sentences from the sources it cites (found in
+/// `hits`), each with that source's marker; a cause no cited source states is taken from the
+/// best other source that states one, which is then cited. An answer already in sections (a
+/// model wrote headings) or one without citations stays as it is.
 pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
     if answer.citations.is_empty()
         || answer.text.contains("\n## ")
@@ -39,50 +129,98 @@ pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
     {
         return answer;
     }
-    let (mut cause, mut solution, mut changes) = (Vec::new(), Vec::new(), Vec::new());
+    let mut citations = answer.citations.clone();
+    let hit_of = |marker: usize, citations: &[Citation]| {
+        let id = &citations.iter().find(|c| c.marker == marker)?.hit_id;
+        hits.iter().find(|h| &h.id == id)
+    };
+    let mut sections = Sections::default();
     for sentence in split_sentences(&answer.text) {
-        if CODE_OR_CONFIG.is_match(&sentence) {
-            changes.push(sentence);
-        } else if SOLUTION.is_match(&sentence) {
-            solution.push(sentence);
-        } else {
-            cause.push(sentence);
-        }
+        let from_changelog = markers_in(&sentence)
+            .into_iter()
+            .filter_map(|m| hit_of(m, &citations))
+            .any(is_changelog);
+        sections
+            .of(part_of(&sentence, from_changelog))
+            .push(sentence);
     }
-    // What to do, from the cited sources, when the answer's own sentences do not say.
+    // What the answer leaves unsaid, from the sources it cites.
     let said = one_line(&strip_markers(&answer.text));
-    for citation in &answer.citations {
-        let Some(hit) = hits.iter().find(|h| h.id == citation.hit_id) else {
-            continue;
-        };
+    let own = [
+        !sections.cause.is_empty(),
+        !sections.solution.is_empty(),
+        !sections.changes.is_empty(),
+        !sections.alternatives.is_empty(),
+    ];
+    let lend = |sections: &mut Sections, hit: &Hit, marker: usize, only: Option<Part>| {
+        let changelog = is_changelog(hit);
         for sentence in split_sentences(&hit.text) {
             let sentence = strip_markers(&sentence).trim().to_owned();
-            if said.contains(&one_line(sentence.trim_end_matches('.'))) {
+            if sentence.is_empty() || said.contains(&one_line(sentence.trim_end_matches('.'))) {
+                continue;
+            }
+            let part = part_of(&sentence, changelog);
+            let index = match part {
+                Part::Cause => 0,
+                Part::Solution => 1,
+                Part::Changes => 2,
+                Part::Alternative => 3,
+            };
+            if own[index] || only.is_some_and(|p| p != part) {
+                continue;
+            }
+            let section = sections.of(part);
+            if section.len() >= MAX_ADDED_PER_SECTION || section.iter().any(|s| s == &sentence) {
                 continue;
             }
             let cited = match sentence.strip_suffix('.') {
-                Some(body) => format!("{body} [{}].", citation.marker),
-                None => format!("{sentence} [{}]", citation.marker),
+                Some(body) => format!("{body} [{marker}]."),
+                None => format!("{sentence} [{marker}]"),
             };
-            if CODE_OR_CONFIG.is_match(&sentence) && changes.len() < MAX_ADDED_PER_SECTION {
-                changes.push(cited);
-            } else if SOLUTION.is_match(&sentence) && solution.len() < MAX_ADDED_PER_SECTION {
-                solution.push(cited);
+            section.push(cited);
+        }
+    };
+    for citation in &answer.citations {
+        if let Some(hit) = hits.iter().find(|h| h.id == citation.hit_id) {
+            lend(&mut sections, hit, citation.marker, None);
+        }
+    }
+    // A cause any source states is worth a new citation.
+    if sections.cause.is_empty() {
+        let uncited = hits
+            .iter()
+            .filter(|h| !citations.iter().any(|c| c.hit_id == h.id));
+        for hit in uncited {
+            let marker = citations.len() + 1;
+            lend(&mut sections, hit, marker, Some(Part::Cause));
+            if !sections.cause.is_empty() {
+                citations.push(Citation {
+                    marker,
+                    hit_id: hit.id.clone(),
+                    title: hit.title.to_string(),
+                    url: hit.url.clone(),
+                });
+                break;
             }
         }
     }
+    // Advice offered only as an alternative is the solution.
+    if sections.solution.is_empty() && sections.changes.is_empty() {
+        sections.solution = std::mem::take(&mut sections.alternatives);
+    }
     let mut text = String::new();
     for (heading, sentences) in [
-        ("Root Cause", cause),
-        ("Solution", solution),
-        ("Code/Config Changes", changes),
+        ("Root Cause", &sections.cause),
+        ("Solution", &sections.solution),
+        ("Code/Config Changes", &sections.changes),
+        ("Alternatives", &sections.alternatives),
     ] {
         if !sentences.is_empty() {
             text.push_str(&format!("## {heading}\n{}\n\n", sentences.join(" ")));
         }
     }
     text.push_str("## Sources\n");
-    for citation in &answer.citations {
+    for citation in &citations {
         let address = citation
             .url
             .as_deref()
@@ -95,6 +233,7 @@ pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
     }
     Answer {
         text: text.trim_end().to_owned(),
+        citations,
         ..answer
     }
 }

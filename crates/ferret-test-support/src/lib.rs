@@ -2,12 +2,14 @@
 //! search backend whose documents, matching rule, failures and delay are set by the test (in
 //! Rust, or as JSON in a fixture case), and which records every request it gets; the model hubs'
 //! stand-ins ([`hubs::HubStandIn`]), answering from a catalogue as the hubs' documented APIs do;
+//! the web search providers' ([`web::WebStandIn`]);
 //! and [`copy_dir`], for tests that need a second copy of an index to damage or compact.
 //!
 //! It is a dev-dependency only: no library crate may depend on it (xtask runs evaluations
 //! against the stand-ins). It depends on nothing of Ferret but `ferret-core`.
 
 pub mod hubs;
+pub mod web;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};

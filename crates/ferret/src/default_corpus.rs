@@ -42,6 +42,12 @@ pub fn default_fetched_dir() -> PathBuf {
     ferret_home().join("fetched")
 }
 
+/// Where threads kept on disk ([`FileSessions`](ferret_agent::FileSessions)) live by default:
+/// `threads/` under Ferret's home.
+pub fn default_threads_dir() -> PathBuf {
+    ferret_home().join("threads")
+}
+
 /// Where `ferret research` makes each run's folder: `research/` under Ferret's home.
 pub fn default_research_dir() -> PathBuf {
     ferret_home().join("research")

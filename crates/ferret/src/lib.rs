@@ -65,7 +65,10 @@ pub mod jobs {
     /// search, and a technical answer lists the actions its sources state.
     pub mod session {
         pub use crate::builder::Session;
-        pub use ferret_agent::{InMemorySessions, SessionLimits, SessionStore, Sessions, Turn};
+        pub use crate::default_corpus::default_threads_dir;
+        pub use ferret_agent::{
+            FileSessions, InMemorySessions, SessionLimits, SessionStore, Sessions, Turn,
+        };
         pub use ferret_core::{
             Actions, CommandAction, FileChange, OnRepeat, RepeatMatch, RepeatOf, VersionChange,
         };

@@ -12,8 +12,7 @@ use ferret::backends::{ApiKey, BraveBackend, BraveConfig, TavilyBackend, TavilyC
 use ferret::jobs::search::TraceStep;
 use ferret::jobs::session::RepeatMatch;
 use ferret::{Ferret, Query};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use ferret_test_support::web::{WebProvider, WebStandIn};
 
 fn scenario(file: &str) -> String {
     let dir =
@@ -21,41 +20,10 @@ fn scenario(file: &str) -> String {
     std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
-async fn provider(route_method: &str, route: &str, body: String) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method(route_method))
-        .and(path(route))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
-        .mount(&server)
-        .await;
-    server
-}
-
-/// The query text of each request a provider received.
-async fn sent(server: &MockServer) -> Vec<String> {
-    server
-        .received_requests()
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(
-            |r| match serde_json::from_slice::<serde_json::Value>(&r.body) {
-                Ok(body) => body["query"].as_str().unwrap_or_default().to_owned(),
-                Err(_) => r
-                    .url
-                    .query_pairs()
-                    .find(|(k, _)| k == "q")
-                    .map(|(_, v)| v.into_owned())
-                    .unwrap_or_default(),
-            },
-        )
-        .collect()
-}
-
 #[tokio::test]
 async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice() {
-    let tavily_server = provider("POST", "/search", scenario("tavily.json")).await;
-    let brave_server = provider("GET", "/res/v1/web/search", scenario("brave.json")).await;
+    let tavily_server = WebStandIn::start(WebProvider::Tavily, scenario("tavily.json")).await;
+    let brave_server = WebStandIn::start(WebProvider::Brave, scenario("brave.json")).await;
     let mut tavily = TavilyConfig::with_key(ApiKey::new("tvly-test", "TAVILY_API_KEY"));
     tavily.base_url = tavily_server.uri();
     let mut brave = BraveConfig::with_key(ApiKey::new("brave-test", "BRAVE_API_KEY"));
@@ -101,7 +69,7 @@ async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice
         "the error as asked and 2-3 sub-queries: {first:#?}"
     );
 
-    let (to_tavily, to_brave) = (sent(&tavily_server).await, sent(&brave_server).await);
+    let (to_tavily, to_brave) = (tavily_server.queries().await, brave_server.queries().await);
     for (provider, queries) in [("tavily", &to_tavily), ("brave", &to_brave)] {
         let unique: HashSet<&String> = queries.iter().collect();
         assert_eq!(
@@ -166,8 +134,8 @@ async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice
     let again = session.search(query).await.unwrap();
     assert_eq!(
         (
-            sent(&tavily_server).await.len(),
-            sent(&brave_server).await.len()
+            tavily_server.queries().await.len(),
+            brave_server.queries().await.len()
         ),
         calls,
         "the same error again calls no provider"

@@ -360,7 +360,8 @@ async fn grade(
     hops: &[Hop],
     hits: &[Hit],
 ) -> (Grades, Implementation) {
-    let question = run.question();
+    let question = run.graded_question().to_owned();
+    let question = question.as_str();
     let stages = run.stages;
     let grader = stages.grader.as_ref();
     let (mut merged, implementation) = run.rec.stage(grader.grade(question, hits).await);

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use ferret_core::{Strategy, StrategyReason, TraceStep};
-use ferret_query_intel::{Analysis, Complexity, QuestionShape};
+use ferret_query_intel::{Analysis, Complexity, QueryType, QuestionShape};
 
 use super::multi_hop::MultiHop;
 use super::plan::PlanStrategy;
@@ -11,9 +11,9 @@ use super::refine::Refine;
 use super::SearchStrategy;
 use crate::run::{Ending, SearchRun};
 
-/// Choose per question: a request for a report on a complex subject is planned, a bridge or a
-/// comparison question hops, a simple question takes the refine loop (one search when its
-/// results are good).
+/// Choose per question: a request for a report on a complex subject is planned, an error takes
+/// the refine loop, a bridge or a comparison question hops, a simple question takes the refine
+/// loop (one search when its results are good).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Auto;
 
@@ -42,6 +42,10 @@ impl SearchStrategy for Auto {
         let shape = run.stages.bridge.shape(question, &run.analysis);
         let (chosen, reason) = if asks_for_report(question, &run.analysis) {
             (Strategy::Plan, StrategyReason::AsksForReport)
+        } else if run.analysis.query_type == QueryType::ErrorDiagnosis {
+            // A pasted log names many things (flags, hosts, the tutorial followed); none of them
+            // is a hop toward the error's fix.
+            (Strategy::Refine, StrategyReason::ErrorQuestion)
         } else {
             match shape {
                 QuestionShape::Simple => (Strategy::Refine, StrategyReason::SimpleQuestion),
