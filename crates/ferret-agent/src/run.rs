@@ -11,7 +11,7 @@ use ferret_core::{
 };
 use ferret_exec::{CacheUse, CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
-use ferret_query_intel::{read_error, Analysis, QueryType};
+use ferret_query_intel::{read_error, Analysis, EntityKind, QueryType};
 use ferret_synthesis::{
     addresses_the_agent, in_sections, strip_markers, Answer, EarlierTurn, Situation,
 };
@@ -92,6 +92,9 @@ pub(crate) struct SearchRun<'a> {
     pub(crate) graded: Option<String>,
 }
 
+/// Quoted names of a pasted log's question that join its error in grading.
+const MAX_QUOTED_NAMES: usize = 3;
+
 /// A log's error as its results are graded: its line, symbol and package, when the question is
 /// a pasted log (several lines, or long) about an error.
 pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String> {
@@ -106,6 +109,17 @@ pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String
             words.push(name.clone());
         }
     }
+    // Names the asker quotes beside the log ("`std::env::var(\"DATABASE_URL\")`") say what the
+    // failing line does: a path says only where.
+    let quoted = analysis
+        .entities_of(EntityKind::QuotedPhrase)
+        .map(|e| e.text.as_str())
+        .filter(|q| !q.contains(['/', '\\', ' ']) && q.chars().any(char::is_alphabetic))
+        .filter(|q| !words.iter().any(|w| w.contains(q)))
+        .take(MAX_QUOTED_NAMES)
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    words.extend(quoted);
     Some(words.join(" "))
 }
 

@@ -76,6 +76,11 @@ impl HeuristicActionExtractor {
                     });
                 }
             }
+            // A dependency as a manifest writes it ("node-fetch": "^2.7.0", dotenvy = "0.15",
+            // <artifactId>lombok</artifactId><version>1.18.30</version>).
+            for (component, version) in manifest_versions(&hit.text) {
+                note_version(component, version, hit);
+            }
             for sentence in split_sentences(&hit.text) {
                 let sentence = one_line(&strip_markers(&sentence));
                 if let Some((component, version)) = version_change(&sentence) {
@@ -170,18 +175,18 @@ fn confidence(actions: &Actions, stated_by: &[(String, String)]) -> f64 {
 }
 
 /// Tools whose command lines are worth running as written.
-const TOOLS: &str = r"(?:mvn|\./mvnw|mvnw|gradle|\./gradlew|gradlew|npm|npx|yarn|pnpm|pip3?|python3?|cargo|rustup|go|apt-get|apt|brew|docker|kubectl|git|sdk|java|javac|make|dotnet|composer|gem|bundle|poetry|uv|conda|curl)";
+const TOOLS: &str = r"(?:mvn|\./mvnw|mvnw|gradle|\./gradlew|gradlew|npm|npx|yarn|pnpm|pip3?|pipx|python3?|cargo|rustup|rustc|go|apt-get|apt|dnf|yum|pacman|apk|zypper|brew|choco|winget|docker|kubectl|git|sdk|java|javac|make|cmake|gcc|g\+\+|clang\+\+|clang|cc|tsc|node|nvm|dotnet|Install-Package|composer|gem|bundle|poetry|uv|conda|curl|export|echo|rm)";
 
 static CODE_BLOCK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)```[\w+-]*\n?(.*?)```").expect("valid regex"));
 static INLINE_CODE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`([^`\n]{3,200})`").expect("valid regex"));
 static COMMAND_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"^(?:\$\s+)?({TOOLS}\s+\S.*)$")).expect("valid regex"));
+    LazyLock::new(|| Regex::new(&format!(r"^(?:\$\s+)?((?:sudo\s+)?{TOOLS}\s+\S.*)$")).expect("valid regex"));
 /// "Run mvn clean install -U to refresh": the command ends at a clause's end.
 static RUN_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)\b(?:run|execute|type|use)\s+({TOOLS}\s+[^\s,;]+(?:\s+[^\s,;]+)*?)(?:[.;,](?:\s|$)|\s(?:to|and|then|so|which|if|after|before|for|in|on|from|with)\s|$)"
+        r"(?i)\b(?:run|execute|type|use)\s+((?:sudo\s+)?{TOOLS}\s+[^\s,;]+(?:\s+[^\s,;]+)*?)(?:[.;,](?:\s|$)|\s(?:to|and|then|so|which|if|after|before|for|in|on|from|with)\s|$)"
     ))
     .expect("valid regex")
 });
@@ -316,13 +321,17 @@ const PROSE_WORDS: &[&str] = &[
 fn commands(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut keep = |command: &str| {
+        // A shell comment after the command ("# for python3.x") is not part of it.
+        let command = command.split(" #").next().unwrap_or(command);
         let command = command.trim().trim_end_matches(['.', ',', ';']).trim();
         // "use git to track it" is prose about a tool, not a command line.
         let argument = command.split_whitespace().nth(1).map(str::to_lowercase);
         let prose = argument
             .as_ref()
             .is_some_and(|a| PROSE_WORDS.contains(&a.as_str()));
-        if argument.is_some() && !prose && command.chars().count() <= 200 {
+        // `echo` only matters when it writes a file (`echo KEY=value > .env`).
+        let prints_only = command.starts_with("echo ") && !command.contains('>');
+        if argument.is_some() && !prose && !prints_only && command.chars().count() <= 200 {
             found.push(one_line(command));
         }
     };
@@ -348,7 +357,9 @@ fn commands(text: &str) -> Vec<String> {
         for token in rest.split_whitespace() {
             let bare = token.trim_end_matches(['.', ',', ';', ':', ')']);
             let lower = bare.to_lowercase();
-            if bare.is_empty() || PROSE_WORDS.contains(&lower.as_str()) || lower == "then" {
+            let aside = token.starts_with('(') || token.starts_with('#');
+            if bare.is_empty() || aside || PROSE_WORDS.contains(&lower.as_str()) || lower == "then"
+            {
                 break;
             }
             taken.push(bare);
@@ -370,8 +381,58 @@ fn commands(text: &str) -> Vec<String> {
         for phrase in RUN_PHRASE.captures_iter(line) {
             keep(&phrase[1]);
         }
+        // "The correct command is: gcc -pthread -o app app.c", "For apt: sudo apt-get install
+        // python3-dev; for dnf: sudo dnf install python3-devel": commands after a colon, to the
+        // clause's end.
+        for (at, _) in line.match_indices(": ") {
+            for piece in line[at + 2..].split(';') {
+                let piece = piece.trim();
+                let piece = piece
+                    .split_once(". ")
+                    .map_or(piece, |(first, _)| first)
+                    .trim_end_matches('.');
+                if let Some(command) = COMMAND_LINE.captures(piece) {
+                    keep(&command[1]);
+                } else if let Some((_, after)) = piece.split_once(": ") {
+                    if let Some(command) = COMMAND_LINE.captures(after.trim()) {
+                        keep(&command[1]);
+                    }
+                }
+            }
+        }
     }
     found
+}
+
+/// Dependencies as manifests write them: a `package.json` entry, a `Cargo.toml` or
+/// `pyproject.toml` line, a Maven artifact with its version.
+static MANIFEST_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?x)
+        "(@?[A-Za-z][\w.-]*(?:/[\w.-]+)?)"\s*:\s*"[\^~>=\s]*(\d[\w.-]*)"
+        | \b([a-z][\w-]*)\s*=\s*(?:\{\s*version\s*=\s*)?"[\^~>=\s]*(\d[\w.-]*)"
+        | <artifactId>([\w.-]+)</artifactId>\s*<version>(\d[\w.-]*)</version>
+    "#)
+    .expect("valid regex")
+});
+
+/// Keys of manifests that hold no dependency.
+const NOT_DEPENDENCIES: &[&str] = &["version", "edition", "name", "description", "main"];
+
+/// The dependencies and versions `text` writes as a manifest would.
+fn manifest_versions(text: &str) -> Vec<(String, String)> {
+    MANIFEST_ENTRY
+        .captures_iter(text)
+        .filter_map(|c| {
+            let (name, version) = match (c.get(1), c.get(3), c.get(5)) {
+                (Some(name), _, _) => (name, c.get(2)?),
+                (_, Some(name), _) => (name, c.get(4)?),
+                (_, _, Some(name)) => (name, c.get(6)?),
+                _ => return None,
+            };
+            let name = name.as_str();
+            (!NOT_DEPENDENCIES.contains(&name)).then(|| (name.to_owned(), version.as_str().to_owned()))
+        })
+        .collect()
 }
 
 /// The packages an install command names with a version or range, each with it: `pip install

@@ -12,9 +12,9 @@ use crate::actions::BUILD_FILES;
 use crate::citations::markers_in;
 use crate::{split_sentences, strip_markers, Answer};
 
-/// Sentences that tell the reader to do something.
-static SOLUTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:upgrad\w*|updat\w*|downgrad\w*|replac\w*|switch\w*|migrat\w*|install\w*|remov\w*|add|set|use|fix\w*|solv\w*|resolv\w*|instead|should|must|need to|pin\w*)\b")
+/// Sentences that advise, wherever the advice sits in them.
+static ADVICE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:you (?:should|must|need to|have to|can|could|may want to)|should be|must be|needs? to be|instead|recommend\w*|the (?:fix|solution|workaround) is|to fix (?:this|it)|to solve (?:this|it)|fixe[sd] (?:it|this|the)|solve[sd] (?:it|this|the)|resolve[sd] (?:it|this|the))\b")
         .expect("valid regex")
 });
 /// A sentence that opens with what to do ("Upgrade …", "To fix it, run …", "You can pin …"):
@@ -25,13 +25,13 @@ static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Sentences that say why: what changed, was removed, is missing or does not fit together.
 static CAUSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:because|caused by|cause[sd]?|due to|removed|deprecated|dropped|renamed|no longer|incompatib\w*|not compatible|breaking|changed|introduced|only supports?|does(?: not|n't) support|not supported|unsupported|was compiled|compiled (?:by|with|for)|missing|(?:is|are|was|were) not (?:found|installed|available)|cannot be found|could not be found|expects?|mismatch\w*|conflicts? with|requires? (?:a )?(?:newer|older|at least)|stopped|became|now (?:requires|returns|raises|is|uses))\b")
+    Regex::new(r"(?i)\b(?:occurs?|happens?|means|is thrown|is raised|(?:are|is) not in|lives? in|not (?:linked|included|part of)|so the \w+ reports|because|caused by|cause[sd]?|due to|removed|deprecated|dropped|renamed|no longer|incompatib\w*|not compatible|breaking|changed|introduced|only supports?|does(?: not|n't) support|not supported|unsupported|was compiled|compiled (?:by|with|for)|missing|(?:is|are|was|were) not (?:found|installed|available)|cannot be found|could not be found|expects?|mismatch\w*|conflicts? with|requires? (?:a )?(?:newer|older|at least)|stopped|became|now (?:requires|returns|raises|is|uses))\b")
         .expect("valid regex")
 });
 /// Sentences about build files, configuration or commands.
 static CODE_OR_CONFIG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)\b(?:{BUILD_FILES}|mvn|gradlew?|npm|pip|<\w+>|@\w+)|`[^`]+`"
+        r"(?i)\b(?:{BUILD_FILES}|mvn|gradlew?|npm|pip|apt-get|apt|dnf|brew|gcc|cargo|go (?:get|mod)|dotnet (?:add|new)|<\w+>|@\w+)\b|`[^`]+`"
     ))
     .expect("valid regex")
 });
@@ -72,25 +72,27 @@ fn is_changelog(hit: &Hit) -> bool {
 }
 
 /// Where `sentence` belongs. A changelog's line says what changed (a cause), even when it reads
-/// "Remove soft_unicode"; a sentence that opens with what to do is advice, whatever cause it
-/// names on the way; one that says why is the cause; the rest is advice by its verbs, or cause.
+/// "Remove soft_unicode"; a sentence that opens with what to do, or advises, is advice (an
+/// alternative, a change to files or commands, or the solution), whatever cause it names on the
+/// way; one that says why is the cause; one about files or commands is a change; the rest is
+/// the cause.
 fn part_of(sentence: &str, from_changelog: bool) -> Part {
     let bare = strip_markers(sentence);
     let bare = bare.trim();
     if from_changelog || CHANGELOG_LINE.is_match(bare) {
         return Part::Cause;
     }
-    let imperative = IMPERATIVE.is_match(bare);
-    if !imperative && CAUSE.is_match(bare) {
+    let advice = IMPERATIVE.is_match(bare) || ADVICE.is_match(bare);
+    if !advice && CAUSE.is_match(bare) {
         return Part::Cause;
     }
-    if imperative && ALTERNATIVE.is_match(bare) {
+    if advice && ALTERNATIVE.is_match(bare) {
         return Part::Alternative;
     }
     if CODE_OR_CONFIG.is_match(bare) {
         return Part::Changes;
     }
-    if SOLUTION.is_match(bare) || imperative {
+    if advice {
         return Part::Solution;
     }
     Part::Cause
