@@ -103,23 +103,33 @@ pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String
         return None;
     }
     let reading = read_error(question)?;
-    let mut words = vec![reading.line.clone()];
-    for name in [&reading.symbol, &reading.package].into_iter().flatten() {
-        if !reading.line.contains(name.as_str()) {
-            words.push(name.clone());
-        }
+    // The names a report of the same failure repeats: a specific type or code, the symbol,
+    // the package, and names the asker quotes beside the log (`std::env::var("DATABASE_URL")`
+    // says what the failing line does; a path says only where).
+    let generic = matches!(
+        reading.kind.as_str(),
+        "" | "error" | "fatal error" | "Error" | "Exception" | "panicked"
+    );
+    let mut names: Vec<String> = Vec::new();
+    if !generic {
+        names.push(reading.kind.clone());
     }
-    // Names the asker quotes beside the log ("`std::env::var(\"DATABASE_URL\")`") say what the
-    // failing line does: a path says only where.
-    let quoted = analysis
+    names.extend([reading.symbol.clone(), reading.package.clone()].into_iter().flatten());
+    let quoted: Vec<String> = analysis
         .entities_of(EntityKind::QuotedPhrase)
         .map(|e| e.text.as_str())
         .filter(|q| !q.contains(['/', '\\', ' ']) && q.chars().any(char::is_alphabetic))
-        .filter(|q| !words.iter().any(|w| w.contains(q)))
+        .filter(|q| !names.iter().any(|n| n.contains(q)))
         .take(MAX_QUOTED_NAMES)
         .map(str::to_owned)
-        .collect::<Vec<_>>();
-    words.extend(quoted);
+        .collect();
+    names.extend(quoted);
+    // Without two names to go by, the error's whole line.
+    let words = if names.len() >= 2 {
+        names
+    } else {
+        std::iter::once(reading.line.clone()).chain(names).collect()
+    };
     Some(words.join(" "))
 }
 

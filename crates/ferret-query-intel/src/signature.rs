@@ -40,7 +40,7 @@ static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
         ),
         kind("rust", 5, r"thread '[^']*' (panicked) at '([^']+)'"),
         // npm / yarn / pnpm: npm ERR! code ERESOLVE, npm error code E404
-        kind("npm", 6, r"(?m)^npm (?:ERR!|error) code (\w+)()"),
+        kind("npm", 6, r"(?m)^npm (?:ERR!|error) code (\w+)[ \t]*(?:\nnpm (?:ERR!|error) (?:[A-Z]\w+ )?([^\n]*))?"),
         kind("pnpm", 6, r"(?m)\b(ERR_PNPM_\w+)\b\W*(.*)$"),
         // Node's coded errors: Error [ERR_REQUIRE_ESM]: require() of ES Module ...
         kind("js", 6, r"(?m)\b(?:\w*Error) \[(ERR_\w+)\]:\s*(.+)$"),
@@ -160,6 +160,12 @@ static QUALIFIED_CLASS: LazyLock<Regex> = LazyLock::new(|| {
 /// (`class file version 61.0`, `rustc 1.70.0`, `.NET 8.0`).
 static NAMED_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(@?[A-Za-z][\w.-]*(?:==|@|\s+version\s+|\s+v?)\d+(?:\.\d+)+)\b")
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
+
+/// A message ending in the value it reports: `… value: NotPresent`, `… variant: Io`.
+static VALUE_TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:value|variant):\s*`?([A-Za-z_]\w*)`?\s*$")
         .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
 });
 
@@ -306,6 +312,10 @@ fn subject(message: &str) -> (Option<String>, Option<String>) {
         .captures(message)
         .map(|c| c[1].trim_end_matches(['.', ':']).to_owned())
         .filter(|p| p.chars().any(char::is_alphabetic));
+    // "called `Result::unwrap()` on an `Err` value: NotPresent": the value is what it is about.
+    if let Some(value) = VALUE_TAIL.captures(message) {
+        return (Some(value[1].to_owned()), package);
+    }
     let symbol = QUOTED
         .captures_iter(message)
         .map(|c| c[1].to_owned())
@@ -448,7 +458,7 @@ mod tests {
             signature(
                 "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree"
             ),
-            "npm:ERESOLVE:"
+            "npm:ERESOLVE:unable to resolve dependency tree"
         );
         assert_eq!(
             signature("error[E0382]: borrow of moved value: `config`\n --> src/main.rs:12:20"),
