@@ -119,6 +119,9 @@ pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String
         .entities_of(EntityKind::QuotedPhrase)
         .map(|e| e.text.as_str())
         .filter(|q| !q.contains(['/', '\\', ' ']) && q.chars().any(char::is_alphabetic))
+        // An identifier (`DATABASE_URL`, `std::env::var`, `useState`), not a plain word
+        // (`main`, `apple`).
+        .filter(|q| q.chars().any(|c| c.is_uppercase() || matches!(c, '_' | ':' | '.')))
         .filter(|q| !names.iter().any(|n| n.contains(q)))
         .take(MAX_QUOTED_NAMES)
         .map(str::to_owned)

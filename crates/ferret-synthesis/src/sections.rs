@@ -14,18 +14,18 @@ use crate::{split_sentences, strip_markers, Answer};
 
 /// Sentences that advise, wherever the advice sits in them.
 static ADVICE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:you (?:should|must|need to|have to|can|could|may want to)|should be|must be|needs? to be|instead|recommend\w*|the (?:fix|solution|workaround) is|to fix (?:this|it)|to solve (?:this|it)|fixe[sd] (?:it|this|the)|solve[sd] (?:it|this|the)|resolve[sd] (?:it|this|the))\b")
+    Regex::new(r"(?i)\b(?:(?:fixed|solved|resolved) (?:it )?by|also works|works (?:too|as well)|worked for me|you (?:should|must|need to|have to|can|could|may want to)|should be|must be|needs? to be|instead|recommend\w*|the (?:fix|solution|workaround) is|to fix (?:this|it)|to solve (?:this|it)|fixe[sd] (?:it|this|the)|solve[sd] (?:it|this|the)|resolve[sd] (?:it|this|the))\b")
         .expect("valid regex")
 });
 /// A sentence that opens with what to do ("Upgrade …", "To fix it, run …", "You can pin …"):
 /// advice, whatever causes it names on the way.
 static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\W*(?:(?:to fix (?:this|it)|to solve (?:this|it)|the fix is to|the solution is to|fix|solution|workaround|alternatively|instead|otherwise|then|first|simply|just|so|either|or)\b[,:]?\s*)*(?:(?:you|we)\s+(?:can|could|should|must|need to|have to|may)\s+)?(?:upgrad\w*|updat\w*|downgrad\w*|replac\w*|switch|migrat\w*|install|remov\w*|add|set|use|run|pin|bump|reinstall|delete|clear|change|move|rebuild|regenerate|enable|disable|configure|specify|declare|wrap|call|import|rename|point|export|apt|brew|pip|npm|yarn|pnpm|cargo|go|dotnet|mvn|gradle|\./gradlew)\b")
+    Regex::new(r"^\W*(?i:(?:to fix (?:this|it)|to solve (?:this|it)|to [a-z]+(?: [a-z]+){0,4},|the fix is to|the solution is to|fix|solution|workaround|alternatively|instead|otherwise|then|first|simply|just|so|either|or|for [^,:]{1,40}[,:])\b[,:]?\s*)*(?i:(?:you|we)\s+(?:can|could|should|must|need to|have to|may)\s+)?(?:(?i:upgrad\w*|updat\w*|downgrad\w*|replac\w*|switch|migrat\w*|install|remov\w*|add|set|use|run|pin|bump|reinstall|delete|clear|change|move|rebuild|regenerate|enable|disable|configure|specify|declare|wrap|call|import|rename|point|initiali[sz]e|create|check)\b|(?:sudo|apt|apt-get|brew|pip|npm|yarn|pnpm|cargo|go|dotnet|mvn|gradle|\./gradlew)\s)")
         .expect("valid regex")
 });
 /// Sentences that say why: what changed, was removed, is missing or does not fit together.
 static CAUSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:occurs?|happens?|means|is thrown|is raised|(?:are|is) not in|lives? in|not (?:linked|included|part of)|so the \w+ reports|because|caused by|cause[sd]?|due to|removed|deprecated|dropped|renamed|no longer|incompatib\w*|not compatible|breaking|changed|introduced|only supports?|does(?: not|n't) support|not supported|unsupported|was compiled|compiled (?:by|with|for)|missing|(?:is|are|was|were) not (?:found|installed|available)|cannot be found|could not be found|expects?|mismatch\w*|conflicts? with|requires? (?:a )?(?:newer|older|at least)|stopped|became|now (?:requires|returns|raises|is|uses))\b")
+    Regex::new(r"(?i)\b(?:not present|(?:does not|doesn't|do not|don't) (?:have|contain|include|provide|ship)|(?:\w+n't|not) (?:\w+ )?(?:installed|found|available|defined|initiali[sz]ed|exported)|no longer|treats? [\w ]{1,40} as an error|occurs?|happens?|means|is thrown|is raised|(?:are|is) not in|lives? in|not (?:linked|included|part of)|so the \w+ reports|because|caused by|cause[sd]?|due to|removed|deprecated|dropped|renamed|no longer|incompatib\w*|not compatible|breaking|changed|introduced|only supports?|does(?: not|n't) support|not supported|unsupported|was compiled|compiled (?:by|with|for)|missing|(?:is|are|was|were) not (?:found|installed|available)|cannot be found|could not be found|expects?|mismatch\w*|conflicts? with|requires? (?:a )?(?:newer|older|at least)|stopped|became|now (?:requires|returns|raises|is|uses))\b")
         .expect("valid regex")
 });
 /// Sentences about build files, configuration or commands.
@@ -96,6 +96,39 @@ fn part_of(sentence: &str, from_changelog: bool) -> Part {
         return Part::Solution;
     }
     Part::Cause
+}
+
+/// Does `sentence` state a cause outright (not only stand in the cause's section)?
+fn states_cause(sentence: &str) -> bool {
+    let bare = strip_markers(sentence);
+    let bare = bare.trim();
+    part_of(bare, false) == Part::Cause && (CAUSE.is_match(bare) || CHANGELOG_LINE.is_match(bare))
+}
+
+/// The sentences of `hit` that state a cause, the answer has not `said`, at most two.
+fn cause_sentences(hit: &Hit, said: &str) -> Vec<String> {
+    let changelog = is_changelog(hit);
+    split_sentences(&hit.text)
+        .into_iter()
+        .map(|s| strip_markers(&s).trim().to_owned())
+        .filter(|s| !s.is_empty() && !said.contains(&one_line(s.trim_end_matches('.'))))
+        .filter(|s| {
+            if changelog {
+                part_of(s, true) == Part::Cause
+            } else {
+                states_cause(s)
+            }
+        })
+        .take(MAX_ADDED_PER_SECTION)
+        .collect()
+}
+
+/// `sentence` with `marker` before its full stop.
+fn cite(sentence: &str, marker: usize) -> String {
+    match sentence.strip_suffix('.') {
+        Some(body) => format!("{body} [{marker}]."),
+        None => format!("{sentence} [{marker}]"),
+    }
 }
 
 /// The answer's sentences and the sentences its sources lend, by section.
@@ -175,11 +208,7 @@ pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
             if section.len() >= MAX_ADDED_PER_SECTION || section.iter().any(|s| s == &sentence) {
                 continue;
             }
-            let cited = match sentence.strip_suffix('.') {
-                Some(body) => format!("{body} [{marker}]."),
-                None => format!("{sentence} [{marker}]"),
-            };
-            section.push(cited);
+            section.push(cite(&sentence, marker));
         }
     };
     for citation in &answer.citations {
@@ -187,24 +216,42 @@ pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
             lend(&mut sections, hit, citation.marker, None);
         }
     }
-    // A cause any source states is worth a new citation.
-    if sections.cause.is_empty() {
+    // A cause stated outright ("… was removed in 2.1", "… is not installed") leads its section:
+    // when the answer's own sentences state none, the cited sources lend one, else the best
+    // other source that states one, which is then cited.
+    if !sections.cause.iter().any(|s| states_cause(s)) {
+        let mut lent = Vec::new();
+        let next_marker = citations.len() + 1;
+        let cited = citations.iter().filter_map(|c| {
+            let hit = hits.iter().find(|h| h.id == c.hit_id)?;
+            Some((hit, c.marker, false))
+        });
         let uncited = hits
             .iter()
-            .filter(|h| !citations.iter().any(|c| c.hit_id == h.id));
-        for hit in uncited {
-            let marker = citations.len() + 1;
-            lend(&mut sections, hit, marker, Some(Part::Cause));
-            if !sections.cause.is_empty() {
+            .filter(|h| !citations.iter().any(|c| c.hit_id == h.id))
+            .map(|h| (h, next_marker, true));
+        let candidates: Vec<(&Hit, usize, bool)> = cited.chain(uncited).collect();
+        for (hit, marker, new) in candidates {
+            let found = cause_sentences(hit, &said);
+            if found.is_empty() {
+                continue;
+            }
+            lent.extend(found.into_iter().map(|s| cite(&s, marker)));
+            if new {
                 citations.push(Citation {
                     marker,
                     hit_id: hit.id.clone(),
                     title: hit.title.to_string(),
                     url: hit.url.clone(),
                 });
+            }
+            if lent.len() >= MAX_ADDED_PER_SECTION || new {
                 break;
             }
         }
+        lent.truncate(MAX_ADDED_PER_SECTION);
+        lent.append(&mut sections.cause);
+        sections.cause = lent;
     }
     // Advice offered only as an alternative is the solution.
     if sections.solution.is_empty() && sections.changes.is_empty() {
