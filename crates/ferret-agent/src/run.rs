@@ -114,14 +114,21 @@ pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String
     if !generic {
         names.push(reading.kind.clone());
     }
-    names.extend([reading.symbol.clone(), reading.package.clone()].into_iter().flatten());
+    names.extend(
+        [reading.symbol.clone(), reading.package.clone()]
+            .into_iter()
+            .flatten(),
+    );
     let quoted: Vec<String> = analysis
         .entities_of(EntityKind::QuotedPhrase)
         .map(|e| e.text.as_str())
         .filter(|q| !q.contains(['/', '\\', ' ']) && q.chars().any(char::is_alphabetic))
         // An identifier (`DATABASE_URL`, `std::env::var`, `useState`), not a plain word
         // (`main`, `apple`).
-        .filter(|q| q.chars().any(|c| c.is_uppercase() || matches!(c, '_' | ':' | '.')))
+        .filter(|q| {
+            q.chars()
+                .any(|c| c.is_uppercase() || matches!(c, '_' | ':' | '.'))
+        })
         .filter(|q| !names.iter().any(|n| n.contains(q)))
         .take(MAX_QUOTED_NAMES)
         .map(str::to_owned)

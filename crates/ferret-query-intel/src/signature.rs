@@ -40,7 +40,11 @@ static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
         ),
         kind("rust", 5, r"thread '[^']*' (panicked) at '([^']+)'"),
         // npm / yarn / pnpm: npm ERR! code ERESOLVE, npm error code E404
-        kind("npm", 6, r"(?m)^npm (?:ERR!|error) code (\w+)[ \t]*(?:\nnpm (?:ERR!|error) (?:[A-Z]\w+ )?([^\n]*))?"),
+        kind(
+            "npm",
+            6,
+            r"(?m)^npm (?:ERR!|error) code (\w+)[ \t]*(?:\nnpm (?:ERR!|error) (?:[A-Z]\w+ )?([^\n]*))?",
+        ),
         kind("pnpm", 6, r"(?m)\b(ERR_PNPM_\w+)\b\W*(.*)$"),
         // Node's coded errors: Error [ERR_REQUIRE_ESM]: require() of ES Module ...
         kind("js", 6, r"(?m)\b(?:\w*Error) \[(ERR_\w+)\]:\s*(.+)$"),
@@ -56,6 +60,12 @@ static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
         // go: module ...: not found
         kind("go", 5, r"(?m)^panic: (runtime error)?:?\s*(.+)$"),
         kind("go", 3, r"(?m)^\S+\.go:\d+(?::\d+)?:\s*()(.+)$"),
+        // The go command's import chain: the error after the last package, on indented lines.
+        kind(
+            "go",
+            4,
+            r"(?m)^go: \S+ imports\n\t\S+: (?:\S+: )*()([^\n]+(?:\n\t[^\n]+)*)",
+        ),
         kind("go", 2, r"(?m)^go: ()(.+)$"),
         // Gradle: the innermost "> " line under "What went wrong:".
         kind(
@@ -215,6 +225,7 @@ pub fn read_error(text: &str) -> Option<ErrorReading> {
         known => known,
     };
     let raw_message = HELP_TAIL.replace(raw_message, "");
+    let raw_message = raw_message.split_whitespace().collect::<Vec<_>>().join(" ");
     let message = normalized(&raw_message);
     // A qualified type reads the same under any import path: `requests.exceptions.X` is X.
     let code = code.rsplit('.').next().unwrap_or(code);

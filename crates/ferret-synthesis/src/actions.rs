@@ -181,8 +181,9 @@ static CODE_BLOCK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)```[\w+-]*\n?(.*?)```").expect("valid regex"));
 static INLINE_CODE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`([^`\n]{3,200})`").expect("valid regex"));
-static COMMAND_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"^(?:\$\s+)?((?:sudo\s+)?{TOOLS}\s+\S.*)$")).expect("valid regex"));
+static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"^(?:\$\s+)?((?:sudo\s+)?{TOOLS}\s+\S.*)$")).expect("valid regex")
+});
 /// "Run mvn clean install -U to refresh": the command ends at a clause's end.
 static RUN_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
@@ -192,7 +193,7 @@ static RUN_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A package manager's install verb, in prose or code ("pip install -U", "npm i", "cargo add").
 static INSTALL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b((?:python3? -m )?pip3? install(?: -U| --upgrade)?|npm (?:i|install|add)(?: -[DSgE]| --save-dev)?|yarn add|pnpm add|cargo add|go get|poetry add|uv (?:add|pip install)|conda install|gem install|dotnet add package|composer require)\s+")
+    Regex::new(r"(?i)\b((?:python3? -m )?pip3? install(?: -U| --upgrade)?|npm (?:i|install|add)(?: -[DSgE]| --save-dev)?|yarn add|pnpm add|cargo add|go get|poetry add|uv (?:add|pip install)|conda install|gem install|dotnet add package|Install-Package|composer require)\s+")
         .expect("valid regex")
 });
 /// A package with a version or range: `markupsafe==2.0.1`, `"Jinja2>=3.0"`, `react@18.2.0`,
@@ -228,7 +229,7 @@ static FILE: LazyLock<Regex> =
 
 /// Build, manifest and configuration files by name, as a pattern the sections of an error's
 /// answer share.
-pub(crate) const BUILD_FILES: &str = r"(?:pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradle\.properties|gradle-wrapper\.properties|application(?:-\w+)?\.(?:properties|ya?ml)|package\.json|package-lock\.json|pnpm-lock\.yaml|yarn\.lock|tsconfig\.json|\.npmrc|\.nvmrc|Cargo\.toml|Cargo\.lock|rust-toolchain(?:\.toml)?|pyproject\.toml|requirements(?:-\w+)?\.txt|setup\.py|setup\.cfg|Pipfile|environment\.ya?ml|go\.mod|go\.sum|[\w.-]+\.csproj|Directory\.Packages\.props|global\.json|packages\.config|CMakeLists\.txt|Makefile|Gemfile|composer\.json|Dockerfile|docker-compose\.ya?ml)";
+pub(crate) const BUILD_FILES: &str = r"(?:pom\.xml|build\.gradle(?:\.kts)?|settings\.gradle(?:\.kts)?|gradle\.properties|gradle-wrapper\.properties|application(?:-\w+)?\.(?:properties|ya?ml)|package\.json|package-lock\.json|pnpm-lock\.yaml|yarn\.lock|tsconfig\.json|\.npmrc|\.nvmrc|Cargo\.toml|Cargo\.lock|rust-toolchain(?:\.toml)?|pyproject\.toml|requirements(?:-\w+)?\.txt|setup\.py|setup\.cfg|Pipfile|environment\.ya?ml|go\.mod|go\.sum|(?:\*|[\w.-]+)\.csproj|Directory\.Packages\.props|global\.json|packages\.config|CMakeLists\.txt|Makefile|Gemfile|composer\.json|Dockerfile|docker-compose\.ya?ml)";
 
 /// The manifest each package manager's install command records its dependencies in, and the
 /// other files of the same ecosystem that would hold them instead.
@@ -312,6 +313,9 @@ const NOT_COMPONENTS: &[&str] = &[
     "see",
 ];
 
+/// Flags that give the version of the package an install command names.
+const VERSION_FLAG: &[&str] = &["--version", "-version", "-v"];
+
 /// Words that, right after a tool's name, show a sentence about the tool rather than its command.
 const PROSE_WORDS: &[&str] = &[
     "to", "the", "a", "an", "it", "is", "was", "and", "or", "for", "with", "on", "in", "of", "as",
@@ -357,7 +361,8 @@ fn commands(text: &str) -> Vec<String> {
         for token in rest.split_whitespace() {
             let bare = token.trim_end_matches(['.', ',', ';', ':', ')']);
             let lower = bare.to_lowercase();
-            let aside = token.starts_with('(') || token.starts_with('#');
+            let aside =
+                token.starts_with(['(', '#']) || matches!(token, "-" | "\u{2013}" | "\u{2014}");
             if bare.is_empty() || aside || PROSE_WORDS.contains(&lower.as_str()) || lower == "then"
             {
                 break;
@@ -407,30 +412,44 @@ fn commands(text: &str) -> Vec<String> {
 /// Dependencies as manifests write them: a `package.json` entry, a `Cargo.toml` or
 /// `pyproject.toml` line, a Maven artifact with its version.
 static MANIFEST_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?x)
+    Regex::new(
+        r#"(?x)
         "(@?[A-Za-z][\w.-]*(?:/[\w.-]+)?)"\s*:\s*"[\^~>=\s]*(\d[\w.-]*)"
-        | \b([a-z][\w-]*)\s*=\s*(?:\{\s*version\s*=\s*)?"[\^~>=\s]*(\d[\w.-]*)"
+        | \b([a-z][\w-]*)\s+=\s+(?:\{\s*version\s*=\s*)?"[\^~>=\s]*(\d[\w.-]*)"
         | <artifactId>([\w.-]+)</artifactId>\s*<version>(\d[\w.-]*)</version>
-    "#)
+        | \b[a-z][\w.-]*:([\w.-]+):(\d[\w.-]*)\b
+        | \b([A-Za-z][\w.-]*[A-Za-z0-9])==(\d[\w.]*[\w])
+    "#,
+    )
     .expect("valid regex")
 });
 
 /// Keys of manifests that hold no dependency.
 const NOT_DEPENDENCIES: &[&str] = &["version", "edition", "name", "description", "main"];
 
-/// The dependencies and versions `text` writes as a manifest would.
+/// The dependencies and versions `text` writes as a manifest would, the last version of each
+/// (a text going "from 4.0.3 to 5.0.1" names the version to move to last).
 fn manifest_versions(text: &str) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for (name, version) in all_manifest_versions(text) {
+        match found.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = version,
+            None => found.push((name, version)),
+        }
+    }
+    found
+}
+
+fn all_manifest_versions(text: &str) -> Vec<(String, String)> {
     MANIFEST_ENTRY
         .captures_iter(text)
         .filter_map(|c| {
-            let (name, version) = match (c.get(1), c.get(3), c.get(5)) {
-                (Some(name), _, _) => (name, c.get(2)?),
-                (_, Some(name), _) => (name, c.get(4)?),
-                (_, _, Some(name)) => (name, c.get(6)?),
-                _ => return None,
-            };
+            let (name, version) = (1..=9)
+                .step_by(2)
+                .find_map(|i| Some((c.get(i)?, c.get(i + 1)?)))?;
             let name = name.as_str();
-            (!NOT_DEPENDENCIES.contains(&name)).then(|| (name.to_owned(), version.as_str().to_owned()))
+            (!NOT_DEPENDENCIES.contains(&name))
+                .then(|| (name.to_owned(), version.as_str().to_owned()))
         })
         .collect()
 }
@@ -442,8 +461,22 @@ fn pinned_versions(command: &str) -> Vec<(String, String)> {
     let Some(verb) = INSTALL.find(command) else {
         return Vec::new();
     };
-    command[verb.end()..]
-        .split_whitespace()
+    let tokens: Vec<&str> = command[verb.end()..].split_whitespace().collect();
+    // `dotnet add package Newtonsoft.Json --version 13.0.3`, `Install-Package X -Version 1.2`:
+    // the package first, its version after the flag.
+    let flagged = tokens
+        .iter()
+        .position(|t| VERSION_FLAG.contains(&t.to_lowercase().as_str()));
+    if let (Some(at), Some(package)) = (flagged, tokens.first()) {
+        let version = tokens
+            .get(at + 1)
+            .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()));
+        if let Some(version) = version.filter(|_| !package.starts_with('-')) {
+            return vec![((*package).to_owned(), (*version).to_owned())];
+        }
+    }
+    tokens
+        .into_iter()
         .filter_map(|token| {
             let spec = PACKAGE_SPEC.captures(token)?;
             let version = match &spec[2] {

@@ -11,9 +11,9 @@ use super::refine::Refine;
 use super::SearchStrategy;
 use crate::run::{Ending, SearchRun};
 
-/// Choose per question: a request for a report on a complex subject is planned, an error takes
-/// the refine loop, a bridge or a comparison question hops, a simple question takes the refine
-/// loop (one search when its results are good).
+/// Choose per question: an error takes the refine loop, a request for a report on a complex
+/// subject is planned, a bridge or a comparison question hops, a simple question takes the
+/// refine loop (one search when its results are good).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Auto;
 
@@ -40,12 +40,12 @@ impl SearchStrategy for Auto {
     async fn run(&self, run: &mut SearchRun<'_>) -> Ending {
         let question = run.question();
         let shape = run.stages.bridge.shape(question, &run.analysis);
-        let (chosen, reason) = if asks_for_report(question, &run.analysis) {
-            (Strategy::Plan, StrategyReason::AsksForReport)
-        } else if run.analysis.query_type == QueryType::ErrorDiagnosis {
-            // A pasted log names many things (flags, hosts, the tutorial followed); none of them
-            // is a hop toward the error's fix.
+        // A pasted log names many things (flags, hosts, a `report-service` folder); none of them
+        // makes it a request for a report, nor a hop toward the error's fix.
+        let (chosen, reason) = if run.analysis.query_type == QueryType::ErrorDiagnosis {
             (Strategy::Refine, StrategyReason::ErrorQuestion)
+        } else if asks_for_report(question, &run.analysis) {
+            (Strategy::Plan, StrategyReason::AsksForReport)
         } else {
             match shape {
                 QuestionShape::Simple => (Strategy::Refine, StrategyReason::SimpleQuestion),

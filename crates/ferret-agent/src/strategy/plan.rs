@@ -26,7 +26,9 @@ use crate::planner::{
 };
 use crate::run::{elapsed_ms, Ending, SearchRun};
 use crate::tools::{ToolBox, ToolRequest, SEARCH_TOOL};
-use ferret_synthesis::{finalize_report as finalize, ReportRequest, StepEvidence};
+use ferret_synthesis::{
+    addresses_the_agent, finalize_report as finalize, ReportRequest, StepEvidence,
+};
 
 /// Plan, run the plan as a dependency graph, write a report.
 #[derive(Debug, Clone, Copy, Default)]
@@ -462,10 +464,11 @@ async fn evidence(
     if grades.quality == Quality::Low {
         return Vec::new();
     }
+    // A result that speaks to the AI reading it is not evidence for a report either.
     fused
         .into_iter()
         .zip(&grades.per_hit)
-        .filter(|(_, g)| g.kept)
+        .filter(|(h, g)| g.kept && !addresses_the_agent(&h.text))
         .map(|(h, _)| h)
         .take(limit)
         .collect()
