@@ -125,6 +125,15 @@ fn named_path(question: &str, error: &str) -> Option<String> {
     if !token.contains(['/', '.']) {
         return None;
     }
+    // A class the message only mentions ("com/acme/App has been compiled by a more recent
+    // version …") is where the error happened, not what it is about.
+    let next = rest.split_whitespace().nth(1).unwrap_or_default();
+    if matches!(
+        next,
+        "has" | "have" | "is" | "was" | "cannot" | "could" | "does" | "did" | "must" | "will"
+    ) {
+        return None;
+    }
     let segments: Vec<&str> = token.split(['/', '.']).filter(|s| !s.is_empty()).collect();
     let tail = &segments[segments.len().saturating_sub(3)..];
     (!tail.is_empty()).then(|| tail.join(" "))

@@ -77,7 +77,7 @@ static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
         kind("", 3, r"(?m)^Caused by:\n\s+()(\S[^\n]*)$"),
         // Linkers and C/C++ compilers.
         kind("c", 5, r"(undefined reference) to [`'\x22]?([^`'\x22\n]+)"),
-        kind("c", 5, r"(?m)(fatal error): ([^\n]+)$"),
+        kind("c", 5, r"(?m)((?i:fatal error)): ([^\n]+)$"),
         kind("", 2, r"(?m)(?:^|\s)(error): ([^\n]+)$"),
         // pip: ERROR: Could not find a version that satisfies the requirement foo==1.0
         kind(
@@ -194,7 +194,16 @@ pub fn read_error(text: &str) -> Option<ErrorReading> {
                 continue;
             }
             let at = found.get(0).map_or(0, |m| m.start());
+            // A type named at the end of an address (`…/display/MAVEN/MojoExecutionException`)
+            // is a link, not an error line.
+            if text[..at].ends_with('/') {
+                continue;
+            }
             let mut weight = kind.weight;
+            // A type named with no message says less than an error line with one.
+            if !code.is_empty() && message.is_empty() {
+                weight -= 1;
+            }
             // A bare `Error` names no type; a wrapper says only that something failed.
             if code == "Error" || code == "Exception" {
                 weight -= 1;
@@ -275,7 +284,13 @@ const MAX_LINE_CHARS: usize = 90;
 /// The error as a search engine matches reports of it: its code and message, without paths,
 /// places, quotes or brackets, versions kept, cut on a word at [`MAX_LINE_CHARS`].
 fn query_line(code: &str, message: &str) -> String {
-    let message = PLACES.replace_all(message, " ");
+    let without_classes = CLASS_PATH.replace_all(message, " ");
+    let message = if without_classes.split_whitespace().count() >= 3 {
+        without_classes
+    } else {
+        std::borrow::Cow::Borrowed(message)
+    };
+    let message = PLACES.replace_all(&message, " ");
     let words = message
         .split(|c: char| {
             c.is_whitespace()
@@ -315,7 +330,14 @@ fn subject(message: &str) -> (Option<String>, Option<String>) {
             c.get(2).map(|m| m.as_str().to_owned()),
         );
     }
-    if let Some(c) = QUALIFIED_CLASS.captures(message) {
+    // A class the message is about ("NoClassDefFoundError: javax/xml/bind/JAXBException"),
+    // not one it mentions on the way ("com/acme/App has been compiled by a more recent …").
+    let about_a_class = CLASS_PATH
+        .replace_all(message, " ")
+        .split_whitespace()
+        .count()
+        < 3;
+    if let Some(c) = QUALIFIED_CLASS.captures(message).filter(|_| about_a_class) {
         let package = c[1].trim_end_matches(['.', '/']).replace('/', ".");
         return (Some(c[2].to_owned()), Some(package));
     }
