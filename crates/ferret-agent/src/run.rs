@@ -11,7 +11,7 @@ use ferret_core::{
 };
 use ferret_exec::{CacheUse, CallBudget, ExecOutcome, ExecRequest, Executor};
 use ferret_grading::Grades;
-use ferret_query_intel::{read_error, Analysis, EntityKind, QueryType};
+use ferret_query_intel::{context_versions, read_error, Analysis, EntityKind, QueryType};
 use ferret_synthesis::{
     addresses_the_agent, in_sections, strip_markers, Answer, EarlierTurn, Situation,
 };
@@ -355,6 +355,13 @@ impl<'a> SearchRun<'a> {
         if !technical {
             return None;
         }
+        // The asker's setup ("Java 11") is read beside the question: a source's commands for
+        // another version of it are not theirs.
+        let setup = context_versions(&self.query.context);
+        let with_setup = match setup.is_empty() {
+            true => asked.to_owned(),
+            false => format!("{asked}\n{}", setup.join(", ")),
+        };
         let cited: Vec<Hit> = answer
             .citations
             .iter()
@@ -363,7 +370,7 @@ impl<'a> SearchRun<'a> {
         let actions = self
             .stages
             .actions
-            .extract(asked, &answer.text, &cited)
+            .extract(&with_setup, &answer.text, &cited)
             .instrument(tracing::info_span!("actions"))
             .await;
         let (actions, implementation) = self.rec.stage(actions);

@@ -36,6 +36,14 @@ impl HeuristicActionExtractor {
 
     /// Extract synchronously; [`ActionExtractor::extract`] wraps this.
     pub fn actions(&self, sources: &[Hit]) -> Actions {
+        self.actions_for("", sources)
+    }
+
+    /// [`actions`](Self::actions) for `question`: a source that names a product the question
+    /// names (`Java 11`) only at other major versions (`Java 9`) gives no command, since its
+    /// commands are for another setup; its version changes still count (an upgrade names
+    /// another version by design).
+    pub fn actions_for(&self, question: &str, sources: &[Hit]) -> Actions {
         let mut actions = Actions::default();
         let mut seen_commands = HashSet::new();
         let mut seen_components = HashSet::new();
@@ -46,6 +54,17 @@ impl HeuristicActionExtractor {
         // Every source stating a version counts toward agreement; the first names the change.
         let mut note_version = |component: String, version: String, hit: &Hit| {
             stated_by.push((component.to_lowercase(), version.clone()));
+            // "node-fetch@2", then "node-fetch": "^2.7.0": the precise version of the same line.
+            if let Some(earlier) = version_changes
+                .iter_mut()
+                .find(|v: &&mut VersionChange| v.component.eq_ignore_ascii_case(&component))
+            {
+                if version.starts_with(&format!("{}.", earlier.version)) {
+                    earlier.version = version;
+                    earlier.source = hit.id.clone();
+                }
+                return;
+            }
             if seen_components.insert(component.to_lowercase()) {
                 version_changes.push(VersionChange {
                     component,
@@ -57,13 +76,18 @@ impl HeuristicActionExtractor {
         // A source speaking to the agent gives nothing, and a dangerous command is never handed
         // on, whoever states it.
         for hit in sources.iter().filter(|h| !addresses_the_agent(&h.text)) {
+            let other_setup = for_another_setup(question, &hit.text);
             for command in commands(&hit.text)
                 .into_iter()
-                .filter(|c| !is_dangerous_command(c))
+                .filter(|c| !is_dangerous_command(c) && !other_setup)
                 .take(Self::MAX_COMMANDS_PER_SOURCE)
             {
-                // What an install command pins or raises is a version change of its own.
-                for (component, version) in pinned_versions(&command) {
+                // What an install command pins or raises is a version change of its own, as is
+                // a tool's `--gradle-version 8.5`.
+                for (component, version) in pinned_versions(&command)
+                    .into_iter()
+                    .chain(flagged_versions(&command))
+                {
                     note_version(component, version, hit);
                 }
                 if let Some(manifest) = manifest_of(&command) {
@@ -127,12 +151,41 @@ impl HeuristicActionExtractor {
 impl ActionExtractor for HeuristicActionExtractor {
     async fn extract(
         &self,
-        _question: &str,
+        question: &str,
         _answer: &str,
         sources: &[Hit],
     ) -> StageOutput<Actions> {
-        StageOutput::heuristic(self.actions(sources))
+        StageOutput::heuristic(self.actions_for(question, sources))
     }
+}
+
+/// Products and their major versions `text` names ("Java 11" gives (`java`, 11)).
+fn majors(text: &str) -> Vec<(String, u64)> {
+    NAME_VERSION
+        .captures_iter(text)
+        .filter_map(|c| {
+            let major = c[2].split('.').next()?.trim_end_matches('+').parse().ok()?;
+            let name = c[1].rsplit(' ').next()?.to_lowercase();
+            Some((name, major))
+        })
+        .collect()
+}
+
+/// Does `source` name a product `question` names only at other major versions?
+fn for_another_setup(question: &str, source: &str) -> bool {
+    let asked = majors(question);
+    if asked.is_empty() {
+        return false;
+    }
+    let stated = majors(source);
+    asked.iter().any(|(name, major)| {
+        let same_name: Vec<u64> = stated
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, m)| *m)
+            .collect();
+        !same_name.is_empty() && !same_name.contains(major)
+    })
 }
 
 /// The first thing to do: move the first component, else run the first command, else change the
@@ -187,7 +240,7 @@ static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| {
 /// "Run mvn clean install -U to refresh": the command ends at a clause's end.
 static RUN_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)\b(?:run|execute|type|use)\s+((?:sudo\s+)?{TOOLS}\s+[^\s,;]+(?:\s+[^\s,;]+)*?)(?:[.;,](?:\s|$)|\s(?:to|and|then|so|which|if|after|before|for|in|on|from|with)\s|$)"
+        r"\b(?i:run|execute|type|use)\s+((?:sudo\s+)?{TOOLS}\s+[^\s,;]*[^\s,;.](?:\s+[^\s,;]*[^\s,;.])*?)(?:[.;,](?:\s|$)|\s(?i:to|and|then|so|which|if|after|before|for|in|on|from|with)\s|$)"
     ))
     .expect("valid regex")
 });
@@ -313,6 +366,19 @@ const NOT_COMPONENTS: &[&str] = &[
     "see",
 ];
 
+/// `--gradle-version 8.5`, `--sdk-version=8.0.100`: a flag naming what it sets the version of.
+static NAMED_VERSION_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"--([a-z][a-z0-9]*)-version[= ](\d[\w.]*\w)").expect("valid regex")
+});
+
+/// The versions `command` sets with a named flag.
+fn flagged_versions(command: &str) -> Vec<(String, String)> {
+    NAMED_VERSION_FLAG
+        .captures_iter(command)
+        .map(|c| (c[1].to_owned(), c[2].to_owned()))
+        .collect()
+}
+
 /// Flags that give the version of the package an install command names.
 const VERSION_FLAG: &[&str] = &["--version", "-version", "-v"];
 
@@ -396,12 +462,17 @@ fn commands(text: &str) -> Vec<String> {
                     .split_once(". ")
                     .map_or(piece, |(first, _)| first)
                     .trim_end_matches('.');
-                if let Some(command) = COMMAND_LINE.captures(piece) {
+                let piece = match COMMAND_LINE.captures(piece) {
+                    Some(_) => piece,
+                    None => piece.split_once(": ").map_or("", |(_, after)| after.trim()),
+                };
+                // "dotnet build then fails with …" is a sentence about a command.
+                let reads_as_prose = piece.split_whitespace().skip(1).any(|w| {
+                    let w = w.to_lowercase();
+                    PROSE_WORDS.contains(&w.as_str()) || w == "then"
+                });
+                if let Some(command) = COMMAND_LINE.captures(piece).filter(|_| !reads_as_prose) {
                     keep(&command[1]);
-                } else if let Some((_, after)) = piece.split_once(": ") {
-                    if let Some(command) = COMMAND_LINE.captures(after.trim()) {
-                        keep(&command[1]);
-                    }
                 }
             }
         }
@@ -536,6 +607,28 @@ fn component(name: &str, version: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_for_another_version_of_the_askers_setup_are_left_out() {
+        let old = hit(
+            "old",
+            "On Java 9 the module is not resolved by default: run `java --add-modules java.xml.bind -jar app.jar`.",
+        );
+        let current = hit(
+            "current",
+            "On Java 11 add the API to pom.xml and run `mvn clean package`.",
+        );
+        let actions = HeuristicActionExtractor
+            .actions_for("NoClassDefFoundError on Java 11", &[old.clone(), current]);
+        let commands: Vec<&str> = actions
+            .commands
+            .iter()
+            .map(|c| c.command.as_str())
+            .collect();
+        assert_eq!(commands, ["mvn clean package"]);
+        // Without a version asked, every source's commands count.
+        assert_eq!(HeuristicActionExtractor.actions(&[old]).commands.len(), 1);
+    }
 
     fn hit(id: &str, text: &str) -> Hit {
         Hit::new(id, id, text, 1.0, "web")

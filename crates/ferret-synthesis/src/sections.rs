@@ -52,6 +52,8 @@ static CHANGELOG_LINE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Sentences a cited source adds to a section the answer leaves empty.
 const MAX_ADDED_PER_SECTION: usize = 2;
+/// Sources the answer leaves uncited that may offer their fix as an alternative.
+const MAX_OTHER_SOURCES: usize = 2;
 
 /// A section of an error's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,6 +254,44 @@ pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
         lent.truncate(MAX_ADDED_PER_SECTION);
         lent.append(&mut sections.cause);
         sections.cause = lent;
+    }
+    // Another source's fix is an alternative: the best sources the answer leaves uncited lend
+    // what they say to do (a change, a command), each cited anew.
+    let mut offered = 0;
+    let uncited: Vec<&Hit> = hits
+        .iter()
+        .filter(|h| !citations.iter().any(|c| c.hit_id == h.id))
+        .collect();
+    for hit in uncited {
+        if sections.alternatives.len() >= MAX_ADDED_PER_SECTION || offered >= MAX_OTHER_SOURCES {
+            break;
+        }
+        let fixes: Vec<String> = split_sentences(&hit.text)
+            .into_iter()
+            .map(|s| strip_markers(&s).trim().to_owned())
+            .filter(|s| !s.is_empty() && !said.contains(&one_line(s.trim_end_matches('.'))))
+            .filter(|s| {
+                matches!(
+                    part_of(s, is_changelog(hit)),
+                    Part::Changes | Part::Alternative
+                )
+            })
+            .take(1)
+            .collect();
+        if fixes.is_empty() {
+            continue;
+        }
+        let marker = citations.len() + 1;
+        citations.push(Citation {
+            marker,
+            hit_id: hit.id.clone(),
+            title: hit.title.to_string(),
+            url: hit.url.clone(),
+        });
+        sections
+            .alternatives
+            .extend(fixes.iter().map(|s| cite(s, marker)));
+        offered += 1;
     }
     // Advice offered only as an alternative is the solution.
     if sections.solution.is_empty() && sections.changes.is_empty() {
