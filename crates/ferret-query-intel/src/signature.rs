@@ -67,6 +67,15 @@ static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
             r"(?m)^go: \S+ imports\n\t\S+: (?:\S+: )*()([^\n]+(?:\n\t[^\n]+)*)",
         ),
         kind("go", 2, r"(?m)^go: ()(.+)$"),
+        kind("go", 3, r"(?m)^(cgo): (.+)$"),
+        // javac, alone or under Maven: App.java:5: error: …, App.java:[5,21] …
+        kind(
+            "jvm",
+            4,
+            r"(?m)\.java:(?:\[\d+,\d+\]|\d+:)\s*(?:error:\s*)?()([^\n]+)$",
+        ),
+        // CMake: the message on the lines after "CMake Error at <file>:<line> (message):".
+        kind("cmake", 4, r"CMake Error[^\n]*:\s*\n\s*()([^\n]+)"),
         // Gradle: the innermost "> " line under "What went wrong:".
         kind(
             "gradle",
@@ -184,6 +193,9 @@ const NOT_SYMBOLS: [&str; 6] = ["main", "self", "this", "none", "null", "undefin
 
 /// Read the error `text` shows; `None` when no line of it reads as an error.
 pub fn read_error(text: &str) -> Option<ErrorReading> {
+    // Lines as a CI runner or a container build prints them ("#9 0.912 ", "[10:42:07.811] ")
+    // read as the tool printed them.
+    let text = &*LINE_PREFIX.replace_all(text, "");
     // (weight, position, ecosystem, code, message): the weightiest line, the first among equals.
     let mut best: Option<(i32, usize, &str, &str, &str)> = None;
     for kind in KINDS.iter() {
@@ -252,6 +264,13 @@ pub fn read_error(text: &str) -> Option<ErrorReading> {
         signature: format!("{ecosystem}:{code}:{message}"),
     })
 }
+
+/// What a runner puts before each line of a tool's output: a build step and its seconds
+/// (`#9 0.912`), a clock (`[10:42:07.811]`, `10:42:07`), seconds alone (`3.512`).
+static LINE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^(?:#\d+ )?(?:\[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]? ?|\d+\.\d{3} )")
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+});
 
 /// A message that opens with the type of the error it reports.
 static LEADING_TYPE: LazyLock<Regex> = LazyLock::new(|| {
@@ -442,7 +461,15 @@ fn ecosystem_of(text: &str, code: &str) -> &'static str {
         "gradle"
     } else if has("System.") || code.starts_with("System") || has("dotnet ") {
         "dotnet"
-    } else if has("node:") || has(".js:") || has(".ts:") || has("node_modules") || has("npm ") {
+    } else if has("node:")
+        || [".js:", ".ts:", ".jsx:", ".tsx:", ".mjs:", ".cjs:"]
+            .iter()
+            .any(|e| has(e))
+        || has("node_modules")
+        || has("npm ")
+        || has("Uncaught ")
+        || has("package.json")
+    {
         "js"
     } else if has("gcc") || has("g++") || has("clang") || has("/ld:") || has(".c:") || has(".cpp:")
     {
