@@ -439,6 +439,52 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_thread_on_disk_outlives_its_store_within_the_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = SessionLimits {
+            max_turns: 2,
+            ..SessionLimits::default()
+        };
+        let store = FileSessions::new(dir.path().join("threads"), limits);
+        for q in ["one", "two", "three"] {
+            store.record("agent/1", turn(q)).await;
+        }
+        // Another process: a new store over the same folder.
+        let again = FileSessions::new(dir.path().join("threads"), limits);
+        let kept: Vec<(u32, String)> = again
+            .turns("agent/1")
+            .await
+            .into_iter()
+            .map(|t| (t.number, t.question))
+            .collect();
+        assert_eq!(kept, [(2, "two".to_owned()), (3, "three".to_owned())]);
+        assert!(
+            again.turns("agent").await.is_empty(),
+            "names do not share files"
+        );
+        let file = again.path_of("agent/1");
+        assert_eq!(file.parent(), Some(dir.path().join("threads").as_path()));
+        assert_eq!(file.file_name().unwrap(), "agent%2F1.json");
+
+        // A damaged file is a thread with no turns, and the next turn starts it again.
+        std::fs::write(&file, "{ not turns").unwrap();
+        assert!(again.turns("agent/1").await.is_empty());
+        assert_eq!(again.record("agent/1", turn("four")).await, 1);
+
+        let stale = FileSessions::new(
+            dir.path().join("threads"),
+            SessionLimits {
+                max_age: Duration::ZERO,
+                ..limits
+            },
+        );
+        assert!(
+            stale.turns("agent/1").await.is_empty(),
+            "older than the age limit"
+        );
+    }
+
+    #[tokio::test]
     async fn a_thread_keeps_its_latest_turns_numbered_on() {
         let store = InMemorySessions::new(SessionLimits {
             max_turns: 2,

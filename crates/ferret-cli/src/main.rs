@@ -269,7 +269,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let query = question
                 .map(|q| {
-                    let query = Query::new(q)?
+                    let query = Query::from_log(q)?
                         .with_limit(limit)?
                         .with_filters(filters)?
                         .with_options(web_options.options())?

@@ -1550,3 +1550,51 @@ fn a_compaction_killed_at_any_point_leaves_the_old_index_or_the_new() {
         assert_success(&compact(&target).output().unwrap());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thread_outlives_the_process_and_the_same_error_from_another_machine_calls_no_provider() {
+    let instance = searxng_instance().await;
+    let dir = tempfile::tempdir().unwrap();
+    let ask = |question: &str, extra: &[&str]| {
+        let mut args = vec![
+            "search", question, "--web", "searxng", "--thread", "agent-1",
+        ];
+        args.extend_from_slice(extra);
+        let out = ferret(dir.path())
+            .args(&args)
+            .env("SEARXNG_URL", instance.uri())
+            .output()
+            .unwrap();
+        assert_success(&out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let requests = || async { instance.received_requests().await.unwrap_or_default().len() };
+    let here = "java.lang.NoClassDefFoundError: net/sf/cglib/proxy/Enhancer\n\tat com.acme.App.main(/home/ann/app/App.java:10)\nHow do I fix it on Java 17?";
+    let first = ask(here, &[]);
+    assert!(!first.contains("asked before"), "{first}");
+    let searched = requests().await;
+    assert!(searched > 0);
+    assert!(
+        dir.path().join("threads").join("agent-1.json").is_file(),
+        "the thread is kept under Ferret's home"
+    );
+
+    // Another process, another machine's paths, other words: the thread answers.
+    let there = "Exception in thread \"main\" java.lang.NoClassDefFoundError: net/sf/cglib/proxy/Enhancer\n\tat org.shop.Main.run(C:\\build\\Main.java:42)\nWhat should I change?";
+    let again = ask(there, &[]);
+    assert!(again.contains("asked before in this thread"), "{again}");
+    assert_eq!(requests().await, searched, "a repeat calls no provider");
+
+    // Asked to search again, it does.
+    let fresh = ask(there, &["--search-again"]);
+    assert!(!fresh.contains("asked before"), "{fresh}");
+    assert!(
+        requests().await > searched,
+        "--search-again calls the providers"
+    );
+
+    // A thread file that is not turns starts the thread again, with a warning, not a failure.
+    std::fs::write(dir.path().join("threads").join("agent-1.json"), "not json").unwrap();
+    let restarted = ask(here, &[]);
+    assert!(!restarted.contains("asked before"), "{restarted}");
+}

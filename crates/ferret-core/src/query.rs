@@ -232,6 +232,61 @@ impl TryFrom<RawQuery> for Query {
     }
 }
 
+/// Words of a log line that reports a failure.
+const FAILURE_WORDS: [&str; 9] = [
+    "error",
+    "exception",
+    "panic",
+    "caused by",
+    "fatal",
+    "failed",
+    "traceback",
+    "cannot",
+    "not found",
+];
+
+/// Lines kept from the end of a long log, where the asker's question is.
+const LOG_TAIL_LINES: usize = 20;
+
+/// A long log cut to [`MAX_QUESTION_CHARS`]: its failure lines (and the two after each) and its
+/// last lines, in order; a `…` line stands for each run of lines left out. When that is still
+/// too long, the lines nearest the end stay; `None` when a single line is over the limit.
+fn condensed_log(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut keep = vec![false; lines.len()];
+    for (i, line) in lines.iter().enumerate() {
+        let lower = line.to_lowercase();
+        if FAILURE_WORDS.iter().any(|w| lower.contains(w)) {
+            for k in keep.iter_mut().skip(i).take(3) {
+                *k = true;
+            }
+        }
+    }
+    for k in keep.iter_mut().rev().take(LOG_TAIL_LINES) {
+        *k = true;
+    }
+    let mut out: Vec<&str> = Vec::new();
+    let mut skipped = false;
+    for (line, kept) in lines.iter().zip(&keep) {
+        if *kept {
+            if skipped {
+                out.push("…");
+            }
+            out.push(line);
+            skipped = false;
+        } else {
+            skipped = true;
+        }
+    }
+    // Still too long: the end of it, where the innermost failure and the question are, from a
+    // line's start; `None` when one line alone is too long (no line is cut).
+    let mut joined = out.join("\n");
+    while joined.chars().count() > MAX_QUESTION_CHARS {
+        joined = joined.split_once('\n')?.1.to_owned();
+    }
+    Some(joined)
+}
+
 impl Query {
     /// Hits listed in a response unless the caller asks otherwise.
     pub const DEFAULT_LIMIT: usize = 10;
@@ -266,6 +321,25 @@ impl Query {
             on_repeat: OnRepeat::Reuse,
             strategy: None,
         })
+    }
+
+    /// A query for a pasted log, which may be longer than [`MAX_QUESTION_CHARS`]: a log within
+    /// the limit is taken whole; a longer one keeps the lines that report a failure (with the
+    /// two after each, where a message goes on) and the log's last lines (where the asker's
+    /// question is), in order, a `…` line where lines were left out. Empty input, and a single
+    /// line over the limit, are refused as by [`Query::new`].
+    pub fn from_log(text: impl Into<String>) -> Result<Self, QueryError> {
+        let text = text.into();
+        if text.chars().count() <= MAX_QUESTION_CHARS || text.trim().is_empty() {
+            return Self::new(text);
+        }
+        match condensed_log(&text) {
+            Some(condensed) => Self::new(condensed),
+            None => Err(QueryError::TooLong {
+                chars: text.chars().count(),
+                limit: MAX_QUESTION_CHARS,
+            }),
+        }
     }
 
     /// The question, trimmed.
@@ -398,6 +472,39 @@ impl Query {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_log_keeps_its_failure_and_its_question() {
+        let log = format!(
+            "{}Traceback (most recent call last):\n  File \"/srv/app.py\", line 3, in <module>\nImportError: cannot import name 'soft_unicode' from 'markupsafe'\n{}How do I fix this?",
+            "INFO 2024-05-01T10:00:00Z worker 17 started, queue depth 3\n".repeat(300),
+            "DEBUG request served in 12 ms\n".repeat(100),
+        );
+        assert!(log.chars().count() > 20_000);
+        assert!(matches!(
+            Query::new(log.clone()),
+            Err(QueryError::TooLong { .. })
+        ));
+        let query = Query::from_log(log).expect("a long log is condensed");
+        let text = query.text();
+        assert!(text.chars().count() <= MAX_QUESTION_CHARS);
+        assert!(
+            text.contains("ImportError: cannot import name 'soft_unicode'"),
+            "{text}"
+        );
+        assert!(text.ends_with("How do I fix this?"), "{text}");
+        assert!(text.contains('…'));
+        assert!(matches!(Query::from_log("  "), Err(QueryError::Empty)));
+        assert_eq!(
+            Query::from_log("short").map(|q| q.text().to_owned()),
+            Ok("short".to_owned())
+        );
+        // One line over the limit is not a log to condense: it is refused, not cut.
+        assert!(matches!(
+            Query::from_log("a".repeat(MAX_QUESTION_CHARS + 1)),
+            Err(QueryError::TooLong { .. })
+        ));
+    }
 
     #[test]
     fn context_is_read_from_json_and_an_oversized_value_is_a_typed_error() {

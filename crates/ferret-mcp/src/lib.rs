@@ -481,7 +481,8 @@ fn asker_name(asker: &Option<Principal>) -> &str {
 
 /// The query `args` ask for, checked as the library checks any query.
 fn query_of(args: SearchArgs) -> Result<Query, ferret::jobs::search::QueryError> {
-    let mut query = Query::new(args.question)?;
+    // A coding agent pastes whole logs: one over the limit keeps its failure and its question.
+    let mut query = Query::from_log(args.question)?;
     if let Some(limit) = args.limit {
         query = query.with_limit(limit)?;
     }

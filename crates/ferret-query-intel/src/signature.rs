@@ -585,6 +585,54 @@ mod tests {
     }
 
     #[test]
+    fn build_tools_and_runners_are_read_as_their_tool_printed_them() {
+        for (log, expected) in [
+            (
+                "/usr/share/dotnet/sdk/7.0.410/Microsoft.NET.TargetFrameworkInference.targets(160,5): error NETSDK1045: The current .NET SDK does not support targeting .NET 8.0. [/home/a/App.csproj]",
+                "dotnet:NETSDK1045:the current net sdk does not support targeting net",
+            ),
+            (
+                "src/server.ts:1:21 - error TS7016: Could not find a declaration file for module 'express'.",
+                "js:TS7016:could not find a declaration file for module express",
+            ),
+            (
+                "Error [ERR_REQUIRE_ESM]: require() of ES Module /srv/node_modules/node-fetch/src/index.js from /srv/index.js not supported.",
+                "js:ERR_REQUIRE_ESM:require of es module from not supported",
+            ),
+            (
+                "[10:42:07.811]  ERR_PNPM_OUTDATED_LOCKFILE  Cannot install with \"frozen-lockfile\" because pnpm-lock.yaml is not up to date with <ROOT>/apps/web/package.json",
+                "pnpm:ERR_PNPM_OUTDATED_LOCKFILE:cannot install with frozen-lockfile because pnpm-lock.yaml is not up to date with",
+            ),
+            (
+                "#9 0.912 CMake Error at /usr/share/cmake-3.25/Modules/FindPackageHandleStandardArgs.cmake:230 (message):\n#9 0.912   Could NOT find OpenSSL, try to set the path\n",
+                "cmake::could not find openssl try to set the path",
+            ),
+            (
+                "[ERROR] /home/k/src/main/java/com/acme/Filter.java:[5,21] package javax.servlet does not exist",
+                "jvm::package javax.servlet does not exist",
+            ),
+            (
+                "# runtime/cgo\ncgo: C compiler \"gcc\" not found: exec: \"gcc\": executable file not found in $PATH",
+                "go:cgo:c compiler gcc not found exec gcc executable file not found in $path",
+            ),
+            (
+                "go: finding module for package github.com/golang/lint/golint\ngo: example.com/tools imports\n\tgithub.com/golang/lint/golint: github.com/golang/lint@v0.0.0-2021: parsing go.mod:\n\tmodule declares its path as: golang.org/x/lint\n\t        but was required as: github.com/golang/lint",
+                "go::parsing go.mod module declares its path as golang.org/x/lint but was required as github.com/golang/lint",
+            ),
+            (
+                "* What went wrong:\nExecution failed for task ':app:compileKotlin'.\n> 'compileJava' task (current target is 1.8) and 'compileKotlin' task (current target is 17) jvm target compatibility should be set to the same Java version.\n  Consider using JVM toolchain\n\n* Try:",
+                "gradle::compilejava task and compilekotlin task jvm target compatibility should be set to the same java version",
+            ),
+            (
+                "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.11.0:compile on project x: Fatal error compiling: error: release version 17 not supported -> [Help 1]\n[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/MojoExecutionException",
+                "maven:error:release version not supported",
+            ),
+        ] {
+            assert_eq!(signature(log), expected, "{log}");
+        }
+    }
+
+    #[test]
     fn a_chain_of_causes_is_read_at_its_innermost() {
         let cargo = "error: failed to parse manifest at `/home/a/.cargo/registry/x-0.4.1/Cargo.toml`\n\nCaused by:\n  feature `edition2021` is required\n\n  The package requires it.";
         assert_eq!(signature(cargo), "rust::feature edition2021 is required");

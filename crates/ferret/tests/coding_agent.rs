@@ -154,3 +154,94 @@ async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice
     );
     eprintln!("answer: {answer}\nactions: {actions:#?}");
 }
+
+/// Ferret over Tavily and Brave stand-ins answering with one scenario of the coding agent's
+/// evaluation set.
+async fn over_scenario(name: &str) -> (Ferret, WebStandIn, WebStandIn) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/coding-agent-eval")
+        .join(name);
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap();
+    let tavily_server = WebStandIn::start(WebProvider::Tavily, read("tavily.json")).await;
+    let brave_server = WebStandIn::start(WebProvider::Brave, read("brave.json")).await;
+    let mut tavily = TavilyConfig::with_key(ApiKey::new("tvly-test", "TAVILY_API_KEY"));
+    tavily.base_url = tavily_server.uri();
+    let mut brave = BraveConfig::with_key(ApiKey::new("brave-test", "BRAVE_API_KEY"));
+    brave.base_url = brave_server.uri();
+    let ferret = Ferret::builder()
+        .backend(Arc::new(TavilyBackend::new(tavily).unwrap()))
+        .backend(Arc::new(BraveBackend::new(brave).unwrap()))
+        .build()
+        .unwrap();
+    (ferret, tavily_server, brave_server)
+}
+
+const SOFT_UNICODE: &str = "ImportError: cannot import name 'soft_unicode' from 'markupsafe' (/home/ann/venv/lib/python3.11/site-packages/markupsafe/__init__.py)";
+
+#[tokio::test]
+async fn a_whole_log_a_contradicting_context_and_an_unreadable_error_are_each_answered() {
+    let (ferret, tavily, brave) = over_scenario("python-markupsafe-soft-unicode").await;
+
+    // A whole log of 20,000 characters: the failure and the question are kept and answered.
+    let log = format!(
+        "{}Traceback (most recent call last):\n  File \"/srv/app.py\", line 1, in <module>\n    from flask import Flask\n{SOFT_UNICODE}\n{}How do I fix this?",
+        "INFO 2024-05-01T10:00:00Z gunicorn worker 17 booting\n".repeat(360),
+        "DEBUG health check ok\n".repeat(120),
+    );
+    assert!(log.chars().count() > 20_000);
+    let response = ferret.search(Query::from_log(log).unwrap()).await.unwrap();
+    let answer = response.answer.expect("the log's error is answered");
+    assert!(answer.starts_with("## Root Cause\n"), "{answer}");
+    assert!(answer.contains("soft_unicode"), "{answer}");
+    let actions = response.actions.expect("actions");
+    assert!(
+        actions
+            .commands
+            .iter()
+            .any(|c| c.command == "pip install markupsafe==2.0.1"),
+        "{actions:#?}"
+    );
+    assert!(
+        actions.commands.iter().all(|c| !c.command.contains("curl")),
+        "no command from the page that speaks to the agent: {actions:#?}"
+    );
+
+    // The asker's context says Python 3.8 while the traceback's paths say 3.11: both are read,
+    // and the web query still names the error's own symbol and package.
+    let context = BTreeMap::from([("python".to_owned(), "3.8".to_owned())]);
+    let query = Query::new(format!("{SOFT_UNICODE}\nHow do I fix it?"))
+        .unwrap()
+        .with_context(context)
+        .unwrap();
+    let response = ferret.search(query).await.unwrap();
+    assert!(response.answer.is_some(), "{:?}", response.message);
+    let sent = tavily.queries().await;
+    assert!(
+        sent.iter().any(|q| q.contains("soft_unicode")
+            && q.contains("markupsafe")
+            && q.contains("Python 3.8")),
+        "{sent:#?}"
+    );
+
+    // A question with no error line in it has no signature: a thread still knows it again by
+    // its words, and a reworded one searches again.
+    let session = ferret.session("no-signature");
+    let vague = Query::new("my Flask templates stopped rendering after a rebuild").unwrap();
+    session.search(vague.clone()).await.unwrap();
+    let calls = tavily.queries().await.len() + brave.queries().await.len();
+    let again = session.search(vague).await.unwrap();
+    assert_eq!(
+        again.repeat_of.map(|r| r.matched_by),
+        Some(RepeatMatch::Text)
+    );
+    assert_eq!(
+        tavily.queries().await.len() + brave.queries().await.len(),
+        calls
+    );
+    let reworded = session
+        .search(Query::new("why do Jinja templates fail to load in Flask").unwrap())
+        .await
+        .unwrap();
+    assert!(reworded.repeat_of.is_none());
+    assert!(tavily.queries().await.len() + brave.queries().await.len() > calls);
+}
