@@ -73,7 +73,6 @@ struct Row {
     answer: Option<String>,
     /// The response's message when it has no answer.
     message: Option<String>,
-    trace: Vec<String>,
     actions: Actions,
     queries: Vec<String>,
 }
@@ -92,7 +91,61 @@ struct Report {
     wrong_actions: usize,
     repeats: usize,
     calls_per_scenario: f64,
+    /// How the sessions' meaning threshold separates the same error asked again from other
+    /// errors, with the default embedder; `None` when its model is not on this machine.
+    meaning: Option<Meaning>,
     rows: Vec<Row>,
+}
+
+/// Cosines of the questions' embeddings: each scenario's question against its own asking
+/// again, and against every other scenario's question.
+#[derive(Serialize)]
+struct Meaning {
+    embedder: String,
+    threshold: f32,
+    /// Same error, other machine and words: the lowest cosine, and how many reach the threshold.
+    same_min: f32,
+    same_at_threshold: usize,
+    /// Different errors: the highest cosine, and how many pairs reach the threshold.
+    other_max: f32,
+    other_at_threshold: usize,
+    other_pairs: usize,
+}
+
+/// The cosines of `questions` (question, asked again) with `embedder`, against `threshold`.
+async fn meaning(
+    embedder: &dyn ferret::models::Embedder,
+    questions: &[(String, String)],
+    threshold: f32,
+) -> anyhow::Result<Meaning> {
+    let texts: Vec<String> = questions
+        .iter()
+        .flat_map(|(q, a)| [q.clone(), a.clone()])
+        .collect();
+    let vectors = embedder.embed(&texts).await?;
+    let cos = |a: &[f32], b: &[f32]| ferret_core::cosine(a, b);
+    let (mut same_min, mut same_at, mut other_max, mut other_at, mut pairs) =
+        (f32::MAX, 0, f32::MIN, 0, 0);
+    for i in 0..questions.len() {
+        let same = cos(&vectors[2 * i], &vectors[2 * i + 1]);
+        same_min = same_min.min(same);
+        same_at += usize::from(same >= threshold);
+        for j in (0..questions.len()).filter(|&j| j != i) {
+            let other = cos(&vectors[2 * i + 1], &vectors[2 * j]);
+            other_max = other_max.max(other);
+            other_at += usize::from(other >= threshold);
+            pairs += 1;
+        }
+    }
+    Ok(Meaning {
+        embedder: embedder.name().to_owned(),
+        threshold,
+        same_min,
+        same_at_threshold: same_at,
+        other_max,
+        other_at_threshold: other_at,
+        other_pairs: pairs,
+    })
 }
 
 /// Run every scenario under `dataset` (one half of them, by their sorted position, when asked)
@@ -120,13 +173,22 @@ pub(crate) fn run(
         .enable_all()
         .build()?;
     let mut rows = Vec::new();
+    let mut asked = Vec::new();
     for dir in &dirs {
-        rows.push(
-            runtime
-                .block_on(run_one(dir))
-                .with_context(|| format!("scenario {}", dir.display()))?,
-        );
+        let (row, question, again) = runtime
+            .block_on(run_one(dir))
+            .with_context(|| format!("scenario {}", dir.display()))?;
+        rows.push(row);
+        asked.push((question, again));
     }
+    let threshold = ferret::jobs::session::SessionLimits::default().similarity;
+    let meaning = match ferret::models::default_embedder() {
+        Ok(embedder) => Some(runtime.block_on(meaning(embedder.as_ref(), &asked, threshold))?),
+        Err(e) => {
+            eprintln!("the meaning of repeats is not measured: {e}");
+            None
+        }
+    };
     let mut ecosystems: Vec<&str> = rows.iter().map(|r| r.ecosystem.as_str()).collect();
     ecosystems.sort_unstable();
     ecosystems.dedup();
@@ -143,6 +205,7 @@ pub(crate) fn run(
         wrong_actions: rows.iter().map(|r| r.wrong.len()).sum(),
         repeats: rows.iter().filter(|r| r.repeat).count(),
         calls_per_scenario: rows.iter().map(|r| r.calls).sum::<usize>() as f64 / rows.len() as f64,
+        meaning,
         rows,
     };
     let name = report.map(str::to_owned).unwrap_or_else(|| match half {
@@ -154,7 +217,8 @@ pub(crate) fn run(
     crate::report::write_report(&out.join(name), &report_data, &markdown)
 }
 
-async fn run_one(dir: &Path) -> anyhow::Result<Row> {
+/// One scenario's row, with its question and its asking again.
+async fn run_one(dir: &Path) -> anyhow::Result<(Row, String, String)> {
     let read = |file: &str| {
         std::fs::read_to_string(dir.join(file)).with_context(|| format!("reading {file}"))
     };
@@ -183,7 +247,7 @@ async fn run_one(dir: &Path) -> anyhow::Result<Row> {
 
     let actions = response.actions.clone().unwrap_or_default();
     let (expected, missed) = expected_actions(&scenario.expect, &actions);
-    Ok(Row {
+    let row = Row {
         id: dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -199,15 +263,10 @@ async fn run_one(dir: &Path) -> anyhow::Result<Row> {
         calls_on_repeat,
         answer: response.answer.clone(),
         message: response.message.clone(),
-        trace: response
-            .trace
-            .steps
-            .iter()
-            .map(|s| serde_json::to_string(s).unwrap_or_default())
-            .collect(),
         actions,
         queries: tavily_stand_in.queries().await,
-    })
+    };
+    Ok((row, scenario.question, scenario.again))
 }
 
 /// Does the answer's Root Cause section hold every term, with a citation?
@@ -340,6 +399,19 @@ fn markdown(report: &Report) -> String {
         percent(report.repeats, report.scenarios),
         report.calls_per_scenario,
     ));
+    if let Some(m) = &report.meaning {
+        md.push_str(&format!(
+            "Repeats by meaning ({}, cosine threshold {}): the same error asked again scores {:.2} at least, {}/{} at the threshold; different errors score {:.2} at most, {}/{} pairs at the threshold.\n\n",
+            m.embedder,
+            m.threshold,
+            m.same_min,
+            m.same_at_threshold,
+            report.scenarios,
+            m.other_max,
+            m.other_at_threshold,
+            m.other_pairs
+        ));
+    }
     md.push_str("| scenario | ecosystem | root cause | actions | missed | wrong | calls | repeat |\n|---|---|---|---|---|---|---|---|\n");
     for row in &report.rows {
         md.push_str(&format!(
