@@ -134,11 +134,16 @@ pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String
         .map(str::to_owned)
         .collect();
     names.extend(quoted);
-    // Without two names to go by, the error's whole line.
-    let words = if names.len() >= 2 {
+    // A typed or coded error's own line is what reports of it repeat ("NU1101 Unable to find
+    // package"); a generic one ("called `Result::unwrap()` on an `Err` value") says little
+    // beyond its names, which then stand alone when there are two.
+    let words = if generic && names.len() >= 2 {
         names
     } else {
-        std::iter::once(reading.line.clone()).chain(names).collect()
+        let extra = names
+            .into_iter()
+            .filter(|n| !reading.line.contains(n.as_str()));
+        std::iter::once(reading.line.clone()).chain(extra).collect()
     };
     Some(words.join(" "))
 }

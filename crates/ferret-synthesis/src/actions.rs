@@ -39,10 +39,11 @@ impl HeuristicActionExtractor {
         self.actions_for("", sources)
     }
 
-    /// [`actions`](Self::actions) for `question`: a source that names a product the question
-    /// names (`Java 11`) only at other major versions (`Java 9`) gives no command, since its
-    /// commands are for another setup; its version changes still count (an upgrade names
-    /// another version by design).
+    /// [`actions`](Self::actions) for `question`: a source whose title names a product the
+    /// question names (`Java 11`) only at other major versions ("Java 9 Migration Guide") gives
+    /// no command, since its commands are for another setup; its version changes still count
+    /// (an upgrade names another version by design), and so do the commands of a page that only
+    /// mentions other versions in its text (a fix that began in Node 17 holds on 18).
     pub fn actions_for(&self, question: &str, sources: &[Hit]) -> Actions {
         let mut actions = Actions::default();
         let mut seen_commands = HashSet::new();
@@ -76,7 +77,7 @@ impl HeuristicActionExtractor {
         // A source speaking to the agent gives nothing, and a dangerous command is never handed
         // on, whoever states it.
         for hit in sources.iter().filter(|h| !addresses_the_agent(&h.text)) {
-            let other_setup = for_another_setup(question, &hit.text);
+            let other_setup = for_another_setup(question, &hit.title);
             for command in commands(&hit.text)
                 .into_iter()
                 .filter(|c| !is_dangerous_command(c) && !other_setup)
@@ -159,25 +160,42 @@ impl ActionExtractor for HeuristicActionExtractor {
     }
 }
 
-/// Products and their major versions `text` names ("Java 11" gives (`java`, 11)).
+/// What a version is of, when prose says "<what> version N": "class file major version 61".
+static WORD_VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b([a-z][\w.+#-]*)\s+version\s+v?(\d+(?:\.\d+)*)").expect("valid regex")
+});
+
+/// Products and their major versions `text` names ("Java 11" gives (`java`, 11), "class file
+/// major version 61" (`major`, 61)).
 fn majors(text: &str) -> Vec<(String, u64)> {
-    NAME_VERSION
+    let named = NAME_VERSION.captures_iter(text).filter_map(|c| {
+        let name = c[1].rsplit(' ').next()?.to_lowercase();
+        Some((name, c.get(2)?.as_str().to_owned()))
+    });
+    let worded = WORD_VERSION
         .captures_iter(text)
-        .filter_map(|c| {
-            let major = c[2].split('.').next()?.trim_end_matches('+').parse().ok()?;
-            let name = c[1].rsplit(' ').next()?.to_lowercase();
+        .map(|c| (c[1].to_lowercase(), c[2].to_owned()));
+    named
+        .chain(worded)
+        .filter_map(|(name, version)| {
+            let major = version
+                .split('.')
+                .next()?
+                .trim_end_matches('+')
+                .parse()
+                .ok()?;
             Some((name, major))
         })
         .collect()
 }
 
-/// Does `source` name a product `question` names only at other major versions?
-fn for_another_setup(question: &str, source: &str) -> bool {
+/// Does `title` name a product `question` names only at other major versions?
+fn for_another_setup(question: &str, title: &str) -> bool {
     let asked = majors(question);
     if asked.is_empty() {
         return false;
     }
-    let stated = majors(source);
+    let stated = majors(title);
     asked.iter().any(|(name, major)| {
         let same_name: Vec<u64> = stated
             .iter()
@@ -228,12 +246,12 @@ fn confidence(actions: &Actions, stated_by: &[(String, String)]) -> f64 {
 }
 
 /// Tools whose command lines are worth running as written.
-const TOOLS: &str = r"(?:mvn|\./mvnw|mvnw|gradle|\./gradlew|gradlew|npm|npx|yarn|pnpm|pip3?|pipx|python3?|cargo|rustup|rustc|go|apt-get|apt|dnf|yum|pacman|apk|zypper|brew|choco|winget|docker|kubectl|git|sdk|java|javac|make|cmake|gcc|g\+\+|clang\+\+|clang|cc|tsc|node|nvm|dotnet|Install-Package|composer|gem|bundle|poetry|uv|conda|curl|export|echo|rm)";
+const TOOLS: &str = r"(?:mvn|\./mvnw|mvnw|gradle|\./gradlew|gradlew|npm|npx|yarn|pnpm|pip3?|pipx|python3?|cargo|rustup|rustc|go|apt-get|apt|dnf|yum|pacman|apk|zypper|brew|choco|winget|docker|kubectl|git|sdk|java|javac|make|cmake|gcc|g\+\+|clang\+\+|clang|cc|tsc|node|nvm|dotnet|Install-Package|composer|gem|bundle|poetry|uv|conda|curl|wget|export|echo|rm|mkdir|cp|mv|ln|tar|unzip|chmod|update-alternatives|systemctl|pyenv|jenv|corepack|volta|asdf)";
 
 static CODE_BLOCK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)```[\w+-]*\n?(.*?)```").expect("valid regex"));
 static INLINE_CODE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"`([^`\n]{3,200})`").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"`([^`\n]{3,300})`").expect("valid regex"));
 static COMMAND_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"^(?:\$\s+)?((?:sudo\s+)?{TOOLS}\s+\S.*)$")).expect("valid regex")
 });
@@ -379,6 +397,16 @@ fn flagged_versions(command: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Words after an install line that report what it did ("pip install -r requirements.txt fails
+/// with …"): the command ends before them.
+const REPORTING_WORDS: &[&str] = &[
+    "fails", "failed", "works", "worked", "gives", "gave", "throws", "threw", "returns", "breaks",
+    "errors", "succeeds", "hangs",
+];
+
+/// Longest command kept, in characters: a migration tool's invocation with its recipe runs long.
+const MAX_COMMAND_CHARS: usize = 300;
+
 /// Flags that give the version of the package an install command names.
 const VERSION_FLAG: &[&str] = &["--version", "-version", "-v"];
 
@@ -399,9 +427,19 @@ fn commands(text: &str) -> Vec<String> {
         let prose = argument
             .as_ref()
             .is_some_and(|a| PROSE_WORDS.contains(&a.as_str()));
-        // `echo` only matters when it writes a file (`echo KEY=value > .env`).
+        // `echo` only matters when it writes a file (`echo KEY=value > .env`); "python 3.10"
+        // names a version, not a command.
         let prints_only = command.starts_with("echo ") && !command.contains('>');
-        if argument.is_some() && !prose && !prints_only && command.chars().count() <= 200 {
+        let names_a_version = command.split_whitespace().count() == 2
+            && argument
+                .as_deref()
+                .is_some_and(|a| a.starts_with(|c: char| c.is_ascii_digit()));
+        let prints_only = prints_only || names_a_version;
+        if argument.is_some()
+            && !prose
+            && !prints_only
+            && command.chars().count() <= MAX_COMMAND_CHARS
+        {
             found.push(one_line(command));
         }
     };
@@ -429,7 +467,12 @@ fn commands(text: &str) -> Vec<String> {
             let lower = bare.to_lowercase();
             let aside =
                 token.starts_with(['(', '#']) || matches!(token, "-" | "\u{2013}" | "\u{2014}");
-            if bare.is_empty() || aside || PROSE_WORDS.contains(&lower.as_str()) || lower == "then"
+            let reports = REPORTING_WORDS.contains(&lower.as_str());
+            if bare.is_empty()
+                || aside
+                || reports
+                || PROSE_WORDS.contains(&lower.as_str())
+                || lower == "then"
             {
                 break;
             }
@@ -466,6 +509,7 @@ fn commands(text: &str) -> Vec<String> {
                     Some(_) => piece,
                     None => piece.split_once(": ").map_or("", |(_, after)| after.trim()),
                 };
+                let piece = piece.split(" #").next().unwrap_or(piece).trim();
                 // "dotnet build then fails with …" is a sentence about a command.
                 let reads_as_prose = piece.split_whitespace().skip(1).any(|w| {
                     let w = w.to_lowercase();
@@ -610,13 +654,19 @@ mod tests {
 
     #[test]
     fn commands_for_another_version_of_the_askers_setup_are_left_out() {
-        let old = hit(
+        let old = Hit::new(
             "old",
-            "On Java 9 the module is not resolved by default: run `java --add-modules java.xml.bind -jar app.jar`.",
+            "Java 9 Migration Guide",
+            "The module is not resolved by default: run `java --add-modules java.xml.bind -jar app.jar`.",
+            1.0,
+            "web",
         );
-        let current = hit(
+        let current = Hit::new(
             "current",
-            "On Java 11 add the API to pom.xml and run `mvn clean package`.",
+            "JAXBException after moving to Java 11",
+            "Add the API to pom.xml and run `mvn clean package`; on Java 9 it was only hidden.",
+            1.0,
+            "web",
         );
         let actions = HeuristicActionExtractor
             .actions_for("NoClassDefFoundError on Java 11", &[old.clone(), current]);
