@@ -653,6 +653,55 @@ mod tests {
     use super::*;
 
     #[test]
+    fn pins_in_any_form_become_versions_and_the_manifest_they_change() {
+        let so = hit(
+            "so",
+            "For apt (Ubuntu, Debian...): sudo apt-get install python3-dev # for python3.x; sudo dnf install python3-devel. \
+             Pin it: pip install markupsafe==2.0.1, or move to Jinja2>=3.0. \
+             Your package.json should then show \"node-fetch\": \"^2.7.0\" after npm install node-fetch@2. \
+             .NET CLI: dotnet add package Newtonsoft.Json --version 13.0.3. \
+             Add javax.xml.bind:jaxb-api:2.3.1 to the pom, then run ./gradlew wrapper --gradle-version 8.5 to update the wrapper.",
+        );
+        let actions = HeuristicActionExtractor.actions(&[so]);
+        let commands: Vec<&str> = actions
+            .commands
+            .iter()
+            .map(|c| c.command.as_str())
+            .collect();
+        for expected in [
+            "sudo apt-get install python3-dev",
+            "sudo dnf install python3-devel",
+            "pip install markupsafe==2.0.1",
+            "dotnet add package Newtonsoft.Json --version 13.0.3",
+        ] {
+            assert!(commands.contains(&expected), "{expected}: {commands:?}");
+        }
+        let versions: Vec<(&str, &str)> = actions
+            .version_changes
+            .iter()
+            .map(|v| (v.component.as_str(), v.version.as_str()))
+            .collect();
+        for expected in [
+            ("markupsafe", "2.0.1"),
+            ("node-fetch", "2.7.0"),
+            ("Newtonsoft.Json", "13.0.3"),
+            ("jaxb-api", "2.3.1"),
+            ("gradle", "8.5"),
+        ] {
+            assert!(versions.contains(&expected), "{expected:?}: {versions:?}");
+        }
+        let files: Vec<&str> = actions
+            .file_changes
+            .iter()
+            .map(|f| f.file.as_str())
+            .collect();
+        assert!(
+            files.contains(&"requirements.txt") && files.contains(&"package.json"),
+            "the manifests the pins change: {files:?}"
+        );
+    }
+
+    #[test]
     fn commands_for_another_version_of_the_askers_setup_are_left_out() {
         let old = Hit::new(
             "old",

@@ -358,6 +358,58 @@ mod tests {
     }
 
     #[test]
+    fn a_changelog_line_is_a_cause_and_another_sources_fix_an_alternative() {
+        let mut changes = Hit::new(
+            "changes",
+            "Changes — MarkupSafe Documentation",
+            "Version 2.1.0. Remove soft_unicode, which was previously deprecated. Use soft_str instead. #261",
+            1.0,
+            "web",
+        );
+        changes.url = Some("https://markupsafe.palletsprojects.com/en/2.1.x/changes/".into());
+        let so = Hit::new(
+            "so",
+            "cannot import name soft_unicode",
+            "Upgrade Jinja2 to 3.0 or later, which no longer imports it.",
+            1.0,
+            "web",
+        );
+        let pin = Hit::new(
+            "pin",
+            "Pinning MarkupSafe",
+            "If you cannot upgrade, pin the old release with `pip install markupsafe==2.0.1`.",
+            1.0,
+            "web",
+        );
+        let answer = check_citations(
+            "Upgrade Jinja2 to 3.0 or later [1].",
+            &[so.clone(), changes.clone(), pin.clone()],
+        );
+        let sectioned = in_sections(answer, &[so, changes, pin]);
+        let text = &sectioned.text;
+        let cause = text.split("## Solution").next().unwrap_or_default();
+        assert!(
+            cause.starts_with("## Root Cause\n") && cause.contains("Remove soft_unicode"),
+            "the changelog line is the cause, cited anew: {text}"
+        );
+        assert!(
+            text.contains("## Alternatives\n") && text.contains("markupsafe==2.0.1"),
+            "{text}"
+        );
+        check_markers_resolve(&sectioned);
+    }
+
+    fn check_markers_resolve(answer: &Answer) {
+        for marker in crate::citations::markers_in(&answer.text) {
+            assert!(
+                answer.citations.iter().any(|c| c.marker == marker),
+                "[{marker}] has a citation: {}",
+                answer.text
+            );
+        }
+    }
+
+    #[test]
     fn a_cited_source_lends_what_to_do_when_the_answer_only_explains() {
         let so = Hit::new(
             "so",
