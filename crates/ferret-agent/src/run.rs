@@ -137,7 +137,7 @@ pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String
     // A typed or coded error's own line is what reports of it repeat ("NU1101 Unable to find
     // package"); a generic one ("called `Result::unwrap()` on an `Err` value") says little
     // beyond its names, which then stand alone when there are two.
-    let words = if generic && names.len() >= 2 {
+    let words: Vec<String> = if generic && names.len() >= 2 {
         names
     } else {
         let extra = names
@@ -145,7 +145,8 @@ pub(crate) fn pasted_error(question: &str, analysis: &Analysis) -> Option<String
             .filter(|n| !reading.line.contains(n.as_str()));
         std::iter::once(reading.line.clone()).chain(extra).collect()
     };
-    Some(words.join(" "))
+    let words: Vec<String> = words.into_iter().filter(|w| !w.trim().is_empty()).collect();
+    (!words.is_empty()).then(|| words.join(" "))
 }
 
 impl<'a> SearchRun<'a> {

@@ -253,13 +253,14 @@ impl FileSessions {
         }
     }
 
-    /// The file of `thread`: its name with every character but ASCII letters, digits, `-` and
-    /// `_` written as `%XX` (so two names never share a file, and none leaves the folder).
+    /// The file of `thread`: its name with every character but lower-case ASCII letters, digits,
+    /// `-` and `_` written as `%XX` (so two names never share a file, on a file system that
+    /// ignores case too, and none leaves the folder).
     pub fn path_of(&self, thread: &str) -> std::path::PathBuf {
         let mut name = String::with_capacity(thread.len() + 5);
         for byte in thread.bytes() {
             match byte {
-                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => name.push(byte as char),
+                b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' => name.push(byte as char),
                 other => name.push_str(&format!("%{other:02X}")),
             }
         }
@@ -298,7 +299,7 @@ impl FileSessions {
         std::fs::create_dir_all(&self.dir)?;
         let path = self.path_of(thread);
         // Written beside and renamed over, so a reader never sees half a file.
-        let partial = path.with_extension("json.partial");
+        let partial = path.with_extension(format!("json.{}.partial", std::process::id()));
         std::fs::write(&partial, serde_json::to_vec(turns)?)?;
         std::fs::rename(&partial, &path)
     }

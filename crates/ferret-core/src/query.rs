@@ -280,11 +280,17 @@ fn condensed_log(text: &str) -> Option<String> {
     }
     // Still too long: the end of it, where the innermost failure and the question are, from a
     // line's start; `None` when one line alone is too long (no line is cut).
-    let mut joined = out.join("\n");
-    while joined.chars().count() > MAX_QUESTION_CHARS {
-        joined = joined.split_once('\n')?.1.to_owned();
+    let mut taken = 0;
+    let mut first = out.len();
+    for (i, line) in out.iter().enumerate().rev() {
+        let with_break = line.chars().count() + usize::from(i + 1 < out.len());
+        if taken + with_break > MAX_QUESTION_CHARS {
+            break;
+        }
+        taken += with_break;
+        first = i;
     }
-    Some(joined)
+    (first < out.len()).then(|| out[first..].join("\n"))
 }
 
 impl Query {

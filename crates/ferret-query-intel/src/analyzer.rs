@@ -313,7 +313,12 @@ fn query_type(question: &str, entities: &[Entity], asked: &Asked) -> QueryType {
     let any = |list: &[&str]| list.iter().any(|w| has_word(&lower, w));
     // A pasted error line (a compiler's, a runtime's, a package manager's) makes the question
     // about that error, whatever else its log says ("Collecting", "Building wheel for x or y").
-    if crate::signature::read_error(question).is_some() {
+    // An explicit comparison ("ValueError vs TypeError: which should I raise?") stays one; in a
+    // pasted log such words are flags and file names (`-Wsign-compare`).
+    let pasted_log = question.lines().count() > 3;
+    if any(COMPARISON_WORDS) && !pasted_log {
+        QueryType::Comparison
+    } else if crate::signature::read_error(question).is_some() {
         QueryType::ErrorDiagnosis
     } else if any(COMPARISON_WORDS) || is_comparison_question(question, asked) {
         QueryType::Comparison
@@ -691,6 +696,14 @@ mod tests {
                 QueryType::ErrorDiagnosis,
             ),
             ("cannot resolve symbol in IntelliJ", QueryType::ErrorDiagnosis),
+            (
+                "ValueError vs TypeError: which should I raise for a bad argument?",
+                QueryType::Comparison,
+            ),
+            (
+                "$ pip install cchardet\n  gcc -Wall -Wsign-compare -c src/cchardet.c\n  src/cchardet.c:1:10: fatal error: Python.h: No such file or directory\n  error: command 'gcc' failed\nHow do I fix it?",
+                QueryType::ErrorDiagnosis,
+            ),
             ("upgrade Spring Boot to 3.2", QueryType::VersionCompatibility),
             ("Is Hibernate 5 compatible with JDK 21", QueryType::VersionCompatibility),
             ("how to mock a spring bean in a test", QueryType::HowTo),

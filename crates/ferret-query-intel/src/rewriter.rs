@@ -279,7 +279,9 @@ fn failure_query(query: &str, analysis: &Analysis) -> Option<String> {
 /// command typed, progress lines) matches nothing a report of the failure says.
 fn error_line_query(query: &str, analysis: &Analysis) -> Option<String> {
     let reading = read_error(query)?;
-    if reading.line.split_whitespace().count() < 2 && reading.kind.is_empty() {
+    if reading.line.trim().is_empty()
+        || (reading.line.split_whitespace().count() < 2 && reading.kind.is_empty())
+    {
         return None;
     }
     let mut words = vec![reading.line.clone()];

@@ -132,7 +132,8 @@ static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
 /// same failure has on any machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorReading {
-    /// `python`, `js`, `npm`, `pnpm`, `rust`, `go`, `jvm`, `dotnet`, `c`, `pip`, or `error`.
+    /// `python`, `js`, `npm`, `pnpm`, `rust`, `go`, `jvm`, `maven`, `gradle`, `dotnet`, `c`,
+    /// `cmake`, `pip`, or `error`.
     pub ecosystem: String,
     /// The error's type or code: `ImportError`, `E0277`, `ERESOLVE`, `CS0246`, `panicked`.
     pub kind: String,

@@ -41,9 +41,10 @@ impl HeuristicActionExtractor {
 
     /// [`actions`](Self::actions) for `question`: a source whose title names a product the
     /// question names (`Java 11`) only at other major versions ("Java 9 Migration Guide") gives
-    /// no command, since its commands are for another setup; its version changes still count
-    /// (an upgrade names another version by design), and so do the commands of a page that only
-    /// mentions other versions in its text (a fix that began in Node 17 holds on 18).
+    /// no command (nor the pins its install commands carry), since its commands are for another
+    /// setup; the versions its sentences and manifest lines state still count (an upgrade names
+    /// another version by design), and so do the commands of a page that only mentions other
+    /// versions in its text (a fix that began in Node 17 holds on 18).
     pub fn actions_for(&self, question: &str, sources: &[Hit]) -> Actions {
         let mut actions = Actions::default();
         let mut seen_commands = HashSet::new();
@@ -397,12 +398,44 @@ fn flagged_versions(command: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Words of a clause, not of a command line: "Note: node versions below 18 are unsupported".
+const CLAUSE_WORDS: &[&str] = &[
+    "then",
+    "are",
+    "were",
+    "be",
+    "been",
+    "not",
+    "you",
+    "your",
+    "should",
+    "must",
+    "may",
+    "does",
+    "do",
+    "did",
+    "has",
+    "have",
+    "had",
+    "below",
+    "above",
+    "unsupported",
+    "supported",
+];
+
 /// Words after an install line that report what it did ("pip install -r requirements.txt fails
 /// with …"): the command ends before them.
 const REPORTING_WORDS: &[&str] = &[
     "fails", "failed", "works", "worked", "gives", "gave", "throws", "threw", "returns", "breaks",
     "errors", "succeeds", "hangs",
 ];
+
+/// A line of source code that starts like a command (`export default defineConfig({`,
+/// `go func() {`, PHP's `echo "<br>";`).
+static SOURCE_CODE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[{};]\s*$|=>|^export\s+(?:default|const|function|class|let|var|type|interface|async)\b|^go\s+func\b|\bfunction\s*\(")
+        .expect("valid regex")
+});
 
 /// Longest command kept, in characters: a migration tool's invocation with its recipe runs long.
 const MAX_COMMAND_CHARS: usize = 300;
@@ -434,7 +467,7 @@ fn commands(text: &str) -> Vec<String> {
             && argument
                 .as_deref()
                 .is_some_and(|a| a.starts_with(|c: char| c.is_ascii_digit()));
-        let prints_only = prints_only || names_a_version;
+        let prints_only = prints_only || names_a_version || SOURCE_CODE.is_match(command);
         if argument.is_some()
             && !prose
             && !prints_only
@@ -513,7 +546,7 @@ fn commands(text: &str) -> Vec<String> {
                 // "dotnet build then fails with …" is a sentence about a command.
                 let reads_as_prose = piece.split_whitespace().skip(1).any(|w| {
                     let w = w.to_lowercase();
-                    PROSE_WORDS.contains(&w.as_str()) || w == "then"
+                    PROSE_WORDS.contains(&w.as_str()) || CLAUSE_WORDS.contains(&w.as_str())
                 });
                 if let Some(command) = COMMAND_LINE.captures(piece).filter(|_| !reads_as_prose) {
                     keep(&command[1]);
@@ -532,7 +565,7 @@ static MANIFEST_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
         "(@?[A-Za-z][\w.-]*(?:/[\w.-]+)?)"\s*:\s*"[\^~>=\s]*(\d[\w.-]*)"
         | \b([a-z][\w-]*)\s+=\s+(?:\{\s*version\s*=\s*)?"[\^~>=\s]*(\d[\w.-]*)"
         | <artifactId>([\w.-]+)</artifactId>\s*<version>(\d[\w.-]*)</version>
-        | \b[a-z][\w.-]*:([\w.-]+):(\d[\w.-]*)\b
+        | \b[a-z][\w-]*\.[\w.-]+:([A-Za-z][\w.-]*):(\d+\.[\w.-]*\w)
         | \b([A-Za-z][\w.-]*[A-Za-z0-9])==(\d[\w.]*[\w])
     "#,
     )
@@ -747,6 +780,10 @@ mod tests {
             ]
         );
         assert!(commands("Use git to track it. Maven is `mvn`.").is_empty());
+        assert!(
+            commands("```js\nexport default defineConfig({\n```\nNote: node versions below 18 are unsupported.").is_empty(),
+            "source code and clauses are not commands"
+        );
     }
 
     #[test]

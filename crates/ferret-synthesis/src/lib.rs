@@ -8,7 +8,9 @@
 //! a marker without a source. [`split_sentences`] is the sentence splitter both use. Reports (a
 //! planned search's, a research run's note) are written and rendered here too: the
 //! [`ReportWriter`] and [`ReportEvaluator`] stages, the [`HeuristicReportWriter`], and
-//! [`finalize_report`].
+//! [`finalize_report`]. An error's answer is arranged by [`in_sections`], and what it tells the
+//! reader to do read by the [`ActionExtractor`]; retrieved text is never an instruction
+//! ([`addresses_the_agent`], [`is_dangerous_command`]).
 //!
 //! It must not depend on any backend crate (it writes from hits, whoever found them), nor on the
 //! executor; models are reached only through `ferret-llm`.

@@ -42,7 +42,7 @@ static ALTERNATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// A page of release notes: its lines say what changed, which is a cause, not advice.
 static CHANGELOG_PAGE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)change-?log|\bchanges\b|CHANGES\.|release[ -_]?notes|/releases\b|what'?s new|\bhistory\b|\bnews\b")
+    Regex::new(r"(?i)change-?log|^changes\b|/changes/?$|(?:CHANGES|HISTORY|NEWS)\.(?:md|rst|txt)|release[ -_]?notes|/releases(?:/|$)|what'?s new|^version history")
         .expect("valid regex")
 });
 /// A changelog entry's own marks: an issue or pull request reference.
@@ -84,7 +84,9 @@ fn part_of(sentence: &str, from_changelog: bool) -> Part {
     if from_changelog || CHANGELOG_LINE.is_match(bare) {
         return Part::Cause;
     }
-    let advice = IMPERATIVE.is_match(bare) || ADVICE.is_match(bare);
+    // "Use of soft_unicode was deprecated …" opens with a noun, not an order.
+    let imperative = IMPERATIVE.is_match(bare) && !bare.to_lowercase().starts_with("use of ");
+    let advice = imperative || ADVICE.is_match(bare);
     if !advice && CAUSE.is_match(bare) {
         return Part::Cause;
     }
@@ -207,7 +209,8 @@ pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
                 continue;
             }
             let section = sections.of(part);
-            if section.len() >= MAX_ADDED_PER_SECTION || section.iter().any(|s| s == &sentence) {
+            let held = section.iter().any(|s| strip_markers(s).trim() == sentence);
+            if section.len() >= MAX_ADDED_PER_SECTION || held {
                 continue;
             }
             section.push(cite(&sentence, marker));
@@ -234,7 +237,15 @@ pub fn in_sections(answer: Answer, hits: &[Hit]) -> Answer {
             .map(|h| (h, next_marker, true));
         let candidates: Vec<(&Hit, usize, bool)> = cited.chain(uncited).collect();
         for (hit, marker, new) in candidates {
-            let found = cause_sentences(hit, &said);
+            let held: Vec<String> = sections
+                .cause
+                .iter()
+                .map(|s| strip_markers(s).trim().to_owned())
+                .collect();
+            let found: Vec<String> = cause_sentences(hit, &said)
+                .into_iter()
+                .filter(|s| !held.contains(s))
+                .collect();
             if found.is_empty() {
                 continue;
             }
