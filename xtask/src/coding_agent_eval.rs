@@ -196,7 +196,7 @@ pub(crate) fn run(
         command: crate::report::command_line(),
         build: crate::report::build_profile(),
         dataset: dataset.display().to_string(),
-        half: half.map(|h| format!("{h:?}").to_lowercase()),
+        half: half.map(|h| h.name().to_owned()),
         scenarios: rows.len(),
         ecosystems: ecosystems.len(),
         root_cause: rows.iter().filter(|r| r.root_cause).count(),
@@ -208,10 +208,7 @@ pub(crate) fn run(
         meaning,
         rows,
     };
-    let name = report.map(str::to_owned).unwrap_or_else(|| match half {
-        Some(h) => format!("coding-agent-{}", format!("{h:?}").to_lowercase()),
-        None => "coding-agent".to_owned(),
-    });
+    let name = crate::report::report_name("coding-agent", half, report);
     let markdown = markdown(&report_data);
     print!("{markdown}");
     crate::report::write_report(&out.join(name), &report_data, &markdown)

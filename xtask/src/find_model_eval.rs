@@ -117,7 +117,7 @@ pub(crate) fn run(
         command: crate::report::command_line(),
         build: crate::report::build_profile(),
         dataset: dataset.display().to_string(),
-        half: half.map(|h| format!("{h:?}").to_lowercase()),
+        half: half.map(|h| h.name().to_owned()),
         files: rows.len(),
         right: count(Verdict::Right),
         wrong: count(Verdict::Wrong),
@@ -130,10 +130,7 @@ pub(crate) fn run(
         seconds_per_file: rows.iter().map(|r| r.seconds).sum::<f64>() / files,
         rows,
     };
-    let name = report.map(str::to_owned).unwrap_or_else(|| match half {
-        Some(h) => format!("find-model-{}", format!("{h:?}").to_lowercase()),
-        None => "find-model".to_owned(),
-    });
+    let name = crate::report::report_name("find-model", half, report);
     let markdown = markdown(&report_data);
     print!("{markdown}");
     crate::report::write_report(&out.join(name), &report_data, &markdown)

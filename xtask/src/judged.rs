@@ -166,6 +166,14 @@ pub(crate) enum Half {
 }
 
 impl Half {
+    /// `even` or `odd`, as reports name the half.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Even => "even",
+            Self::Odd => "odd",
+        }
+    }
+
     /// Does the query with this id belong to the half? The parity of its last character read as
     /// a hex digit (any other character: its code).
     pub(crate) fn holds(self, id: &str) -> bool {

@@ -14,6 +14,20 @@ pub(crate) fn command_line() -> String {
 }
 
 /// Write `report` as `<stem>.json` and `markdown` as `<stem>.md`, creating the folder, and say so.
+/// The file name of a `kind` report: `report` when given, else `kind` and the half run
+/// (`coding-agent-even`).
+pub(crate) fn report_name(
+    kind: &str,
+    half: Option<crate::judged::Half>,
+    report: Option<&str>,
+) -> String {
+    match (report, half) {
+        (Some(name), _) => name.to_owned(),
+        (None, Some(h)) => format!("{kind}-{}", h.name()),
+        (None, None) => kind.to_owned(),
+    }
+}
+
 pub(crate) fn write_report(
     stem: &Path,
     report: &impl Serialize,

@@ -3,9 +3,13 @@
 //! answering every request with one response written in the provider's documented shape
 //! (Tavily: <https://docs.tavily.com/documentation/api-reference/endpoint/search>; Brave:
 //! <https://api-dashboard.search.brave.com/app/documentation/web-search/responses>), and
-//! recording the queries it was sent.
+//! recording the queries it was sent. Like the services, a stand-in answers only a request
+//! that carries the provider's key where its documentation puts it (Tavily: an
+//! `Authorization: Bearer` header; Brave: the `X-Subscription-Token` header,
+//! <https://api-dashboard.search.brave.com/app/documentation/web-search/get-started>); any other
+//! gets 401 with Tavily's documented error body, as `fixtures/web/*-fault-unauthorized` do.
 
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{header_exists, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// Which provider a stand-in answers as.
@@ -25,14 +29,25 @@ pub struct WebStandIn {
 impl WebStandIn {
     /// Start a stand-in of `provider` that answers every search with `body` (200, JSON).
     pub async fn start(provider: WebProvider, body: String) -> Self {
-        let (verb, route) = match provider {
-            WebProvider::Tavily => ("POST", "/search"),
-            WebProvider::Brave => ("GET", "/res/v1/web/search"),
+        let (verb, route, key_header) = match provider {
+            WebProvider::Tavily => ("POST", "/search", "authorization"),
+            WebProvider::Brave => ("GET", "/res/v1/web/search", "x-subscription-token"),
         };
         let server = MockServer::start().await;
         Mock::given(method(verb))
             .and(path(route))
+            .and(header_exists(key_header))
             .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        Mock::given(method(verb))
+            .and(path(route))
+            .respond_with(ResponseTemplate::new(401).set_body_raw(
+                r#"{"detail": {"error": "Unauthorized: missing or invalid API key."}}"#,
+                "application/json",
+            ))
+            .with_priority(2)
             .mount(&server)
             .await;
         Self { server }
@@ -63,5 +78,40 @@ impl WebStandIn {
                 },
             )
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_request_without_the_documented_key_is_refused_as_the_services_do() {
+        let client = reqwest::Client::new();
+        let tavily = WebStandIn::start(WebProvider::Tavily, r#"{"results": []}"#.to_owned()).await;
+        let search = format!("{}/search", tavily.uri());
+        let body = r#"{"query": "x"}"#;
+        let without = client.post(&search).body(body).send().await.unwrap();
+        assert_eq!(without.status(), 401);
+        let with = client
+            .post(&search)
+            .bearer_auth("tvly-test")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(with.status(), 200);
+
+        let brave = WebStandIn::start(WebProvider::Brave, "{}".to_owned()).await;
+        let search = format!("{}/res/v1/web/search?q=x", brave.uri());
+        assert_eq!(client.get(&search).send().await.unwrap().status(), 401);
+        let with = client
+            .get(&search)
+            .header("X-Subscription-Token", "brave-test")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(with.status(), 200);
+        assert_eq!(brave.queries().await, ["x", "x"]);
     }
 }

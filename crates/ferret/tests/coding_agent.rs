@@ -14,25 +14,17 @@ use ferret::jobs::session::RepeatMatch;
 use ferret::{Ferret, Query};
 use ferret_test_support::web::{WebProvider, WebStandIn};
 
+fn spring_scenario() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/scenario/spring-cglib-jdk17")
+}
+
 fn scenario(file: &str) -> String {
-    let dir =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/scenario/spring-cglib-jdk17");
-    std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+    std::fs::read_to_string(spring_scenario().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
 #[tokio::test]
 async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice() {
-    let tavily_server = WebStandIn::start(WebProvider::Tavily, scenario("tavily.json")).await;
-    let brave_server = WebStandIn::start(WebProvider::Brave, scenario("brave.json")).await;
-    let mut tavily = TavilyConfig::with_key(ApiKey::new("tvly-test", "TAVILY_API_KEY"));
-    tavily.base_url = tavily_server.uri();
-    let mut brave = BraveConfig::with_key(ApiKey::new("brave-test", "BRAVE_API_KEY"));
-    brave.base_url = brave_server.uri();
-    let ferret = Ferret::builder()
-        .backend(Arc::new(TavilyBackend::new(tavily).unwrap()))
-        .backend(Arc::new(BraveBackend::new(brave).unwrap()))
-        .build()
-        .unwrap();
+    let (ferret, tavily_server, brave_server) = over_dir(&spring_scenario()).await;
     let context = BTreeMap::from([
         ("java_version".to_owned(), "17".to_owned()),
         ("spring_boot_version".to_owned(), "1.1.9".to_owned()),
@@ -158,9 +150,17 @@ async fn the_spring_cglib_error_is_diagnosed_with_actions_and_not_searched_twice
 /// Ferret over Tavily and Brave stand-ins answering with one scenario of the coding agent's
 /// evaluation set.
 async fn over_scenario(name: &str) -> (Ferret, WebStandIn, WebStandIn) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/coding-agent-eval")
-        .join(name);
+    over_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/coding-agent-eval")
+            .join(name),
+    )
+    .await
+}
+
+/// Ferret over Tavily and Brave stand-ins answering with the `tavily.json` and `brave.json` of
+/// `dir`.
+async fn over_dir(dir: &Path) -> (Ferret, WebStandIn, WebStandIn) {
     let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap();
     let tavily_server = WebStandIn::start(WebProvider::Tavily, read("tavily.json")).await;
     let brave_server = WebStandIn::start(WebProvider::Brave, read("brave.json")).await;
